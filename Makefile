@@ -1,0 +1,37 @@
+# Two commands on a fresh machine with Python 3.11:  make repro  |  make test
+# Both (re)create the local virtualenv .venv when pyproject.toml changed, then run.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+# Quiet, offline-friendly tools: no telemetry, no update checks.
+export DVC_NO_ANALYTICS := 1
+export MPLBACKEND := Agg
+
+.PHONY: install test test-full repro params clean-venv
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# The slow cases at full size (CI runs them reduced).
+test-full: $(STAMP)
+	SGG_EVAL_FULL=1 $(BIN)/python -m pytest -q
+
+repro: $(STAMP)
+	$(BIN)/sgg-eval params
+	$(BIN)/dvc repro
+
+params: $(STAMP)
+	$(BIN)/sgg-eval params
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,3 @@
+"""sgg-eval: exact, fast, reproducible evaluation of scene graph generation."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""The configuration edge: Hydra composition of ``conf/`` into ``params.yaml``, and plain-dict adapters.
+
+Library code never sees a ``DictConfig``: stages read ``params.yaml`` (plain dicts) and turn the parts they
+need into the library's dataclasses here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+from sgg_eval.atomic import atomic_output
+from sgg_eval.data.simulate import SimParams
+from sgg_eval.data.vg150 import VG150Files
+from sgg_eval.errors import InputError
+from sgg_eval.splits import DatasetSpec
+
+def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = (), config_name: str = "config") -> str:
+    """Compose ``conf_dir`` with Hydra and return the resolved YAML text (what DVC's Hydra mode writes)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(str(Path(conf_dir).resolve()), version_base="1.3"):
+        cfg = compose(config_name=config_name, overrides=list(overrides))
+    OmegaConf.resolve(cfg)
+    return OmegaConf.to_yaml(cfg)
+
+
+def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.PathLike = "conf",
+                 overrides: Sequence[str] = ()) -> str:
+    """Regenerate ``params.yaml`` from ``conf/`` atomically; returns the text written.
+
+    No header comment: the bytes equal what ``dvc exp run`` writes in Hydra mode, so the two never fight.
+    """
+    text = compose_yaml(conf_dir, overrides)
+    with atomic_output(out) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return text
+
+
+def load_params(path: str | os.PathLike = "params.yaml") -> dict:
+    """Read ``params.yaml`` as plain dicts."""
+    if not os.path.exists(path):
+        raise InputError("file not found (generate it with `sgg-eval params`)", path=str(path))
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def dataset_spec(d: Mapping) -> DatasetSpec:
+    """The ``dataset`` section of the params as a :class:`DatasetSpec`."""
+    if d["kind"] == "simulated":
+        return DatasetSpec(name=d["name"], kind="simulated", sim=SimParams(**d["sim"]))
+    return DatasetSpec(name=d["name"], kind=d["kind"], files=VG150Files.in_dir(d["raw_dir"]),
+                       num_val_im=int(d.get("num_val_im", 5000)), box_scale=int(d.get("box_scale", 1024)))
+
+
+def run_stage(main: Callable[[], object]) -> None:
+    """Run a stage body; bad input becomes one line on stderr and exit code 2, with no partial outputs."""
+    try:
+        main()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

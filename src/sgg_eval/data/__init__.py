@@ -1,0 +1,1 @@
+"""Data model, stores, dataset readers and the simulator."""

@@ -1,0 +1,148 @@
+"""Ragged per-image arrays in HDF5, CSR style: the shape both of our stores share.
+
+Each *segment* (objects, relations, pairs, ...) is a set of row-aligned datasets plus an offsets array
+``[I + 1]``: the rows of image ``i`` are ``offsets[i]:offsets[i + 1]``. Writing appends in flushes so memory
+stays bounded; reading a batch of consecutive images is one slice per dataset. Datasets are chunked,
+gzip-compressed and written without timestamps, so the same content gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import h5py
+import numpy as np
+
+from sgg_eval.errors import InputError
+
+SCHEMA_VERSION = 1
+_FLUSH_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class Column:
+    """One row-aligned dataset of a segment: its name, dtype and the shape of one row."""
+
+    name: str
+    dtype: str
+    row_shape: tuple[int, ...] = ()
+
+
+class RaggedWriter:
+    """Append per-image rows to the segments of an open HDF5 file.
+
+    ``segments`` maps a segment name to its columns; ``per_image`` lists the per-image scalar columns.
+    """
+
+    def __init__(self, h5: h5py.File, segments: dict[str, list[Column]], per_image: list[Column]):
+        self.h5, self.segments, self.per_image = h5, segments, per_image
+        self._pending: dict[str, list] = {}
+        self._offsets = {seg: [0] for seg in segments}
+        self._images: dict[str, list] = {c.name: [] for c in per_image}
+        for seg, cols in segments.items():
+            for col in cols:
+                chunk_rows = max(1, min(_FLUSH_ROWS, (1 << 20) // max(1, np.dtype(col.dtype).itemsize * int(np.prod(col.row_shape or (1,))))))
+                h5.create_dataset(
+                    f"{seg}/{col.name}",
+                    shape=(0, *col.row_shape),
+                    maxshape=(None, *col.row_shape),
+                    dtype=col.dtype,
+                    chunks=(chunk_rows, *col.row_shape),
+                    compression="gzip",
+                    compression_opts=1,
+                    shuffle=True,
+                    track_times=False,
+                )
+                self._pending[f"{seg}/{col.name}"] = []
+
+    def append(self, scalars: dict, rows: dict[str, dict[str, np.ndarray]]) -> None:
+        """Add one image: its scalar values and, per segment, its row arrays (all of equal length)."""
+        for col in self.per_image:
+            self._images[col.name].append(scalars[col.name])
+        for seg, cols in self.segments.items():
+            lengths = {len(rows[seg][c.name]) for c in cols}
+            if len(lengths) != 1:
+                raise ValueError(f"segment {seg}: columns of unequal length {sorted(lengths)}")
+            self._offsets[seg].append(self._offsets[seg][-1] + lengths.pop())
+            for col in cols:
+                block = np.asarray(rows[seg][col.name], dtype=col.dtype).reshape(-1, *col.row_shape)
+                self._pending[f"{seg}/{col.name}"].append(block)
+        if sum(sum(len(a) for a in v) for v in self._pending.values()) >= _FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        for key, parts in self._pending.items():
+            if not parts:
+                continue
+            block = np.concatenate(parts)
+            ds = self.h5[key]
+            start = ds.shape[0]
+            ds.resize(start + len(block), axis=0)
+            ds[start:] = block
+            parts.clear()
+
+    def close(self) -> int:
+        """Flush and write offsets and per-image columns; returns the number of images written."""
+        self._flush()
+        for seg, offs in self._offsets.items():
+            self.h5.create_dataset(f"{seg}/offsets", data=np.asarray(offs, dtype=np.int64), track_times=False)
+        for col in self.per_image:
+            self.h5.create_dataset(
+                f"images/{col.name}", data=np.asarray(self._images[col.name], dtype=col.dtype), track_times=False
+            )
+        return len(next(iter(self._offsets.values()))) - 1
+
+
+def write_attrs(h5: h5py.File, attrs: dict) -> None:
+    """Store attributes; dicts, lists and tuples as JSON text so any HDF5 tool can read them."""
+    h5.attrs["schema_version"] = SCHEMA_VERSION
+    for key, value in attrs.items():
+        h5.attrs[key] = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list, tuple)) else value
+
+
+def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False):
+    if key not in h5.attrs:
+        raise InputError("missing attribute", path=path, field=key)
+    value = h5.attrs[key]
+    if isinstance(value, bytes):
+        value = value.decode()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json.loads(value) if as_json else value
+
+
+class RaggedReader:
+    """Read consecutive images of the segments written by :class:`RaggedWriter`."""
+
+    def __init__(self, h5: h5py.File, path: str, segments: dict[str, list[str]], per_image: list[str]):
+        self.h5, self.path, self.segments = h5, path, segments
+        version = read_attr(h5, "schema_version", path)
+        if version != SCHEMA_VERSION:
+            raise InputError(f"schema version {version}, this sgg-eval reads {SCHEMA_VERSION}", path=path)
+        self.images = {name: self._dataset(f"images/{name}")[()] for name in per_image}
+        self.offsets = {seg: self._dataset(f"{seg}/offsets")[()] for seg in segments}
+        self.num_images = len(self.images[per_image[0]])
+        for seg, offs in self.offsets.items():
+            if len(offs) != self.num_images + 1 or offs[0] != 0 or np.any(np.diff(offs) < 0):
+                raise InputError("offsets are not a non-decreasing [images+1] array from 0", path=path, field=f"{seg}/offsets")
+            for col in segments[seg]:
+                if self._dataset(f"{seg}/{col}").shape[0] != offs[-1]:
+                    raise InputError(f"{self.h5[f'{seg}/{col}'].shape[0]} rows, offsets say {offs[-1]}", path=path, field=f"{seg}/{col}")
+
+    def _dataset(self, key: str) -> h5py.Dataset:
+        if key not in self.h5:
+            raise InputError("missing dataset", path=self.path, field=key)
+        return self.h5[key]
+
+    def read(self, start: int, stop: int) -> list[dict[str, np.ndarray]]:
+        """Per-image dicts for images ``start:stop``: per-image scalars and the rows of every segment."""
+        out = [{name: vals[i] for name, vals in self.images.items()} for i in range(start, stop)]
+        for seg, cols in self.segments.items():
+            offs = self.offsets[seg][start : stop + 1]
+            lo = offs[0]
+            for col in cols:
+                block = self.h5[f"{seg}/{col}"][lo : offs[-1]]
+                for k, image in enumerate(out):
+                    image[col] = block[offs[k] - lo : offs[k + 1] - lo]
+        return out

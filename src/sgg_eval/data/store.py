@@ -1,0 +1,178 @@
+"""Self-describing HDF5 stores for GT splits and model predictions, readable a batch of images at a time.
+
+Split store (``kind = "split"``)::
+
+    attrs   schema_version, kind, split, dataset, simulated, source, object_classes, predicate_classes, extra
+    images/ image_id [I] int64, width [I] int32, height [I] int32
+    objects/ boxes [N, 4] float32 (xyxy pixels), labels [N] int32, offsets [I + 1] int64
+    relations/ rels [R, 3] int32 (subject, object, predicate; indices local to the image), offsets [I + 1]
+
+Prediction store (``kind = "predictions"``)::
+
+    attrs   ..., task, score_kind ("probabilities" | "logits"), model
+    images/ image_id [I] int64
+    objects/ boxes [Q, 4] float32, labels [Q] int32, obj_scores [Q] float32, offsets [I + 1]
+    pairs/  pairs [P, 2] int32, rel_scores [P, C_pred + 1] float16 or float32, offsets [I + 1]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+import h5py
+
+from sgg_eval.atomic import atomic_output
+from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, write_attrs
+from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
+from sgg_eval.errors import InputError
+
+_SPLIT_SEGMENTS = {
+    "objects": [Column("boxes", "float32", (4,)), Column("labels", "int32")],
+    "relations": [Column("rels", "int32", (3,))],
+}
+_SPLIT_IMAGE = [Column("image_id", "int64"), Column("width", "int32"), Column("height", "int32")]
+
+
+def _pred_segments(num_predicates: int, score_dtype: str) -> dict[str, list[Column]]:
+    return {
+        "objects": [Column("boxes", "float32", (4,)), Column("labels", "int32"), Column("obj_scores", "float32")],
+        "pairs": [Column("pairs", "int32", (2,)), Column("rel_scores", score_dtype, (num_predicates + 1,))],
+    }
+
+
+def _vocab_attrs(vocab: Vocabulary) -> dict:
+    return {"object_classes": list(vocab.object_classes), "predicate_classes": list(vocab.predicate_classes)}
+
+
+def _read_vocab(h5: h5py.File, path: str) -> Vocabulary:
+    return Vocabulary(
+        tuple(read_attr(h5, "object_classes", path, as_json=True)),
+        tuple(read_attr(h5, "predicate_classes", path, as_json=True)),
+    )
+
+
+def write_split(path: str | os.PathLike, meta: SplitMeta, images: Iterable[GTImage]) -> int:
+    """Write a split store atomically, streaming ``images``; validates each image; returns the image count."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w", track_order=False) as h5:
+        write_attrs(h5, {"kind": "split", "split": meta.split, "dataset": meta.dataset,
+                         "simulated": bool(meta.simulated), "source": meta.source, "extra": meta.extra,
+                         **_vocab_attrs(meta.vocab)})
+        writer = RaggedWriter(h5, _SPLIT_SEGMENTS, _SPLIT_IMAGE)
+        for img in images:
+            img.validate(meta.vocab, str(path))
+            writer.append(
+                {"image_id": img.image_id, "width": img.width, "height": img.height},
+                {"objects": {"boxes": img.boxes, "labels": img.labels}, "relations": {"rels": img.rels}},
+            )
+        return writer.close()
+
+
+def write_predictions(
+    path: str | os.PathLike, meta: PredictionMeta, images: Iterable[PredImage], *, score_dtype: str = "float32"
+) -> int:
+    """Write a prediction store atomically, streaming ``images``; ``score_dtype`` may be float16 to halve disk."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w", track_order=False) as h5:
+        write_attrs(h5, {"kind": "predictions", "task": meta.task, "score_kind": meta.score_kind,
+                         "model": meta.model, "simulated": bool(meta.simulated), "source": meta.source,
+                         "extra": meta.extra, **_vocab_attrs(meta.vocab)})
+        writer = RaggedWriter(h5, _pred_segments(meta.vocab.num_predicates, score_dtype), [Column("image_id", "int64")])
+        for img in images:
+            img.validate(meta.vocab, str(path))
+            writer.append(
+                {"image_id": img.image_id},
+                {"objects": {"boxes": img.boxes, "labels": img.labels, "obj_scores": img.obj_scores},
+                 "pairs": {"pairs": img.pairs, "rel_scores": img.rel_scores}},
+            )
+        return writer.close()
+
+
+class _Store:
+    """Shared open/close/batching for both store kinds."""
+
+    kind = ""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = str(path)
+        if not os.path.exists(self.path):
+            raise InputError("file not found", path=self.path)
+        try:
+            self.h5 = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise InputError(f"not a readable HDF5 file ({exc})", path=self.path) from None
+        kind = read_attr(self.h5, "kind", self.path)
+        if kind != self.kind:
+            self.h5.close()
+            raise InputError(f"is a '{kind}' store, expected '{self.kind}'", path=self.path, field="kind")
+        self.vocab = _read_vocab(self.h5, self.path)
+        self._reader = self._make_reader()
+
+    def _make_reader(self) -> RaggedReader:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self._reader.num_images
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.h5.close()
+
+    def _convert(self, raw: dict):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def batches(self, batch_size: int = 256) -> Iterator[list]:
+        """Consecutive batches of images; only one batch is in memory at a time."""
+        for start in range(0, len(self), batch_size):
+            yield [self._convert(r) for r in self._reader.read(start, min(len(self), start + batch_size))]
+
+    def __iter__(self):
+        for batch in self.batches():
+            yield from batch
+
+    def image(self, index: int):
+        return self._convert(self._reader.read(index, index + 1)[0])
+
+
+class SplitStore(_Store):
+    """Read a split store. ``meta`` describes it; iterate for :class:`GTImage` objects."""
+
+    kind = "split"
+
+    def _make_reader(self) -> RaggedReader:
+        h5, p = self.h5, self.path
+        self.meta = SplitMeta(
+            split=read_attr(h5, "split", p), vocab=self.vocab, dataset=read_attr(h5, "dataset", p),
+            simulated=bool(read_attr(h5, "simulated", p)), source=read_attr(h5, "source", p),
+            extra=read_attr(h5, "extra", p, as_json=True),
+        )
+        return RaggedReader(h5, p, {"objects": ["boxes", "labels"], "relations": ["rels"]},
+                            ["image_id", "width", "height"])
+
+    def _convert(self, raw: dict) -> GTImage:
+        return GTImage(int(raw["image_id"]), int(raw["width"]), int(raw["height"]),
+                       raw["boxes"], raw["labels"], raw["rels"])
+
+
+class PredictionStore(_Store):
+    """Read a prediction store. ``meta`` describes it; iterate for :class:`PredImage` objects."""
+
+    kind = "predictions"
+
+    def _make_reader(self) -> RaggedReader:
+        h5, p = self.h5, self.path
+        self.meta = PredictionMeta(
+            task=read_attr(h5, "task", p), score_kind=read_attr(h5, "score_kind", p), vocab=self.vocab,
+            model=read_attr(h5, "model", p), simulated=bool(read_attr(h5, "simulated", p)),
+            source=read_attr(h5, "source", p), extra=read_attr(h5, "extra", p, as_json=True),
+        )
+        return RaggedReader(h5, p, {"objects": ["boxes", "labels", "obj_scores"], "pairs": ["pairs", "rel_scores"]},
+                            ["image_id"])
+
+    def _convert(self, raw: dict) -> PredImage:
+        return PredImage(int(raw["image_id"]), raw["boxes"], raw["labels"], raw["obj_scores"],
+                         raw["pairs"], raw["rel_scores"])

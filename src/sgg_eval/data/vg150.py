@@ -1,0 +1,174 @@
+"""Reader for the real VG150 split files (SPEC §7), faithful to Scene-Graph-Benchmark.pytorch's loader.
+
+Files: ``VG-SGG-with-attri.h5`` (boxes, labels, relations, split codes), ``VG-SGG-dicts-with-attri.json``
+(class and predicate names) and ``image_data.json`` (width/height per image).
+
+Rules reproduced exactly:
+- ``split`` code 2 is test, 0 is train+val; images whose ``img_to_first_box`` or ``img_to_first_rel`` is -1
+  are dropped in every split; validation is the first ``num_val_im`` (5,000) remaining split-0 images,
+  train the rest.
+- ``image_data.json`` lists 108,077 images; ids 1592, 1722, 4616, 4617 (corrupted files) are dropped and
+  h5 row ``i`` belongs to the ``i``-th remaining entry.
+- Boxes are ``(cx, cy, w, h)`` at longest side 1024 in an int32 array; the reference converts them in place,
+  so ``x1 = trunc(cx - w / 2)`` and ``x2 = x1 + w``; then ``xyxy / 1024 * max(W, H)`` as float, cast to
+  float32 and clipped to ``[0, W - 1] x [0, H - 1]``.
+- Classes and predicates are 1-based; duplicate relation rows are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import h5py
+import numpy as np
+
+from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.errors import InputError
+
+CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})
+SPLITS = ("train", "val", "test")
+_H5_KEYS = ("split", "img_to_first_box", "img_to_last_box", "img_to_first_rel", "img_to_last_rel",
+            "labels", "relationships", "predicates")
+
+
+@dataclass(frozen=True)
+class VG150Files:
+    """Paths of the three VG150 files."""
+
+    h5: str
+    dicts: str
+    image_data: str
+
+    @classmethod
+    def in_dir(cls, root: str) -> VG150Files:
+        return cls(os.path.join(root, "VG-SGG-with-attri.h5"), os.path.join(root, "VG-SGG-dicts-with-attri.json"),
+                   os.path.join(root, "image_data.json"))
+
+
+def _load_json(path: str):
+    if not os.path.exists(path):
+        raise InputError("file not found", path=path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc})", path=path) from None
+
+
+def load_vocab(dicts_path: str) -> Vocabulary:
+    """Class and predicate names from ``VG-SGG-dicts-with-attri.json`` (``idx_to_label``, ``idx_to_predicate``)."""
+    d = _load_json(dicts_path)
+    names = []
+    for key in ("idx_to_label", "idx_to_predicate"):
+        if key not in d:
+            raise InputError("missing key", path=dicts_path, field=key)
+        table = {int(k): v for k, v in d[key].items()}
+        if sorted(table) != list(range(1, len(table) + 1)):
+            raise InputError("ids are not 1..n", path=dicts_path, field=key)
+        names.append(tuple(table[i] for i in range(1, len(table) + 1)))
+    return Vocabulary(*names)
+
+
+def load_image_sizes(image_data_path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(image_id, width, height)`` of the entries the reference keeps (corrupted ids dropped)."""
+    entries = _load_json(image_data_path)
+    kept = [e for e in entries if int(e["image_id"]) not in CORRUPTED_IMAGE_IDS]
+    for field in ("image_id", "width", "height"):
+        for e in kept:
+            if field not in e:
+                raise InputError("missing key in an entry", path=image_data_path, image_id=e.get("image_id"), field=field)
+    return (np.array([e["image_id"] for e in kept], dtype=np.int64), np.array([e["width"] for e in kept], dtype=np.int64),
+            np.array([e["height"] for e in kept], dtype=np.int64))
+
+
+def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
+    if not os.path.exists(path):
+        raise InputError("file not found", path=path)
+    box_key = f"boxes_{box_scale}"
+    try:
+        with h5py.File(path, "r") as h5:
+            missing = [k for k in (*_H5_KEYS, box_key) if k not in h5]
+            if missing:
+                raise InputError("missing h5 key", path=path, field=missing[0])
+            return {k: h5[k][()] for k in (*_H5_KEYS, box_key)}
+    except OSError as exc:
+        raise InputError(f"not a readable HDF5 file ({exc})", path=path) from None
+
+
+def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str,
+                     num_val_im: int = 5000) -> np.ndarray:
+    """h5 row indices of ``split`` following the reference's masks and validation carve-out."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}")
+    mask = (split_codes == (2 if split == "test" else 0)) & (first_box >= 0) & (first_rel >= 0)
+    rows = np.flatnonzero(mask)
+    if split == "val":
+        return rows[:num_val_im]
+    if split == "train":
+        return rows[num_val_im:]
+    return rows
+
+
+def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: int = 1024) -> np.ndarray:
+    """Reference conversion of int ``(cx, cy, w, h)`` at ``box_scale`` to clipped float32 xyxy pixels."""
+    b = np.asarray(boxes_cxcywh, dtype=np.int32).copy()
+    # In place on an int32 array, like the reference: the float result is truncated toward zero.
+    b[:, :2] = (b[:, :2] - b[:, 2:] / 2).astype(np.int32)
+    b[:, 2:] = b[:, :2] + b[:, 2:]
+    out = (b / box_scale * max(width, height)).astype(np.float32)
+    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
+    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
+    return out
+
+
+def read_vg150_split(files: VG150Files, split: str, *, num_val_im: int = 5000, box_scale: int = 1024
+                     ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
+    """Vocabulary, image count and a generator of the images of ``split``; every image is checked."""
+    vocab = load_vocab(files.dicts)
+    ids, widths, heights = load_image_sizes(files.image_data)
+    a = _read_h5(files.h5, box_scale)
+    n_rows = len(a["split"])
+    if len(ids) != n_rows:
+        raise InputError(f"{len(ids)} images after dropping corrupted ids, but the h5 has {n_rows} rows",
+                         path=files.image_data)
+    for key in ("img_to_first_box", "img_to_last_box", "img_to_first_rel", "img_to_last_rel"):
+        if len(a[key]) != n_rows:
+            raise InputError(f"{len(a[key])} entries for {n_rows} images", path=files.h5, field=key)
+    rows = split_image_rows(a["split"], a["img_to_first_box"], a["img_to_first_rel"], split, num_val_im)
+    return vocab, len(rows), _images(files, a, rows, ids, widths, heights, vocab, box_scale)
+
+
+def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[GTImage]:
+    labels_all = a["labels"].reshape(len(a["labels"]), -1)[:, 0]
+    preds_all = a["predicates"].reshape(len(a["predicates"]), -1)[:, 0]
+    rels_all, boxes_all = a["relationships"], a[f"boxes_{box_scale}"]
+    n_obj, n_rel = len(labels_all), len(preds_all)
+    if len(boxes_all) != n_obj:
+        raise InputError(f"{len(boxes_all)} boxes for {n_obj} labels", path=files.h5, field=f"boxes_{box_scale}")
+    for row in rows:
+        image_id = int(ids[row])
+        where = dict(path=files.h5, image_id=image_id)
+        b0, b1 = int(a["img_to_first_box"][row]), int(a["img_to_last_box"][row])
+        r0, r1 = int(a["img_to_first_rel"][row]), int(a["img_to_last_rel"][row])
+        if not (0 <= b0 <= b1 < n_obj):
+            raise InputError(f"box range [{b0}, {b1}] outside [0, {n_obj - 1}]", field="img_to_first_box/img_to_last_box", **where)
+        if not (0 <= r0 <= r1 < n_rel):
+            raise InputError(f"relation range [{r0}, {r1}] outside [0, {n_rel - 1}]", field="img_to_first_rel/img_to_last_rel", **where)
+        raw = boxes_all[b0 : b1 + 1]
+        if np.any(raw[:, 2:] <= 0):
+            raise InputError("box with non-positive width or height", field=f"boxes_{box_scale}", **where)
+        local = rels_all[r0 : r1 + 1].astype(np.int64) - b0
+        if np.any(local < 0) or np.any(local > b1 - b0):
+            raise InputError("relation refers to an object outside its image", field="relationships", **where)
+        labels = labels_all[b0 : b1 + 1].astype(np.int64)
+        if np.any(labels < 1) or np.any(labels > vocab.num_objects):
+            raise InputError(f"class id outside [1, {vocab.num_objects}]", field="labels", **where)
+        preds = preds_all[r0 : r1 + 1].astype(np.int64)
+        if np.any(preds < 1) or np.any(preds > vocab.num_predicates):
+            raise InputError(f"predicate id outside [1, {vocab.num_predicates}]", field="predicates", **where)
+        w, h = int(widths[row]), int(heights[row])
+        yield GTImage(image_id, w, h, convert_boxes(raw, w, h, box_scale), labels,
+                      np.column_stack([local, preds]))
