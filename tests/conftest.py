@@ -48,3 +48,72 @@ def random_pred(rng: np.random.Generator, vocab: Vocabulary, image_id: int, dtyp
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True):
+    """A (GT, prediction) pair for ``task`` with the SPEC's edge cases mixed in at random.
+
+    GT: duplicate rows, two predicates on one pair, same-label objects, sometimes no relation at all.
+    Prediction: PredCls/SGCls objects are the GT objects (SGCls labels sometimes wrong); SGDet boxes are
+    copies, boxes with IoU exactly 0.5 or just below, and false detections; scores have ties; sometimes
+    there is no predicted pair.
+    """
+    n = int(rng.integers(1, 7))
+    xy = rng.integers(0, 60, size=(n, 2))
+    wh = rng.integers(2, 30, size=(n, 2))
+    boxes = np.column_stack([xy, xy + wh]).astype(np.float32)
+    labels = rng.integers(1, min(4, vocab.num_objects) + 1, size=n)  # few labels: same-label objects are common
+    m = int(rng.integers(0, 2 * n + 1)) if n >= 2 and rng.random() > 0.08 else 0
+    rels = np.zeros((0, 3), dtype=np.int64)
+    if m:
+        s = rng.integers(0, n, size=m)
+        o = (s + rng.integers(1, n, size=m)) % n
+        rels = np.column_stack([s, o, rng.integers(1, vocab.num_predicates + 1, size=m)])
+        if m > 1 and rng.random() < 0.4:
+            rels[-1] = rels[0]  # duplicate row
+        if m > 2 and rng.random() < 0.4:
+            rels[-2, :2] = rels[0, :2]  # a second predicate on the same pair
+            rels[-2, 2] = rels[0, 2] % vocab.num_predicates + 1
+    gt = GTImage(image_id, 100, 100, boxes, labels, rels)
+
+    if task == "sgdet":
+        pboxes, plabels = [], []
+        for b, lab in zip(boxes, labels):
+            w = b[2] - b[0] + 1
+            kind = rng.integers(0, 5)
+            if kind == 0:
+                pboxes.append(b.copy())
+            elif kind == 1:  # IoU exactly 0.5 (inclusive areas W*H vs 2W*H)
+                pboxes.append(np.array([b[0], b[1], b[0] + 2 * w - 1, b[3]], dtype=np.float32))
+            elif kind == 2:  # IoU just below 0.5
+                pboxes.append(np.array([b[0], b[1], b[0] + 2 * w, b[3]], dtype=np.float32))
+            elif kind == 3:
+                pboxes.append(b + rng.integers(-3, 4, size=4).astype(np.float32))
+            else:
+                continue  # missed object
+            plabels.append(lab if rng.random() < 0.8 else int(rng.integers(1, vocab.num_objects + 1)))
+        for _ in range(int(rng.integers(0, 3))):  # false detections
+            xy2 = rng.integers(0, 60, size=2)
+            pboxes.append(np.concatenate([xy2, xy2 + rng.integers(2, 30, size=2)]).astype(np.float32))
+            plabels.append(int(rng.integers(1, vocab.num_objects + 1)))
+        order = rng.permutation(len(pboxes))
+        pboxes = np.array(pboxes, dtype=np.float32).reshape(-1, 4)[order]
+        plabels = np.array(plabels, dtype=np.int64)[order]
+    else:
+        pboxes, plabels = boxes.copy(), labels.copy()
+        if task == "sgcls":
+            wrong = rng.random(n) < 0.2
+            plabels[wrong] = rng.integers(1, vocab.num_objects + 1, size=int(wrong.sum()))
+    q = len(pboxes)
+    obj_scores = (rng.integers(1, 5, size=q) / 4 if ties else rng.random(q)).astype(np.float32)
+    if task == "predcls":
+        obj_scores = np.ones(q, dtype=np.float32)
+    all_pairs = np.array([(i, j) for i in range(q) for j in range(q) if i != j], dtype=np.int64).reshape(-1, 2)
+    keep = rng.random(len(all_pairs)) < 0.8 if rng.random() > 0.1 else np.zeros(len(all_pairs), dtype=bool)
+    pairs = all_pairs[keep][rng.permutation(int(keep.sum()))]
+    c = vocab.num_predicates + 1
+    raw = rng.integers(0, 6, size=(len(pairs), c)).astype(np.float64) if ties else rng.random((len(pairs), c))
+    raw = raw + 0.01
+    probs = (raw / raw.sum(axis=1, keepdims=True)).astype(np.float32)
+    pred = PredImage(image_id, pboxes, plabels, obj_scores, pairs, probs)
+    return gt, pred

@@ -9,7 +9,7 @@ class InputError(Exception):
     def __init__(self, message: str, *, path: str | None = None, image_id=None, field: str | None = None):
         self.path, self.image_id, self.field = path, image_id, field
         parts = []
-        if path is not None:
+        if path:
             parts.append(str(path))
         if image_id is not None:
             parts.append(f"image {image_id}")

@@ -1,0 +1,214 @@
+"""Streaming evaluation: (GT image, prediction image) pairs in, the metrics JSON out.
+
+Owns only the loop, the task handling and the protocols; ranks come from ``ranks.py`` and reductions from
+``reduce.py``. Protocols (SPEC §2): images without GT relations are always skipped; images without any
+predicted pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss
+in ``strict``. Both report how many images were evaluated and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.errors import InputError
+from sgg_eval.metrics.ranks import Candidates, image_ranks
+from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean
+
+PROTOCOLS = ("reference", "strict")
+ORDERS = ("stored", "score")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
+    ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
+    scores (one-hot rows in ranked order): score-based families are then reported as null."""
+
+    task: str
+    protocol: str = "reference"
+    order: str = "score"
+    score_kind: str = "probabilities"
+    tau: float = 0.5
+    ng_limit: int = 100
+    iou_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}")
+        if not 0.0 <= self.tau <= 1.0:
+            raise ValueError("tau must lie in [0, 1]")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row softmax over all columns (background included), computed in float64, returned as float32."""
+    x = logits.astype(np.float64)
+    x = np.exp(x - x.max(axis=1, keepdims=True))
+    return (x / x.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Candidates:
+    """Apply the task's substitution (PredCls: GT boxes, labels, scores 1) and build the GC candidate list."""
+    if opts.task == "predcls":
+        if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
+            raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects",
+                             path=source, image_id=gt.image_id, field="pairs")
+        boxes, labels, obj_scores = gt.boxes, gt.labels, np.ones(len(gt.labels), dtype=np.float32)
+    else:
+        boxes, labels, obj_scores = pred.boxes, pred.labels, pred.obj_scores.astype(np.float32)
+    if opts.score_kind == "ranked":
+        probs = None
+        rel = pred.rel_scores
+    else:
+        probs = softmax(pred.rel_scores) if opts.score_kind == "logits" else pred.rel_scores.astype(np.float32)
+        rel = probs
+    n = len(pred.pairs)
+    gc_preds = 1 + rel[:, 1:].argmax(axis=1) if n else np.zeros(0, dtype=np.int64)
+    order = np.arange(n)
+    if opts.order == "score" and n:
+        best = rel[:, 1:].max(axis=1).astype(np.float32) * obj_scores[pred.pairs[:, 0]] * obj_scores[pred.pairs[:, 1]]
+        order = np.argsort(-best.astype(np.float64), kind="stable")
+    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64))
+
+
+def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts: EvalOptions, *,
+             source: str = "", triplet_counts: np.ndarray | None = None, num_pairs: np.ndarray | None = None,
+             zeroshot: np.ndarray | None = None, zeroshot_source: str = "") -> dict:
+    """Evaluate a stream of image pairs and return the metrics document (SPEC §3 / issue format).
+
+    ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
+    wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set.
+    """
+    acc = Accumulator(vocab.num_predicates)
+    n_obj, n_pred = vocab.num_objects + 1, vocab.num_predicates + 1
+    zs_keys = None if zeroshot is None else (zeroshot[:, 0] * n_obj + zeroshot[:, 1]) * n_pred + zeroshot[:, 2]
+    counts = {"images_input": 0, "images_evaluated": 0, "images_skipped_no_gt": 0, "images_skipped_no_pred": 0,
+              "images_with_zeroshot_gt": 0}
+    with_gt_pairs = opts.task in ("predcls", "sgcls")
+    for gt, pred in pairs:
+        counts["images_input"] += 1
+        if len(gt.rels) == 0:
+            counts["images_skipped_no_gt"] += 1
+            continue
+        if len(pred.pairs) == 0 and opts.protocol == "reference":
+            counts["images_skipped_no_pred"] += 1
+            continue
+        cand = prepare(gt, pred, opts, source)
+        ranks = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit,
+                            gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
+        keys = (gt.labels[gt.rels[:, 0]] * n_obj + gt.labels[gt.rels[:, 1]]) * n_pred + gt.rels[:, 2]
+        zs = np.isin(keys, zs_keys) if zs_keys is not None else None
+        n_t = triplet_counts.reshape(-1)[keys] if triplet_counts is not None else None
+        acc.add(ranks, zs, n_t)
+        counts["images_evaluated"] += 1
+        counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
+    return finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
+                    zeroshot_source=zeroshot_source if zeroshot is not None else "")
+
+
+def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dict, *, num_pairs=None,
+             has_triplet_counts: bool = False, zeroshot_source: str = "") -> dict:
+    """Turn the accumulators into ``{"task", "protocol", "metrics", "per_predicate", "counts", "notes"}``."""
+    metrics: dict[str, float | None] = {}
+    per_pred: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
+    names = vocab.predicate_classes
+    n = acc.images
+    fam = acc.families
+
+    def put(name: str, value, reason: str | None = None) -> None:
+        metrics[name] = None if value is None else float(value)
+        if value is None and reason and reason not in notes:
+            notes.append(reason)
+
+    def vector(name: str, values: np.ndarray) -> None:
+        per_pred[name] = {names[c]: float(values[c]) for c in range(len(names))}
+
+    uniform = np.ones(vocab.num_predicates)
+    none_eval = "no image was evaluated" if n == 0 else None
+    no_scores = "NG, IMR, wIMR, R_tr and PRk need per-predicate scores, which this input does not have (ranked triplets only)"
+    for k in RECALL_KS:
+        i = acc.k_index(k)
+        for prefix, family in (("", "gc"), ("ng", "ng")):
+            r_name = f"{prefix}R@{k}" if prefix else f"R@{k}"
+            m_name = f"{prefix}-mR@{k}" if prefix else f"mR@{k}"
+            z_name = f"{prefix}-zR@{k}" if prefix else f"zR@{k}"
+            if n == 0 or family not in fam:
+                reason = none_eval or no_scores
+                put(r_name, None, reason), put(m_name, None, reason), put(z_name, None, reason)
+                continue
+            put(r_name, acc.recall[family][i] / n)
+            per_c = acc.per_predicate_recall(family)[:, i]
+            put(m_name, weighted_mean(per_c, uniform))
+            vector(m_name, per_c)
+            if not zeroshot_source:
+                put(z_name, None, "zero-shot recall needs a zero-shot set (--zeroshot FILE or --stats STATS)")
+            elif acc.zs_images == 0:
+                put(z_name, None, "no evaluated image has a zero-shot GT triplet")
+            else:
+                put(z_name, acc.zs_recall[family][i] / acc.zs_images)
+        if "gt_pair" in fam and acc.acc_rows:
+            put(f"A@{k}", acc.acc_hits[i] / acc.acc_rows)
+        else:
+            put(f"A@{k}", None, none_eval or "A@K is defined for PredCls and SGCls only")
+        put(f"PR@{k}", acc.recall["pair"][i] / n if n else None, none_eval)
+    for k in IMR_KS:
+        i = acc.k_index(k)
+        if n == 0 or "pp" not in fam:
+            put(f"IMR@{k}", None, none_eval or no_scores), put(f"wIMR@{k}", None, none_eval or no_scores)
+            continue
+        imr_c = acc.per_predicate_recall("pp")[:, i]
+        put(f"IMR@{k}", weighted_mean(imr_c, uniform))
+        vector(f"IMR@{k}", imr_c)
+        if num_pairs is None:
+            put(f"wIMR@{k}", None, "wIMR needs the training statistics (--stats STATS) for n_c")
+        else:
+            w = np.asarray(num_pairs[1:], dtype=np.float64) ** opts.tau
+            put(f"wIMR@{k}", weighted_mean(imr_c, w))
+    for k in TRIPLET_KS:
+        i = acc.k_index(k)
+        if "triplet" not in fam or acc.tr_rows == 0:
+            reason = none_eval or ("R_tr is defined for PredCls and SGCls only" if opts.task == "sgdet" else no_scores)
+            put(f"R_tr@{k}", None, reason), put(f"wR_tr@{k}", None, reason)
+            continue
+        put(f"R_tr@{k}", acc.tr_hits[i] / acc.tr_rows)
+        if has_triplet_counts:
+            put(f"wR_tr@{k}", acc.wtr_hits[i] / acc.wtr_total)
+        else:
+            put(f"wR_tr@{k}", None, "wR_tr needs the training statistics (--stats STATS) for n_t")
+    if "prk" in fam and acc.prk_rows[1:].sum() > 0:
+        has = acc.prk_rows[1:] > 0
+        prk_c = np.divide(acc.prk_sum[1:], acc.prk_rows[1:], out=np.full(vocab.num_predicates, np.nan), where=has)
+        put("PRk", float(np.mean(prk_c[has])))
+        per_pred["PRk"] = {names[c]: float(prk_c[c]) for c in range(len(names)) if has[c]}
+        if not has.all():
+            notes.append(f"PRk averages the {int(has.sum())} predicates with at least one matched GT pair")
+    else:
+        put("PRk", None, none_eval or no_scores)
+    if opts.task == "sgdet":
+        put("InstR", acc.inst / n if n else None, none_eval)
+    else:
+        put("InstR", None, "InstR is defined for SGDet only (GT boxes are given in PredCls and SGCls)")
+    for j, k in enumerate(RELATIVE_KS):
+        put(f"R@{k}x", acc.rel_recall[j] / n if n else None, none_eval)
+        if n:
+            per_c = acc.relative_per_predicate()[:, j]
+            put(f"mR@{k}x", weighted_mean(per_c, uniform))
+            vector(f"mR@{k}x", per_c)
+        else:
+            put(f"mR@{k}x", None, none_eval)
+    absent = int((acc.pred_images[1:] == 0).sum())
+    if n and absent:
+        notes.append(f"{absent} predicates never occur in the evaluated GT and count as 0 in mR and IMR")
+    if counts["images_skipped_no_pred"]:
+        notes.append(f"{counts['images_skipped_no_pred']} images without any predicted pair were skipped "
+                     "(reference protocol); the strict protocol counts them as misses")
+    if zeroshot_source:
+        notes.append(f"zero-shot set: {zeroshot_source}")
+    return {"task": opts.task, "protocol": opts.protocol, "tau": opts.tau, "metrics": metrics,
+            "per_predicate": per_pred, "counts": counts, "notes": notes}

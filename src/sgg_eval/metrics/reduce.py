@@ -1,0 +1,129 @@
+"""Reductions of first-match ranks into the metric family (SPEC §3). All K values come from one table.
+
+Dense accumulators, updated per image and reduced once at the end (axes: ``[predicate c, k]`` with
+``c = 0..C`` and 0 unused; ``k`` indexes ``KS``):
+
+- ``R@K``    = (1/|I|) Σ_i hits_i(K) / M_i                       (GC; ``ngR`` with NG ranks)
+- ``mR@K``   = (1/C) Σ_c mean_{i : c in GT_i} hits_i(c, K) / count_i(c); absent predicates count 0
+- ``zR@K``   = mean over images with zero-shot rows of (zero-shot rows hit / zero-shot rows)
+- ``A@K``    = Σ_i hits_i^{GT-pair}(K) / Σ_i M_i                 (pooled)
+- ``IMR@K``  = (1/C) Σ_c IMR(c, K), IMR(c, K) = mean_{i : c in GT_i} hits_i^{pp}(c, K) / count_i(c)
+- ``wIMR@K`` = Σ_c n_c^τ IMR(c, K) / Σ_c n_c^τ  (the same weighted mean gives IMR at τ = 0, exactly)
+- ``R_tr@K`` = Σ_t [rank_t < K] / T;  ``wR_tr@K`` = Σ_t [rank_t < K] / (n_t + 1) / Σ_t 1 / (n_t + 1)
+- ``PR@K``   = (1/|I|) Σ_i (distinct GT pairs hit by the first K GC pairs) / (distinct GT pairs)
+- ``PRk``    = mean over predicates with ≥1 matched row of the mean predicate rank of their rows
+- ``InstR``  = (1/|I|) Σ_i (GT boxes matched by a same-label predicted box, IoU ≥ 0.5) / N_i
+- ``R@k×``   = R with K_i = round(k · M_i) per image, k ∈ {1, 2, 10}; ``mR@k×`` likewise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.metrics.ranks import ImageRanks
+
+RECALL_KS = (20, 50, 100)
+IMR_KS = (10, 20, 50)
+TRIPLET_KS = (5, 10, 15, 20, 50)
+RELATIVE_KS = (1, 2, 10)
+KS = tuple(sorted(set(RECALL_KS) | set(IMR_KS) | set(TRIPLET_KS)))
+
+
+def weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
+    """``Σ w v / Σ w``; the one formula behind mR, IMR and wIMR so τ = 0 reproduces IMR bit for bit."""
+    return float(np.sum(values * weights) / np.sum(weights))
+
+
+class Accumulator:
+    """Streams :class:`ImageRanks` in, hands the metric family out. ``num_predicates`` = C (no background)."""
+
+    def __init__(self, num_predicates: int, ks: tuple[int, ...] = KS):
+        c = num_predicates + 1
+        self.C, self.ks = num_predicates, np.asarray(ks, dtype=np.int64)
+        nk, nr = len(ks), len(RELATIVE_KS)
+        self.images = 0
+        self.recall = {f: np.zeros(nk) for f in ("gc", "ng", "pair")}
+        self.per_pred = {f: np.zeros((c, nk)) for f in ("gc", "ng", "pp")}
+        self.pred_images = np.zeros(c)
+        self.zs_recall = {f: np.zeros(nk) for f in ("gc", "ng")}
+        self.zs_images = 0
+        self.acc_hits, self.acc_rows = np.zeros(nk), 0
+        self.tr_hits, self.tr_rows = np.zeros(nk), 0
+        self.wtr_hits, self.wtr_total = np.zeros(nk), 0.0
+        self.prk_sum, self.prk_rows = np.zeros(c), np.zeros(c)
+        self.inst = 0.0
+        self.rel_recall, self.rel_per_pred = np.zeros(nr), np.zeros((c, nr))
+        self.families: set[str] = set()
+
+    def add(self, r: ImageRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None) -> None:
+        """Add one evaluated image: ``zeroshot[M]`` flags rows; ``triplet_counts[M]`` are training n_t."""
+        self.images += 1
+        p, m = r.predicates, len(r.predicates)
+        count_c = np.bincount(p, minlength=self.C + 1).astype(np.float64)
+        present = count_c > 0
+        self.pred_images += present
+
+        def per_row(ranks: np.ndarray) -> np.ndarray:
+            return ranks[:, None] < self.ks[None, :]
+
+        def add_recall(family: str, ranks: np.ndarray) -> None:
+            hits = per_row(ranks)
+            self.recall[family] += hits.sum(axis=0) / m
+            self.per_pred[family][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
+            if zeroshot is not None and zeroshot.any():
+                self.zs_recall[family] += hits[zeroshot].sum(axis=0) / zeroshot.sum()
+
+        self.families.add("gc")
+        add_recall("gc", r.gc)
+        if zeroshot is not None and zeroshot.any():
+            self.zs_images += 1
+        self.recall["pair"] += per_row(r.pair).sum(axis=0) / len(r.pair)
+        self.inst += r.matched_gt_objects / r.num_gt_objects if r.num_gt_objects else 0.0
+        rel_k = np.floor(np.asarray(RELATIVE_KS) * m + 0.5)
+        rel_hits = r.gc[:, None] < rel_k[None, :]
+        self.rel_recall += rel_hits.sum(axis=0) / m
+        self.rel_per_pred[present] += _per_predicate(rel_hits, p, self.C)[present] / count_c[present, None]
+        if r.ng is not None:
+            self.families.add("ng")
+            add_recall("ng", r.ng)
+        if r.gt_pair is not None:
+            self.families.add("gt_pair")
+            self.acc_hits += per_row(r.gt_pair).sum(axis=0)
+            self.acc_rows += m
+        if r.per_predicate is not None:
+            self.families.add("pp")
+            hits = per_row(r.per_predicate)
+            self.per_pred["pp"][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
+        if r.triplet is not None:
+            self.families.add("triplet")
+            hits = per_row(r.triplet)
+            self.tr_hits += hits.sum(axis=0)
+            self.tr_rows += m
+            if triplet_counts is not None:
+                w = 1.0 / (triplet_counts.astype(np.float64) + 1.0)
+                self.wtr_hits += (hits * w[:, None]).sum(axis=0)
+                self.wtr_total += w.sum()
+        if r.predicate_rank is not None:
+            self.families.add("prk")
+            ok = ~np.isnan(r.predicate_rank)
+            self.prk_sum += np.bincount(p[ok], weights=r.predicate_rank[ok], minlength=self.C + 1)
+            self.prk_rows += np.bincount(p[ok], minlength=self.C + 1)
+
+    def k_index(self, k: int) -> int:
+        return int(np.flatnonzero(self.ks == k)[0])
+
+    def per_predicate_recall(self, family: str) -> np.ndarray:
+        """``[C, k]`` mean over images containing c of the per-image ratio; 0 for absent predicates."""
+        n = self.pred_images[1:, None]
+        return np.divide(self.per_pred[family][1:], n, out=np.zeros_like(self.per_pred[family][1:]), where=n > 0)
+
+    def relative_per_predicate(self) -> np.ndarray:
+        n = self.pred_images[1:, None]
+        return np.divide(self.rel_per_pred[1:], n, out=np.zeros_like(self.rel_per_pred[1:]), where=n > 0)
+
+
+def _per_predicate(hits: np.ndarray, predicates: np.ndarray, num_predicates: int) -> np.ndarray:
+    """``[C + 1, k]`` hit counts per predicate of one image."""
+    out = np.zeros((num_predicates + 1, hits.shape[1]))
+    np.add.at(out, predicates, hits)
+    return out
