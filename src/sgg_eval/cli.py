@@ -53,6 +53,34 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     print(json.dumps(brief, indent=2, sort_keys=True))
 
 
+_EPILOG_EVALUATE = """PREDICTIONS may be a Scene-Graph-Benchmark.pytorch eval_results.pytorch (ground truth inside,
+zip or legacy torch format, read without torch), an SGBench JSON, or an sgg-eval prediction store; the
+last two need --gt. Metrics needing training statistics (wIMR, wR_tr, computed zero-shot set) are null
+with a reason unless --stats is given. Values in the JSON are fractions.
+
+examples:
+  sgg-eval evaluate checkpoints/motifs/inference/VG_stanford_filtered_with_attribute_test/eval_results.pytorch \\
+      --task predcls --stats data/vg150/stats/stats.h5 -o motifs_predcls.json
+  sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
+"""
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json
+    from sgg_eval.evaluate import run_evaluation
+
+    result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
+                            zeroshot=args.zeroshot, tau=args.tau, progress=sys.stderr.isatty())
+    if args.output:
+        write_json(args.output, result)
+    m = result["metrics"]
+    shown = [k for k in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20", "wIMR@20") if m.get(k) is not None]
+    print(" ".join(f"{k}={100 * m[k]:.2f}" for k in shown))
+    c = result["counts"]
+    print(f"{c['images_evaluated']} of {c['images_input']} images evaluated "
+          f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)")
+
+
 def _cmd_params(args: argparse.Namespace) -> None:
     from sgg_eval.config import write_params
 
@@ -96,6 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-background-pairs", action="store_true",
                    help="background counts over all object pairs (default: intersecting pairs, as the reference)")
     p.set_defaults(func=_cmd_stats)
+
+    p = sub.add_parser("evaluate", help="compute the full metric family for one prediction file",
+                       description="Evaluate scene graph predictions: R@K, mR@K, ngR, zR, A@K, IMR, wIMR, R_tr, "
+                                   "wR_tr, PR@K, PRk, InstR, relative K, per-predicate vectors.",
+                       epilog=_EPILOG_EVALUATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5)")
+    p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
+    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
+    p.add_argument("--protocol", default="reference", choices=["reference", "strict"],
+                   help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
+                        "strict: they count as misses (default: %(default)s)")
+    p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
+    p.add_argument("--zeroshot", help="zero-shot triplet file, e.g. the reference zeroshot_triplet.pytorch")
+    p.add_argument("--tau", type=float, default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
+    p.add_argument("-o", "--output", help="write the metrics JSON here")
+    p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("params", help="regenerate params.yaml from the Hydra config in conf/",
                        description="Compose conf/ with Hydra (plus overrides) and write params.yaml for DVC.")

@@ -1,0 +1,72 @@
+"""Scene-Graph-Benchmark.pytorch ``eval_results.pytorch``: ``{'groundtruths': [BoxList], 'predictions': [BoxList]}``.
+
+GT BoxList fields: ``labels``, ``relation_tuple`` [M, 3] (s, o, p). Prediction fields: ``pred_labels``,
+``pred_scores``, ``rel_pair_idxs`` [P, 2], ``pred_rel_scores`` [P, C + 1] (softmax incl. background), stored
+sorted by the GC triplet score: evaluate with ``order='stored'``. Images are numbered by list position.
+Tensors stay memory-mapped until an image is converted, so the file is streamed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import numpy as np
+
+from sgg_eval.data.simulate import vg150_vocabulary
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.errors import InputError
+from sgg_eval.formats.torchfile import BoxListStandIn, LazyTensor, load
+
+
+def _array(box: BoxListStandIn, name: str, path: str, index: int) -> np.ndarray:
+    fields = box.extra_fields if isinstance(box.extra_fields, dict) else {}
+    if name == "bbox":
+        value = box.bbox
+    elif name in fields:
+        value = fields[name]
+    else:
+        raise InputError("missing BoxList field", path=path, image_id=index, field=name)
+    return value.numpy() if isinstance(value, LazyTensor) else np.asarray(value)
+
+
+def _xyxy(box: BoxListStandIn, path: str, index: int) -> np.ndarray:
+    b = np.asarray(_array(box, "bbox", path, index), dtype=np.float32).reshape(-1, 4)
+    if box.mode == "xywh":  # maskrcnn_benchmark: x2 = x1 + w - 1
+        b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
+    elif box.mode != "xyxy":
+        raise InputError(f"unknown box mode {box.mode!r}", path=path, image_id=index, field="mode")
+    return b
+
+
+def read_eval_results(path: str | os.PathLike, vocab: Vocabulary | None = None
+                      ) -> tuple[Vocabulary, int, Iterator[tuple[GTImage, PredImage]]]:
+    """Vocabulary, image count and a generator of (GT, prediction) pairs. Without ``vocab``, a file with
+    50 predicates is taken to be VG150 (the embedded names)."""
+    path = os.fspath(path)
+    obj = load(path)
+    if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
+        raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=path)
+    gts, preds = obj["groundtruths"], obj["predictions"]
+    if len(gts) != len(preds):
+        raise InputError(f"{len(gts)} groundtruths but {len(preds)} predictions", path=path)
+    for i, b in enumerate(list(gts) + list(preds)):
+        if not isinstance(b, BoxListStandIn):
+            raise InputError("entry is not a BoxList", path=path, image_id=i % max(1, len(gts)))
+    if vocab is None:
+        width = _array(preds[0], "pred_rel_scores", path, 0).shape[-1] if len(preds) else 51
+        if width != 51:
+            raise InputError(f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
+                             path=path, field="pred_rel_scores")
+        vocab = vg150_vocabulary()
+    return vocab, len(gts), _pairs(path, gts, preds)
+
+
+def _pairs(path, gts, preds) -> Iterator[tuple[GTImage, PredImage]]:
+    for i, (g, p) in enumerate(zip(gts, preds)):
+        size = tuple(g.size) if g.size else (0, 0)
+        gt = GTImage(i, int(size[0]), int(size[1]), _xyxy(g, path, i), _array(g, "labels", path, i),
+                     _array(g, "relation_tuple", path, i))
+        pred = PredImage(i, _xyxy(p, path, i), _array(p, "pred_labels", path, i), _array(p, "pred_scores", path, i),
+                         _array(p, "rel_pair_idxs", path, i), _array(p, "pred_rel_scores", path, i))
+        yield gt, pred

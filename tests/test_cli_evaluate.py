@@ -1,0 +1,66 @@
+"""`sgg-eval evaluate` end to end: every input format, the JSON shape, byte-identical reruns, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from conftest import random_case, small_vocab
+from reference_metrics import reference_evaluate
+from sgg_eval.cli import main
+from sgg_eval.data.store import write_predictions, write_split
+from sgg_eval.data.types import PredictionMeta, SplitMeta
+from sgg_eval.stats import compute_stats, write_stats
+from torch_writer import eval_results_object, save_legacy
+
+VOCAB = small_vocab(6, 5)
+
+
+def _setup(tmp_path, task="predcls", n=60):
+    rng = np.random.default_rng(21)
+    cases = [random_case(rng, VOCAB, task, 100 + i) for i in range(n)]
+    write_split(tmp_path / "test.h5", SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])
+    write_predictions(tmp_path / "pred.h5", PredictionMeta(task, "probabilities", VOCAB, "m", True, "unit"),
+                      [p for _, p in cases])
+    stats = compute_stats([g for g, _ in cases[: n // 2]], VOCAB, [g for g, _ in cases])
+    write_stats(tmp_path / "stats.h5", stats)
+    return cases, stats
+
+
+def test_store_evaluation_json_shape_and_determinism(tmp_path, capsys):
+    cases, stats = _setup(tmp_path)
+    args = ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "predcls",
+            "--stats", str(tmp_path / "stats.h5")]
+    assert main(args + ["-o", str(tmp_path / "a.json")]) == 0
+    assert main(args + ["-o", str(tmp_path / "b.json")]) == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    doc = json.loads((tmp_path / "a.json").read_text())
+    assert set(doc) >= {"task", "protocol", "metrics", "per_predicate", "counts", "notes"}
+    for key in ("R@20", "ngR@20", "mR@20", "ng-mR@20", "zR@20", "ng-zR@20", "A@20", "IMR@10", "wIMR@10",
+                "R_tr@5", "wR_tr@5", "PR@20", "PRk", "InstR", "R@1x", "mR@1x"):
+        assert key in doc["metrics"], key
+    assert set(doc["per_predicate"]["mR@20"]) == set(VOCAB.predicate_classes)
+    assert doc["counts"]["images_input"] == len(cases) and "SIMULATED predictions" in doc["notes"]
+    ref, _ = reference_evaluate(cases, VOCAB.num_predicates, "predcls", zeroshot=stats.zeroshot_triplets,
+                                triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs)
+    for name, value in ref.items():
+        if value is not None:
+            assert abs(doc["metrics"][name] - value) <= 1e-12, name
+    assert "R@20=" in capsys.readouterr().out
+
+
+def test_eval_results_via_cli_with_strict_protocol(tmp_path):
+    cases, _ = _setup(tmp_path, task="sgcls")
+    save_legacy(eval_results_object(cases), tmp_path / "eval_results.pytorch")
+    assert main(["evaluate", str(tmp_path / "eval_results.pytorch"), "--task", "sgcls", "--protocol", "strict",
+                 "--stats", str(tmp_path / "stats.h5"), "-o", str(tmp_path / "m.json")]) == 0
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["protocol"] == "strict" and doc["counts"]["images_skipped_no_pred"] == 0
+    assert doc["input"]["format"] == "eval_results"
+
+
+def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):
+    _setup(tmp_path)
+    assert main(["evaluate", str(tmp_path / "pred.h5"), "--task", "predcls", "-o", str(tmp_path / "m.json")]) == 2
+    assert "--gt" in capsys.readouterr().err and not (tmp_path / "m.json").exists()

@@ -1,0 +1,157 @@
+"""Torch files (zip and legacy) read without torch and safely; eval_results and SGBench JSON evaluation."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import zipfile
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from conftest import random_case, small_vocab
+from reference_metrics import reference_evaluate
+from sgg_eval.errors import InputError
+from sgg_eval.formats.eval_results import read_eval_results
+from sgg_eval.formats.sgbench_json import read_sgbench_json
+from sgg_eval.formats.torchfile import load
+from sgg_eval.metrics.engine import EvalOptions, evaluate
+from torch_writer import eval_results_object, save_legacy, save_zip
+
+VOCAB = small_vocab(6, 5)
+
+
+@pytest.mark.parametrize("save", [save_zip, save_legacy])
+def test_tensor_round_trip(tmp_path, save):
+    arrays = {"f": np.arange(12, dtype=np.float32).reshape(3, 4), "i": np.array([[1, 2, 3]], dtype=np.int64),
+              "h": np.array([0.5, 1.5], dtype=np.float16), "empty": np.zeros((0, 3), dtype=np.int64)}
+    save(arrays, tmp_path / "t.pytorch")
+    back = load(tmp_path / "t.pytorch")
+    for k, a in arrays.items():
+        got = back[k].numpy()
+        assert got.dtype == a.dtype and got.shape == a.shape
+        np.testing.assert_array_equal(got, a)
+
+
+def test_real_legacy_zeroshot_file_matches_its_raw_bytes():
+    """The reference's own zeroshot_triplet.pytorch (PyTorch 1.4, legacy). The expected values come from the
+    file's trailing storage bytes read with struct, independently of the unpickler."""
+    path = resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch")
+    raw = path.read_bytes()
+    tail = raw[-5971 * 3 * 8:]
+    (count,) = struct.unpack("<q", raw[-5971 * 3 * 8 - 8:-5971 * 3 * 8])
+    assert count == 5971 * 3
+    expected = np.frombuffer(tail, dtype="<i8").reshape(5971, 3)
+    got = load(str(path)).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert got.min() >= 1 and got[:, :2].max() <= 150 and got[:, 2].max() <= 50
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("kind", ["zip", "legacy"])
+def test_pickle_with_foreign_global_is_refused_without_executing(tmp_path, kind):
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps({"groundtruths": [_Evil(marker)]}, protocol=2)
+    path = tmp_path / "evil.pytorch"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("archive/data.pkl", payload)
+    else:
+        with open(path, "wb") as fh:
+            for plain in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+                pickle.dump(plain, fh, protocol=2)
+            fh.write(payload)
+    with pytest.raises(InputError, match=r"refused to load: .*(posix|os)\.system"):
+        load(path)
+    assert not marker.exists()
+
+
+def test_evil_global_in_legacy_header_is_refused(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pytorch"
+    path.write_bytes(pickle.dumps(_Evil(marker), protocol=2))
+    with pytest.raises(InputError, match="refused to load"):
+        load(path)
+    assert not marker.exists()
+
+
+def _cases(task, seed=5, n=60):
+    rng = np.random.default_rng(seed)
+    return [random_case(rng, VOCAB, task, i) for i in range(n)]
+
+
+@pytest.mark.parametrize("save", [save_zip, save_legacy])
+@pytest.mark.parametrize("task", ["predcls", "sgdet"])
+def test_eval_results_file_evaluates_like_the_reference(tmp_path, save, task):
+    cases = _cases(task)
+    save(eval_results_object(cases), tmp_path / "eval_results.pytorch")
+    vocab, n, pairs = read_eval_results(tmp_path / "eval_results.pytorch", VOCAB)
+    assert n == len(cases)
+    ours = evaluate(pairs, vocab, EvalOptions(task=task, order="stored"))
+    ref, evaluated = reference_evaluate(cases, VOCAB.num_predicates, task, order="stored")
+    assert ours["counts"]["images_evaluated"] == evaluated
+    for name, value in ref.items():
+        if name.startswith(("zR", "ng-zR", "wR_tr", "wIMR")):
+            continue
+        assert (ours["metrics"][name] is None) == (value is None), name
+        if value is not None:
+            assert abs(ours["metrics"][name] - value) <= 1e-12, name
+
+
+def test_eval_results_missing_field_is_named(tmp_path):
+    obj = eval_results_object(_cases("predcls", n=3))
+    del obj["predictions"][1].extra_fields["rel_pair_idxs"]
+    save_zip(obj, tmp_path / "e.pytorch")
+    _, _, pairs = read_eval_results(tmp_path / "e.pytorch", VOCAB)
+    with pytest.raises(InputError, match=r"image 1: field 'rel_pair_idxs'"):
+        list(pairs)
+
+
+def _sgbench_doc(cases):
+    images = []
+    for gt, pred in cases:
+        order = np.argsort(-pred.rel_scores[:, 1:].max(axis=1), kind="stable")
+        trip = [[int(pred.pairs[j, 0]), int(pred.pairs[j, 1]), int(pred.rel_scores[j, 1:].argmax())] for j in order]
+        if trip:
+            trip.append(trip[0])  # a duplicate: dropped, first kept
+        images.append({"id": gt.image_id, "instances": [{"bbox": [float(v) for v in b], "category": int(c) - 1}
+                                                         for b, c in zip(pred.boxes, pred.labels)], "triplets": trip})
+    return {"version": 1, "images": images}
+
+
+def test_sgbench_json_rank_metrics_match_reference(tmp_path):
+    cases = _cases("sgdet", seed=9)
+    (tmp_path / "p.json").write_text(json.dumps(_sgbench_doc(cases)))
+    preds, dropped = read_sgbench_json(tmp_path / "p.json", VOCAB)
+    assert dropped == sum(1 for _, p in cases if len(p.pairs))
+    pairs = [(gt, preds[gt.image_id]) for gt, _ in cases]
+    ours = evaluate(iter(pairs), VOCAB, EvalOptions(task="sgdet", order="stored", score_kind="ranked"))
+    ref, _ = reference_evaluate(pairs, VOCAB.num_predicates, "sgdet", order="stored")
+    for name in ("R@20", "R@50", "mR@50", "PR@20", "InstR", "R@1x", "mR@2x"):
+        assert abs(ours["metrics"][name] - ref[name]) <= 1e-12, name
+    assert ours["metrics"]["ngR@20"] is None and ours["metrics"]["IMR@20"] is None
+    assert any("ranked triplets only" in n for n in ours["notes"])
+
+
+@pytest.mark.parametrize("mutate,fragment", [
+    (lambda d: d["images"][0]["triplets"].append([-1, 0, 0]), "field 'triplets'"),
+    (lambda d: d["images"][0]["triplets"].append([0, 1, 99]), "predicate outside"),
+    (lambda d: d["images"][0]["instances"].append({"bbox": [0, 0, float("nan"), 1], "category": 0}), "non-finite"),
+])
+def test_sgbench_json_bad_input_is_refused(tmp_path, mutate, fragment):
+    cases = [c for c in _cases("sgdet", seed=11, n=20) if len(c[1].boxes) >= 2][:3]
+    doc = _sgbench_doc(cases)
+    mutate(doc)
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=fragment):
+        read_sgbench_json(tmp_path / "p.json", VOCAB)

@@ -1,0 +1,129 @@
+"""Writes torch-format files (zip and legacy) without torch, for fixtures: numpy arrays become tensors.
+
+Fake ``torch``/``maskrcnn_benchmark`` modules exist only while a file is written, so pickle can name the
+same globals a real ``torch.save`` names; nothing of them is left in ``sys.modules`` afterwards.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import pickle
+import struct
+import sys
+import types
+import zipfile
+
+import numpy as np
+
+_STORAGE_NAMES = {np.dtype(np.float32): "FloatStorage", np.dtype(np.float64): "DoubleStorage",
+                  np.dtype(np.int64): "LongStorage", np.dtype(np.int32): "IntStorage",
+                  np.dtype(np.float16): "HalfStorage", np.dtype(np.uint8): "ByteStorage"}
+
+
+class BoxList:
+    """Pickles exactly like maskrcnn_benchmark's BoxList (its __dict__ via NEWOBJ + BUILD)."""
+
+    def __init__(self, bbox, size, mode="xyxy", **fields):
+        self.bbox, self.size, self.mode, self.extra_fields = bbox, size, mode, fields
+        self.triplet_extra_fields = []
+
+
+class _Storage:
+    def __init__(self, key, array):
+        self.key, self.array = key, array
+
+
+@contextlib.contextmanager
+def _fake_modules():
+    names = ["torch", "torch._utils", "maskrcnn_benchmark", "maskrcnn_benchmark.structures",
+             "maskrcnn_benchmark.structures.bounding_box"]
+    saved = {n: sys.modules.get(n) for n in names}
+    mods = {n: types.ModuleType(n) for n in names}
+    torch_utils = mods["torch._utils"]
+
+    def _rebuild_tensor_v2(*args):  # never called: only its name is pickled
+        raise AssertionError
+
+    _rebuild_tensor_v2.__module__, _rebuild_tensor_v2.__qualname__ = "torch._utils", "_rebuild_tensor_v2"
+    torch_utils._rebuild_tensor_v2 = _rebuild_tensor_v2
+    storage_classes = {}
+    for name in set(_STORAGE_NAMES.values()):
+        cls = type(name, (), {"__module__": "torch"})
+        setattr(mods["torch"], name, cls)
+        storage_classes[name] = cls
+    BoxList.__module__, BoxList.__qualname__ = "maskrcnn_benchmark.structures.bounding_box", "BoxList"
+    mods["maskrcnn_benchmark.structures.bounding_box"].BoxList = BoxList
+    sys.modules.update(mods)
+    try:
+        yield _rebuild_tensor_v2, storage_classes
+    finally:
+        for n, m in saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+
+def _dump(obj, legacy: bool, extra_globals=None):
+    storages: list[_Storage] = []
+    with _fake_modules() as (rebuild, storage_classes):
+        class P(pickle.Pickler):
+            def reducer_override(self, o):
+                if isinstance(o, np.ndarray):
+                    a = np.ascontiguousarray(o)
+                    st = _Storage(str(len(storages)), a)
+                    storages.append(st)
+                    stride = tuple(s // a.itemsize for s in a.strides)
+                    return rebuild, (st, 0, a.shape, stride, False, collections.OrderedDict())
+                return NotImplemented
+
+            def persistent_id(self, o):
+                if isinstance(o, _Storage):
+                    cls = storage_classes[_STORAGE_NAMES[o.array.dtype]]
+                    pid = ("storage", cls, o.key, "cpu", o.array.size)
+                    return pid + (None,) if legacy else pid
+                return None
+
+        buf = io.BytesIO()
+        P(buf, protocol=2).dump(obj)
+    return buf.getvalue(), storages
+
+
+def save_zip(obj, path) -> None:
+    data, storages = _dump(obj, legacy=False)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("archive/data.pkl", data)
+        zf.writestr("archive/byteorder", "little")
+        for st in storages:
+            zf.writestr(f"archive/data/{st.key}", st.array.tobytes())
+        zf.writestr("archive/version", "3\n")
+
+
+def save_legacy(obj, path) -> None:
+    data, storages = _dump(obj, legacy=True)
+    with open(path, "wb") as fh:
+        for plain in (0x1950A86A20F9469CFC6C, 1001,
+                      {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}):
+            pickle.dump(plain, fh, protocol=2)
+        fh.write(data)
+        pickle.dump([st.key for st in storages], fh, protocol=2)
+        for st in storages:
+            fh.write(struct.pack("<q", st.array.size))
+            fh.write(st.array.tobytes())
+
+
+def eval_results_object(cases):
+    """The {'groundtruths', 'predictions'} dict of BoxLists for (GTImage, PredImage) cases."""
+    gts, preds = [], []
+    for gt, pred in cases:
+        gts.append(BoxList(gt.boxes.astype(np.float32), (gt.width, gt.height), labels=gt.labels.astype(np.int64),
+                           relation_tuple=gt.rels.astype(np.int64)))
+        preds.append(BoxList(pred.boxes.astype(np.float32), (gt.width, gt.height),
+                             pred_labels=pred.labels.astype(np.int64), pred_scores=pred.obj_scores.astype(np.float32),
+                             rel_pair_idxs=pred.pairs.astype(np.int64),
+                             pred_rel_scores=pred.rel_scores.astype(np.float32),
+                             pred_rel_labels=(1 + pred.rel_scores[:, 1:].argmax(1)).astype(np.int64)
+                             if len(pred.pairs) else np.zeros(0, dtype=np.int64)))
+    return {"groundtruths": gts, "predictions": preds}
