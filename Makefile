@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install test test-full repro params clean-venv
+.PHONY: install test test-full repro params bench clean-venv
 
 install: $(STAMP)
 
@@ -35,3 +35,7 @@ params: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# Throughput of the full metric suite against a read floor measured in the same run.
+bench: $(STAMP)
+	$(BIN)/python scripts/bench.py

@@ -64,3 +64,11 @@ def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):
     _setup(tmp_path)
     assert main(["evaluate", str(tmp_path / "pred.h5"), "--task", "predcls", "-o", str(tmp_path / "m.json")]) == 2
     assert "--gt" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+
+
+def test_bundled_vg150_zeroshot_list(tmp_path):
+    from sgg_eval.evaluate import run_evaluation
+    cases, _ = _setup(tmp_path)
+    save_legacy(eval_results_object(cases), tmp_path / "e.pytorch")
+    doc = run_evaluation(str(tmp_path / "e.pytorch"), "predcls", zeroshot="vg150", stats=str(tmp_path / "stats.h5"))
+    assert any("5971 triplets" in n for n in doc["notes"])

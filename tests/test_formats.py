@@ -155,3 +155,14 @@ def test_sgbench_json_bad_input_is_refused(tmp_path, mutate, fragment):
     (tmp_path / "p.json").write_text(json.dumps(doc))
     with pytest.raises(InputError, match=fragment):
         read_sgbench_json(tmp_path / "p.json", VOCAB)
+
+
+def test_file_with_thousands_of_tensors_streams(tmp_path):
+    """Regression: one mapping per tensor exhausted file descriptors on real eval_results files."""
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    n = max(150, soft // 9 + 20)  # 9 tensors per image: more than the descriptor limit in total
+    cases = _cases("predcls", seed=13, n=n)
+    save_zip(eval_results_object(cases), tmp_path / "big.pytorch")
+    _, count, pairs = read_eval_results(tmp_path / "big.pytorch", VOCAB)
+    assert count == n and sum(1 for _ in pairs) == n

@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
                         "strict: they count as misses (default: %(default)s)")
     p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
-    p.add_argument("--zeroshot", help="zero-shot triplet file, e.g. the reference zeroshot_triplet.pytorch")
+    p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
+                                      "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")
     p.add_argument("--tau", type=float, default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Iterator
+from importlib import resources
 
 import numpy as np
 
@@ -111,6 +112,8 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
             if store.meta.simulated:
                 notes.append("SIMULATED predictions")
     zs, zs_source = None, ""
+    if zeroshot == "vg150":  # the reference codebase's own VG150 list, shipped with sgg-eval
+        zeroshot = str(resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch"))
     if zeroshot:
         zs = np.asarray(load(zeroshot).numpy(), dtype=np.int64).reshape(-1, 3)
         zs_source = f"file {zeroshot} ({len(zs)} triplets)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import io
+import mmap
 import os
 import pickle
 import struct
@@ -77,6 +78,11 @@ class LazyTensor:
         start = self.storage.view_offset + self.offset
         if len(self.size) == 0:
             return np.asarray(base[start])
+        if self.size == _contiguous_shape_strides(self.size, self.stride):
+            count = int(np.prod(self.size))
+            if start + count > len(base):
+                raise InputError(f"tensor of shape {self.size} reads past the end of storage {self.storage.key}")
+            return base[start : start + count].reshape(self.size)
         item = base.itemsize
         n_needed = 1 + sum((s - 1) * st for s, st in zip(self.size, self.stride)) if all(self.size) else 0
         if start + n_needed > len(base):
@@ -84,6 +90,15 @@ class LazyTensor:
         window = base[start : start + max(n_needed, 0)]
         return np.lib.stride_tricks.as_strided(window, shape=self.size, strides=[s * item for s in self.stride],
                                                writeable=False)
+
+
+def _contiguous_shape_strides(size: tuple[int, ...], stride: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``size`` if ``stride`` is the C-contiguous stride of ``size`` (then a reshape is enough), else None."""
+    expected, acc = [], 1
+    for s in reversed(size):
+        expected.append(acc)
+        acc *= max(s, 1)
+    return size if tuple(reversed(expected)) == tuple(stride) or 0 in size else None
 
 
 @dataclass
@@ -166,6 +181,7 @@ def _load_zip(path: str):
             raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
         obj = _unpickle(zf.read(pkl[0]), path, storages)
         infos = {i.filename: i for i in zf.infolist()}
+    whole = _map_file(path)
     with open(path, "rb") as fh:
         for ref in {id(r): r for r in storages.values()}.values():
             info = infos.get(f"{root}data/{ref.key}")
@@ -179,7 +195,7 @@ def _load_zip(path: str):
                 raise InputError("corrupt zip local header", path=path)
             name_len, extra_len = struct.unpack("<HH", header[26:30])
             offset = info.header_offset + 30 + name_len + extra_len
-            ref.array = _map(path, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
+            ref.array = _map(whole, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
     return obj
 
 
@@ -208,6 +224,7 @@ def _load_legacy(path: str):
             raise InputError("legacy storage key list missing", path=path)
         offset = fh.tell()
         size = os.fstat(fh.fileno()).st_size
+        whole = _map_file(path) if keys else None
         by_key: dict[str, list[StorageRef]] = {}
         for ref in storages.values():  # views share their root storage's key
             by_key.setdefault(ref.key, []).append(ref)
@@ -223,7 +240,7 @@ def _load_legacy(path: str):
             itemsize = refs[0].dtype.itemsize
             if numel < 0 or offset + 8 + numel * itemsize > size:
                 raise InputError(f"storage {key} claims {numel} elements past the end of the file", path=path)
-            array = _map(path, refs[0].dtype, offset + 8, numel)
+            array = _map(whole, refs[0].dtype, offset + 8, numel)
             for ref in refs:
                 ref.array = array
             offset += 8 + numel * itemsize
@@ -251,7 +268,19 @@ def _unpickle(data: bytes, path: str, storages: dict[str, StorageRef]):
         raise InputError(f"corrupt pickle ({type(exc).__name__}: {exc})", path=path) from None
 
 
-def _map(path: str, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
+def _map_file(path: str) -> np.ndarray:
+    """The whole file as a read-only uint8 array backed by one mmap (a plain ndarray: its views are cheap,
+    unlike ``np.memmap`` whose every slice runs Python-level hooks)."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return np.zeros(0, dtype=np.uint8)
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    return np.frombuffer(mm, dtype=np.uint8)
+
+
+def _map(whole: np.ndarray, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
+    """A read-only view of ``count`` elements at byte ``offset`` of the file mapped once as ``whole``
+    (an eval_results file holds thousands of tensors; one mapping each would exhaust file descriptors)."""
     if count == 0:
         return np.zeros(0, dtype=dtype)
-    return np.memmap(path, dtype=dtype.newbyteorder("<"), mode="r", offset=offset, shape=(count,))
+    return whole[offset : offset + count * dtype.itemsize].view(dtype.newbyteorder("<"))

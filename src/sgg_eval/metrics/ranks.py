@@ -89,60 +89,90 @@ def stable_top(scores: np.ndarray, n: int) -> np.ndarray:
     return keep[order][:n]
 
 
-def _rank_in_column(col: np.ndarray, match: np.ndarray) -> np.ndarray:
-    """Rows of ``col [M, P]`` ranked descending (ties: lower column first); rank of the best matching column."""
-    masked = np.where(match, col, -np.inf)
-    best = masked.max(axis=1) if col.shape[1] else np.full(col.shape[0], -np.inf)
-    at_best = match & (col == best[:, None])
-    first = at_best.argmax(axis=1) if col.shape[1] else np.zeros(col.shape[0], dtype=np.int64)
-    higher = (col > best[:, None]).sum(axis=1)
-    tied_before = ((col == best[:, None]) & (np.arange(col.shape[1])[None, :] < first[:, None])).sum(axis=1)
-    return np.where(match.any(axis=1), higher + tied_before, NO_MATCH).astype(np.int64)
-
-
 def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int = 100,
                 gt_pair_family: bool = True, triplet_family: bool = True) -> ImageRanks:
-    """All first-match ranks of one image. ``gt_rels`` ``[M, 3]`` must be non-empty."""
+    """All first-match ranks of one image. ``gt_rels`` ``[M, 3]`` must be non-empty.
+
+    Only *viable* pairs (both predicted objects match some GT object) can match any row, so the
+    ``[rows, candidates]`` matrices are built over viable pairs only; positions still count every candidate.
+    """
     gs, go, gp = gt_rels[:, 0], gt_rels[:, 1], gt_rels[:, 2]
     ok = object_matches(gt_boxes, gt_labels, cand.boxes, cand.labels)
-    pm = ok[gs][:, cand.pairs[:, 0]] & ok[go][:, cand.pairs[:, 1]]  # [M, P] objects of pair j match row r
-    gc_match = pm[:, cand.gc_pairs] & (cand.gc_preds[None, :] == gp[:, None])
-    uniq = np.unique(gt_rels[:, :2], axis=0)
-    pm_u = ok[uniq[:, 0]][:, cand.pairs[:, 0]] & ok[uniq[:, 1]][:, cand.pairs[:, 1]]
-    out = ImageRanks(predicates=gp, gc=first_true(gc_match), pair=first_true(pm_u[:, cand.gc_pairs]),
+    n_pairs = len(cand.pairs)
+    q_ok = ok.any(axis=0)
+    viable = np.flatnonzero(q_ok[cand.pairs[:, 0]] & q_ok[cand.pairs[:, 1]]) if n_pairs else np.zeros(0, np.int64)
+    col_of = np.full(n_pairs, -1, dtype=np.int64)
+    col_of[viable] = np.arange(len(viable))
+    vs, vo = cand.pairs[viable, 0], cand.pairs[viable, 1]
+    pm = ok[gs][:, vs] & ok[go][:, vo]  # [M, V]: objects of viable pair v match row r
+    # GC candidates on viable pairs, with their true positions in the full GC list
+    t_viable = np.flatnonzero(col_of[cand.gc_pairs] >= 0)
+    cols = col_of[cand.gc_pairs[t_viable]]
+    gc_match = pm[:, cols] & (cand.gc_preds[t_viable][None, :] == gp[:, None])
+    uniq_keys = np.unique(gs * (1 << 20) + go)  # distinct GT index pairs (1D unique is much cheaper)
+    uniq = np.column_stack([uniq_keys >> 20, uniq_keys & ((1 << 20) - 1)])
+    pm_u = ok[uniq[:, 0]][:, vs] & ok[uniq[:, 1]][:, vo]
+    out = ImageRanks(predicates=gp, gc=_positions(first_true(gc_match), t_viable),
+                     pair=_positions(first_true(pm_u[:, cols]), t_viable),
                      num_gt_objects=len(gt_labels), matched_gt_objects=int(ok.any(axis=1).sum()))
     if gt_pair_family:
         gt_keys = gs * (1 << 20) + go
-        cand_keys = cand.pairs[cand.gc_pairs, 0] * (1 << 20) + cand.pairs[cand.gc_pairs, 1]
-        out.gt_pair = first_true(gc_match[:, np.isin(cand_keys, gt_keys)])
+        on_gt_pair = np.isin(cand.pairs[cand.gc_pairs, 0] * (1 << 20) + cand.pairs[cand.gc_pairs, 1], gt_keys)
+        position = np.cumsum(on_gt_pair) - 1  # position among the GT-pair candidates only
+        keep = on_gt_pair[t_viable]
+        out.gt_pair = _positions(first_true(gc_match[:, keep]), position[t_viable[keep]])
     if cand.probs is None:
         return out
     scores = pair_scores(cand)  # [P, C]
     n_pred = scores.shape[1]
     top = stable_top(scores, ng_limit)
-    out.ng = first_true(pm[:, top // n_pred] & ((top % n_pred + 1)[None, :] == gp[:, None]))
-    out.per_predicate = _rank_in_column(scores[:, gp - 1].T, pm)
-    out.predicate_rank = _predicate_rank(cand, pm, gp)
+    top_cols = col_of[top // n_pred]
+    sel = top_cols >= 0
+    ng_match = pm[:, top_cols[sel]] & ((top[sel] % n_pred + 1)[None, :] == gp[:, None])
+    out.ng = _positions(first_true(ng_match), np.flatnonzero(sel))
+    out.per_predicate = _per_predicate_ranks(scores, viable, pm, gp)
+    out.predicate_rank = _predicate_rank(cand, viable, pm, gp)
     if triplet_family:
-        out.triplet = _triplet_ranks(cand, pm, scores, gs, go, gp)
+        out.triplet = _triplet_ranks(cand, col_of, pm, scores, gs, go, gp)
     return out
 
 
-def _predicate_rank(cand: Candidates, pm: np.ndarray, gp: np.ndarray) -> np.ndarray:
+def _positions(index: np.ndarray, position_of: np.ndarray) -> np.ndarray:
+    """Map first-match indices into a sub-list back to positions in the full list."""
+    found = index != NO_MATCH
+    out = np.full(len(index), NO_MATCH, dtype=np.int64)
+    out[found] = position_of[index[found]]
+    return out
+
+
+def _per_predicate_ranks(scores: np.ndarray, viable: np.ndarray, pm: np.ndarray, gp: np.ndarray) -> np.ndarray:
+    """IMR: rank of the best matching pair when all pairs are ranked by ``s_s * s_o * p_c`` (ties: lower pair)."""
+    col = scores[:, gp - 1].T  # [M, P]
+    masked = np.where(pm, col[:, viable], -np.inf)
+    has = pm.any(axis=1)
+    best = masked.max(axis=1) if pm.shape[1] else np.full(len(gp), -np.inf)
+    first = viable[(pm & (masked == best[:, None])).argmax(axis=1)] if pm.shape[1] else np.zeros(len(gp), np.int64)
+    higher = (col > best[:, None]).sum(axis=1)
+    tied_before = ((col == best[:, None]) & (np.arange(col.shape[1])[None, :] < first[:, None])).sum(axis=1)
+    return np.where(has, higher + tied_before, NO_MATCH).astype(np.int64)
+
+
+def _predicate_rank(cand: Candidates, viable: np.ndarray, pm: np.ndarray, gp: np.ndarray) -> np.ndarray:
     """PRk: rank of the GT predicate among the scores of the first matching pair in GC order."""
     pos = np.full(len(cand.pairs), NO_MATCH, dtype=np.int64)
     pos[cand.gc_pairs[::-1]] = np.arange(len(cand.gc_pairs))[::-1]  # first GC position of each pair
-    ranked = np.where(pm, pos[None, :], NO_MATCH)
-    has = ranked.min(axis=1) < NO_MATCH if pm.shape[1] else np.zeros(len(gp), dtype=bool)
-    j = ranked.argmin(axis=1) if pm.shape[1] else np.zeros(len(gp), dtype=np.int64)
-    probs = cand.probs[j, 1:] if pm.shape[1] else np.zeros((len(gp), 0))
-    own = probs[np.arange(len(gp)), gp - 1] if pm.shape[1] else np.zeros(len(gp))
+    ranked = np.where(pm, pos[viable][None, :], NO_MATCH)
+    if ranked.shape[1] == 0:
+        return np.full(len(gp), np.nan)
+    has = ranked.min(axis=1) < NO_MATCH
+    probs = cand.probs[viable[ranked.argmin(axis=1)], 1:]
+    own = probs[np.arange(len(gp)), gp - 1]
     ids = np.arange(probs.shape[1])[None, :]
     rank = (probs > own[:, None]).sum(axis=1) + ((probs == own[:, None]) & (ids < (gp - 1)[:, None])).sum(axis=1)
     return np.where(has, rank.astype(np.float64), np.nan)
 
 
-def _triplet_ranks(cand, pm, scores, gs, go, gp) -> np.ndarray:
+def _triplet_ranks(cand, col_of, pm, scores, gs, go, gp) -> np.ndarray:
     """R_tr: candidates are the row's index pair in both directions with every predicate."""
     ps, po = cand.pairs[:, 0], cand.pairs[:, 1]
     same = ((ps[None, :] == gs[:, None]) & (po[None, :] == go[:, None])) | (
@@ -153,7 +183,9 @@ def _triplet_ranks(cand, pm, scores, gs, go, gp) -> np.ndarray:
         return ranks
     entry_scores = scores[js]  # [E, C]
     own = entry_scores[np.arange(len(rows)), gp[rows] - 1]
-    matching = pm[rows, js]
+    cj = col_of[js]
+    matching = np.zeros(len(rows), dtype=bool)
+    matching[cj >= 0] = pm[rows[cj >= 0], cj[cj >= 0]]
     best = np.full(len(gp), -np.inf)
     np.maximum.at(best, rows[matching], own[matching])
     # first matching entry at the best score (entries are in pair order within a row)
