@@ -13,7 +13,7 @@ from sgg_eval.data.store import SplitStore
 from vg150_fixture import write_vg150_fixture
 
 
-@pytest.mark.parametrize("cmd", ["split", "stats", "evaluate", "params"])
+@pytest.mark.parametrize("cmd", ["split", "stats", "evaluate", "simulate", "pko", "blind-replace", "params"])
 def test_help_texts(cmd, capsys):
     with pytest.raises(SystemExit) as info:
         main([cmd, "--help"])

@@ -81,11 +81,60 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
           f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)")
 
 
+def _cmd_simulate(args: argparse.Namespace) -> None:
+    from sgg_eval.data.simulate_models import METHODS, Backbone, simulate_models
+    from sgg_eval.stats import read_stats
+
+    bb = Backbone(args.backbone, strength=args.strength, label_accuracy=args.label_accuracy)
+    outputs = {m: f"{args.out_dir}/{args.backbone}_{m}_{args.task}.h5" for m in METHODS}
+    n = simulate_models(args.gt, read_stats(args.stats), bb, args.task, outputs, seed=args.seed,
+                        score_kind=args.score_kind)
+    for path in outputs.values():
+        print(f"{path}: {n} images (SIMULATED)")
+
+
+def _cmd_pko(args: argparse.Namespace) -> None:
+    from sgg_eval.pko import PKOParams, pko_predictions
+    from sgg_eval.sources import open_predictions
+    from sgg_eval.stats import read_stats
+
+    stats = read_stats(args.stats)
+    source = open_predictions(args.predictions, gt=args.gt, vocab=stats.vocab)
+    n = pko_predictions(source, args.task, stats, args.output, PKOParams(lam=args.lam, eps=args.eps), only=args.only)
+    print(f"{args.output}: {n} images, {'PKO-only' if args.only else 'PKO'} logits")
+
+
+def _cmd_blind_replace(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json
+    from sgg_eval.pko import blind_replacement
+    from sgg_eval.sources import open_predictions
+    from sgg_eval.stats import read_stats
+
+    stats = read_stats(args.stats)
+    source = open_predictions(args.predictions, gt=args.gt, vocab=stats.vocab)
+    rows = blind_replacement(source, stats, args.task, max_n=args.max_n)
+    if args.output:
+        write_json(args.output, {"task": args.task, "rows": rows})
+    print(f"{'N':>2}  {'predicate':14} {'pairs':>5}  {'mR@100':>7}  {'gain':>6}")
+    for r in rows:
+        pairs = "" if r["num_type_pairs"] is None else r["num_type_pairs"]
+        print(f"{r['N']:>2}  {r['predicate']:14} {pairs:>5}  {100 * r['mR@100']:7.2f}  {100 * r['improvement']:+6.2f}")
+
+
 def _cmd_params(args: argparse.Namespace) -> None:
     from sgg_eval.config import write_params
 
     write_params(args.output, args.conf_dir, args.overrides)
     print(f"wrote {args.output} from {args.conf_dir}/ {' '.join(args.overrides)}".rstrip())
+
+
+def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> None:
+    """The inputs of commands that transform saved scores: predictions, their GT, statistics, task."""
+    p.add_argument("predictions", help="eval_results.pytorch or an sgg-eval prediction store")
+    p.add_argument("--gt", help="ground-truth split store (for a prediction store)")
+    p.add_argument("--stats", required=True, help="training statistics from `sgg-eval stats`")
+    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], required=task_default is None,
+                   default=task_default)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,6 +190,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tau", type=float, default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("simulate", help="SIMULATED model outputs (baseline, reweight, tde) for a split",
+                       description="Write SIMULATED predictions of one backbone for the methods baseline "
+                                   "(frequency-biased), reweight (logit adjustment) and tde (counterfactual), "
+                                   "as logits in sgg-eval prediction stores.",
+                       epilog="example:\n  sgg-eval simulate --gt data/vg150_sim/splits/test.h5 --stats "
+                              "data/vg150_sim/stats/stats.h5 --task predcls -o out/",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gt", required=True, help="split store to simulate predictions for")
+    p.add_argument("--stats", required=True, help="training statistics (frequency bias, predicate prior)")
+    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
+    p.add_argument("--backbone", default="sim_motifs", help="backbone name (default: %(default)s)")
+    p.add_argument("--strength", type=float, default=2.0, help="visual evidence for the true predicate")
+    p.add_argument("--label-accuracy", type=float, default=0.6, help="SGCls/SGDet object label accuracy")
+    p.add_argument("--score-kind", default="logits", choices=["logits", "probabilities"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--out-dir", required=True, help="folder for <backbone>_<method>_<task>.h5")
+    p.set_defaults(func=_cmd_simulate)
+
+    p = sub.add_parser("pko", help="add the PKO prior to saved predictions (or PKO-only)",
+                       description="z = z_hat + lam * b on the predicate columns, b = log P^s(k|i) + log P^o(k|j) "
+                                   "from the training statistics (SPEC §5). Reads logits or probabilities "
+                                   "(via log p), writes a new store of logits; the input is never modified.",
+                       epilog="example:\n  sgg-eval pko eval_results.pytorch --stats stats.h5 --task predcls "
+                              "-o motifs_pko.h5",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_scored_inputs(p, task_default=None)
+    p.add_argument("--lam", type=float, default=1.0, help="prior weight lambda (default: %(default)s)")
+    p.add_argument("--eps", type=float, default=1e-3, help="count smoothing epsilon (default: %(default)s)")
+    p.add_argument("--only", action="store_true", help="PKO-only: z = lam * b, no model evidence")
+    p.add_argument("-o", "--output", required=True, help="prediction store to write (.h5)")
+    p.set_defaults(func=_cmd_pko)
+
+    p = sub.add_parser("blind-replace", help="paper Table 1: blindly replace the N tail predicates",
+                       description="For N = 0..max-n, replace the prediction on every pair composable with one of "
+                                   "the N predicates of fewest composable pairs (training) by that predicate, "
+                                   "and report mR@100.",
+                       epilog="example:\n  sgg-eval blind-replace motifs_predcls.h5 --gt test.h5 --stats stats.h5 "
+                              "--task predcls",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_scored_inputs(p, task_default="predcls")
+    p.add_argument("--max-n", type=int, default=6, help="largest N (default: %(default)s)")
+    p.add_argument("-o", "--output", help="also write the rows as JSON")
+    p.set_defaults(func=_cmd_blind_replace)
 
     p = sub.add_parser("params", help="regenerate params.yaml from the Hydra config in conf/",
                        description="Compose conf/ with Hydra (plus overrides) and write params.yaml for DVC.")

@@ -61,6 +61,11 @@ class SimParams:
     reuse_prob: float = 0.8
     duplicate_rate: float = 0.01
     multi_predicate_rate: float = 0.04
+    # How much chance (vs class frequency) picks a predicate's pairs: lower values make tail predicates
+    # compose mostly with frequent class pairs that head predicates also use, as in VG.
+    pair_noise: float = 0.8
+    # Within a predicate, pair weights ∝ exp(concentration · popularity): a long tail of rare pairs.
+    pair_concentration: float = 1.5
 
     def split_size(self, split: str) -> int:
         if self.scale not in SCALES:
@@ -93,17 +98,33 @@ class SimulatedWorld:
         # Pair affinity: class frequency plus noise shared inside a predicate group, so correlated
         # predicates compose with mostly the same pairs; a little per-predicate noise keeps them distinct.
         base = 0.5 * np.log(self.obj_freq)[:, None] + 0.5 * np.log(self.obj_freq)[None, :]
+        # One global popularity of class pairs, shared by every predicate: generic head predicates then put
+        # most of their mass on the same popular pairs the tail predicates compose with ((car, street) is
+        # mostly *on*, sometimes *parked on*), which is what makes a frequency prior favour the head.
+        popularity = base + 0.5 * rng.gumbel(size=(c_obj, c_obj))
+        np.fill_diagonal(popularity, popularity.diagonal() - 1.0)  # same-class pairs are possible but rarer
         group_of = {p: g for g, members in enumerate(PREDICATE_GROUPS) for p in members}
         group_noise = {g: rng.gumbel(size=(c_obj, c_obj)) for g in range(len(PREDICATE_GROUPS))}
+        group_anchor = {g: (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj)) for g in range(len(PREDICATE_GROUPS))}
+        log_f = np.log(self.obj_freq)
         self.pairs: list[np.ndarray] = []  # per predicate: [n_c, 2] 1-based (subject class, object class)
         self.pair_weights: list[np.ndarray] = []
         for k, name in enumerate(self.vocab.predicate_classes):
-            shared = group_noise[group_of[name]] if name in group_of else rng.gumbel(size=(c_obj, c_obj))
-            score = base + 2.0 * shared + 0.5 * rng.gumbel(size=(c_obj, c_obj))
-            np.fill_diagonal(score, score.diagonal() - 1.0)  # same-class pairs are possible but rarer
+            g = group_of.get(name)
+            # Anchors: the subject and object classes a predicate is about (parked on: vehicles and places).
+            # Few for tail predicates, nearly all for generic ones; correlated predicates share them.
+            n_anchor = int(min(c_obj, np.ceil(3.0 * np.sqrt(self.num_pairs[k])) + 2))
+            a_s, a_o = group_anchor[g] if g is not None else (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj))
+            subj = np.argsort(-(log_f + a_s), kind="stable")[:n_anchor]
+            obj = np.argsort(-(log_f + a_o), kind="stable")[:n_anchor]
+            allowed = np.full((c_obj, c_obj), -np.inf)
+            allowed[np.ix_(subj, obj)] = 0.0
+            # correlated predicates share the noise that picks their pairs, so they share most pairs
+            shared = group_noise[g] if g is not None else rng.gumbel(size=(c_obj, c_obj))
+            score = allowed + popularity + params.pair_noise * (shared + 0.25 * rng.gumbel(size=(c_obj, c_obj)))
             top = np.argsort(-score, axis=None, kind="stable")[: self.num_pairs[k]]
             self.pairs.append(np.column_stack(np.unravel_index(top, (c_obj, c_obj))).astype(np.int64) + 1)
-            w = 1.0 / np.arange(1, len(top) + 1) ** 0.9
+            w = np.exp(params.pair_concentration * (popularity.flat[top] - popularity.flat[top].max()))
             self.pair_weights.append(w / w.sum())
         self.groups = [[self.vocab.predicate_classes.index(p) + 1 for p in g] for g in PREDICATE_GROUPS]
         self.group_head = {k: max(g, key=lambda q: self.pred_freq[q - 1]) for g in self.groups for k in g}
