@@ -54,7 +54,7 @@ def dataset_spec(d: Mapping) -> DatasetSpec:
     """The ``dataset`` section of the params as a :class:`DatasetSpec`."""
     if d["kind"] == "simulated":
         return DatasetSpec(name=d["name"], kind="simulated", sim=SimParams(**d["sim"]))
-    return DatasetSpec(name=d["name"], kind=d["kind"], files=VG150Files.in_dir(d["raw_dir"]),
+    return DatasetSpec(name=d["name"], kind=d["kind"], files=VG150Files.in_dir(d["raw"]),
                        num_val_im=int(d.get("num_val_im", 5000)), box_scale=int(d.get("box_scale", 1024)))
 
 

@@ -3,7 +3,8 @@
 Where files live (all under ``paths.predictions``):
 - ``simulated/<model>/<task>.h5``: SIMULATED model outputs (models with ``source: simulated``);
 - a real model's file is ``models.<name>.files.<task>`` (eval_results.pytorch or an sgg-eval store);
-- ``pko/<model>/<task>.h5``: the model + PKO; ``pko_only/<task>.h5``: PKO-only on ``pko.pko_only_from``.
+- ``pko/<model>/<task>.h5``: the model + PKO (entry ``<model>_pko``); ``pko_only/<task>.h5``: PKO-only on
+  ``pko.pko_only_from`` (entry ``pko_only``).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ def stats_file(params: dict) -> str:
 
 
 def prediction_file(params: dict, model: str, task: str) -> str:
-    """The prediction file of ``model`` for ``task``: simulated, real, ``<model>+pko`` or ``pko_only``."""
+    """The prediction file of ``model`` for ``task``: simulated, real, ``<model>_pko`` or ``pko_only``."""
     root = params["paths"]["predictions"]
     if model == "pko_only":
         return f"{root}/pko_only/{task}.h5"
-    if model.endswith("+pko"):
+    if model.endswith("_pko") and model[:-4] in params["models"]:
         return f"{root}/pko/{model[:-4]}/{task}.h5"
     cfg = params["models"][model]
     if cfg["source"] == "simulated":
@@ -76,11 +77,11 @@ def pko_params(params: dict) -> PKOParams:
 
 
 def run_apply_pko(params: dict, model: str, task: str, *, only: bool = False) -> str:
-    """``<model>+pko`` (or PKO-only on ``pko.pko_only_from``) for ``task``; returns the file written."""
+    """``<model>_pko`` (or PKO-only on ``pko.pko_only_from``) for ``task``; returns the file written."""
     src_model = params["pko"]["pko_only_from"] if only else model
-    out = prediction_file(params, "pko_only" if only else f"{model}+pko", task)
+    name = "pko_only" if only else f"{model}_pko"
+    out = prediction_file(params, name, task)
     source = open_model(params, src_model, task)
-    name = "pko_only" if only else f"{model}+pko"
     pko_predictions(source, task, read_stats(stats_file(params)), out, pko_params(params), only=only, model=name,
                     score_dtype=params["simulation"]["score_dtype"])
     return out
@@ -94,3 +95,138 @@ def run_blind_replace(params: dict, out_json: str) -> list[dict]:
     write_json(out_json, {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated,
                           "rows": rows})
     return rows
+
+
+def metrics_file(params: dict, entry: str, task: str) -> str:
+    return f"{params['paths']['results']}/metrics/{entry}/{task}.json"
+
+
+def per_predicate_file(params: dict, entry: str, task: str) -> str:
+    return f"{params['paths']['results']}/per_predicate/{entry}/{task}.csv"
+
+
+def entry_info(params: dict, entry: str) -> dict:
+    """Backbone, method and simulated flag of an evaluation entry, for tables and tracking."""
+    if entry == "pko_only":
+        return {"backbone": "-", "method": "PKO-only", "base_model": params["pko"]["pko_only_from"]}
+    if entry.endswith("_pko") and entry[:-4] in params["models"]:
+        cfg = params["models"][entry[:-4]]
+        return {"backbone": cfg["backbone"], "method": "PKO", "base_model": entry[:-4]}
+    cfg = params["models"][entry]
+    return {"backbone": cfg["backbone"], "method": cfg["method"], "base_model": entry}
+
+
+def run_evaluate(params: dict, entry: str, task: str) -> dict:
+    """Evaluate one entry on one task; writes the metrics JSON and the per-predicate CSV atomically."""
+    from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.report.per_predicate import write_per_predicate_csv
+
+    m = params["metrics"]
+    zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
+    result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
+                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot,
+                            tau=float(m["tau"]))
+    info = entry_info(params, entry)
+    base = params["models"][info["base_model"]]
+    result["entry"] = {"name": entry, "backbone": info["backbone"], "method": info["method"],
+                       "dataset": params["dataset"]["name"],
+                       "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"}
+    write_json(metrics_file(params, entry, task), result)
+    write_per_predicate_csv(per_predicate_file(params, entry, task), result, read_stats(stats_file(params)))
+    return result
+
+
+def load_results(params: dict) -> dict[tuple[str, str], dict]:
+    """Every evaluation entry × task metrics document that exists."""
+    import json
+
+    out = {}
+    for entry in params["evaluation"]["entries"]:
+        for task in TASKS:
+            path = metrics_file(params, entry, task)
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as fh:
+                    out[entry, task] = json.load(fh)
+    return out
+
+
+def run_tables(params: dict, folder: str) -> list[str]:
+    """Write Tables 1-3, the full table and (on real VG150) published vs reproduced into ``folder``."""
+    import json
+
+    from sgg_eval.report.tables import paper_tables, published_vs_reproduced
+
+    results = load_results(params)
+    blind_path = f"{params['paths']['results']}/blind_replacement.json"
+    blind = json.load(open(blind_path, encoding="utf-8")) if os.path.exists(blind_path) else None
+    simulated = any(doc["entry"]["simulated"] for doc in results.values())
+    entries = list(params["evaluation"]["entries"])
+    tables = paper_tables(results, entries, blind, simulated)
+    if params["dataset"]["kind"] == "vg150":
+        tables.append(published_vs_reproduced(results, entries))
+    return [p for t in tables for p in t.write(folder)]
+
+
+def wimr_curve(result: dict, num_pairs, taus, k: int):
+    """wIMR@k for each τ from a metrics document's per-predicate IMR@k and n_c (the evaluator's formula)."""
+    import numpy as np
+
+    from sgg_eval.metrics.reduce import weighted_mean
+
+    per_c = result["per_predicate"][f"IMR@{k}"]
+    names = list(per_c)
+    imr = np.array([per_c[n] for n in names])
+    n_c = np.asarray(num_pairs[1:], dtype=np.float64)
+    return [weighted_mean(imr, n_c ** float(t)) for t in taus]
+
+
+def run_figures(params: dict, folder: str) -> list[str]:
+    """Figures 2-5 and the wIMR-τ curve into ``folder`` (PNG and SVG)."""
+    import numpy as np
+
+    from sgg_eval.data.store import SplitStore
+    from sgg_eval.metrics.engine import softmax
+    from sgg_eval.pko import to_logits
+    from sgg_eval.report import figures as fg
+
+    stats = read_stats(stats_file(params))
+    names = list(stats.vocab.predicate_classes)
+    results = load_results(params)
+    simulated = any(doc["entry"]["simulated"] for doc in results.values())
+    f = params["figures"]
+    written = []
+
+    panels = []
+    for title, model, transform in (("biased logits", f["biased_model"], "logits"),
+                                    ("debiased logits", f["debiased_model"], "logits"),
+                                    ("debiased softmax", f["debiased_model"], "softmax")):
+        source = open_model(params, model, "predcls")
+
+        def logits_of(x, kind=source.score_kind, transform=transform):
+            z = to_logits(x, kind, 1e-12)
+            return softmax(z).astype(np.float64) if transform == "softmax" else z
+
+        m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
+        panels.append((f"{title} ({model})", m))
+    written += fg.score_heatmaps(panels, names, folder, simulated)
+    written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
+
+    doc = results[f["per_predicate_model"], "predcls"]
+    mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
+    imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
+    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
+
+    gt_counts = np.zeros(len(names))
+    with SplitStore(gt_split(params)) as split:
+        for gt in split:
+            gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
+    written += fg.predicate_weights(names, gt_counts, stats.num_pairs[1:], float(params["metrics"]["tau"]), folder,
+                                    simulated)
+
+    k = int(params["metrics"]["imr_k"])
+    taus = np.round(np.linspace(0, 1, 11), 2)
+    curves = {f"{doc['entry']['backbone']} {doc['entry']['method']}".strip("- "):
+              (taus, wimr_curve(doc, stats.num_pairs, taus, k))
+              for (entry, task), doc in results.items() if task == "predcls"}
+    written += fg.wimr_vs_tau(curves, k, folder, simulated)
+    return written

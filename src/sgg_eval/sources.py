@@ -76,14 +76,32 @@ def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str) -> Pai
             yield gt, preds[gt.image_id]
 
 
+def _renumber(pairs: Pairs, ids: np.ndarray | None) -> Pairs:
+    for i, (gt, pred) in enumerate(pairs):
+        if ids is not None:
+            gt.image_id = pred.image_id = int(ids[i])
+        yield gt, pred
+
+
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
-    """Recognise ``path`` and pair it with its ground truth (inside the file, or the split store ``gt``)."""
+    """Recognise ``path`` and pair it with its ground truth (inside the file, or the split store ``gt``).
+
+    An ``eval_results.pytorch`` carries its own GT; given ``gt`` too, its images take the split's ids by
+    position (the reference evaluates the test split in order), so derived stores join back to the split.
+    """
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "eval_results":
-        vocab, _, _ = read_eval_results(path, vocab)
+        vocab, count, _ = read_eval_results(path, vocab)
+        ids = None
+        if gt:  # the file numbers images by position; the split (same order, as the reference) has real ids
+            with SplitStore(gt) as split:
+                ids = np.asarray(split._reader.images["image_id"])
+            if len(ids) != count:
+                raise InputError(f"{count} images, but the GT split {gt} has {len(ids)}: not the same test set",
+                                 path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False, (),
-                                lambda: read_eval_results(path, vocab)[2])
+                                lambda: _renumber(read_eval_results(path, vocab)[2], ids))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     with SplitStore(gt) as split:

@@ -1,0 +1,1 @@
+"""Reports: per-predicate CSVs, paper tables, figures."""

@@ -1,0 +1,141 @@
+"""The paper's figures (PNG and SVG): score heatmaps (Fig. 2), composable pairs (Fig. 3), per-predicate
+mR@50 vs IMR@20 (Fig. 4), per-predicate weights (Fig. 5) and wIMR against τ.
+
+Pure plotting over arrays; the caller gathers the numbers. SVGs are written without timestamps and with a
+fixed hash salt so the same numbers give the same files.
+"""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from sgg_eval.atomic import atomic_output  # noqa: E402
+
+plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 9, "axes.titlesize": 10})
+
+
+def _save(fig, folder: str, name: str) -> list[str]:
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(folder, f"{name}.{ext}")
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {})
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def _note(fig, simulated: bool) -> None:
+    if simulated:
+        fig.text(0.995, 0.005, "SIMULATED data", ha="right", va="bottom", fontsize=8, color="firebrick")
+
+
+def mean_score_vectors(pairs, num_predicates: int, logits_of) -> tuple[np.ndarray, np.ndarray]:
+    """Mean score vector ``[C, C]`` per GT predicate (rows) over predicate columns 1..C (PredCls: the
+    prediction of the GT row's own index pair), and the number of GT rows behind each row."""
+    total = np.zeros((num_predicates, num_predicates))
+    count = np.zeros(num_predicates)
+    for gt, pred in pairs:
+        if len(gt.rels) == 0 or len(pred.pairs) == 0:
+            continue
+        key = pred.pairs[:, 0] * (1 << 20) + pred.pairs[:, 1]
+        order = np.argsort(key)
+        gt_key = gt.rels[:, 0] * (1 << 20) + gt.rels[:, 1]
+        pos = np.clip(np.searchsorted(key[order], gt_key), 0, len(key) - 1)
+        found = key[order][pos] == gt_key
+        rows = order[pos[found]]
+        scores = logits_of(pred.rel_scores[rows])[:, 1:]
+        np.add.at(total, gt.rels[found, 2] - 1, scores)
+        count += np.bincount(gt.rels[found, 2] - 1, minlength=num_predicates)
+    return np.divide(total, count[:, None], out=np.zeros_like(total), where=count[:, None] > 0), count
+
+
+def score_heatmaps(panels: list[tuple[str, np.ndarray]], names: list[str], folder: str, simulated: bool) -> list[str]:
+    """Fig. 2: one heatmap per panel, rows = GT predicate, columns = predicted predicate score."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(8.2 * len(panels), 8.6), layout="constrained")
+    for ax, (title, m) in zip(np.atleast_1d(axes), panels):
+        im = ax.imshow(m, cmap="viridis", aspect="auto")
+        ax.set_title(title)
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
+        ax.set_yticks(range(len(names)), names, fontsize=6)
+        ax.set_xlabel("predicate score (column)")
+        ax.set_ylabel("ground-truth predicate")
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.01)
+    fig.suptitle("Mean score vector per ground-truth predicate (PredCls)")
+    _note(fig, simulated)
+    return _save(fig, folder, "fig2_score_heatmaps")
+
+
+def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simulated: bool) -> list[str]:
+    """Fig. 3: composable (subject, object) class pairs per predicate, descending, log scale."""
+    order = np.argsort(-num_pairs, kind="stable")
+    fig, ax = plt.subplots(figsize=(12, 4.2))
+    ax.bar(range(len(order)), num_pairs[order], color="steelblue")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(order)), [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_ylabel("composable subject-object pairs (n_c)")
+    ax.set_title("Compositional diversity per predicate (training split)")
+    for i, v in enumerate(num_pairs[order]):
+        if i >= len(order) - 6:
+            ax.text(i, v, str(int(v)), ha="center", va="bottom", fontsize=6)
+    _note(fig, simulated)
+    return _save(fig, folder, "fig3_composable_pairs")
+
+
+def mr_vs_imr(names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.ndarray, model: str, folder: str,
+              simulated: bool) -> list[str]:
+    """Fig. 4: per-predicate mR@50 and IMR@20 for one model, predicates by training frequency."""
+    order = np.argsort(-freq, kind="stable")
+    x = np.arange(len(order))
+    fig, ax = plt.subplots(figsize=(12, 4.2))
+    ax.bar(x - 0.2, 100 * mr50[order], width=0.4, label="mR@50 (per predicate)", color="tab:orange")
+    ax.bar(x + 0.2, 100 * imr20[order], width=0.4, label="IMR@20 (per predicate)", color="tab:blue")
+    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_ylabel("recall (%)")
+    ax.set_ylim(0, 118)
+    ax.set_title(f"Per-predicate mR@50 vs IMR@20, {model}, PredCls (predicates by training frequency)")
+    ax.legend(loc="upper center", ncol=2, frameon=False)
+    _note(fig, simulated)
+    return _save(fig, folder, "fig4_mr_vs_imr")
+
+
+def predicate_weights(names: list[str], gt_counts: np.ndarray, num_pairs: np.ndarray, tau: float, folder: str,
+                      simulated: bool) -> list[str]:
+    """Fig. 5: weight of each predicate under R@K (its share of GT rows), mR/IMR (uniform) and wIMR(τ)."""
+    order = np.argsort(-gt_counts, kind="stable")
+    share = gt_counts / gt_counts.sum()
+    uniform = np.full(len(names), 1 / len(names))
+    w = num_pairs.astype(float) ** tau
+    w = w / w.sum()
+    fig, ax = plt.subplots(figsize=(12, 4.2))
+    x = np.arange(len(order))
+    ax.plot(x, share[order], "o-", ms=3, label="R@K (share of GT samples)")
+    ax.plot(x, uniform[order], "-", label="mR@K / IMR@K (uniform)")
+    ax.plot(x, w[order], "s-", ms=3, label=f"wIMR@K (tau = {tau:g})")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_ylabel("weight of the predicate")
+    ax.set_title("Per-predicate weight under each metric (predicates by test frequency)")
+    ax.legend()
+    _note(fig, simulated)
+    return _save(fig, folder, "fig5_predicate_weights")
+
+
+def wimr_vs_tau(curves: dict[str, tuple[np.ndarray, np.ndarray]], k: int, folder: str, simulated: bool,
+                name: str = "tau_sweep") -> list[str]:
+    """wIMR@k against τ, one line per method (τ = 0 is IMR, larger τ weighs diverse predicates more)."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for label, (taus, values) in curves.items():
+        ax.plot(taus, 100 * np.asarray(values), "o-", ms=3, label=label)
+    ax.set_xlabel("tau")
+    ax.set_ylabel(f"wIMR@{k} (%)")
+    ax.set_title(f"wIMR@{k} against tau (PredCls)")
+    ax.legend(fontsize=7)
+    _note(fig, simulated)
+    return _save(fig, folder, name)

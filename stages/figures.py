@@ -1,0 +1,14 @@
+"""DVC stage figures: the paper's Figures 2-5 and the wIMR-tau curve, PNG and SVG."""
+
+from sgg_eval.config import load_params, run_stage
+from sgg_eval.pipeline import run_figures
+
+
+def main() -> None:
+    params = load_params()
+    written = run_figures(params, f"{params['paths']['reports']}/figures")
+    print(f"figures: {len(written)} files in {params['paths']['reports']}/figures")
+
+
+if __name__ == "__main__":
+    run_stage(main)
