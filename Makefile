@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install test test-full repro params bench clean-venv
+.PHONY: install test test-full repro params bench ui plots clean-venv
 
 install: $(STAMP)
 
@@ -39,3 +39,14 @@ clean-venv:
 # Throughput of the full metric suite against a read floor measured in the same run.
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
+
+# The MLflow UI on the local store, bound to loopback only.
+UI_PORT ?= 5000
+ui: $(STAMP)
+	@echo "MLflow UI: http://127.0.0.1:$(UI_PORT)  (Ctrl-C to stop)"
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
+
+# All plots as one offline HTML page (vega inlined from npm, no CDN): reports/plots/index.html
+plots: $(STAMP)
+	@test -f .cache/plots_template.html || $(BIN)/python scripts/plots_template.py .cache/plots_template.html
+	$(BIN)/dvc plots show --html-template .cache/plots_template.html -o reports/plots

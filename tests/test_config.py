@@ -37,3 +37,14 @@ def test_simulated_dataset_parameters_reach_the_simulator():
     cfg = OmegaConf.to_container(_compose(["dataset.sim.scale=tiny", "dataset.sim.seed=7"]), resolve=True)
     spec = dataset_spec(cfg["dataset"])
     assert spec.kind == "simulated" and spec.sim.scale == "tiny" and spec.sim.seed == 7
+
+
+def test_evaluation_entries_resolve_to_models():
+    cfg = OmegaConf.to_container(_compose(), resolve=True)
+    models, pko = cfg["models"], cfg["pko"]
+    for entry in cfg["evaluation"]["entries"]:
+        assert entry in models or entry == "pko_only" or (entry.endswith("_pko") and entry[:-4] in pko["apply_to"]), entry
+    for name in (*pko["apply_to"], pko["pko_only_from"], pko["blind_model"]):
+        assert name in models
+    for name, model in models.items():
+        assert model["name"] == name and model["source"] in ("simulated", "file")

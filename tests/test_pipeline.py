@@ -1,44 +1,154 @@
-"""`dvc repro` end to end on a copy of the project (tiny simulated data): outputs appear, a rerun is a no-op."""
+"""The pipeline end to end on a copy of the project (tiny simulated data, MLflow in a temporary store):
+`dvc repro` produces every table, figure and run; a rerun is a no-op; changing tau reruns only what depends on
+tau; a Hydra sweep composed from the real configs logs nested runs that match the JSON files."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+TABLES = ("table1_blind_replacement", "table2_predcls", "table3_sgcls_sgdet", "full_metrics")
+FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep")
 
 
-def _run(args, cwd):
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def run(args, cwd):
+    # stages run `python`: make it this interpreter, whichever way pytest was started
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
 
 
-@pytest.fixture
-def project(tmp_path):
+def copy_project(dst: Path) -> Path:
     for item in ("dvc.yaml", "conf", "stages", "src"):
         src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
-    _run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], tmp_path)
-    _run([sys.executable, "-m", "sgg_eval.cli", "params", "dataset.sim.scale=tiny"], tmp_path)
-    return tmp_path
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
+    run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], dst)
+    return dst
 
 
-def test_dvc_repro_then_up_to_date(project):
-    out = _run([sys.executable, "-m", "dvc", "repro"], project)
-    assert "Running stage 'load_split'" in out and "Running stage 'train_stats'" in out
-    for split in ("train", "val", "test"):
-        assert (project / f"data/vg150_sim/splits/{split}.h5").exists()
-    summary = json.loads((project / "data/vg150_sim/stats/summary.json").read_text())
-    assert summary["simulated"] and summary["num_train_images"] == 400
-    again = _run([sys.executable, "-m", "dvc", "repro"], project)
-    assert "Running stage" not in again and "up to date" in again
-    # a stats-only parameter reruns train_stats but not load_split
-    _run([sys.executable, "-m", "sgg_eval.cli", "params", "dataset.sim.scale=tiny", "stats.drop_non_overlapping=true"], project)
-    third = _run([sys.executable, "-m", "dvc", "repro"], project)
-    assert "Running stage 'train_stats'" in third and "Running stage 'load_split'" not in third
+def params_with(project: Path, *overrides: str) -> None:
+    run([sys.executable, "-m", "sgg_eval.cli", "params", *overrides], project)
+
+
+def mlflow_runs(uri: str) -> list:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("sgg-eval")
+    return client.search_runs([exp.experiment_id], max_results=5000) if exp else []
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    p = copy_project(tmp_path_factory.mktemp("pipeline"))
+    uri = f"sqlite:///{p / 'mlruns.db'}"
+    overrides = ["dataset.sim.scale=tiny", f"tracking.uri={uri}"]
+    params_with(p, *overrides)
+    first = run([sys.executable, "-m", "dvc", "repro"], p)
+    return p, uri, overrides, first
+
+
+def test_repro_produces_tables_figures_and_runs(project):
+    p, uri, _, first = project
+    for stage in ("load_split", "train_stats", "simulate", "apply_pko@", "pko_only@", "blind_replace",
+                  "evaluate@", "tables", "figures", "track"):
+        assert f"Running stage '{stage}" in first, stage
+    for t in TABLES:
+        for ext in ("md", "tex", "csv"):
+            assert (p / f"reports/tables/{t}.{ext}").stat().st_size > 0
+    assert "SIMULATED" in (p / "reports/tables/table2_predcls.md").read_text()
+    assert r"\textbf{" in (p / "reports/tables/table2_predcls.tex").read_text()
+    for f in FIGURES:
+        for ext in ("png", "svg"):
+            assert (p / f"reports/figures/{f}.{ext}").stat().st_size > 1000
+    params = yaml.safe_load((p / "params.yaml").read_text())
+    n = len(params["evaluation"]["entries"]) * len(params["evaluation"]["tasks"])
+    runs = mlflow_runs(uri)
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(children) == n and len(runs) == n + 1
+    again = run([sys.executable, "-m", "dvc", "repro"], p)
+    assert "Running stage" not in again
+    assert len(mlflow_runs(uri)) == n + 1
+
+
+def test_logged_metrics_match_the_json_files(project):
+    p, uri, _, _ = project
+    for r in mlflow_runs(uri):
+        if "mlflow.parentRunId" not in r.data.tags:
+            continue
+        entry, task = r.data.tags["sgg_eval.model"], r.data.tags["sgg_eval.task"]
+        doc = json.loads((p / f"data/vg150_sim/results/metrics/{entry}/{task}.json").read_text())
+        for name, value in doc["metrics"].items():
+            if value is not None:
+                assert r.data.metrics[f"{task}/{name.replace('@', '_at_')}"] == pytest.approx(value, abs=0)
+        assert r.data.params["task"] == task and r.data.params["model"] == entry
+
+
+def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from sgg_eval.sweep import SweepReport, collect, run_job
+
+    p, _, overrides, _ = project
+    uri = f"sqlite:///{tmp_path / 'sweep.db'}"
+    sweep_dir = tmp_path / "sweep"
+    with initialize_config_dir(str(p / "conf"), version_base="1.3"):
+        base = compose(config_name="sweep", overrides=[*overrides, f"tracking.uri={uri}"])
+        jobs = [compose(config_name="sweep", overrides=[*overrides, f"tracking.uri={uri}", f"metrics.tau={t}",
+                                                        "metrics.imr_k=20"]) for t in (0.0, 0.5)]
+    cwd = os.getcwd()
+    os.chdir(p)  # results paths in the config are relative to the project
+    try:
+        report = SweepReport()
+        report._start(base, str(sweep_dir), "sweep test")
+        for i, cfg in enumerate(jobs):
+            job_dir = sweep_dir / str(i)
+            job_dir.mkdir(parents=True)
+            run_job(OmegaConf.to_container(cfg, resolve=True), str(job_dir), str(sweep_dir))
+        report._end(base, str(sweep_dir))
+    finally:
+        os.chdir(cwd)
+    assert (sweep_dir / "tau_sweep_wIMR_at_20.md").exists() and (sweep_dir / "tau_sweep_wIMR_at_20.png").exists()
+    runs = mlflow_runs(uri)
+    parents = [r for r in runs if r.data.tags.get("sgg_eval.kind") == "sweep"]
+    jobs_logged = [r for r in runs if r.data.tags.get("sgg_eval.kind") == "sweep_job"]
+    assert len(parents) == 1 and len(jobs_logged) == 2
+    assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in jobs_logged)
+    rows = collect(str(sweep_dir))
+    for r in jobs_logged:
+        tau = float(r.data.params["tau"])
+        for row in rows:
+            if row["tau"] != tau:
+                continue
+            logged = r.data.metrics[f"{row['task']}/{row['entry']}/wIMR_at_20"]
+            assert logged == row["wIMR@20"]
+            doc = json.loads((p / f"data/vg150_sim/results/metrics/{row['entry']}/{row['task']}.json").read_text())
+            expected = doc["metrics"]["IMR@20"] if tau == 0 else doc["metrics"]["wIMR@20"]  # evaluated at tau 0.5
+            assert logged == expected
+
+
+def test_changing_tau_reruns_only_what_depends_on_it(project):
+    p, _, overrides, _ = project
+    before = {f: json.loads(f.read_text()) for f in (p / "data/vg150_sim/results/metrics").rglob("*.json")}
+    params_with(p, *overrides, "metrics.tau=0")
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    for stage in ("load_split", "train_stats", "simulate", "apply_pko", "pko_only", "blind_replace"):
+        assert f"Running stage '{stage}" not in out, stage
+    assert "Running stage 'evaluate@" in out and "Running stage 'tables'" in out
+    for f, old in before.items():
+        new = json.loads(f.read_text())["metrics"]
+        for k in (10, 20, 50):
+            assert new[f"wIMR@{k}"] == new[f"IMR@{k}"]
+        for name in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20"):
+            assert new[name] == old["metrics"][name]
+    params_with(p, *overrides)  # leave the module's project as it was

@@ -9,8 +9,10 @@ Where files live (all under ``paths.predictions``):
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
+from pathlib import Path
 
 from sgg_eval.atomic import write_json
 from sgg_eval.data.simulate_models import Backbone, simulate_models
@@ -18,7 +20,6 @@ from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import PredictionSource, open_predictions
 from sgg_eval.stats import read_stats
 
-TASKS = ("predcls", "sgcls", "sgdet")
 
 
 def gt_split(params: dict) -> str:
@@ -61,7 +62,7 @@ def run_simulate(params: dict) -> list[str]:
     written = []
     for backbone, methods in sorted(by_backbone.items()):
         bb = Backbone(backbone, **sim["backbones"][backbone])
-        for task in TASKS:
+        for task in params["evaluation"]["tasks"]:
             outputs = {m: prediction_file(params, name, task) for m, name in sorted(methods.items())}
             for path in outputs.values():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -142,7 +143,7 @@ def load_results(params: dict) -> dict[tuple[str, str], dict]:
 
     out = {}
     for entry in params["evaluation"]["entries"]:
-        for task in TASKS:
+        for task in params["evaluation"]["tasks"]:
             path = metrics_file(params, entry, task)
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as fh:
@@ -214,7 +215,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
     doc = results[f["per_predicate_model"], "predcls"]
     mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
     imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
-    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
+    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder,
+                            simulated)
 
     gt_counts = np.zeros(len(names))
     with SplitStore(gt_split(params)) as split:
@@ -230,3 +232,52 @@ def run_figures(params: dict, folder: str) -> list[str]:
               for (entry, task), doc in results.items() if task == "predcls"}
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written
+
+
+def dvc_data_hashes(lock_path: str = "dvc.lock") -> dict[str, str]:
+    """md5 of every output recorded in dvc.lock (the data a result was computed from)."""
+    import yaml
+
+    if not os.path.exists(lock_path):
+        return {}
+    with open(lock_path, encoding="utf-8") as fh:
+        lock = yaml.safe_load(fh) or {}
+    out = {}
+    for stage in (lock.get("stages") or {}).values():
+        for o in stage.get("outs") or []:
+            if "md5" in o:
+                out[o["path"]] = o["md5"]
+    return dict(sorted(out.items()))
+
+
+def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
+    """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
+    from sgg_eval.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
+
+    t = params["tracking"]
+    results = load_results(params)
+    uri = t["uri"] or default_uri(root)
+    hashes = dvc_data_hashes(os.path.join(root, "dvc.lock"))
+    data = {k: v for k, v in hashes.items() if k.startswith(("data/",)) and "/results/" not in k}
+    common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
+              "tau": params["metrics"]["tau"], "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
+              "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
+              "git_commit": git_commit(root)}
+    children = []
+    for (entry, task), doc in sorted(results.items()):
+        info = doc["entry"]
+        children.append(ChildRun(
+            name=f"{entry}/{task}",
+            params={**common, "model": entry, "task": task, "backbone": info["backbone"], "method": info["method"],
+                    "simulated": info["simulated"], "data_md5": json.dumps(data, sort_keys=True)},
+            metrics=metrics_of(task, doc),
+            artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
+            tags={"sgg_eval.task": task, "sgg_eval.model": entry}))
+    reports = params["paths"]["reports"]
+    figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png")) if Path(reports, "figures").exists() else []
+    tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md")) if Path(reports, "tables").exists() else []
+    ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
+                   parent_artifacts=figures + tables, parent_tags={"sgg_eval.kind": "pipeline"})
+    write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "logged": ids is not None,
+                          "runs": len(children), "run_ids": ids})
+    return ids

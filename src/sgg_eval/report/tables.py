@@ -126,10 +126,10 @@ class Table:
 
 def method_rows(results: dict[tuple[str, str], dict], entries: list[str], task: str, section: str = "") -> list[Row]:
     """Rows backbone × method for ``task`` (PKO-only first, as in the paper), paper columns."""
-    ordered = sorted(entries, key=lambda e: (results[e, task]["entry"]["method"] != "PKO-only", entries.index(e)))
+    present = [e for e in entries if (e, task) in results]
+    ordered = sorted(present, key=lambda e: (results[e, task]["entry"]["method"] != "PKO-only", present.index(e)))
     return [Row((results[e, task]["entry"]["backbone"], results[e, task]["entry"]["method"]),
-                {c: results[e, task]["metrics"].get(c) for c in PAPER_COLUMNS}, section)
-            for e in ordered if (e, task) in results]
+                {c: results[e, task]["metrics"].get(c) for c in PAPER_COLUMNS}, section) for e in ordered]
 
 
 def paper_tables(results: dict[tuple[str, str], dict], entries: list[str], blind: dict | None,

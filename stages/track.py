@@ -1,0 +1,18 @@
+"""DVC stage track: every evaluation entry x task as a nested MLflow run under one pipeline run."""
+
+from sgg_eval.config import load_params, run_stage
+from sgg_eval.pipeline import run_track
+
+
+def main() -> None:
+    params = load_params()
+    if not params["tracking"]["enabled"]:
+        print("track: tracking disabled (tracking.enabled=false)")
+        return
+    ids = run_track(params, f"{params['paths']['results']}/mlflow_runs.json")
+    if ids:
+        print(f"track: {len(ids['children'])} runs under parent {ids['parent']}; `make ui` to browse them")
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,56 @@
+"""The pipeline on real formats: the dataset config switched to a VG150-format fixture and one added model
+config pointing at an eval_results.pytorch fixture (legacy torch format) run end to end."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from test_pipeline import copy_project, mlflow_runs, params_with, run
+from torch_writer import eval_results_object, save_legacy
+from vg150_fixture import write_vg150_fixture
+
+from sgg_eval.data.types import PredImage
+from sgg_eval.data.vg150 import VG150Files, read_vg150_split
+
+
+def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
+    (tmp_path / "proj").mkdir()
+    p = copy_project(tmp_path / "proj")
+    raw = write_vg150_fixture(tmp_path / "vg150")
+    _, _, test_images = read_vg150_split(VG150Files.in_dir(str(raw)), "test", num_val_im=0)
+    rng = np.random.default_rng(0)
+    cases = []
+    for gt in test_images:  # a PredCls model's output over the fixture's test split, in split order
+        n = len(gt.labels)
+        pairs = np.array([(a, b) for a in range(n) for b in range(n) if a != b])
+        probs = rng.random((len(pairs), 4)).astype(np.float32)
+        probs /= probs.sum(axis=1, keepdims=True)
+        cases.append((gt, PredImage(gt.image_id, gt.boxes, gt.labels, np.ones(n), pairs, probs)))
+    model_file = tmp_path / "motifs_predcls_eval_results.pytorch"
+    save_legacy(eval_results_object(cases), model_file)
+    # adding a real model = adding one config file
+    (p / "conf/model/real_motifs.yaml").write_text(
+        "name: real_motifs\nbackbone: Motifs\nmethod: Baseline\nsource: file\n"
+        f"files:\n  predcls: {model_file}\n")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    params_with(p, "dataset=vg150", f"dataset.raw={raw}", "dataset.num_val_im=0",
+                "+model@models.real_motifs=real_motifs", "evaluation.tasks=[predcls]",
+                "evaluation.entries=[real_motifs,real_motifs_pko,pko_only]", "pko.apply_to=[real_motifs]",
+                "pko.pko_only_from=real_motifs", "pko.blind_model=real_motifs", "pko.blind_max_n=2",
+                "figures.biased_model=real_motifs", "figures.debiased_model=real_motifs_pko",
+                "figures.per_predicate_model=real_motifs", f"tracking.uri={uri}")
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    assert "Running stage 'evaluate@real_motifs-predcls'" in out
+    doc = json.loads((p / "data/vg150/results/metrics/real_motifs/predcls.json").read_text())
+    assert doc["input"]["format"] == "eval_results" and doc["counts"]["images_evaluated"] == 2
+    assert doc["entry"]["simulated"] is False
+    pko = json.loads((p / "data/vg150/results/metrics/real_motifs_pko/predcls.json").read_text())
+    assert pko["counts"]["images_evaluated"] == 2
+    table = (p / "reports/tables/published_vs_reproduced.md").read_text()
+    assert "| predcls | Motifs | Baseline | R@20 | 59.19 |" in table and "| predcls | - | PKO-only |" in table
+    assert "SIMULATED" not in (p / "reports/tables/table2_predcls.md").read_text()
+    assert (p / "reports/figures/fig2_score_heatmaps.png").exists()
+    assert len([r for r in mlflow_runs(uri) if "mlflow.parentRunId" in r.data.tags]) == 3
