@@ -278,6 +278,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md")) if Path(reports, "tables").exists() else []
     ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
                    parent_artifacts=figures + tables, parent_tags={"sgg_eval.kind": "pipeline"})
-    write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "logged": ids is not None,
-                          "runs": len(children), "run_ids": ids})
+    # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
+    write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "experiment": t["experiment"],
+                          "logged": ids is not None, "runs": sorted(c.name for c in children)})
     return ids
