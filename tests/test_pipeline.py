@@ -152,3 +152,17 @@ def test_changing_tau_reruns_only_what_depends_on_it(project):
         for name in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20"):
             assert new[name] == old["metrics"][name]
     params_with(p, *overrides)  # leave the module's project as it was
+
+
+def test_sweep_multirun_with_the_basic_launcher(project, tmp_path):
+    p, _, overrides, _ = project
+    uri = f"sqlite:///{tmp_path / 'multirun.db'}"
+    out = run([sys.executable, "stages/sweep.py", "-m", *overrides, f"tracking.uri={uri}", "metrics.tau=0,1",
+               "metrics.imr_k=20", f"hydra.sweep.dir={tmp_path / 'sweep'}"], p)
+    assert "sweep: " in out
+    runs = mlflow_runs(uri)
+    parent = [r for r in runs if r.data.tags.get("sgg_eval.kind") == "sweep"]
+    jobs = [r for r in runs if r.data.tags.get("sgg_eval.kind") == "sweep_job"]
+    assert len(parent) == 1 and len(jobs) == 2
+    assert {r.data.tags["mlflow.parentRunId"] for r in jobs} == {parent[0].info.run_id}
+    assert (tmp_path / "sweep/tau_sweep_wIMR_at_20.csv").exists()
