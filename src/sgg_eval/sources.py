@@ -18,7 +18,7 @@ import numpy as np
 from sgg_eval.data.store import PredictionStore, SplitStore
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.formats.eval_results import read_eval_results
+from sgg_eval.formats.eval_results import EvalResults
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 
 Pairs = Iterator[tuple[GTImage, PredImage]]
@@ -92,7 +92,8 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "eval_results":
-        vocab, count, _ = read_eval_results(path, vocab)
+        loaded = EvalResults(path, vocab)
+        vocab, count = loaded.vocab, len(loaded)
         ids = None
         if gt:  # the file numbers images by position; the split (same order, as the reference) has real ids
             with SplitStore(gt) as split:
@@ -101,7 +102,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                 raise InputError(f"{count} images, but the GT split {gt} has {len(ids)}: not the same test set",
                                  path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False, (),
-                                lambda: _renumber(read_eval_results(path, vocab)[2], ids))
+                                lambda: _renumber(loaded.pairs(), ids))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     with SplitStore(gt) as split:

@@ -43,23 +43,38 @@ def read_eval_results(path: str | os.PathLike, vocab: Vocabulary | None = None
                       ) -> tuple[Vocabulary, int, Iterator[tuple[GTImage, PredImage]]]:
     """Vocabulary, image count and a generator of (GT, prediction) pairs. Without ``vocab``, a file with
     50 predicates is taken to be VG150 (the embedded names)."""
-    path = os.fspath(path)
-    obj = load(path)
-    if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
-        raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=path)
-    gts, preds = obj["groundtruths"], obj["predictions"]
-    if len(gts) != len(preds):
-        raise InputError(f"{len(gts)} groundtruths but {len(preds)} predictions", path=path)
-    for i, b in enumerate(list(gts) + list(preds)):
-        if not isinstance(b, BoxListStandIn):
-            raise InputError("entry is not a BoxList", path=path, image_id=i % max(1, len(gts)))
-    if vocab is None:
-        width = _array(preds[0], "pred_rel_scores", path, 0).shape[-1] if len(preds) else 51
-        if width != 51:
-            raise InputError(f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
-                             path=path, field="pred_rel_scores")
-        vocab = vg150_vocabulary()
-    return vocab, len(gts), _pairs(path, gts, preds)
+    loaded = EvalResults(path, vocab)
+    return loaded.vocab, len(loaded), loaded.pairs()
+
+
+class EvalResults:
+    """An ``eval_results.pytorch`` parsed once (tensors stay memory-mapped); ``pairs()`` streams it, again
+    and again if needed, without re-reading the file."""
+
+    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None):
+        self.path = os.fspath(path)
+        obj = load(self.path)
+        if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
+            raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=self.path)
+        self.gts, self.preds = obj["groundtruths"], obj["predictions"]
+        if len(self.gts) != len(self.preds):
+            raise InputError(f"{len(self.gts)} groundtruths but {len(self.preds)} predictions", path=self.path)
+        for i, b in enumerate(list(self.gts) + list(self.preds)):
+            if not isinstance(b, BoxListStandIn):
+                raise InputError("entry is not a BoxList", path=self.path, image_id=i % max(1, len(self.gts)))
+        if vocab is None:
+            width = _array(self.preds[0], "pred_rel_scores", self.path, 0).shape[-1] if len(self.preds) else 51
+            if width != 51:
+                raise InputError(f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
+                                 path=self.path, field="pred_rel_scores")
+            vocab = vg150_vocabulary()
+        self.vocab = vocab
+
+    def __len__(self) -> int:
+        return len(self.gts)
+
+    def pairs(self) -> Iterator[tuple[GTImage, PredImage]]:
+        return _pairs(self.path, self.gts, self.preds)
 
 
 def _pairs(path, gts, preds) -> Iterator[tuple[GTImage, PredImage]]:

@@ -65,15 +65,25 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
         probs = None
         rel = pred.rel_scores
     else:
-        probs = softmax(pred.rel_scores) if opts.score_kind == "logits" else pred.rel_scores.astype(np.float32)
+        probs = softmax(pred.rel_scores) if opts.score_kind == "logits" else np.asarray(pred.rel_scores, np.float32)
         rel = probs
     n = len(pred.pairs)
-    gc_preds = 1 + rel[:, 1:].argmax(axis=1) if n else np.zeros(0, dtype=np.int64)
+    if not n:
+        empty = np.zeros(0, dtype=np.int64)
+        return Candidates(boxes, labels, obj_scores, pred.pairs, probs, empty, empty, np.zeros(0, np.float32))
+    fg = rel[:, 1:]
+    best = fg.max(axis=1)
+    gc_preds = 1 + (fg == best[:, None]).argmax(axis=1)  # first maximum: the lowest predicate id on ties
+    s_s, s_o = obj_scores[pred.pairs[:, 0]], obj_scores[pred.pairs[:, 1]]
+    # The NG score of (pair, c) is (s_s * s_o) * p_c in float32; rounding is monotone, so the pair's best NG
+    # score is exactly (s_s * s_o) * max_c p_c. Ranks use it to prune the NG candidates.
+    pair_best = (s_s * s_o) * best.astype(np.float32)
     order = np.arange(n)
-    if opts.order == "score" and n:
-        best = rel[:, 1:].max(axis=1).astype(np.float32) * obj_scores[pred.pairs[:, 0]] * obj_scores[pred.pairs[:, 1]]
-        order = np.argsort(-best.astype(np.float64), kind="stable")
-    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64))
+    if opts.order == "score":
+        triple = best.astype(np.float32) * s_s * s_o  # the reference's GC triplet score
+        order = np.argsort(-triple.astype(np.float64), kind="stable")
+    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64),
+                      pair_best)
 
 
 def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts: EvalOptions, *,

@@ -34,7 +34,8 @@ class Candidates:
     """One image's predictions ready for ranking (after the task's GT substitution).
 
     ``probs`` ``[P, C + 1]`` float32 probabilities (None for rank-only formats such as SGBench JSON);
-    ``gc_pairs``/``gc_preds``: the GC candidate list, pair index and predicate per position, in order.
+    ``gc_pairs``/``gc_preds``: the GC candidate list, pair index and predicate per position, in order;
+    ``pair_best``: each pair's best NG score ``(s_s * s_o) * max_c p_c`` (float32), for pruning NG.
     """
 
     boxes: np.ndarray
@@ -44,6 +45,7 @@ class Candidates:
     probs: np.ndarray | None
     gc_pairs: np.ndarray
     gc_preds: np.ndarray
+    pair_best: np.ndarray | None = None
 
 
 @dataclass
@@ -70,11 +72,31 @@ def first_true(mask: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), idx, NO_MATCH)
 
 
-def pair_scores(cand: Candidates) -> np.ndarray:
-    """``s_s * s_o * p_c`` for every pair and predicate ``c >= 1``, ``[P, C]`` float32 (reference order)."""
+def pair_scores(cand: Candidates, rows: np.ndarray | slice = slice(None), cols: np.ndarray | slice = slice(1, None)
+                ) -> np.ndarray:
+    """``(s_s * s_o) * p_c`` (float32, the reference's order) for pairs ``rows`` and score columns ``cols``
+    (default: every pair, predicates 1..C)."""
     s = cand.obj_scores.astype(np.float32)
-    per_pair = s[cand.pairs[:, 0]] * s[cand.pairs[:, 1]]
-    return per_pair[:, None] * cand.probs[:, 1:]
+    pairs = cand.pairs[rows]
+    per_pair = s[pairs[:, 0]] * s[pairs[:, 1]]
+    return per_pair[:, None] * cand.probs[rows][:, cols]
+
+
+def ng_top(cand: Candidates, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The global NG top ``n``: (pair index, predicate) per position, descending, ties by flat index.
+
+    Only pairs whose best score reaches the ``n``-th largest per-pair best can hold a top-``n`` entry (those
+    ``n`` pair bests are ``n`` distinct entries), so only their rows are scored and sorted.
+    """
+    n_pred = cand.probs.shape[1] - 1
+    best = cand.pair_best
+    if len(best) > n:
+        threshold = np.partition(best, len(best) - n)[len(best) - n]
+        rows = np.flatnonzero(best >= threshold)
+    else:
+        rows = np.arange(len(best))
+    top = stable_top(pair_scores(cand, rows), n)  # flat indices into [len(rows), C], i.e. row-major order
+    return rows[top // n_pred], top % n_pred + 1
 
 
 def stable_top(scores: np.ndarray, n: int) -> np.ndarray:
@@ -123,17 +145,15 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
         out.gt_pair = _positions(first_true(gc_match[:, keep]), position[t_viable[keep]])
     if cand.probs is None:
         return out
-    scores = pair_scores(cand)  # [P, C]
-    n_pred = scores.shape[1]
-    top = stable_top(scores, ng_limit)
-    top_cols = col_of[top // n_pred]
+    top_pairs, top_preds = ng_top(cand, ng_limit)
+    top_cols = col_of[top_pairs]
     sel = top_cols >= 0
-    ng_match = pm[:, top_cols[sel]] & ((top[sel] % n_pred + 1)[None, :] == gp[:, None])
+    ng_match = pm[:, top_cols[sel]] & (top_preds[sel][None, :] == gp[:, None])
     out.ng = _positions(first_true(ng_match), np.flatnonzero(sel))
-    out.per_predicate = _per_predicate_ranks(scores, viable, pm, gp)
+    out.per_predicate = _per_predicate_ranks(pair_scores(cand, cols=gp).T, viable, pm)
     out.predicate_rank = _predicate_rank(cand, viable, pm, gp)
     if triplet_family:
-        out.triplet = _triplet_ranks(cand, col_of, pm, scores, gs, go, gp)
+        out.triplet = _triplet_ranks(cand, col_of, pm, gs, go, gp)
     return out
 
 
@@ -145,13 +165,14 @@ def _positions(index: np.ndarray, position_of: np.ndarray) -> np.ndarray:
     return out
 
 
-def _per_predicate_ranks(scores: np.ndarray, viable: np.ndarray, pm: np.ndarray, gp: np.ndarray) -> np.ndarray:
-    """IMR: rank of the best matching pair when all pairs are ranked by ``s_s * s_o * p_c`` (ties: lower pair)."""
-    col = scores[:, gp - 1].T  # [M, P]
+def _per_predicate_ranks(col: np.ndarray, viable: np.ndarray, pm: np.ndarray) -> np.ndarray:
+    """IMR: rank of the best matching pair when all pairs are ranked by ``s_s * s_o * p_c`` (ties: lower pair);
+    ``col[r]`` holds the scores of every pair for row r's predicate."""
+    m = col.shape[0]
     masked = np.where(pm, col[:, viable], -np.inf)
     has = pm.any(axis=1)
-    best = masked.max(axis=1) if pm.shape[1] else np.full(len(gp), -np.inf)
-    first = viable[(pm & (masked == best[:, None])).argmax(axis=1)] if pm.shape[1] else np.zeros(len(gp), np.int64)
+    best = masked.max(axis=1) if pm.shape[1] else np.full(m, -np.inf)
+    first = viable[(pm & (masked == best[:, None])).argmax(axis=1)] if pm.shape[1] else np.zeros(m, np.int64)
     higher = (col > best[:, None]).sum(axis=1)
     tied_before = ((col == best[:, None]) & (np.arange(col.shape[1])[None, :] < first[:, None])).sum(axis=1)
     return np.where(has, higher + tied_before, NO_MATCH).astype(np.int64)
@@ -172,7 +193,7 @@ def _predicate_rank(cand: Candidates, viable: np.ndarray, pm: np.ndarray, gp: np
     return np.where(has, rank.astype(np.float64), np.nan)
 
 
-def _triplet_ranks(cand, col_of, pm, scores, gs, go, gp) -> np.ndarray:
+def _triplet_ranks(cand, col_of, pm, gs, go, gp) -> np.ndarray:
     """R_tr: candidates are the row's index pair in both directions with every predicate."""
     ps, po = cand.pairs[:, 0], cand.pairs[:, 1]
     same = ((ps[None, :] == gs[:, None]) & (po[None, :] == go[:, None])) | (
@@ -181,7 +202,7 @@ def _triplet_ranks(cand, col_of, pm, scores, gs, go, gp) -> np.ndarray:
     ranks = np.full(len(gp), NO_MATCH, dtype=np.int64)
     if len(rows) == 0:
         return ranks
-    entry_scores = scores[js]  # [E, C]
+    entry_scores = pair_scores(cand, js)  # [E, C]
     own = entry_scores[np.arange(len(rows)), gp[rows] - 1]
     cj = col_of[js]
     matching = np.zeros(len(rows), dtype=bool)
