@@ -26,14 +26,20 @@ def random_gt(rng: np.random.Generator, vocab: Vocabulary, image_id: int, max_ob
     boxes = np.column_stack([xy, xy + wh]).astype(np.float32)
     labels = rng.integers(1, vocab.num_objects + 1, size=n)
     m = int(rng.integers(0, 2 * n + 1)) if n >= 2 else 0
-    rels = np.zeros((m, 3), dtype=np.int64)
-    if m:
-        s = rng.integers(0, n, size=m)
-        o = (s + rng.integers(1, n, size=m)) % n
-        rels = np.column_stack([s, o, rng.integers(1, vocab.num_predicates + 1, size=m)])
-        if m > 1 and rng.random() < 0.5:
-            rels[-1] = rels[0]  # duplicate row
-    return GTImage(image_id, 120, 120, boxes, labels, rels)
+    return GTImage(image_id, 120, 120, boxes, labels, random_rels(rng, n, m, vocab.num_predicates, 0.5))
+
+
+def random_rels(rng: np.random.Generator, n: int, m: int, num_predicates: int, dup_prob: float) -> np.ndarray:
+    """``m`` relation rows among ``n`` objects (no self-relation); the last row repeats the first with
+    probability ``dup_prob`` (a duplicate GT row)."""
+    if not m:
+        return np.zeros((0, 3), dtype=np.int64)
+    s = rng.integers(0, n, size=m)
+    o = (s + rng.integers(1, n, size=m)) % n
+    rels = np.column_stack([s, o, rng.integers(1, num_predicates + 1, size=m)])
+    if m > 1 and rng.random() < dup_prob:
+        rels[-1] = rels[0]  # duplicate row
+    return rels
 
 
 def random_pred(rng: np.random.Generator, vocab: Vocabulary, image_id: int, dtype=np.float32) -> PredImage:
@@ -64,16 +70,10 @@ def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id
     boxes = np.column_stack([xy, xy + wh]).astype(np.float32)
     labels = rng.integers(1, min(4, vocab.num_objects) + 1, size=n)  # few labels: same-label objects are common
     m = int(rng.integers(0, 2 * n + 1)) if n >= 2 and rng.random() > 0.08 else 0
-    rels = np.zeros((0, 3), dtype=np.int64)
-    if m:
-        s = rng.integers(0, n, size=m)
-        o = (s + rng.integers(1, n, size=m)) % n
-        rels = np.column_stack([s, o, rng.integers(1, vocab.num_predicates + 1, size=m)])
-        if m > 1 and rng.random() < 0.4:
-            rels[-1] = rels[0]  # duplicate row
-        if m > 2 and rng.random() < 0.4:
-            rels[-2, :2] = rels[0, :2]  # a second predicate on the same pair
-            rels[-2, 2] = rels[0, 2] % vocab.num_predicates + 1
+    rels = random_rels(rng, n, m, vocab.num_predicates, 0.4)
+    if m > 2 and rng.random() < 0.4:
+        rels[-2, :2] = rels[0, :2]  # a second predicate on the same pair
+        rels[-2, 2] = rels[0, 2] % vocab.num_predicates + 1
     gt = GTImage(image_id, 100, 100, boxes, labels, rels)
 
     if task == "sgdet":
