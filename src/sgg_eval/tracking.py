@@ -121,7 +121,10 @@ def _client(uri: str, experiment: str):
     mlflow.set_tracking_uri(uri)
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(experiment)
-    return mlflow, client, (exp.experiment_id if exp else client.create_experiment(experiment))
+    # a model-development experiment: the MLflow UI then opens on the runs table, not the GenAI overview
+    exp_id = exp.experiment_id if exp else client.create_experiment(
+        experiment, tags={"mlflow.experimentKind": "custom_model_development"})
+    return mlflow, client, exp_id
 
 
 def _warn(uri: str, exc: Exception) -> None:
