@@ -182,20 +182,19 @@ def _load_zip(path: str):
         obj = _unpickle(zf.read(pkl[0]), path, storages)
         infos = {i.filename: i for i in zf.infolist()}
     whole = _map_file(path)
-    with open(path, "rb") as fh:
-        for ref in {id(r): r for r in storages.values()}.values():
-            info = infos.get(f"{root}data/{ref.key}")
-            if info is None:
-                raise InputError(f"storage member data/{ref.key} missing", path=path)
-            if info.compress_type != zipfile.ZIP_STORED:
-                raise InputError(f"storage member data/{ref.key} is compressed", path=path)
-            fh.seek(info.header_offset)
-            header = fh.read(30)
-            if header[:4] != b"PK\x03\x04":
-                raise InputError("corrupt zip local header", path=path)
-            name_len, extra_len = struct.unpack("<HH", header[26:30])
-            offset = info.header_offset + 30 + name_len + extra_len
-            ref.array = _map(whole, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
+    for ref in {id(r): r for r in storages.values()}.values():
+        info = infos.get(f"{root}data/{ref.key}")
+        if info is None:
+            raise InputError(f"storage member data/{ref.key} missing", path=path)
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise InputError(f"storage member data/{ref.key} is compressed", path=path)
+        # the member's local header, read from the mapping (a seek + read per tensor is a syscall each)
+        header = whole[info.header_offset : info.header_offset + 30].tobytes()
+        if header[:4] != b"PK\x03\x04":
+            raise InputError("corrupt zip local header", path=path)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        offset = info.header_offset + 30 + name_len + extra_len
+        ref.array = _map(whole, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
     return obj
 
 
