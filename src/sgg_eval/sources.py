@@ -56,9 +56,8 @@ def detect_format(path: str) -> str:
 
 def _join_store(gt_path: str, pred_path: str) -> Pairs:
     with SplitStore(gt_path) as split, PredictionStore(pred_path) as store:
-        ids = np.asarray(store._reader.images["image_id"])
-        gt_ids = np.asarray(split._reader.images["image_id"])
-        if np.array_equal(ids, gt_ids):  # the usual case: same order, stream both
+        ids = store.image_ids
+        if np.array_equal(ids, split.image_ids):  # the usual case: same order, stream both
             yield from zip(split, store)
             return
         row_of = {int(i): r for r, i in enumerate(ids)}
@@ -97,7 +96,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
         ids = None
         if gt:  # the file numbers images by position; the split (same order, as the reference) has real ids
             with SplitStore(gt) as split:
-                ids = np.asarray(split._reader.images["image_id"])
+                ids = split.image_ids
             if len(ids) != count:
                 raise InputError(f"{count} images, but the GT split {gt} has {len(ids)}: not the same test set",
                                  path=path)

@@ -29,6 +29,7 @@ import numpy as np
 from sgg_eval.data.simulate import PREDICATE_GROUPS
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
+from sgg_eval.metrics.engine import softmax
 from sgg_eval.stats import TrainingStats
 
 METHODS = ("baseline", "reweight", "tde")
@@ -87,8 +88,9 @@ def _objects(rng, gt: GTImage, task: str, bb: Backbone, n_classes: int):
 
 
 def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, freq: np.ndarray, log_prior: np.ndarray,
-                   groups: list[list[int]]) -> dict[str, PredImage]:
-    """One image's outputs for every method (they share objects, pairs and visual evidence)."""
+                   groups: list[list[int]], method: str) -> PredImage:
+    """One image's output for ``method``. Every random draw happens before the method is applied, so the
+    methods of one random stream share objects, pairs and visual evidence."""
     n_pred = freq.shape[2] - 1
     boxes, labels, scores, source = _objects(rng, gt, task, bb, freq.shape[0] - 1)
     q = len(labels)
@@ -119,16 +121,21 @@ def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, freq: np.ndarray, 
     baseline = vis + fb
     bias_only = fb.copy()
     bias_only[:, 1:] += bb.feature_bias * log_prior[None, :]
-    logits = {"baseline": baseline, "reweight": baseline.copy(), "tde": baseline - bias_only}
-    logits["reweight"][:, 1:] -= log_prior[None, :]
-    out = {}
-    for method, z in logits.items():
-        p = np.exp(z - z.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        triple = p[:, 1:].max(axis=1) * scores[a] * scores[b] if len(pairs) else np.zeros(0)
-        order = np.argsort(-triple, kind="stable")
-        out[method] = PredImage(gt.image_id, boxes, labels, scores, pairs[order], z[order].astype(np.float32))
-    return out
+    if method == "baseline":
+        z = baseline
+    elif method == "reweight":
+        z = baseline.copy()
+        z[:, 1:] -= log_prior[None, :]
+    elif method == "tde":
+        z = baseline - bias_only
+    else:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    # the ranking keeps float64 probabilities: stored order is by the GC triplet score
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    triple = p[:, 1:].max(axis=1) * scores[a] * scores[b] if len(pairs) else np.zeros(0)
+    order = np.argsort(-triple, kind="stable")
+    return PredImage(gt.image_id, boxes, labels, scores, pairs[order], z[order].astype(np.float32))
 
 
 def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbone: Backbone, task: str,
@@ -148,11 +155,9 @@ def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbon
             # Every method replays the same random stream, so they share objects and visual evidence.
             rng = np.random.default_rng([seed, task_index, backbone_key])
             for gt in split:
-                img = simulate_image(rng, gt, task, backbone, freq, log_prior, groups)[method]
+                img = simulate_image(rng, gt, task, backbone, freq, log_prior, groups, method)
                 if score_kind == "probabilities":
-                    z = img.rel_scores.astype(np.float64)
-                    p = np.exp(z - z.max(axis=1, keepdims=True))
-                    img.rel_scores = (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+                    img.rel_scores = softmax(img.rel_scores)
                 yield img
 
         count = 0

@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Iterator
 
 import h5py
+import numpy as np
 
 from sgg_eval.atomic import atomic_output
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, write_attrs
@@ -112,6 +113,11 @@ class _Store:
 
     def __len__(self) -> int:
         return self._reader.num_images
+
+    @property
+    def image_ids(self) -> np.ndarray:
+        """Image ids in stored order (read once when the store is opened)."""
+        return np.asarray(self._reader.images["image_id"])
 
     def __enter__(self):
         return self
