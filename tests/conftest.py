@@ -56,15 +56,16 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
-def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True):
+def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True,
+                max_objects: int = 6):
     """A (GT, prediction) pair for ``task`` with the SPEC's edge cases mixed in at random.
 
     GT: duplicate rows, two predicates on one pair, same-label objects, sometimes no relation at all.
     Prediction: PredCls/SGCls objects are the GT objects (SGCls labels sometimes wrong); SGDet boxes are
     copies, boxes with IoU exactly 0.5 or just below, and false detections; scores have ties; sometimes
-    there is no predicted pair.
+    there is no predicted pair. ``max_objects`` above 6 gives crowded images where K cut-offs bind.
     """
-    n = int(rng.integers(1, 7))
+    n = int(rng.integers(1, max_objects + 1))
     xy = rng.integers(0, 60, size=(n, 2))
     wh = rng.integers(2, 30, size=(n, 2))
     boxes = np.column_stack([xy, xy + wh]).astype(np.float32)

@@ -82,7 +82,14 @@ class Image:
         return {r for r in range(len(self.gt.rels)) for (j, c) in cands[:k] if self.cand_matches(r, j, c)}
 
     def imr_hit(self, r, k) -> bool:
-        """Row r is hit when one of the top-k pairs ranked by s_s*s_o*p_c (c = row's predicate) matches it."""
+        """IMR (SPEC §3): the image's GC triplets whose predicted predicate is the row's predicate c, kept in
+        GC ranking order, top k; row r is hit when one of them matches it."""
+        c = int(self.gt.rels[r][2])
+        predicted_as_c = [(j, p) for j, p in self.gc if p == c]
+        return any(self.cand_matches(r, j, p) for j, p in predicted_as_c[:k])
+
+    def ng_imr_hit(self, r, k) -> bool:
+        """ng-IMR: row r is hit when one of the top-k pairs ranked by s_s*s_o*p_c (c = row's predicate) matches it."""
         c = int(self.gt.rels[r][2])
         ranked = sorted(range(len(self.pairs)), key=lambda j: (-float(self.pair_score(j, c)), j))
         return any(self.cand_matches(r, j, c) for j in ranked[:k])
@@ -127,7 +134,7 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
     R = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
     mr = {f: {k: {c: [] for c in range(1, C + 1)} for k in (20, 50, 100)} for f in ("gc", "ng")}
     zr = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
-    imr = {k: {c: [] for c in range(1, C + 1)} for k in (10, 20, 50)}
+    imr = {v: {k: {c: [] for c in range(1, C + 1)} for k in (10, 20, 50)} for v in ("IMR", "ng-IMR")}
     acc_hit, acc_cnt = {k: 0 for k in (20, 50, 100)}, 0
     tr_hit, tr_w_hit, tr_rows, tr_w = {k: 0 for k in (5, 10, 15, 20, 50)}, {k: 0.0 for k in (5, 10, 15, 20, 50)}, 0, 0.0
     prk = {c: [] for c in range(1, C + 1)}
@@ -159,7 +166,8 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         for k in (10, 20, 50):
             for c in set(preds_of):
                 rows_c = [r for r in range(M) if preds_of[r] == c]
-                imr[k][c].append(sum(im.imr_hit(r, k) for r in rows_c) / len(rows_c))
+                imr["IMR"][k][c].append(sum(im.imr_hit(r, k) for r in rows_c) / len(rows_c))
+                imr["ng-IMR"][k][c].append(sum(im.ng_imr_hit(r, k) for r in rows_c) / len(rows_c))
         if task != "sgdet":
             gt_pairs = {(int(s), int(o)) for s, o, _ in gt.rels}
             filtered = [(j, c) for j, c in im.gc if im.pairs[j] in gt_pairs]
@@ -206,11 +214,12 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         out[f"A@{k}"] = acc_hit[k] / acc_cnt if task != "sgdet" and acc_cnt else None
         out[f"PR@{k}"] = mean(pr[k])
     for k in (10, 20, 50):
-        per_c = [mean(imr[k][c]) for c in range(1, C + 1)]
-        out[f"IMR@{k}"] = sum(per_c) / C
-        if num_pairs is not None:
-            w = [float(num_pairs[c]) ** tau for c in range(1, C + 1)]
-            out[f"wIMR@{k}"] = sum(wi * v for wi, v in zip(w, per_c)) / sum(w)
+        for variant, prefix in (("IMR", ""), ("ng-IMR", "ng-")):
+            per_c = [mean(imr[variant][k][c]) for c in range(1, C + 1)]
+            out[f"{prefix}IMR@{k}"] = sum(per_c) / C
+            if num_pairs is not None:
+                w = [float(num_pairs[c]) ** tau for c in range(1, C + 1)]
+                out[f"{prefix}wIMR@{k}"] = sum(wi * v for wi, v in zip(w, per_c)) / sum(w)
     for k in (5, 10, 15, 20, 50):
         out[f"R_tr@{k}"] = tr_hit[k] / tr_rows if task != "sgdet" and tr_rows else None
         out[f"wR_tr@{k}"] = tr_w_hit[k] / tr_w if task != "sgdet" and tr_rows and triplet_counts is not None else None

@@ -60,7 +60,7 @@ def test_stored_order_and_logits(task):
         pred.rel_scores = np.log(pred.rel_scores.astype(np.float64)) + 3.0
     ours = evaluate(iter(cases), VOCAB, EvalOptions(task=task, order="stored", score_kind="logits"))
     ref, _ = reference_evaluate(cases, VOCAB.num_predicates, task, order="stored", score_kind="logits")
-    ref = {k: v for k, v in ref.items() if not k.startswith(("zR", "ng-zR", "wR_tr", "wIMR"))}
+    ref = {k: v for k, v in ref.items() if not k.startswith(("zR", "ng-zR", "wR_tr", "wIMR", "ng-wIMR"))}
     for name, expected in ref.items():
         got = ours["metrics"][name]
         if expected is None:
@@ -69,12 +69,30 @@ def test_stored_order_and_logits(task):
             assert abs(got - expected) <= 1e-9, (name, got, expected)
 
 
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+def test_imr_variants_on_crowded_images(task):
+    """Two predicates and up to 14 objects (up to 182 pairs): far more than K = 10/20/50 triplets are predicted
+    as each predicate, so IMR's per-predicate top K and ng-IMR's all-pairs top K both truncate."""
+    vocab = small_vocab(4, 2)
+    rng = np.random.default_rng(11)
+    cases = [random_case(rng, vocab, task, i, max_objects=14) for i in range(30 if not FULL else 120)]
+    stats = compute_stats([g for g, _ in cases], vocab)
+    ours = evaluate(iter(cases), vocab, EvalOptions(task=task, tau=0.5), num_pairs=stats.num_pairs)
+    ref, _ = reference_evaluate(cases, vocab.num_predicates, task, tau=0.5, num_pairs=stats.num_pairs)
+    for name in [f"{p}{m}@{k}" for p in ("", "ng-") for m in ("IMR", "wIMR") for k in (10, 20, 50)]:
+        assert abs(ours["metrics"][name] - ref[name]) <= 1e-12, (name, ours["metrics"][name], ref[name])
+    # the cut-offs bind: K changes the value, and the two variants differ
+    assert ours["metrics"]["IMR@10"] < ours["metrics"]["IMR@50"]
+    assert ours["metrics"]["IMR@10"] != ours["metrics"]["ng-IMR@10"]
+
+
 def test_tau_zero_equals_imr_exactly():
     cases = _cases("predcls", 3)
     stats = compute_stats([g for g, _ in cases], VOCAB)
     res = evaluate(iter(cases), VOCAB, EvalOptions(task="predcls", tau=0.0), num_pairs=stats.num_pairs)
     for k in (10, 20, 50):
         assert res["metrics"][f"wIMR@{k}"] == res["metrics"][f"IMR@{k}"]
+        assert res["metrics"][f"ng-wIMR@{k}"] == res["metrics"][f"ng-IMR@{k}"]
 
 
 def test_missing_statistics_give_null_with_reason():

@@ -172,13 +172,12 @@ def wimr_curve(result: dict, num_pairs, taus, k: int):
     """wIMR@k for each τ from a metrics document's per-predicate IMR@k and n_c (the evaluator's formula)."""
     import numpy as np
 
-    from sgg_eval.metrics.reduce import weighted_mean
+    from sgg_eval.metrics.reduce import weighted_mean, wimr_weights
 
     per_c = result["per_predicate"][f"IMR@{k}"]
     names = list(per_c)
     imr = np.array([per_c[n] for n in names])
-    n_c = np.asarray(num_pairs[1:], dtype=np.float64)
-    return [weighted_mean(imr, n_c ** float(t)) for t in taus]
+    return [weighted_mean(imr, wimr_weights(num_pairs, t)) for t in taus]
 
 
 def run_figures(params: dict, folder: str) -> list[str]:

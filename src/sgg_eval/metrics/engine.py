@@ -16,7 +16,8 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.ranks import Candidates, image_ranks
-from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean
+from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean,
+                                     wimr_weights)
 
 PROTOCOLS = ("reference", "strict")
 ORDERS = ("stored", "score")
@@ -141,7 +142,7 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
 
     uniform = np.ones(vocab.num_predicates)
     none_eval = "no image was evaluated" if n == 0 else None
-    no_scores = "NG, IMR, wIMR, R_tr and PRk need per-predicate scores, which this input does not have (ranked triplets only)"
+    no_scores = "NG, ng-IMR, ng-wIMR, R_tr and PRk need per-predicate scores, which this input does not have (ranked triplets only)"
     for k in RECALL_KS:
         i = acc.k_index(k)
         for prefix, family in (("", "gc"), ("ng", "ng")):
@@ -169,17 +170,18 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
         put(f"PR@{k}", acc.recall["pair"][i] / n if n else None, none_eval)
     for k in IMR_KS:
         i = acc.k_index(k)
-        if n == 0 or "pp" not in fam:
-            put(f"IMR@{k}", None, none_eval or no_scores), put(f"wIMR@{k}", None, none_eval or no_scores)
-            continue
-        imr_c = acc.per_predicate_recall("pp")[:, i]
-        put(f"IMR@{k}", weighted_mean(imr_c, uniform))
-        vector(f"IMR@{k}", imr_c)
-        if num_pairs is None:
-            put(f"wIMR@{k}", None, "wIMR needs the training statistics (--stats STATS) for n_c")
-        else:
-            w = np.asarray(num_pairs[1:], dtype=np.float64) ** opts.tau
-            put(f"wIMR@{k}", weighted_mean(imr_c, w))
+        for prefix, family in (("", "imr"), ("ng-", "ng_imr")):
+            name, w_name = f"{prefix}IMR@{k}", f"{prefix}wIMR@{k}"
+            if n == 0 or family not in fam:
+                put(name, None, none_eval or no_scores), put(w_name, None, none_eval or no_scores)
+                continue
+            imr_c = acc.per_predicate_recall(family)[:, i]
+            put(name, weighted_mean(imr_c, uniform))
+            vector(name, imr_c)
+            if num_pairs is None:
+                put(w_name, None, "wIMR needs the training statistics (--stats STATS) for n_c")
+            else:
+                put(w_name, weighted_mean(imr_c, wimr_weights(num_pairs, opts.tau)))
     for k in TRIPLET_KS:
         i = acc.k_index(k)
         if "triplet" not in fam or acc.tr_rows == 0:

@@ -10,7 +10,9 @@ Families (all ties broken by the earlier candidate, i.e. stable orders):
 - ``gc``: the GC candidates (one predicate per pair, in GC order);
 - ``ng``: every (pair, predicate >= 1) by ``s_s * s_o * p_c`` (flat row-major order on ties), top ``ng_limit``;
 - ``gt_pair``: GC candidates whose (subject index, object index) is a GT pair (A@K);
-- ``per_predicate``: for the row's own predicate c, all pairs by ``s_s * s_o * p_c`` (IMR);
+- ``imr``: the GC candidates whose predicted predicate is the row's own predicate c, in GC order (IMR, the
+  paper's per-predicate ranking: seed 000 ranks "top-K predictions for each predicate category");
+- ``per_predicate``: for the row's own predicate c, all pairs by ``s_s * s_o * p_c`` (ng-IMR);
 - ``triplet``: the row's own index pair in both directions, all predicates, by ``s_i * s_j * p_c``
   (ties: pair order, then predicate id) (R_tr);
 - ``pair``: GC candidates with the predicate ignored, for each distinct GT index pair (PR@K).
@@ -57,6 +59,7 @@ class ImageRanks:
     pair: np.ndarray
     num_gt_objects: int
     matched_gt_objects: int
+    imr: np.ndarray | None = None
     ng: np.ndarray | None = None
     gt_pair: np.ndarray | None = None
     per_predicate: np.ndarray | None = None
@@ -134,7 +137,8 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
     uniq_keys = np.unique(gs * (1 << 20) + go)  # distinct GT index pairs (1D unique is much cheaper)
     uniq = np.column_stack([uniq_keys >> 20, uniq_keys & ((1 << 20) - 1)])
     pm_u = ok[uniq[:, 0]][:, vs] & ok[uniq[:, 1]][:, vo]
-    out = ImageRanks(predicates=gp, gc=_positions(first_true(gc_match), t_viable),
+    gc = _positions(first_true(gc_match), t_viable)
+    out = ImageRanks(predicates=gp, gc=gc, imr=_within_predicate(gc, cand.gc_preds),
                      pair=_positions(first_true(pm_u[:, cols]), t_viable),
                      num_gt_objects=len(gt_labels), matched_gt_objects=int(ok.any(axis=1).sum()))
     if gt_pair_family:
@@ -165,8 +169,22 @@ def _positions(index: np.ndarray, position_of: np.ndarray) -> np.ndarray:
     return out
 
 
+def _within_predicate(gc: np.ndarray, gc_preds: np.ndarray) -> np.ndarray:
+    """IMR ranks from GC ranks: a GC candidate matches a row only if its predicate is the row's, so the first
+    match in the full GC list is also the first in the row predicate's own sub-list; its IMR rank is the number
+    of earlier GC candidates with that same predicate."""
+    order = np.argsort(gc_preds, kind="stable")
+    grouped = gc_preds[order]
+    within = np.empty(len(gc_preds), dtype=np.int64)
+    within[order] = np.arange(len(gc_preds)) - np.searchsorted(grouped, grouped, side="left")
+    found = gc != NO_MATCH
+    out = np.full(len(gc), NO_MATCH, dtype=np.int64)
+    out[found] = within[gc[found]]
+    return out
+
+
 def _per_predicate_ranks(col: np.ndarray, viable: np.ndarray, pm: np.ndarray) -> np.ndarray:
-    """IMR: rank of the best matching pair when all pairs are ranked by ``s_s * s_o * p_c`` (ties: lower pair);
+    """ng-IMR: rank of the best matching pair when all pairs are ranked by ``s_s * s_o * p_c`` (ties: lower pair);
     ``col[r]`` holds the scores of every pair for row r's predicate."""
     m = col.shape[0]
     masked = np.where(pm, col[:, viable], -np.inf)

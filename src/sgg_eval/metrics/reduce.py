@@ -7,8 +7,11 @@ Dense accumulators, updated per image and reduced once at the end (axes: ``[pred
 - ``mR@K``   = (1/C) Σ_c mean_{i : c in GT_i} hits_i(c, K) / count_i(c); absent predicates count 0
 - ``zR@K``   = mean over images with zero-shot rows of (zero-shot rows hit / zero-shot rows)
 - ``A@K``    = Σ_i hits_i^{GT-pair}(K) / Σ_i M_i                 (pooled)
-- ``IMR@K``  = (1/C) Σ_c IMR(c, K), IMR(c, K) = mean_{i : c in GT_i} hits_i^{pp}(c, K) / count_i(c)
-- ``wIMR@K`` = Σ_c n_c^τ IMR(c, K) / Σ_c n_c^τ  (the same weighted mean gives IMR at τ = 0, exactly)
+- ``IMR@K``  = (1/C) Σ_c IMR(c, K), IMR(c, K) = mean_{i : c in GT_i} hits_i^{imr}(c, K) / count_i(c), where
+  hits^{imr}(c, K) are the rows of c hit by the top K GC triplets *predicted as c* (the paper's IMR)
+- ``ng-IMR@K`` the same with hits^{ng_imr}(c, K): the top K of all pairs ranked by s_s·s_o·p_c (a variant)
+- ``wIMR@K`` = Σ_c n_c^τ IMR(c, K) / Σ_c n_c^τ  (the same weighted mean gives IMR at τ = 0, exactly);
+  ``ng-wIMR@K`` weights ng-IMR the same way
 - ``R_tr@K`` = Σ_t [rank_t < K] / T;  ``wR_tr@K`` = Σ_t [rank_t < K] / (n_t + 1) / Σ_t 1 / (n_t + 1)
 - ``PR@K``   = (1/|I|) Σ_i (distinct GT pairs hit by the first K GC pairs) / (distinct GT pairs)
 - ``PRk``    = mean over predicates with ≥1 matched row of the mean predicate rank of their rows
@@ -34,6 +37,12 @@ def weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
     return float(np.sum(values * weights) / np.sum(weights))
 
 
+def wimr_weights(num_pairs: np.ndarray, tau: float) -> np.ndarray:
+    """wIMR's predicate weights ``n_c^τ`` (unnormalised; :func:`weighted_mean` normalises) from ``n_c`` indexed
+    ``0..C`` (index 0, background, dropped). The one place the weighting rule lives."""
+    return np.asarray(num_pairs[1:], dtype=np.float64) ** float(tau)
+
+
 class Accumulator:
     """Streams :class:`ImageRanks` in, hands the metric family out. ``num_predicates`` = C (no background)."""
 
@@ -43,7 +52,7 @@ class Accumulator:
         nk, nr = len(ks), len(RELATIVE_KS)
         self.images = 0
         self.recall = {f: np.zeros(nk) for f in ("gc", "ng", "pair")}
-        self.per_pred = {f: np.zeros((c, nk)) for f in ("gc", "ng", "pp")}
+        self.per_pred = {f: np.zeros((c, nk)) for f in ("gc", "ng", "imr", "ng_imr")}
         self.pred_images = np.zeros(c)
         self.zs_recall = {f: np.zeros(nk) for f in ("gc", "ng")}
         self.zs_images = 0
@@ -90,10 +99,11 @@ class Accumulator:
             self.families.add("gt_pair")
             self.acc_hits += per_row(r.gt_pair).sum(axis=0)
             self.acc_rows += m
-        if r.per_predicate is not None:
-            self.families.add("pp")
-            hits = per_row(r.per_predicate)
-            self.per_pred["pp"][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
+        for family, ranks in (("imr", r.imr), ("ng_imr", r.per_predicate)):
+            if ranks is not None:
+                self.families.add(family)
+                hits = per_row(ranks)
+                self.per_pred[family][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
         if r.triplet is not None:
             self.families.add("triplet")
             hits = per_row(r.triplet)
