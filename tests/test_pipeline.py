@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,9 @@ def test_repro_produces_tables_figures_and_runs(project):
         for ext in ("md", "tex", "csv"):
             assert (p / f"reports/tables/{t}.{ext}").stat().st_size > 0
     assert "SIMULATED" in (p / "reports/tables/table2_predcls.md").read_text()
+    published = (p / "reports/tables/published_vs_reproduced.md").read_text()
+    assert "SIMULATED vs published" in published and "| predcls | Motifs | NICE | R@50 |" in published
+    assert "wIMR tau = 0.5" in (p / "reports/tables/table2_predcls.md").read_text()
     assert r"\textbf{" in (p / "reports/tables/table2_predcls.tex").read_text()
     for f in FIGURES:
         for ext in ("png", "svg"):
@@ -151,6 +155,9 @@ def test_changing_tau_reruns_only_what_depends_on_it(project):
             assert new[f"wIMR@{k}"] == new[f"IMR@{k}"]
         for name in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20"):
             assert new[name] == old["metrics"][name]
+    for table in ("table2_predcls", "table3_sgcls_sgdet", "full_metrics", "published_vs_reproduced"):
+        caption = (p / f"reports/tables/{table}.md").read_text().splitlines()[0]
+        assert re.search(r"wIMR tau = 0\b(?!\.\d)", caption) and "tau = 0.5" not in caption, (table, caption)
     params_with(p, *overrides)  # leave the module's project as it was
 
 

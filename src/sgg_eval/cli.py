@@ -85,10 +85,12 @@ def _cmd_simulate(args: argparse.Namespace) -> None:
     from sgg_eval.data.simulate_models import METHODS, Backbone, simulate_models
     from sgg_eval.stats import read_stats
 
-    bb = Backbone(args.backbone, strength=args.strength, label_accuracy=args.label_accuracy)
-    outputs = {m: f"{args.out_dir}/{args.backbone}_{m}_{args.task}.h5" for m in METHODS}
+    given = {"strength": args.strength, "label_accuracy": args.label_accuracy}
+    bb = Backbone(args.backbone, **{k: v for k, v in given.items() if v is not None})
+    methods = [m for m in METHODS if m != "dlfe" or args.val]
+    outputs = {m: f"{args.out_dir}/{args.backbone}_{m}_{args.task}.h5" for m in methods}
     n = simulate_models(args.gt, read_stats(args.stats), bb, args.task, outputs, seed=args.seed,
-                        score_kind=args.score_kind)
+                        score_kind=args.score_kind, val_path=args.val)
     for path in outputs.values():
         print(f"{path}: {n} images (SIMULATED)")
 
@@ -191,10 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
 
-    p = sub.add_parser("simulate", help="SIMULATED model outputs (baseline, reweight, tde) for a split",
+    p = sub.add_parser("simulate", help="SIMULATED model outputs (baseline and five debiasing methods) for a split",
                        description="Write SIMULATED predictions of one backbone for the methods baseline "
-                                   "(frequency-biased), reweight (logit adjustment) and tde (counterfactual), "
-                                   "as logits in sgg-eval prediction stores.",
+                                   "(frequency-biased), reweight (logit adjustment), tde (counterfactual), "
+                                   "dlfe (label-frequency estimate, needs --val), rtpb_cb (class-balanced "
+                                   "resistance bias) and nice (label correction), as logits in prediction stores.",
                        epilog="example:\n  sgg-eval simulate --gt data/vg150_sim/splits/test.h5 --stats "
                               "data/vg150_sim/stats/stats.h5 --task predcls -o out/",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -202,8 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", required=True, help="training statistics (frequency bias, predicate prior)")
     p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
     p.add_argument("--backbone", default="sim_motifs", help="backbone name (default: %(default)s)")
-    p.add_argument("--strength", type=float, default=2.0, help="visual evidence for the true predicate")
-    p.add_argument("--label-accuracy", type=float, default=0.6, help="SGCls/SGDet object label accuracy")
+    p.add_argument("--val", help="validation split store (DLFE estimates label frequencies on it; "
+                                  "without it dlfe is skipped)")
+    p.add_argument("--strength", type=float, help="visual evidence for the true predicate (default: the "
+                                                    "backbone's, as in conf/config.yaml's simulation.backbones)")
+    p.add_argument("--label-accuracy", type=float, help="SGCls/SGDet object label accuracy (default: the backbone's)")
     p.add_argument("--score-kind", default="logits", choices=["logits", "probabilities"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--out-dir", required=True, help="folder for <backbone>_<method>_<task>.h5")

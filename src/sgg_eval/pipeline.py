@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
-from sgg_eval.data.simulate_models import Backbone, simulate_models
+from sgg_eval.data.simulate_models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import PredictionSource, open_predictions
 from sgg_eval.stats import read_stats
@@ -60,6 +60,7 @@ def run_simulate(params: dict) -> list[str]:
         if cfg["source"] == "simulated":
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
+    method_params = MethodParams(**sim["methods"])
     for backbone, methods in sorted(by_backbone.items()):
         bb = Backbone(backbone, **sim["backbones"][backbone])
         for task in params["evaluation"]["tasks"]:
@@ -67,7 +68,8 @@ def run_simulate(params: dict) -> list[str]:
             for path in outputs.values():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
             simulate_models(gt_split(params), stats, bb, task, outputs, seed=int(sim["seed"]),
-                            score_kind=sim["score_kind"], score_dtype=sim["score_dtype"])
+                            score_kind=sim["score_kind"], score_dtype=sim["score_dtype"],
+                            val_path=f"{params['paths']['splits']}/val.h5", methods=method_params)
             written.extend(outputs.values())
     return written
 
@@ -162,9 +164,9 @@ def run_tables(params: dict, folder: str) -> list[str]:
     blind = json.load(open(blind_path, encoding="utf-8")) if os.path.exists(blind_path) else None
     simulated = any(doc["entry"]["simulated"] for doc in results.values())
     entries = list(params["evaluation"]["entries"])
-    tables = paper_tables(results, entries, blind, simulated)
-    if params["dataset"]["kind"] == "vg150":
-        tables.append(published_vs_reproduced(results, entries))
+    tau = float(params["metrics"]["tau"])
+    tables = paper_tables(results, entries, blind, simulated, tau)
+    tables.append(published_vs_reproduced(results, entries, simulated, tau))
     return [p for t in tables for p in t.write(folder)]
 
 
@@ -186,6 +188,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
     from sgg_eval.data.store import SplitStore
     from sgg_eval.metrics.engine import softmax
+    from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.pko import to_logits
     from sgg_eval.report import figures as fg
 
@@ -200,6 +203,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     for title, model, transform in (("biased logits", f["biased_model"], "logits"),
                                     ("debiased logits", f["debiased_model"], "logits"),
                                     ("debiased softmax", f["debiased_model"], "softmax")):
+        unit = "mean softmax probability" if transform == "softmax" else "mean logit"
         source = open_model(params, model, "predcls")
 
         def logits_of(x, kind=source.score_kind, transform=transform):
@@ -207,7 +211,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
             return softmax(z).astype(np.float64) if transform == "softmax" else z
 
         m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
-        panels.append((f"{title} ({model})", m))
+        panels.append((f"{title} ({model})", unit, m))
     written += fg.score_heatmaps(panels, names, folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
@@ -221,8 +225,9 @@ def run_figures(params: dict, folder: str) -> list[str]:
     with SplitStore(gt_split(params)) as split:
         for gt in split:
             gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
-    written += fg.predicate_weights(names, gt_counts, stats.num_pairs[1:], float(params["metrics"]["tau"]), folder,
-                                    simulated)
+    tau = float(params["metrics"]["tau"])
+    written += fg.predicate_weights(names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau),
+                                    tau, folder, simulated)
 
     k = int(params["metrics"]["imr_k"])
     taus = np.round(np.linspace(0, 1, 11), 2)

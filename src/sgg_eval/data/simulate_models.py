@@ -1,38 +1,51 @@
 """SIMULATED model outputs for the simulated benchmark: backbones × methods × tasks, saved as logits.
 
-Per predicted pair, logits over ``[background, 1..C]`` are
+Per predicted pair, a backbone's *visual* logits over ``[background, 1..C]`` are
 
     visual = N(0, noise) + strength · [c is a true predicate of the pair]
-             + correlated · [c shares a group with a true predicate]      (``PREDICATE_GROUPS``)
-             + feature_bias · log π_c                                     (head-biased features)
+             + confusion · [c is visually confusable with a true predicate]   (``confusable_sets``)
+             + feature_bias · log π_c                                          (head-biased features)
              ± background_shift on column 0 (down for related pairs, up for unrelated ones)
-             + N(0, pair_confidence) shared by a pair's predicate columns  (per-pair confidence)
-    freq   = log P(c | subject class, object class) from the training statistics, background counted as
-             in Motifs' frequency bias (smoothed by +1)
+             + N(0, pair_confidence) shared by a pair's predicate columns      (per-pair confidence)
 
-and the methods are ``baseline = visual + freq`` (frequency-biased, Motifs-like), ``reweight = baseline -
-log π_c`` (logit adjustment by the predicate prior π), ``tde = baseline - (freq + feature_bias · log π)``
-(the counterfactual: the bias-only logits subtracted). Spreading evidence over correlated predicates is what makes IMR and mR
-disagree (paper Fig. 2). Tasks: PredCls uses the GT objects; SGCls keeps GT boxes and predicts labels with
-confusion; SGDet misses objects, jitters boxes (IoUs spread around 0.5), adds false detections and scores
-every ordered pair of detections. Relations are written sorted by the GC triplet score.
+*Confusable* predicates are the members of a group of correlated predicates (``PREDICATE_GROUPS``) and a
+specific predicate's generic parent (*parked on* → *on*, *made of* → *of*; ``GENERIC_PARENT``), in both
+directions: VG annotators label the same visual situation either way, which is why frequency-biased models
+score high R@K and debiasing trades R@K for mR@K (paper Fig. 2). The methods (``METHODS``) turn the visual
+logits into a model's output, each after the published method it imitates (``docs/decisions.md``):
+
+- ``baseline`` = visual + log P(c | subject class, object class) (Motifs' frequency bias, background counted);
+- ``reweight`` = baseline − log π_c (logit adjustment by the training predicate prior);
+- ``tde``      = baseline − bias-only logits (counterfactual: the frequency bias and the feature bias removed);
+- ``dlfe``     = baseline − log ĉ_c, ĉ_c the baseline's mean probability of the true predicate on the
+  validation split's related pairs (DLFE's label-frequency estimate);
+- ``rtpb_cb``  = baseline − log E_c, E_c = (1 − β^{N_c}) / (1 − β) the effective number of training samples
+  (the class-balanced resistance bias of RTPB(CB), removed at inference);
+- ``nice``     = visual + log P'(c | s, o) from label-corrected training counts: within every confusable set,
+  samples move from frequent to rare members (counts tempered by ``nice_gamma``), as NICE relabels noisy
+  head-predicate samples.
+
+Tasks: PredCls uses the GT objects; SGCls keeps GT boxes and predicts labels with confusion; SGDet misses
+objects, jitters boxes, adds false detections and scores every ordered pair of detections. Relations are
+written sorted by the GC triplet score.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from sgg_eval.data.simulate import PREDICATE_GROUPS
+from sgg_eval.data.simulate import GENERIC_PARENT, PREDICATE_GROUPS
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.engine import softmax
 from sgg_eval.stats import TrainingStats
 
-METHODS = ("baseline", "reweight", "tde")
+METHODS = ("baseline", "reweight", "tde", "dlfe", "rtpb_cb", "nice")
+TASK_INDEX = {"predcls": 0, "sgcls": 1, "sgdet": 2}
 
 
 @dataclass(frozen=True)
@@ -40,24 +53,100 @@ class Backbone:
     """Visual-evidence strength of a simulated backbone; object-recognition quality for SGCls/SGDet."""
 
     name: str
-    strength: float = 2.0
-    correlated: float = 0.9
+    strength: float = 2.5
+    confusion: float = 2.0
     noise: float = 1.0
-    background_shift: float = 1.0
-    feature_bias: float = 0.6
+    background_shift: float = 0.8
+    feature_bias: float = 0.5
     pair_confidence: float = 1.5
-    label_accuracy: float = 0.6
-    detection_rate: float = 0.75
-    box_jitter: float = 0.18
+    label_accuracy: float = 0.8
+    detection_rate: float = 0.9
+    box_jitter: float = 0.08
     false_detections: float = 3.0
+    unannotated: float = 1.0
+
+
+@dataclass(frozen=True)
+class MethodParams:
+    """How strongly each simulated debiasing method acts (see the module docstring): the fraction of the
+    log prior removed by ``reweight`` (loss re-weighting acts as a partial logit adjustment), of the bias-only
+    logits removed by ``tde``, of the log label-frequency estimate removed by ``dlfe`` and of the log
+    effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
+
+    reweight_alpha: float = 0.5
+    tde_alpha: float = 0.5
+    dlfe_alpha: float = 0.5
+    rtpb_alpha: float = 0.5
+    rtpb_beta: float = 0.9999
+    nice_gamma: float = 0.0
+    dlfe_images: int = 1000
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Everything the methods need besides an image's visual evidence. ``freq``/``freq_nice``:
+    ``[C_obj+1, C_obj+1, C+1]`` log P(c | s, o); the others ``[C]`` over predicates 1..C."""
+
+    freq: np.ndarray
+    freq_nice: np.ndarray
+    log_prior: np.ndarray
+    log_effective: np.ndarray
+    confusable: np.ndarray  # [C+1, C+1] bool: column c is confusable with true predicate r (row)
+    log_dlfe: np.ndarray | None = None
+
+
+def _log_conditional(counts: np.ndarray, background: np.ndarray) -> np.ndarray:
+    counts = counts.astype(np.float64).copy()
+    counts[:, :, 0] = background
+    counts += 1.0
+    return np.log(counts / counts.sum(axis=2, keepdims=True))
 
 
 def frequency_bias(stats: TrainingStats) -> np.ndarray:
     """``log P(c | s, o)`` over ``[background, 1..C]`` for every class pair, ``[C_obj+1, C_obj+1, C+1]``."""
-    counts = stats.triplet_counts.astype(np.float64).copy()
-    counts[:, :, 0] = stats.background_counts
-    counts += 1.0
-    return np.log(counts / counts.sum(axis=2, keepdims=True))
+    return _log_conditional(stats.triplet_counts, stats.background_counts)
+
+
+def confusable_sets(names: tuple[str, ...]) -> np.ndarray:
+    """``[C+1, C+1]`` bool, symmetric: predicates sharing a group, and a predicate with its generic parent."""
+    idx = {n: i + 1 for i, n in enumerate(names)}
+    out = np.zeros((len(names) + 1, len(names) + 1), dtype=bool)
+    for group in PREDICATE_GROUPS:
+        ids = [idx[p] for p in group if p in idx]
+        out[np.ix_(ids, ids)] = True
+    for child, parent in GENERIC_PARENT.items():
+        if child in idx and parent in idx:
+            out[idx[child], idx[parent]] = out[idx[parent], idx[child]] = True
+    np.fill_diagonal(out, False)
+    return out
+
+
+def corrected_counts(counts: np.ndarray, confusable: np.ndarray, gamma: float) -> np.ndarray:
+    """NICE-like label correction of ``A[s, o, p]``: within each predicate's confusable set (itself included),
+    a class pair's counts are tempered to ``A^γ`` and rescaled to the set's total, moving samples from
+    frequent to rare members. Sets overlap, so each predicate takes the mean of its sets' corrections."""
+    a = counts.astype(np.float64)
+    out = np.zeros_like(a)
+    for p in range(1, a.shape[2]):
+        members = np.flatnonzero(confusable[p]).tolist() + [p]
+        total = a[:, :, members].sum(axis=2)
+        tempered = a[:, :, members] ** gamma
+        norm = tempered.sum(axis=2)
+        share = np.divide(tempered[:, :, -1], norm, out=np.zeros_like(total), where=norm > 0)
+        out[:, :, p] = share * total
+    return out
+
+
+def method_priors(stats: TrainingStats, mp: MethodParams) -> Priors:
+    names = stats.vocab.predicate_classes
+    confusable = confusable_sets(names)
+    n = stats.predicate_counts[1:].astype(np.float64)
+    prior = n + 1.0
+    effective = (1.0 - mp.rtpb_beta ** n) / (1.0 - mp.rtpb_beta) + 1.0
+    nice = corrected_counts(stats.triplet_counts, confusable, mp.nice_gamma)
+    return Priors(freq=frequency_bias(stats), freq_nice=_log_conditional(nice, stats.background_counts),
+                  log_prior=np.log(prior / prior.sum()), log_effective=np.log(effective / effective.sum()),
+                  confusable=confusable)
 
 
 def _objects(rng, gt: GTImage, task: str, bb: Backbone, n_classes: int):
@@ -87,75 +176,148 @@ def _objects(rng, gt: GTImage, task: str, bb: Backbone, n_classes: int):
     return boxes.astype(np.float32), labels, scores.astype(np.float32), source
 
 
-def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, freq: np.ndarray, log_prior: np.ndarray,
-                   groups: list[list[int]], method: str) -> PredImage:
-    """One image's output for ``method``. Every random draw happens before the method is applied, so the
-    methods of one random stream share objects, pairs and visual evidence."""
-    n_pred = freq.shape[2] - 1
-    boxes, labels, scores, source = _objects(rng, gt, task, bb, freq.shape[0] - 1)
+@dataclass
+class Evidence:
+    """One image's predicted objects, all ordered pairs and their visual logits ``[P, C+1]``."""
+
+    boxes: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray
+    pairs: np.ndarray
+    visual: np.ndarray
+    true_predicates: np.ndarray  # [R, 2] (pair row, GT predicate) for pairs that carry a GT relation
+
+
+def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -> Evidence:
+    """Every random draw of one image; the methods only transform it, so they share objects and evidence."""
+    n_pred = priors.freq.shape[2] - 1
+    boxes, labels, scores, source = _objects(rng, gt, task, bb, priors.freq.shape[0] - 1)
     q = len(labels)
     a, b = np.nonzero(~np.eye(q, dtype=bool))
-    pairs = np.column_stack([a, b])
+    pairs = np.column_stack([a, b]).astype(np.int64)
     vis = rng.normal(0, bb.noise, size=(len(pairs), n_pred + 1))
-    related = np.zeros(len(pairs), dtype=bool)
+    true = np.zeros((0, 2), dtype=np.int64)
     if len(pairs) and len(gt.rels):
-        # GT relations between the GT objects the two predictions came from
-        key = source[a] * (1 << 20) + source[b]
-        valid = (source[a] >= 0) & (source[b] >= 0)
-        for s, o, p in gt.rels:
-            hit = np.flatnonzero(valid & (key == s * (1 << 20) + o))
-            vis[hit, p] += bb.strength
-            related[hit] = True
-            for g in groups:
-                if p in g:
-                    others = [c for c in g if c != p]
-                    vis[np.ix_(hit, others)] += bb.correlated
+        # GT relations between the GT objects the two predictions came from (several per pair possible)
+        pos = np.full((len(gt.labels), len(gt.labels)), -1, dtype=np.int64)
+        ok = (source[a] >= 0) & (source[b] >= 0)
+        pos[source[a][ok], source[b][ok]] = np.flatnonzero(ok)
+        rows = pos[gt.rels[:, 0], gt.rels[:, 1]]
+        true = np.unique(np.column_stack([rows, gt.rels[:, 2]])[rows >= 0], axis=0)
+    onehot = np.zeros((len(pairs), n_pred + 1), dtype=bool)
+    onehot[true[:, 0], true[:, 1]] = True
+    # VG annotations are sparse: about ``unannotated`` × M further object pairs hold a relation nobody
+    # labelled. They look related (predicate drawn from the class pair's training distribution), so they
+    # compete with the GT rows in every ranking, as unlabelled true relations do in real images.
+    free = np.flatnonzero((source[a] >= 0) & (source[b] >= 0) & ~onehot.any(axis=1)) if len(pairs) else a
+    n_hidden = min(len(free), int(rng.poisson(bb.unannotated * len(gt.rels))))
+    if n_hidden:
+        rows = rng.choice(free, size=n_hidden, replace=False)
+        gl = gt.labels[source[pairs[rows]]]
+        p = np.exp(priors.freq[gl[:, 0], gl[:, 1], 1:])
+        cum = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+        preds = 1 + np.minimum((cum < rng.random((n_hidden, 1))).sum(axis=1), n_pred - 1)
+        hidden = np.column_stack([rows, preds])
+        onehot[rows, preds] = True
+    else:
+        hidden = np.zeros((0, 2), dtype=np.int64)
+    confused = np.zeros_like(onehot)
+    for r, p in np.concatenate([true, hidden]):
+        confused[r] |= priors.confusable[p]
+    vis += bb.strength * onehot + bb.confusion * (confused & ~onehot)
+    related = onehot.any(axis=1)
     vis[:, 0] += np.where(related, -bb.background_shift, bb.background_shift)
     # Confidence varies from pair to pair (occlusion, size, context): one offset per pair on every predicate
     # column. It leaves each pair's predicted predicate alone but spreads the ranking of pairs.
     vis[:, 1:] += rng.normal(0, bb.pair_confidence, size=(len(pairs), 1))
     # Visual features of a real backbone are themselves head-biased (feature_bias · log π); the
     # counterfactual (bias-only) logits TDE subtracts hold that bias and the frequency prior.
-    vis[:, 1:] += bb.feature_bias * log_prior[None, :]
-    fb = freq[labels[a], labels[b]] if len(pairs) else np.zeros((0, n_pred + 1))
-    baseline = vis + fb
-    bias_only = fb.copy()
-    bias_only[:, 1:] += bb.feature_bias * log_prior[None, :]
+    vis[:, 1:] += bb.feature_bias * priors.log_prior[None, :]
+    return Evidence(boxes, labels, scores, pairs, vis, true)
+
+
+def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: MethodParams) -> np.ndarray:
+    """The output logits ``[P, C+1]`` of ``method`` (see the module docstring) on one image's evidence."""
+    n_pred = priors.freq.shape[2] - 1
+    s, o = ev.labels[ev.pairs[:, 0]], ev.labels[ev.pairs[:, 1]]
+    fb = priors.freq[s, o] if len(ev.pairs) else np.zeros((0, n_pred + 1))
+    z = ev.visual + fb
     if method == "baseline":
-        z = baseline
-    elif method == "reweight":
-        z = baseline.copy()
-        z[:, 1:] -= log_prior[None, :]
+        return z
+    if method == "reweight":
+        z[:, 1:] -= mp.reweight_alpha * priors.log_prior
     elif method == "tde":
-        z = baseline - bias_only
+        z -= mp.tde_alpha * fb
+        z[:, 1:] -= mp.tde_alpha * bb.feature_bias * priors.log_prior
+    elif method == "dlfe":
+        if priors.log_dlfe is None:
+            raise ValueError("dlfe needs the label-frequency estimate (estimate_label_frequency)")
+        z[:, 1:] -= mp.dlfe_alpha * priors.log_dlfe
+    elif method == "rtpb_cb":
+        z[:, 1:] -= mp.rtpb_alpha * priors.log_effective
+    elif method == "nice":
+        z = ev.visual + (priors.freq_nice[s, o] if len(ev.pairs) else fb)
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    # the ranking keeps float64 probabilities: stored order is by the GC triplet score
-    p = np.exp(z - z.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    triple = p[:, 1:].max(axis=1) * scores[a] * scores[b] if len(pairs) else np.zeros(0)
+    return z
+
+
+def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors, method: str,
+                   mp: MethodParams = MethodParams()) -> PredImage:
+    """One image's output for ``method``, relations sorted by the GC triplet score (float64, stable)."""
+    ev = visual_evidence(rng, gt, task, bb, priors)
+    z = method_logits(method, ev, priors, bb, mp)
+    p = np.exp(z - z.max(axis=1, keepdims=True)) if len(z) else z
+    if len(z):
+        p /= p.sum(axis=1, keepdims=True)
+    a, b = ev.pairs[:, 0], ev.pairs[:, 1]
+    triple = p[:, 1:].max(axis=1) * ev.scores[a] * ev.scores[b] if len(z) else np.zeros(0)
     order = np.argsort(-triple, kind="stable")
-    return PredImage(gt.image_id, boxes, labels, scores, pairs[order], z[order].astype(np.float32))
+    return PredImage(gt.image_id, ev.boxes, ev.labels, ev.scores, ev.pairs[order], z[order].astype(np.float32))
+
+
+def estimate_label_frequency(images, priors: Priors, bb: Backbone, mp: MethodParams, seed: int) -> np.ndarray:
+    """DLFE's estimate: per predicate, the baseline's mean probability of the true predicate on the related
+    pairs of ``images`` (PredCls objects, as in training); log, normalised. Unseen predicates get the mean."""
+    rng = np.random.default_rng([seed, 99, sum(ord(ch) for ch in bb.name)])
+    n_pred = priors.freq.shape[2] - 1
+    total, count = np.zeros(n_pred + 1), np.zeros(n_pred + 1)
+    for i, gt in enumerate(images):
+        if i >= mp.dlfe_images:
+            break
+        ev = visual_evidence(rng, gt, "predcls", bb, priors)
+        if len(ev.true_predicates) == 0:
+            continue
+        prob = softmax(method_logits("baseline", ev, priors, bb, mp)).astype(np.float64)
+        rows, preds = ev.true_predicates[:, 0], ev.true_predicates[:, 1]
+        total += np.bincount(preds, weights=prob[rows, preds], minlength=n_pred + 1)
+        count += np.bincount(preds, minlength=n_pred + 1)
+    seen = count[1:] > 0
+    est = np.divide(total[1:], count[1:], out=np.zeros(n_pred), where=seen)
+    est[~seen] = est[seen].mean() if seen.any() else 1.0
+    return np.log(est / est.sum())
 
 
 def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbone: Backbone, task: str,
                     outputs: dict[str, str | os.PathLike], *, seed: int = 0, score_kind: str = "logits",
-                    score_dtype: str = "float16") -> int:
-    """Write one prediction store per method in ``outputs`` (method -> path) for ``task``; deterministic."""
-    freq = frequency_bias(stats)
-    prior = stats.predicate_counts[1:].astype(np.float64) + 1.0
-    log_prior = np.log(prior / prior.sum())
-    names = stats.vocab.predicate_classes
-    groups = [[names.index(p) + 1 for p in g] for g in PREDICATE_GROUPS if all(p in names for p in g)]
-    task_index = ("predcls", "sgcls", "sgdet").index(task)
+                    score_dtype: str = "float16", val_path: str | os.PathLike | None = None,
+                    methods: MethodParams = MethodParams()) -> int:
+    """Write one prediction store per method in ``outputs`` (method -> path) for ``task``; deterministic.
+    ``val_path`` (the validation split) is needed by ``dlfe``, which estimates label frequencies on it."""
+    priors = method_priors(stats, methods)
+    if "dlfe" in outputs:
+        if val_path is None:
+            raise ValueError("the dlfe method needs the validation split (val_path)")
+        with SplitStore(val_path) as val:
+            priors = replace(priors, log_dlfe=estimate_label_frequency(val, priors, backbone, methods, seed))
     backbone_key = sum(ord(ch) for ch in backbone.name)
 
     with SplitStore(split_path) as split:
         def stream(method: str) -> Iterator[PredImage]:
             # Every method replays the same random stream, so they share objects and visual evidence.
-            rng = np.random.default_rng([seed, task_index, backbone_key])
+            rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key])
             for gt in split:
-                img = simulate_image(rng, gt, task, backbone, freq, log_prior, groups, method)
+                img = simulate_image(rng, gt, task, backbone, priors, method, methods)
                 if score_kind == "probabilities":
                     img.rel_scores = softmax(img.rel_scores)
                 yield img
@@ -165,6 +327,6 @@ def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbon
             meta = PredictionMeta(task, score_kind, split.vocab, f"{backbone.name}_{method}", True,
                                   f"SIMULATED by sgg_eval.data.simulate_models (seed={seed})",
                                   {"simulated": True, "backbone": backbone.name, "method": method,
-                                   "backbone_params": asdict(backbone)})
+                                   "backbone_params": asdict(backbone), "method_params": asdict(methods)})
             count = write_predictions(path, meta, stream(method), score_dtype=score_dtype)
         return count

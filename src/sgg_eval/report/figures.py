@@ -17,7 +17,8 @@ import numpy as np  # noqa: E402
 
 from sgg_eval.atomic import atomic_output  # noqa: E402
 
-plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 9, "axes.titlesize": 10})
+plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 10, "axes.titlesize": 11})
+TICK = 9  # predicate-name tick labels: readable at 100% on a page
 
 
 def _save(fig, folder: str, name: str) -> list[str]:
@@ -56,17 +57,19 @@ def mean_score_vectors(pairs, num_predicates: int, logits_of) -> tuple[np.ndarra
     return np.divide(total, count[:, None], out=np.zeros_like(total), where=count[:, None] > 0), count
 
 
-def score_heatmaps(panels: list[tuple[str, np.ndarray]], names: list[str], folder: str, simulated: bool) -> list[str]:
-    """Fig. 2: one heatmap per panel, rows = GT predicate, columns = predicted predicate score."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(8.2 * len(panels), 8.6), layout="constrained")
-    for ax, (title, m) in zip(np.atleast_1d(axes), panels):
+def score_heatmaps(panels: list[tuple[str, str, np.ndarray]], names: list[str], folder: str,
+                   simulated: bool) -> list[str]:
+    """Fig. 2: one heatmap per panel ``(title, colour-bar label, matrix)``, rows = GT predicate, columns =
+    predicted predicate score."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(11 * len(panels), 11.5), layout="constrained")
+    for ax, (title, unit, m) in zip(np.atleast_1d(axes), panels):
         im = ax.imshow(m, cmap="viridis", aspect="auto")
         ax.set_title(title)
-        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
-        ax.set_yticks(range(len(names)), names, fontsize=6)
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=TICK)
+        ax.set_yticks(range(len(names)), names, fontsize=TICK)
         ax.set_xlabel("predicate score (column)")
         ax.set_ylabel("ground-truth predicate")
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.01)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.01).set_label(unit)
     fig.suptitle("Mean score vector per ground-truth predicate (PredCls)")
     _note(fig, simulated)
     return _save(fig, folder, "fig2_score_heatmaps")
@@ -75,15 +78,15 @@ def score_heatmaps(panels: list[tuple[str, np.ndarray]], names: list[str], folde
 def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simulated: bool) -> list[str]:
     """Fig. 3: composable (subject, object) class pairs per predicate, descending, log scale."""
     order = np.argsort(-num_pairs, kind="stable")
-    fig, ax = plt.subplots(figsize=(12, 4.2))
+    fig, ax = plt.subplots(figsize=(14, 5))
     ax.bar(range(len(order)), num_pairs[order], color="steelblue")
     ax.set_yscale("log")
-    ax.set_xticks(range(len(order)), [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_xticks(range(len(order)), [names[i] for i in order], rotation=90, fontsize=TICK)
     ax.set_ylabel("composable subject-object pairs (n_c)")
     ax.set_title("Compositional diversity per predicate (training split)")
     for i, v in enumerate(num_pairs[order]):
         if i >= len(order) - 6:
-            ax.text(i, v, str(int(v)), ha="center", va="bottom", fontsize=6)
+            ax.text(i, v, str(int(v)), ha="center", va="bottom", fontsize=8)
     _note(fig, simulated)
     return _save(fig, folder, "fig3_composable_pairs")
 
@@ -93,10 +96,10 @@ def mr_vs_imr(names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.nd
     """Fig. 4: per-predicate mR@50 and IMR@20 for one model, predicates by training frequency."""
     order = np.argsort(-freq, kind="stable")
     x = np.arange(len(order))
-    fig, ax = plt.subplots(figsize=(12, 4.2))
+    fig, ax = plt.subplots(figsize=(14, 5))
     ax.bar(x - 0.2, 100 * mr50[order], width=0.4, label="mR@50 (per predicate)", color="tab:orange")
     ax.bar(x + 0.2, 100 * imr20[order], width=0.4, label="IMR@20 (per predicate)", color="tab:blue")
-    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=TICK)
     ax.set_ylabel("recall (%)")
     ax.set_ylim(0, 118)
     ax.set_title(f"Per-predicate mR@50 vs IMR@20, {model}, PredCls (predicates by training frequency)")
@@ -105,23 +108,23 @@ def mr_vs_imr(names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.nd
     return _save(fig, folder, "fig4_mr_vs_imr")
 
 
-def predicate_weights(names: list[str], gt_counts: np.ndarray, num_pairs: np.ndarray, tau: float, folder: str,
-                      simulated: bool) -> list[str]:
-    """Fig. 5: weight of each predicate under R@K (its share of GT rows), mR/IMR (uniform) and wIMR(τ)."""
-    order = np.argsort(-gt_counts, kind="stable")
+def predicate_weights(names: list[str], gt_counts: np.ndarray, train_counts: np.ndarray, weights: np.ndarray,
+                      tau: float, folder: str, simulated: bool) -> list[str]:
+    """Fig. 5: weight of each predicate under R@K (its share of test GT rows), mR/IMR (uniform) and wIMR(τ)
+    (``weights``, unnormalised), predicates ordered by training sample count as in Fig. 4."""
+    order = np.argsort(-train_counts, kind="stable")
     share = gt_counts / gt_counts.sum()
     uniform = np.full(len(names), 1 / len(names))
-    w = num_pairs.astype(float) ** tau
-    w = w / w.sum()
-    fig, ax = plt.subplots(figsize=(12, 4.2))
+    w = weights / weights.sum()
+    fig, ax = plt.subplots(figsize=(14, 5))
     x = np.arange(len(order))
     ax.plot(x, share[order], "o-", ms=3, label="R@K (share of GT samples)")
     ax.plot(x, uniform[order], "-", label="mR@K / IMR@K (uniform)")
     ax.plot(x, w[order], "s-", ms=3, label=f"wIMR@K (tau = {tau:g})")
     ax.set_yscale("log")
-    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=7)
+    ax.set_xticks(x, [names[i] for i in order], rotation=90, fontsize=TICK)
     ax.set_ylabel("weight of the predicate")
-    ax.set_title("Per-predicate weight under each metric (predicates by test frequency)")
+    ax.set_title("Per-predicate weight under each metric (predicates by training frequency)")
     ax.legend()
     _note(fig, simulated)
     return _save(fig, folder, "fig5_predicate_weights")
