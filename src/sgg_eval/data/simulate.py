@@ -24,7 +24,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 
-SIM_VERSION = 2
+SIM_VERSION = 3
 SCALES = {"tiny": (400, 60, 150), "default": (20000, 1000, 2000), "vg": (57723, 5000, 26446)}
 SPLIT_INDEX = {"train": 0, "val": 1, "test": 2}
 PREDICATE_GROUPS = (
@@ -80,6 +80,8 @@ class SimParams:
     pair_noise: float = 0.8
     # Within a predicate, pair weights ∝ exp(concentration · popularity): a long tail of rare pairs.
     pair_concentration: float = 1.5
+    # Anchor classes per predicate side = anchor_spread · sqrt(n_c) + 2: how specific a predicate's classes are.
+    anchor_spread: float = 1.5
 
     def split_size(self, split: str) -> int:
         if self.scale not in SCALES:
@@ -127,7 +129,7 @@ class SimulatedWorld:
             g = group_of.get(name)
             # Anchors: the subject and object classes a predicate is about (parked on: vehicles and places).
             # Few for tail predicates, nearly all for generic ones; correlated predicates share them.
-            n_anchor = int(min(c_obj, np.ceil(3.0 * np.sqrt(self.num_pairs[k])) + 2))
+            n_anchor = int(min(c_obj, np.ceil(params.anchor_spread * np.sqrt(self.num_pairs[k])) + 2))
             a_s, a_o = group_anchor[g] if g is not None else (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj))
             subj = np.argsort(-(log_f + a_s), kind="stable")[:n_anchor]
             obj = np.argsort(-(log_f + a_o), kind="stable")[:n_anchor]

@@ -53,17 +53,20 @@ class Backbone:
     """Visual-evidence strength of a simulated backbone; object-recognition quality for SGCls/SGDet."""
 
     name: str
-    strength: float = 2.5
-    confusion: float = 2.0
+    strength: float = 3.0
+    confusion: float = 3.0
     noise: float = 1.0
-    background_shift: float = 0.8
-    feature_bias: float = 0.5
+    background_shift: float = 1.25
+    feature_bias: float = 0.6
     pair_confidence: float = 1.5
     label_accuracy: float = 0.8
-    detection_rate: float = 0.9
+    # Detectors recognise frequent classes better: logit(accuracy of class c) = logit(label_accuracy)
+    # + label_frequency_slope · (log f_c − E[log f]), and a wrong label is drawn by class frequency.
+    label_frequency_slope: float = 1.5
+    detection_rate: float = 0.95
     box_jitter: float = 0.08
     false_detections: float = 3.0
-    unannotated: float = 1.0
+    unannotated: float = 1.2
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,12 @@ class MethodParams:
     logits removed by ``tde``, of the log label-frequency estimate removed by ``dlfe`` and of the log
     effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
 
-    reweight_alpha: float = 0.5
-    tde_alpha: float = 0.5
-    dlfe_alpha: float = 0.5
-    rtpb_alpha: float = 0.5
+    reweight_alpha: float = 1.0
+    tde_alpha: float = 0.6
+    dlfe_alpha: float = 1.0
+    rtpb_alpha: float = 1.0
     rtpb_beta: float = 0.9999
-    nice_gamma: float = 0.0
+    nice_gamma: float = 0.15
     dlfe_images: int = 1000
 
 
@@ -92,6 +95,7 @@ class Priors:
     log_prior: np.ndarray
     log_effective: np.ndarray
     confusable: np.ndarray  # [C+1, C+1] bool: column c is confusable with true predicate r (row)
+    object_share: np.ndarray  # [C_obj+1] training frequency of each object class (index 0 = 0)
     log_dlfe: np.ndarray | None = None
 
 
@@ -146,10 +150,18 @@ def method_priors(stats: TrainingStats, mp: MethodParams) -> Priors:
     nice = corrected_counts(stats.triplet_counts, confusable, mp.nice_gamma)
     return Priors(freq=frequency_bias(stats), freq_nice=_log_conditional(nice, stats.background_counts),
                   log_prior=np.log(prior / prior.sum()), log_effective=np.log(effective / effective.sum()),
-                  confusable=confusable)
+                  confusable=confusable, object_share=stats.object_counts / stats.object_counts.sum())
 
 
-def _objects(rng, gt: GTImage, task: str, bb: Backbone, n_classes: int):
+def _label_accuracy(bb: Backbone, share: np.ndarray) -> np.ndarray:
+    """Per-class probability that an object of that class is labelled correctly (``[C_obj+1]``)."""
+    log_f = np.log(np.maximum(share, 1e-12))
+    centred = log_f - np.sum(share * log_f)  # centred on the typical object, which is a frequent class
+    logit = np.log(bb.label_accuracy / (1 - bb.label_accuracy)) + bb.label_frequency_slope * centred
+    return 1.0 / (1.0 + np.exp(-logit))
+
+
+def _objects(rng, gt: GTImage, task: str, bb: Backbone, share: np.ndarray):
     """Predicted boxes, labels, scores and, per prediction, the GT object it came from (-1: false)."""
     n = len(gt.labels)
     if task == "predcls":
@@ -169,8 +181,9 @@ def _objects(rng, gt: GTImage, task: str, bb: Backbone, n_classes: int):
         boxes[:, 0::2] = np.clip(boxes[:, 0::2], 0, gt.width - 1)
         boxes[:, 1::2] = np.clip(boxes[:, 1::2], 0, gt.height - 1)
         boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)
-    correct = (source >= 0) & (rng.random(len(source)) < bb.label_accuracy)
-    labels = rng.integers(1, n_classes + 1, size=len(source))
+    accuracy = _label_accuracy(bb, share)[gt.labels[source]]
+    correct = (source >= 0) & (rng.random(len(source)) < accuracy)
+    labels = rng.choice(len(share), size=len(source), p=share)
     labels[correct] = gt.labels[source[correct]]
     scores = np.where(correct, rng.uniform(0.5, 1.0, len(source)), rng.uniform(0.05, 0.6, len(source)))
     return boxes.astype(np.float32), labels, scores.astype(np.float32), source
@@ -191,7 +204,7 @@ class Evidence:
 def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -> Evidence:
     """Every random draw of one image; the methods only transform it, so they share objects and evidence."""
     n_pred = priors.freq.shape[2] - 1
-    boxes, labels, scores, source = _objects(rng, gt, task, bb, priors.freq.shape[0] - 1)
+    boxes, labels, scores, source = _objects(rng, gt, task, bb, priors.object_share)
     q = len(labels)
     a, b = np.nonzero(~np.eye(q, dtype=bool))
     pairs = np.column_stack([a, b]).astype(np.int64)
