@@ -6,7 +6,30 @@ import argparse
 import json
 import sys
 
-from sgg_eval.errors import InputError
+from sgg_eval.errors import EXIT_USER, guarded
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command line in one line (exit 2), like every other user error."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USER, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def _bounded(kind, lo=None, hi=None, *, lo_open: bool = False):
+    """An argparse type: a finite ``kind`` within ``[lo, hi]`` (``(lo, hi]`` when ``lo_open``)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if kind is float and value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if (lo is not None and (value <= lo if lo_open else value < lo)) or (hi is not None and value > hi):
+            span = f"{'(' if lo_open else '['}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+            raise argparse.ArgumentTypeError(f"{text} is outside {span}")
+        return value
+    return parse
 
 _EPILOG_SPLIT = """examples:
   # the embedded SIMULATED VG150-like benchmark (no download), default size
@@ -26,6 +49,7 @@ example:
 
 
 def _cmd_split(args: argparse.Namespace) -> None:
+    from sgg_eval.errors import InputError
     from sgg_eval.data.simulate import SimParams
     from sgg_eval.data.vg150 import VG150Files
     from sgg_eval.splits import DatasetSpec, build_splits
@@ -35,7 +59,7 @@ def _cmd_split(args: argparse.Namespace) -> None:
     else:
         files = VG150Files.in_dir(args.vg150_dir) if args.vg150_dir else VG150Files(args.h5, args.dicts, args.image_data)
         if None in (files.h5, files.dicts, files.image_data):
-            raise SystemExit("sgg-eval split: give --simulated, --vg150-dir, or all of --h5 --dicts --image-data")
+            raise InputError("give --simulated, --vg150-dir, or all of --h5 --dicts --image-data")
         spec = DatasetSpec("vg150", "vg150", files=files, num_val_im=args.num_val_im)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     counts = build_splits(spec, {s: f"{args.out_dir}/{s}.h5" for s in splits})
@@ -140,10 +164,12 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sgg-eval",
         description="Exact, fast evaluation of scene graph generation (SGG): splits, statistics, metrics.",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of any error (also: SGG_EVAL_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("split", help="write split stores from real VG150 files or the simulator",
@@ -157,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--image-data", help="path of image_data.json")
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")
-    p.add_argument("--num-val-im", type=int, default=5000, help="VG150 validation carve-out (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="simulator seed (default: %(default)s)")
+    p.add_argument("--num-val-im", type=_bounded(int, 0), default=5000, help="VG150 validation carve-out (default: %(default)s)")
+    p.add_argument("--seed", type=_bounded(int, 0, 2**32 - 1), default=0, help="simulator seed (default: %(default)s)")
     p.add_argument("--scale", default="default", choices=["tiny", "default", "vg"],
                    help="simulator size: tiny, default, or vg (VG150-sized) (default: %(default)s)")
     p.set_defaults(func=_cmd_split)
@@ -189,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
     p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
                                       "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")
-    p.add_argument("--tau", type=float, default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
+    p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -207,11 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backbone", default="sim_motifs", help="backbone name (default: %(default)s)")
     p.add_argument("--val", help="validation split store (DLFE estimates label frequencies on it; "
                                   "without it dlfe is skipped)")
-    p.add_argument("--strength", type=float, help="visual evidence for the true predicate (default: the "
+    p.add_argument("--strength", type=_bounded(float, 0.0, 100.0), help="visual evidence for the true predicate (default: the "
                                                     "backbone's, as in conf/config.yaml's simulation.backbones)")
-    p.add_argument("--label-accuracy", type=float, help="SGCls/SGDet object label accuracy (default: the backbone's)")
+    p.add_argument("--label-accuracy", type=_bounded(float, 0.0, 1.0, lo_open=True), help="SGCls/SGDet object label accuracy (default: the backbone's)")
     p.add_argument("--score-kind", default="logits", choices=["logits", "probabilities"])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_bounded(int, 0, 2**32 - 1), default=0)
     p.add_argument("-o", "--out-dir", required=True, help="folder for <backbone>_<method>_<task>.h5")
     p.set_defaults(func=_cmd_simulate)
 
@@ -223,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "-o motifs_pko.h5",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_scored_inputs(p, task_default=None)
-    p.add_argument("--lam", type=float, default=1.0, help="prior weight lambda (default: %(default)s)")
-    p.add_argument("--eps", type=float, default=1e-3, help="count smoothing epsilon (default: %(default)s)")
+    p.add_argument("--lam", type=_bounded(float, -1e6, 1e6), default=1.0, help="prior weight lambda (default: %(default)s)")
+    p.add_argument("--eps", type=_bounded(float, 0.0, 1e6, lo_open=True), default=1e-3, help="count smoothing epsilon (default: %(default)s)")
     p.add_argument("--only", action="store_true", help="PKO-only: z = lam * b, no model evidence")
     p.add_argument("-o", "--output", required=True, help="prediction store to write (.h5)")
     p.set_defaults(func=_cmd_pko)
@@ -237,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "--task predcls",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_scored_inputs(p, task_default="predcls")
-    p.add_argument("--max-n", type=int, default=6, help="largest N (default: %(default)s)")
+    p.add_argument("--max-n", type=_bounded(int, 0, 1000), default=6, help="largest N (default: %(default)s)")
     p.add_argument("-o", "--output", help="also write the rows as JSON")
     p.set_defaults(func=_cmd_blind_replace)
 
@@ -251,13 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 success, 2 a user error (one line on stderr), 1 a bug (one line; traceback with --debug)."""
     args = build_parser().parse_args(argv)
-    try:
-        args.func(args)
-    except InputError as exc:
-        print(f"sgg-eval {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return guarded(lambda: args.func(args), f"sgg-eval {args.command}", debug=args.debug)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import yaml
 from sgg_eval.atomic import atomic_output
 from sgg_eval.data.simulate import SimParams
 from sgg_eval.data.vg150 import VG150Files
-from sgg_eval.errors import InputError
+from sgg_eval.errors import InputError, guarded
 from sgg_eval.splits import DatasetSpec
 
 def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = (), config_name: str = "config") -> str:
@@ -24,9 +24,17 @@ def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] 
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    with initialize_config_dir(str(Path(conf_dir).resolve()), version_base="1.3"):
-        cfg = compose(config_name=config_name, overrides=list(overrides))
-    OmegaConf.resolve(cfg)
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    if not Path(conf_dir).is_dir():
+        raise InputError("config folder not found", path=str(conf_dir))
+    try:
+        with initialize_config_dir(str(Path(conf_dir).resolve()), version_base="1.3"):
+            cfg = compose(config_name=config_name, overrides=list(overrides))
+        OmegaConf.resolve(cfg)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise InputError(f"config: {' '.join(str(exc).split())}", path=str(conf_dir)) from None
     return OmegaConf.to_yaml(cfg)
 
 
@@ -36,7 +44,10 @@ def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
 
     No header comment: the bytes equal what ``dvc exp run`` writes in Hydra mode, so the two never fight.
     """
+    from sgg_eval.params_check import check_params
+
     text = compose_yaml(conf_dir, overrides)
+    check_params(yaml.safe_load(text))
     with atomic_output(out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return text
@@ -59,9 +70,8 @@ def dataset_spec(d: Mapping) -> DatasetSpec:
 
 
 def run_stage(main: Callable[[], object]) -> None:
-    """Run a stage body; bad input becomes one line on stderr and exit code 2, with no partial outputs."""
-    try:
-        main()
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    """Run a stage body through the CLI's error path: a user error is one line and exit 2, a bug one line
+    and exit 1 (traceback with ``SGG_EVAL_DEBUG=1``); outputs are atomic, so nothing is half-written."""
+    code = guarded(main, f"stage {Path(sys.argv[0]).stem}")
+    if code:
+        raise SystemExit(code)

@@ -36,6 +36,14 @@ class PKOParams:
     eps: float = 1e-3
     prob_clip: float = 1e-12
 
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.lam) or abs(self.lam) > 1e6:
+            raise InputError(f"lambda = {self.lam} must be a finite number (|lambda| <= 1e6)", field="lam")
+        if not (np.isfinite(self.eps) and 0 < self.eps <= 1e6):
+            raise InputError(f"eps = {self.eps} must be in (0, 1e6]", field="eps")
+        if not (np.isfinite(self.prob_clip) and 0 < self.prob_clip < 1):
+            raise InputError(f"prob_clip = {self.prob_clip} must be in (0, 1)", field="prob_clip")
+
 
 def pko_prior(subject_predicate: np.ndarray, object_predicate: np.ndarray, eps: float) -> np.ndarray:
     """``log P^s(k|i)`` and ``log P^o(k|j)`` combined lazily: returns ``[2, C_obj + 1, C_pred]`` with
@@ -141,6 +149,10 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100)
     from sgg_eval.metrics.engine import EvalOptions, evaluate  # local: pko itself does not need the engine
 
     n_c = stats.num_pairs
+    available = int((n_c[1:] > 0).sum())
+    if not isinstance(max_n, (int, np.integer)) or not 0 <= max_n <= available:
+        raise InputError(f"max_n = {max_n} must be in [0, {available}] (the predicates seen in training)",
+                         field="max_n")
     rows, base = [], None
     for n in range(max_n + 1):
         chosen = tail_predicates(n_c, n)
