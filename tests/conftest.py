@@ -89,7 +89,8 @@ def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id
             elif kind == 2:  # IoU just below 0.5
                 pboxes.append(np.array([b[0], b[1], b[0] + 2 * w, b[3]], dtype=np.float32))
             elif kind == 3:
-                pboxes.append(b + rng.integers(-3, 4, size=4).astype(np.float32))
+                j = b + rng.integers(-3, 4, size=4).astype(np.float32)  # jittered, still x1 <= x2
+                pboxes.append(np.concatenate([j[:2], np.maximum(j[2:], j[:2])]))
             else:
                 continue  # missed object
             plabels.append(lab if rng.random() < 0.8 else int(rng.integers(1, vocab.num_objects + 1)))

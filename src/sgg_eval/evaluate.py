@@ -9,7 +9,7 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.formats.torchfile import load
+from sgg_eval.formats.torchfile import LazyTensor, load
 from sgg_eval.metrics.engine import EvalOptions, evaluate
 from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, read_stats
@@ -33,14 +33,33 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     reference codebase's own list shipped with sgg-eval."""
     if spec == "vg150":
         spec = str(resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch"))
-    zs = np.asarray(load(spec).numpy(), dtype=np.int64).reshape(-1, 3)
+    obj = load(spec)
+    raw = obj.numpy() if isinstance(obj, LazyTensor) else None
+    if raw is None or raw.ndim != 2 or raw.shape[1] != 3 or raw.dtype.kind not in "iu":
+        what = f"shape {list(raw.shape)} dtype {raw.dtype}" if raw is not None else type(obj).__name__
+        raise InputError(f"expected one integer tensor [Z, 3] (subject, object, predicate), got {what}",
+                         path=spec, field="zeroshot")
+    zs = np.asarray(raw, dtype=np.int64)
     return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
+
+
+def _check_zeroshot(zs: np.ndarray, vocab, path: str) -> None:
+    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() > vocab.num_objects
+                    or zs[:, 2].min() < 1 or zs[:, 2].max() > vocab.num_predicates):
+        raise InputError("class or predicate id outside the vocabulary", path=path, field="zeroshot")
+
+
+def check_tau(tau: float) -> None:
+    """wIMR's exponent τ must be a finite number in [0, 1] (SPEC §3)."""
+    if not (isinstance(tau, (int, float)) and np.isfinite(tau) and 0.0 <= tau <= 1.0):
+        raise InputError(f"tau = {tau} must be in [0, 1]", field="tau")
 
 
 def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protocol: str = "reference",
                    stats: str | None = None, zeroshot: str | None = None, tau: float = 0.5,
                    progress: bool = False) -> dict:
     """Evaluate ``predictions`` and return the metrics document."""
+    check_tau(tau)
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
@@ -48,6 +67,7 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
     zs, zs_source = None, ""
     if zeroshot:
         zs, zs_source = load_zeroshot(zeroshot)
+        _check_zeroshot(zs, source.vocab, zeroshot)
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"

@@ -30,7 +30,7 @@ class DatasetSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in DATASET_KINDS:
-            raise ValueError(f"dataset kind must be one of {DATASET_KINDS}, got {self.kind!r}")
+            raise InputError(f"dataset kind must be one of {DATASET_KINDS}, got {self.kind!r}", field="dataset.kind")
         if self.kind == "vg150" and self.files is None:
             raise ValueError("a vg150 dataset needs its files")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
-from sgg_eval.atomic import atomic_output
+from sgg_eval.atomic import atomic_output, ensure_space
 from sgg_eval.data.ragged_h5 import read_attr, write_attrs
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.errors import InputError
@@ -115,7 +115,13 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
 
 def write_stats(path: str | os.PathLike, stats: TrainingStats) -> None:
     """Write the statistics as a self-describing HDF5 file, atomically and deterministically."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as h5:
+    with atomic_output(path) as tmp:
+        ensure_space(tmp, sum(getattr(stats, name).nbytes for name in _ARRAYS))
+        _write_stats_h5(tmp, stats)
+
+
+def _write_stats_h5(tmp, stats: TrainingStats) -> None:
+    with h5py.File(tmp, "w") as h5:
         write_attrs(h5, {"kind": "train_stats", "simulated": bool(stats.simulated), "source": stats.source,
                          "object_classes": list(stats.vocab.object_classes),
                          "predicate_classes": list(stats.vocab.predicate_classes)})
@@ -129,7 +135,11 @@ def read_stats(path: str | os.PathLike) -> TrainingStats:
     path = str(path)
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
-    with h5py.File(path, "r") as h5:
+    try:
+        h5 = h5py.File(path, "r")
+    except OSError as exc:
+        raise InputError(f"not a readable HDF5 file ({exc})", path=path) from None
+    with h5:
         if read_attr(h5, "kind", path) != "train_stats":
             raise InputError("not a training-statistics file", path=path, field="kind")
         vocab = Vocabulary(tuple(read_attr(h5, "object_classes", path, as_json=True)),
@@ -138,8 +148,32 @@ def read_stats(path: str | os.PathLike) -> TrainingStats:
         if missing:
             raise InputError("missing dataset", path=path, field=missing[0])
         arrays = {n: h5[n][()] for n in _ARRAYS}
+        _validate_arrays(arrays, vocab, path)
         return TrainingStats(vocab, simulated=bool(read_attr(h5, "simulated", path)),
                              source=read_attr(h5, "source", path), **arrays)
+
+
+def _validate_arrays(arrays: dict, vocab: Vocabulary, path: str) -> None:
+    """Shapes from the vocabulary, non-negative integer counts, finite densities, zero-shot ids in range:
+    a hand-edited or foreign statistics file fails here, not as a wrong wIMR."""
+    o, p = vocab.num_objects + 1, vocab.num_predicates + 1
+    shapes = {"triplet_counts": (o, o, p), "background_counts": (o, o), "predicate_counts": (p,),
+              "object_counts": (o,), "zeroshot_triplets": (None, 3), "graph_density": (None,)}
+    for name, shape in shapes.items():
+        a = arrays[name]
+        if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
+            raise InputError(f"shape {list(a.shape)}, expected {[('n' if w is None else w) for w in shape]}",
+                             path=path, field=name)
+        if name == "graph_density":
+            if a.dtype.kind != "f" or not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise InputError("densities must be finite non-negative numbers", path=path, field=name)
+        elif a.dtype.kind not in "iu" or (a.size and a.min() < 0):
+            raise InputError("counts must be non-negative integers", path=path, field=name)
+    zs = arrays["zeroshot_triplets"]
+    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() >= o or zs[:, 2].min() < 1 or zs[:, 2].max() >= p):
+        raise InputError("class or predicate id out of range", path=path, field="zeroshot_triplets")
+    if not np.array_equal(arrays["predicate_counts"], arrays["triplet_counts"].sum(axis=(0, 1))):
+        raise InputError("predicate_counts disagree with triplet_counts", path=path, field="predicate_counts")
 
 
 def summarize(stats: TrainingStats) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
+from sgg_eval.atomic import ensure_space
 from sgg_eval.errors import InputError
 
 SCHEMA_VERSION = 1
@@ -72,6 +73,7 @@ class RaggedWriter:
             self._flush()
 
     def _flush(self) -> None:
+        ensure_space(self.h5.filename, sum(a.nbytes for parts in self._pending.values() for a in parts))
         for key, parts in self._pending.items():
             if not parts:
                 continue
@@ -85,6 +87,8 @@ class RaggedWriter:
     def close(self) -> int:
         """Flush and write offsets and per-image columns; returns the number of images written."""
         self._flush()
+        ensure_space(self.h5.filename, 8 * sum(len(o) for o in self._offsets.values())
+                     + 8 * sum(len(v) for v in self._images.values()))
         for seg, offs in self._offsets.items():
             self.h5.create_dataset(f"{seg}/offsets", data=np.asarray(offs, dtype=np.int64), track_times=False)
         for col in self.per_image:
@@ -109,7 +113,12 @@ def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False):
         value = value.decode()
     if isinstance(value, np.generic):
         value = value.item()
-    return json.loads(value) if as_json else value
+    if not as_json:
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError, RecursionError):
+        raise InputError("attribute is not valid JSON", path=path, field=key) from None
 
 
 class RaggedReader:
@@ -123,6 +132,12 @@ class RaggedReader:
         self.images = {name: self._dataset(f"images/{name}")[()] for name in per_image}
         self.offsets = {seg: self._dataset(f"{seg}/offsets")[()] for seg in segments}
         self.num_images = len(self.images[per_image[0]])
+        for name, values in self.images.items():
+            if values.ndim != 1 or len(values) != self.num_images:
+                raise InputError(f"shape {list(values.shape)}, expected [{self.num_images}]", path=path,
+                                 field=f"images/{name}")
+        if "image_id" in self.images and len(np.unique(self.images["image_id"])) != self.num_images:
+            raise InputError("image ids are not unique", path=path, field="images/image_id")
         for seg, offs in self.offsets.items():
             if len(offs) != self.num_images + 1 or offs[0] != 0 or np.any(np.diff(offs) < 0):
                 raise InputError("offsets are not a non-decreasing [images+1] array from 0", path=path, field=f"{seg}/offsets")

@@ -23,6 +23,7 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.errors import InputError
 
 SIM_VERSION = 3
 SCALES = {"tiny": (400, 60, 150), "default": (20000, 1000, 2000), "vg": (57723, 5000, 26446)}
@@ -85,7 +86,7 @@ class SimParams:
 
     def split_size(self, split: str) -> int:
         if self.scale not in SCALES:
-            raise ValueError(f"unknown scale {self.scale!r}; choose one of {sorted(SCALES)}")
+            raise InputError(f"unknown scale {self.scale!r}; choose one of {sorted(SCALES)}", field="dataset.sim.scale")
         return SCALES[self.scale][SPLIT_INDEX[split]]
 
 

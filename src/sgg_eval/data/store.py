@@ -131,17 +131,25 @@ class _Store:
     def _convert(self, raw: dict):  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _checked(self, raw: dict, position: int):
+        """Every image read is validated (shapes, ranges, finite values): a store written by another tool
+        or edited by hand must fail here, naming the image, not yield a wrong number later."""
+        img = self._convert(raw)
+        img.validate(self.vocab, self.path, position)
+        return img
+
     def batches(self, batch_size: int = 256) -> Iterator[list]:
         """Consecutive batches of images; only one batch is in memory at a time."""
         for start in range(0, len(self), batch_size):
-            yield [self._convert(r) for r in self._reader.read(start, min(len(self), start + batch_size))]
+            raws = self._reader.read(start, min(len(self), start + batch_size))
+            yield [self._checked(r, start + i) for i, r in enumerate(raws)]
 
     def __iter__(self):
         for batch in self.batches():
             yield from batch
 
     def image(self, index: int):
-        return self._convert(self._reader.read(index, index + 1)[0])
+        return self._checked(self._reader.read(index, index + 1)[0], index)
 
 
 class SplitStore(_Store):
@@ -171,11 +179,14 @@ class PredictionStore(_Store):
 
     def _make_reader(self) -> RaggedReader:
         h5, p = self.h5, self.path
-        self.meta = PredictionMeta(
-            task=read_attr(h5, "task", p), score_kind=read_attr(h5, "score_kind", p), vocab=self.vocab,
-            model=read_attr(h5, "model", p), simulated=bool(read_attr(h5, "simulated", p)),
-            source=read_attr(h5, "source", p), extra=read_attr(h5, "extra", p, as_json=True),
-        )
+        try:
+            self.meta = PredictionMeta(
+                task=read_attr(h5, "task", p), score_kind=read_attr(h5, "score_kind", p), vocab=self.vocab,
+                model=read_attr(h5, "model", p), simulated=bool(read_attr(h5, "simulated", p)),
+                source=read_attr(h5, "source", p), extra=read_attr(h5, "extra", p, as_json=True),
+            )
+        except InputError as exc:
+            raise InputError(str(exc), path=p) from None
         return RaggedReader(h5, p, {"objects": ["boxes", "labels", "obj_scores"], "pairs": ["pairs", "rel_scores"]},
                             ["image_id"])
 

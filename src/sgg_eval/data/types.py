@@ -40,6 +40,8 @@ class GTImage:
 
     boxes ``[N, 4]`` float32 xyxy pixels; labels ``[N]`` int64 in ``1..C_obj``;
     rels ``[M, 3]`` int64 rows ``(subject index, object index, predicate)``. Duplicate rows are kept.
+    Arrays are converted to these dtypes but never reshaped (a transposed or truncated array must fail
+    :meth:`validate`, not be silently reinterpreted); empty arrays take their canonical shape.
     """
 
     image_id: int
@@ -50,18 +52,18 @@ class GTImage:
     rels: np.ndarray
 
     def __post_init__(self) -> None:
-        self.boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
-        self.labels = np.asarray(self.labels, dtype=np.int64).reshape(-1)
-        self.rels = np.asarray(self.rels, dtype=np.int64).reshape(-1, 3)
+        self.boxes = _float_array(self.boxes, (4,))
+        self.labels = _int_array(self.labels, ())
+        self.rels = _int_array(self.rels, (3,))
 
-    def validate(self, vocab: Vocabulary, source: str) -> None:
-        """Raise :class:`InputError` naming ``source``, the image and the field on any inconsistency."""
-        where = dict(path=source, image_id=self.image_id)
-        if len(self.labels) != len(self.boxes):
-            raise InputError(f"{len(self.labels)} labels for {len(self.boxes)} boxes", field="labels", **where)
+    def validate(self, vocab: Vocabulary, source: str, position: int | None = None) -> None:
+        """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
+        inconsistency: shapes, integer dtypes, finite boxes with ``x2 >= x1``, label, index and predicate ranges."""
+        where = dict(path=source, image_id=self.image_id, position=position)
+        _check_boxes(self.boxes, "boxes", where)
+        _check_ints(self.labels, (len(self.boxes),), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
-        if not np.all(np.isfinite(self.boxes)):
-            raise InputError("non-finite box coordinate", field="boxes", **where)
+        _check_ints(self.rels, (None, 3), "rels", where)
         if len(self.rels):
             _check_range(self.rels[:, :2], 0, len(self.labels) - 1, "rels (object index)", where)
             _check_range(self.rels[:, 2], 1, vocab.num_predicates, "rels (predicate)", where)
@@ -73,7 +75,7 @@ class PredImage:
 
     boxes ``[Q, 4]``, labels ``[Q]``, obj_scores ``[Q]``; pairs ``[P, 2]`` (subject, object) indices into
     this prediction's objects; rel_scores ``[P, C_pred + 1]`` with column 0 = background, either softmax
-    probabilities or raw logits as declared by the store's ``score_kind``.
+    probabilities or raw logits as declared by the store's ``score_kind``. Converted, never reshaped.
     """
 
     image_id: int
@@ -84,33 +86,79 @@ class PredImage:
     rel_scores: np.ndarray
 
     def __post_init__(self) -> None:
-        self.boxes = np.asarray(self.boxes, dtype=np.float32).reshape(-1, 4)
-        self.labels = np.asarray(self.labels, dtype=np.int64).reshape(-1)
-        self.obj_scores = np.asarray(self.obj_scores, dtype=np.float32).reshape(-1)
-        self.pairs = np.asarray(self.pairs, dtype=np.int64).reshape(-1, 2)
+        self.boxes = _float_array(self.boxes, (4,))
+        self.labels = _int_array(self.labels, ())
+        self.obj_scores = _float_array(self.obj_scores, ())
+        self.pairs = _int_array(self.pairs, (2,))
         rel = np.asarray(self.rel_scores)
-        if rel.dtype not in (np.float16, np.float32, np.float64):
+        if rel.size == 0 and rel.ndim != 2:
+            rel = np.zeros((0, 0), dtype=np.float32)
+        elif rel.dtype.kind in "iub":
             rel = rel.astype(np.float32)
-        self.rel_scores = rel if rel.ndim == 2 else rel.reshape(len(self.pairs), -1)
+        self.rel_scores = rel
 
-    def validate(self, vocab: Vocabulary, source: str) -> None:
-        """Raise :class:`InputError` naming ``source``, the image and the field on any inconsistency."""
-        where = dict(path=source, image_id=self.image_id)
+    def validate(self, vocab: Vocabulary, source: str, position: int | None = None) -> None:
+        """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
+        inconsistency: shapes, dtypes, finite boxes and scores, label and pair-index ranges."""
+        where = dict(path=source, image_id=self.image_id, position=position)
         q = len(self.boxes)
-        for name in ("labels", "obj_scores"):
-            if len(getattr(self, name)) != q:
-                raise InputError(f"{len(getattr(self, name))} entries for {q} boxes", field=name, **where)
+        _check_boxes(self.boxes, "boxes", where)
+        _check_ints(self.labels, (q,), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
+        _check_floats(self.obj_scores, (q,), "obj_scores", where)
+        _check_ints(self.pairs, (None, 2), "pairs", where)
         if len(self.pairs):
             _check_range(self.pairs, 0, q - 1, "pairs", where)
-            if self.rel_scores.shape != (len(self.pairs), vocab.num_predicates + 1):
-                raise InputError(
-                    f"shape {self.rel_scores.shape}, expected ({len(self.pairs)}, {vocab.num_predicates + 1})",
-                    field="rel_scores",
-                    **where,
-                )
-            if not np.all(np.isfinite(self.rel_scores)):
-                raise InputError("non-finite score", field="rel_scores", **where)
+            _check_floats(self.rel_scores, (len(self.pairs), vocab.num_predicates + 1), "rel_scores", where)
+
+
+def _int_array(x, tail: tuple[int, ...]) -> np.ndarray:
+    """int64 when the values are integers (integral floats included); anything else is kept for validate()."""
+    a = np.asarray(x)
+    if a.size == 0:
+        return np.zeros((0, *tail), dtype=np.int64)
+    if a.dtype.kind in "iub":
+        return a.astype(np.int64, copy=False)
+    if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(np.abs(a) < 2**53) and np.all(a == np.round(a)):
+        return a.astype(np.int64)
+    return a
+
+
+def _float_array(x, tail: tuple[int, ...]) -> np.ndarray:
+    a = np.asarray(x)
+    if a.size == 0:
+        return np.zeros((0, *tail), dtype=np.float32)
+    return a.astype(np.float32, copy=False) if a.dtype.kind in "fiub" else a
+
+
+def _check_shape(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:
+    """``shape`` entries of ``None`` match any length."""
+    if a.ndim != len(shape) or any(want is not None and got != want for got, want in zip(a.shape, shape)):
+        expected = "[" + ", ".join("n" if d is None else str(d) for d in shape) + "]"
+        raise InputError(f"shape {list(a.shape)}, expected {expected}", field=name, **where)
+
+
+def _check_ints(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:
+    if a.dtype.kind not in "iu":
+        raise InputError(f"values must be integers, got dtype {a.dtype}", field=name, **where)
+    _check_shape(a, shape, name, where)
+
+
+def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:
+    if a.dtype.kind != "f":
+        raise InputError(f"values must be numbers, got dtype {a.dtype}", field=name, **where)
+    _check_shape(a, shape, name, where)
+    if not np.isfinite(a).all():
+        raise InputError(f"non-finite value ({a[~np.isfinite(a)].flat[0]})", field=name, **where)
+
+
+def _check_boxes(boxes: np.ndarray, name: str, where: dict) -> None:
+    _check_floats(boxes, (None, 4), name, where)
+    bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"box {i} = {boxes[i].tolist()} has x2 < x1 or y2 < y1 (expected x1, y1, x2, y2)",
+                         field=name, **where)
 
 
 @dataclass(frozen=True)
@@ -139,9 +187,9 @@ class PredictionMeta:
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+            raise InputError(f"task must be one of {TASKS}, got {self.task!r}", field="task")
         if self.score_kind not in SCORE_KINDS:
-            raise ValueError(f"score_kind must be one of {SCORE_KINDS}, got {self.score_kind!r}")
+            raise InputError(f"score_kind must be one of {SCORE_KINDS}, got {self.score_kind!r}", field="score_kind")
 
 
 def _check_range(values: np.ndarray, lo: int, hi: int, name: str, where: dict) -> None:

@@ -75,11 +75,22 @@ def load_vocab(dicts_path: str) -> Vocabulary:
 def load_image_sizes(image_data_path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(image_id, width, height)`` of the entries the reference keeps (corrupted ids dropped)."""
     entries = _load_json(image_data_path)
-    kept = [e for e in entries if int(e["image_id"]) not in CORRUPTED_IMAGE_IDS]
-    for field in ("image_id", "width", "height"):
-        for e in kept:
-            if field not in e:
-                raise InputError("missing key in an entry", path=image_data_path, image_id=e.get("image_id"), field=field)
+    if not isinstance(entries, list):
+        raise InputError("expected a list of image entries", path=image_data_path)
+    for position, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise InputError("entry is not an object", path=image_data_path, position=position)
+        for field in ("image_id", "width", "height"):
+            value = e.get(field)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InputError("missing or not an integer" if value is None else f"{value!r:.40} is not an integer",
+                                 path=image_data_path, image_id=e.get("image_id") if field != "image_id" else None,
+                                 position=position, field=field)
+    kept = [e for e in entries if e["image_id"] not in CORRUPTED_IMAGE_IDS]
+    for position, e in enumerate(kept):
+        if e["width"] <= 0 or e["height"] <= 0:
+            raise InputError(f"image size {e['width']} x {e['height']} is not positive", path=image_data_path,
+                             image_id=e["image_id"], field="width" if e["width"] <= 0 else "height")
     return (np.array([e["image_id"] for e in kept], dtype=np.int64), np.array([e["width"] for e in kept], dtype=np.int64),
             np.array([e["height"] for e in kept], dtype=np.int64))
 
@@ -102,7 +113,9 @@ def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: 
                      num_val_im: int = 5000) -> np.ndarray:
     """h5 row indices of ``split`` following the reference's masks and validation carve-out."""
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}")
+        raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}", field="split")
+    if not isinstance(num_val_im, (int, np.integer)) or num_val_im < 0:
+        raise InputError(f"num_val_im = {num_val_im} must be a non-negative integer", field="num_val_im")
     mask = (split_codes == (2 if split == "test" else 0)) & (first_box >= 0) & (first_rel >= 0)
     rows = np.flatnonzero(mask)
     if split == "val":

@@ -31,7 +31,13 @@ def _array(box: BoxListStandIn, name: str, path: str, index: int) -> np.ndarray:
 
 
 def _xyxy(box: BoxListStandIn, path: str, index: int) -> np.ndarray:
-    b = np.asarray(_array(box, "bbox", path, index), dtype=np.float32).reshape(-1, 4)
+    b = _array(box, "bbox", path, index)
+    if b.size == 0:
+        return np.zeros((0, 4), dtype=np.float32)
+    if b.ndim != 2 or b.shape[1] != 4 or b.dtype.kind not in "fiu":
+        raise InputError(f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path,
+                         image_id=index, field="bbox")
+    b = b.astype(np.float32)
     if box.mode == "xywh":  # maskrcnn_benchmark: x2 = x1 + w - 1
         b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
     elif box.mode != "xyxy":
@@ -74,14 +80,28 @@ class EvalResults:
         return len(self.gts)
 
     def pairs(self) -> Iterator[tuple[GTImage, PredImage]]:
-        return _pairs(self.path, self.gts, self.preds)
+        return _pairs(self.path, self.gts, self.preds, self.vocab)
 
 
-def _pairs(path, gts, preds) -> Iterator[tuple[GTImage, PredImage]]:
+def _size(box: BoxListStandIn, path: str, index: int) -> tuple[int, int]:
+    size = box.size
+    if not size:
+        return 0, 0
+    if (not isinstance(size, (tuple, list)) or len(size) != 2
+            or not all(isinstance(v, (int, float)) and np.isfinite(v) and v >= 0 for v in size)):
+        raise InputError(f"image size {size!r:.60}, expected (width, height)", path=path, image_id=index,
+                         field="size")
+    return int(size[0]), int(size[1])
+
+
+def _pairs(path, gts, preds, vocab: Vocabulary) -> Iterator[tuple[GTImage, PredImage]]:
+    """Images by position; each GT and prediction is validated (shapes, ranges, finite values) as read."""
     for i, (g, p) in enumerate(zip(gts, preds)):
-        size = tuple(g.size) if g.size else (0, 0)
-        gt = GTImage(i, int(size[0]), int(size[1]), _xyxy(g, path, i), _array(g, "labels", path, i),
+        width, height = _size(g, path, i)
+        gt = GTImage(i, width, height, _xyxy(g, path, i), _array(g, "labels", path, i),
                      _array(g, "relation_tuple", path, i))
         pred = PredImage(i, _xyxy(p, path, i), _array(p, "pred_labels", path, i), _array(p, "pred_scores", path, i),
                          _array(p, "rel_pair_idxs", path, i), _array(p, "pred_rel_scores", path, i))
+        gt.validate(vocab, f"{path} (groundtruths)", i)
+        pred.validate(vocab, f"{path} (predictions)", i)
         yield gt, pred

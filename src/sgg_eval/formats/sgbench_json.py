@@ -29,27 +29,33 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
             doc = json.load(fh)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc})", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply (an SGBench file is 5 levels deep)", path=path) from None
     if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("images"), list):
         raise InputError("expected {'version': 1, 'images': [...]}", path=path, field="version")
     out: dict[int, PredImage] = {}
     dropped = 0
     c = vocab.num_predicates + 1
-    for entry in doc["images"]:
+    for position, entry in enumerate(doc["images"]):
+        if not isinstance(entry, dict):
+            raise InputError("image entry is not an object", path=path, position=position, field="images")
         image_id = entry.get("id")
-        if image_id is None:
-            raise InputError("image entry without id", path=path, field="id")
-        where = dict(path=path, image_id=image_id)
+        if not isinstance(image_id, int) or isinstance(image_id, bool):
+            raise InputError(f"image id {image_id!r:.40} is not an integer", path=path, position=position, field="id")
+        where = dict(path=path, image_id=image_id, position=position)
         inst = entry.get("instances", [])
-        try:
-            boxes = np.array([i["bbox"] for i in inst], dtype=np.float64).reshape(-1, 4)
-            cats = np.array([i["category"] for i in inst], dtype=np.int64)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"bad instance ({exc})", field="instances", **where) from None
+        if not isinstance(inst, list) or not all(isinstance(i, dict) for i in inst):
+            raise InputError("expected a list of {'bbox', 'category'} objects", field="instances", **where)
+        boxes = _numbers([i.get("bbox") for i in inst], (len(inst), 4), np.float64, "instances.bbox", where)
+        cats = _numbers([i.get("category") for i in inst], (len(inst),), np.int64, "instances.category", where)
         if not np.all(np.isfinite(boxes)):
             raise InputError("non-finite box", field="instances.bbox", **where)
         if np.any(cats < 0) or np.any(cats >= vocab.num_objects):
             raise InputError(f"category outside [0, {vocab.num_objects - 1}]", field="instances.category", **where)
-        trip = np.array(entry.get("triplets", []), dtype=np.int64).reshape(-1, 3)
+        triplets = entry.get("triplets", [])
+        trip = _numbers(triplets, (len(triplets) if isinstance(triplets, list) else -1, 3), np.int64, "triplets", where)
         if np.any(trip[:, :2] < 0) or np.any(trip[:, :2] >= len(inst)):
             raise InputError(f"instance index outside [0, {len(inst) - 1}]", field="triplets", **where)
         if np.any(trip[:, 2] < 0) or np.any(trip[:, 2] >= vocab.num_predicates):
@@ -65,3 +71,19 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
         out[int(image_id)] = PredImage(int(image_id), boxes.astype(np.float32), cats + 1,
                                        np.ones(len(inst), dtype=np.float32), trip[:, :2], scores)
     return out, dropped
+
+
+def _numbers(value, shape: tuple[int, ...], dtype, field: str, where: dict) -> np.ndarray:
+    """``value`` as an array of exactly ``shape`` (integers must be whole numbers), or one clear error."""
+    try:
+        raw = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"expected numbers of shape {list(shape)}", field=field, **where) from None
+    if raw.size == 0 and shape[0] == 0:
+        return np.zeros(shape, dtype=dtype)
+    if raw.shape != shape:
+        raise InputError(f"shape {list(raw.shape)}, expected {list(shape)}", field=field, **where)
+    if dtype == np.int64:
+        if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)) or np.any(np.abs(raw) > 2**31):
+            raise InputError("values must be integers", field=field, **where)
+    return raw.astype(dtype)
