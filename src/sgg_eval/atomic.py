@@ -6,10 +6,27 @@ A crash or a bad input therefore never leaves a half-written output behind, and 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from sgg_eval.errors import InputError
+
+
+# Free space kept in reserve below every HDF5 write. h5py crashes the interpreter (segmentation fault) when a
+# file it is closing cannot be flushed, so we refuse a write that might not fit instead of letting it fail.
+SPACE_MARGIN = 8 << 20
+
+
+def ensure_space(path: str | os.PathLike, nbytes: int) -> None:
+    """Raise ``OSError(ENOSPC)`` unless the file system of ``path`` has ``nbytes`` plus a margin free."""
+    free = shutil.disk_usage(Path(path).parent).free
+    if free < nbytes + SPACE_MARGIN:
+        raise OSError(errno.ENOSPC, f"no space left on the device (about {(nbytes + SPACE_MARGIN) >> 20} MiB "
+                                    f"needed, {free >> 20} MiB free)", str(path))
 
 
 def _tmp_name(path: Path) -> Path:
@@ -18,19 +35,23 @@ def _tmp_name(path: Path) -> Path:
 
 @contextlib.contextmanager
 def atomic_outputs(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
-    """Yield temporary paths for ``paths``; on success rename each onto its target, on error delete them all."""
+    """Yield temporary paths for ``paths``; on success rename each onto its target. On any failure (the
+    body's, or a rename's) every temporary file is removed and the existing targets are left as they were."""
     targets = [Path(p) for p in paths]
-    temps = [_tmp_name(t) for t in targets]
     for t in targets:
+        if t.is_dir():
+            raise InputError("is a directory; give a file name for the output", path=str(t))
         t.parent.mkdir(parents=True, exist_ok=True)
+    temps = [_tmp_name(t) for t in targets]
     try:
         yield temps
+        for tmp, target in zip(temps, targets):
+            os.replace(tmp, target)
     except BaseException:
         for tmp in temps:
-            tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
         raise
-    for tmp, target in zip(temps, targets):
-        os.replace(tmp, target)
 
 
 @contextlib.contextmanager
