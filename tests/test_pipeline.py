@@ -60,8 +60,8 @@ def project(tmp_path_factory):
 
 def test_repro_produces_tables_figures_and_runs(project):
     p, uri, _, first = project
-    for stage in ("load_split", "train_stats", "simulate", "apply_pko@", "pko_only@", "blind_replace",
-                  "evaluate@", "tables", "figures", "track"):
+    for stage in ("check_params", "load_split", "train_stats", "simulate", "apply_pko@", "pko_only@",
+                  "blind_replace", "evaluate@", "tables", "figures", "track"):
         assert f"Running stage '{stage}" in first, stage
     for t in TABLES:
         for ext in ("md", "tex", "csv"):
@@ -80,7 +80,8 @@ def test_repro_produces_tables_figures_and_runs(project):
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     assert len(children) == n and len(runs) == n + 1
     again = run([sys.executable, "-m", "dvc", "repro"], p)
-    assert "Running stage" not in again
+    # only track reruns (always: a store that was down is retried), and it finds every run already logged
+    assert re.findall(r"Running stage '([a-z_]+)", again) == ["track"]
     assert len(mlflow_runs(uri)) == n + 1
 
 
@@ -139,6 +140,35 @@ def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
             doc = json.loads((p / f"data/vg150_sim/results/metrics/{row['entry']}/{row['task']}.json").read_text())
             expected = doc["metrics"]["IMR@20"] if tau == 0 else doc["metrics"]["wIMR@20"]  # evaluated at tau 0.5
             assert logged == expected
+
+
+@pytest.mark.parametrize("key, value", [("metrics.tau", 2), ("dataset.sim.scale", "huge"), ("metrics.imr_k", 0)])
+def test_invalid_params_stop_repro_before_any_output_is_touched(project, key, value):
+    """What `dvc exp run -S key=value` does: params.yaml holds the bad value; check_params must stop the
+    pipeline before DVC deletes the outputs of the stages that read it."""
+    p, _, overrides, _ = project
+    params_file = p / "params.yaml"
+    good = params_file.read_text()
+    outputs = sorted(f for f in (p / "data").rglob("*") if f.is_file() and f.name != "params_checked.json")
+    before = {f: f.read_bytes() for f in outputs}
+    params = yaml.safe_load(good)
+    section, name = key.rsplit(".", 1)
+    node = params
+    for part in section.split("."):
+        node = node[part]
+    node[name] = value
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+        proc = subprocess.run([sys.executable, "-m", "dvc", "repro"], cwd=p, capture_output=True, text=True, env=env)
+        assert proc.returncode != 0
+        out = proc.stdout + proc.stderr
+        assert f"field '{key}'" in out and "Traceback" not in out
+        assert re.findall(r"Running stage '([a-z_]+)", out) == ["check_params"]
+        assert {f: f.read_bytes() for f in outputs} == before
+    finally:
+        params_file.write_text(good)
+        run([sys.executable, "-m", "dvc", "repro", "check_params"], p)
 
 
 def test_changing_tau_reruns_only_what_depends_on_it(project):

@@ -51,8 +51,10 @@ def _uri(params: dict) -> str:
 
 def run_job(params: dict, job_dir: str, sweep_dir: str | None) -> list[dict]:
     """One sweep job: compute its rows, write them into ``job_dir``, log a nested MLflow run."""
+    from sgg_eval.params_check import check_params
     from sgg_eval.tracking import ChildRun, git_commit, log_child
 
+    check_params(params)  # a sweep value out of range (tau=2) is refused before anything is written
     tau, k = float(params["metrics"]["tau"]), int(params["metrics"]["imr_k"])
     rows = sweep_rows(params, tau, k)
     write_json(os.path.join(job_dir, RESULT_FILE), {"tau": tau, "k": k, "rows": rows})

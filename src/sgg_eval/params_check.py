@@ -1,0 +1,171 @@
+"""The schema of the pipeline's parameters (``conf/`` composed into ``params.yaml``), checked before any stage.
+
+``check_params`` runs in ``sgg-eval params`` (before ``params.yaml`` is written), in the sweep entry point and
+in the first DVC stage (``check_params``) that every other stage depends on, so a bad value such as
+``dvc exp run -S metrics.tau=2`` stops the pipeline before DVC removes a single output. Every problem is an
+:class:`InputError` naming the dotted key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+
+from sgg_eval.data.simulate import SCALES, SimParams
+from sgg_eval.data.simulate_models import METHODS, Backbone, MethodParams
+from sgg_eval.data.types import TASKS
+from sgg_eval.errors import InputError
+
+PROTOCOLS = ("reference", "strict")
+IMR_KS = (10, 20, 50)
+DATASET_KINDS = ("simulated", "vg150")
+MODEL_SOURCES = ("simulated", "file")
+SCORE_DTYPES = ("float16", "float32")
+
+
+def _get(params: Mapping, key: str):
+    node = params
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise InputError("missing", field=key)
+        node = node[part]
+    return node
+
+
+def _number(params: Mapping, key: str, lo: float, hi: float, *, integer: bool = False,
+            lo_open: bool = False, hi_open: bool = False) -> float:
+    value = _get(params, key) if isinstance(key, str) else key
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = ok and (isinstance(value, int) if integer else math.isfinite(value))
+    if not ok:
+        raise InputError(f"{value!r:.40} is not {'an integer' if integer else 'a finite number'}", field=key)
+    if (value <= lo if lo_open else value < lo) or (value >= hi if hi_open else value > hi):
+        raise InputError(f"{value} is outside {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}",
+                         field=key)
+    return value
+
+
+def _choice(params: Mapping, key: str, allowed) -> str:
+    value = _get(params, key)
+    if value not in allowed:
+        raise InputError(f"{value!r:.40} is not one of {', '.join(map(str, allowed))}", field=key)
+    return value
+
+
+def _flag(params: Mapping, key: str) -> None:
+    if not isinstance(_get(params, key), bool):
+        raise InputError("must be true or false", field=key)
+
+
+def _known_keys(section: Mapping, cls, key: str) -> None:
+    if not isinstance(section, Mapping):
+        raise InputError("must be a mapping", field=key)
+    unknown = sorted(set(section) - {f.name for f in fields(cls)})
+    if unknown:
+        raise InputError(f"unknown setting {unknown[0]!r}", field=key)
+
+
+def check_params(params: Mapping) -> None:
+    """Raise :class:`InputError` (naming the dotted key) on the first out-of-schema value."""
+    if not isinstance(params, Mapping):
+        raise InputError("params must be a mapping")
+    _number(params, "metrics.tau", 0.0, 1.0)
+    _choice(params, "metrics.protocol", PROTOCOLS)
+    _choice(params, "metrics.imr_k", IMR_KS)
+    if not isinstance(_get(params, "metrics.zeroshot"), str):
+        raise InputError("must be 'computed', 'vg150' or a file path", field="metrics.zeroshot")
+    _check_dataset(params)
+    _number(params, "pko.lam", -1e6, 1e6)
+    _number(params, "pko.eps", 0.0, 1e6, lo_open=True)
+    _number(params, "pko.prob_clip", 0.0, 1.0, lo_open=True, hi_open=True)
+    _number(params, "pko.blind_max_n", 0, 1000, integer=True)
+    _choice(params, "pko.blind_task", TASKS)
+    for key in ("drop_non_overlapping", "background_must_overlap"):
+        _flag(params, f"stats.{key}")
+    _flag(params, "tracking.enabled")
+    if not isinstance(_get(params, "tracking.uri"), str):
+        raise InputError("must be a string (empty: the local sqlite database)", field="tracking.uri")
+    if not isinstance(_get(params, "tracking.experiment"), str) or not _get(params, "tracking.experiment"):
+        raise InputError("must be a non-empty name", field="tracking.experiment")
+    _check_simulation(params)
+    _check_models(params)
+
+
+def _check_dataset(params: Mapping) -> None:
+    kind = _choice(params, "dataset.kind", DATASET_KINDS)
+    if kind == "simulated":
+        sim = _get(params, "dataset.sim")
+        _known_keys(sim, SimParams, "dataset.sim")
+        _choice(params, "dataset.sim.scale", tuple(SCALES))
+        _number(params, "dataset.sim.seed", 0, 2**32 - 1, integer=True)
+        for key in ("mean_objects", "mean_relations"):
+            _number(params, f"dataset.sim.{key}", 1.0, 100.0)
+        for key in ("reuse_prob", "duplicate_rate", "multi_predicate_rate"):
+            _number(params, f"dataset.sim.{key}", 0.0, 1.0)
+        for key in ("pair_noise", "pair_concentration"):
+            _number(params, f"dataset.sim.{key}", 0.0, 100.0)
+        _number(params, "dataset.sim.anchor_spread", 0.0, 100.0, lo_open=True)
+    else:
+        _number(params, "dataset.num_val_im", 0, 10**7, integer=True)
+
+
+def _check_simulation(params: Mapping) -> None:
+    _choice(params, "simulation.score_kind", ("logits", "probabilities"))
+    _choice(params, "simulation.score_dtype", SCORE_DTYPES)
+    _number(params, "simulation.seed", 0, 2**32 - 1, integer=True)
+    backbones = _get(params, "simulation.backbones")
+    if not isinstance(backbones, Mapping) or not backbones:
+        raise InputError("must map backbone names to settings", field="simulation.backbones")
+    for name, bb in backbones.items():
+        key = f"simulation.backbones.{name}"
+        _known_keys({"name": name, **(bb if isinstance(bb, Mapping) else {})}, Backbone, key)
+        for k in ("strength", "confusion", "noise", "background_shift", "feature_bias", "pair_confidence",
+                  "unannotated", "box_jitter", "false_detections", "label_frequency_slope"):
+            if k in bb:
+                _number(params, f"{key}.{k}", 0.0, 100.0)
+        for k in ("label_accuracy", "detection_rate"):
+            if k in bb:
+                _number(params, f"{key}.{k}", 0.0, 1.0, lo_open=True, hi_open=k == "label_accuracy")
+    methods = _get(params, "simulation.methods")
+    _known_keys(methods, MethodParams, "simulation.methods")
+    for k in ("reweight_alpha", "tde_alpha", "dlfe_alpha", "rtpb_alpha"):
+        _number(params, f"simulation.methods.{k}", 0.0, 10.0)
+    _number(params, "simulation.methods.rtpb_beta", 0.0, 1.0, lo_open=True, hi_open=True)
+    _number(params, "simulation.methods.nice_gamma", 0.0, 1.0)
+    _number(params, "simulation.methods.dlfe_images", 1, 10**7, integer=True)
+
+
+def _check_models(params: Mapping) -> None:
+    models = _get(params, "models")
+    if not isinstance(models, Mapping) or not models:
+        raise InputError("must map model names to settings", field="models")
+    backbones = _get(params, "simulation.backbones")
+    for name, m in models.items():
+        key = f"models.{name}"
+        source = _choice(params, f"{key}.source", MODEL_SOURCES)
+        if source == "simulated":
+            _choice(params, f"{key}.sim_backbone", tuple(backbones))
+            _choice(params, f"{key}.sim_method", METHODS)
+        else:
+            files = _get(params, f"{key}.files")
+            if not isinstance(files, Mapping) or not files or not set(files) <= set(TASKS):
+                raise InputError(f"must map tasks ({', '.join(TASKS)}) to prediction files", field=f"{key}.files")
+    tasks = _get(params, "evaluation.tasks")
+    if not isinstance(tasks, list) or not tasks or not set(tasks) <= set(TASKS):
+        raise InputError(f"must be a non-empty list of {', '.join(TASKS)}", field="evaluation.tasks")
+    apply_to = _get(params, "pko.apply_to")
+    for i, model in enumerate(apply_to if isinstance(apply_to, list) else [apply_to]):
+        if model not in models:
+            raise InputError(f"{model!r} is not a model in models", field=f"pko.apply_to[{i}]")
+    for key in ("pko.pko_only_from", "pko.blind_model", "figures.biased_model", "figures.debiased_model",
+                "figures.per_predicate_model"):
+        _choice(params, key, tuple(models))
+    known = set(models) | {f"{m}_pko" for m in apply_to} | {"pko_only"}
+    entries = _get(params, "evaluation.entries")
+    if not isinstance(entries, list) or not entries:
+        raise InputError("must be a non-empty list", field="evaluation.entries")
+    for i, entry in enumerate(entries):
+        if entry not in known:
+            raise InputError(f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor "
+                             "pko_only", field=f"evaluation.entries[{i}]")
