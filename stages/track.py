@@ -1,15 +1,18 @@
 """DVC stage track: every evaluation entry x task as a nested MLflow run under one pipeline run."""
 
+from sgg_eval.atomic import write_json
 from sgg_eval.config import load_params, run_stage
 from sgg_eval.pipeline import run_track
 
 
 def main() -> None:
     params = load_params()
+    out = f"{params['paths']['results']}/mlflow_runs.json"
     if not params["tracking"]["enabled"]:
+        write_json(out, {"enabled": False, "logged": False, "runs": []})  # the output DVC expects
         print("track: tracking disabled (tracking.enabled=false)")
         return
-    ids = run_track(params, f"{params['paths']['results']}/mlflow_runs.json")
+    ids = run_track(params, out)
     if ids:
         print(f"track: {len(ids['children'])} runs under parent {ids['parent']}; `make ui` to browse them")
 

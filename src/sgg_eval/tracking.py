@@ -55,9 +55,20 @@ class ChildRun:
     tags: dict[str, str] = field(default_factory=dict)
 
 
-def _find(client, experiment_id: str, key: str):
-    runs = client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=1)
-    return runs[0] if runs else None
+def _find(client, experiment_id: str, key: str, expected_metrics: Iterable[str] = ()):
+    """The run with content ``key`` that FINISHED and holds every expected metric, or None. Any other run
+    with that key (killed mid-logging and left RUNNING, or missing metrics) is marked FAILED, so it is
+    neither reused nor mistaken for a result later; the caller then logs the run again."""
+    runs = client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=100,
+                              order_by=["attributes.start_time ASC"])
+    expected, good = set(expected_metrics), None
+    for run in runs:
+        complete = run.info.status == "FINISHED" and expected <= set(run.data.metrics)
+        if complete and good is None:
+            good = run
+        elif not complete and run.info.status != "FAILED":
+            client.set_terminated(run.info.run_id, status="FAILED")
+    return good
 
 
 def log_runs(uri: str, experiment: str, parent_name: str, parent_params: dict, children: Iterable[ChildRun],
@@ -156,7 +167,7 @@ def log_child(uri: str, experiment: str, parent: str | None, child: ChildRun) ->
 
 def _log_child_run(mlflow, client, exp_id: str, parent: str | None, child: ChildRun, key: str) -> str:
     """The run with content ``key`` if it exists, else a new (nested, when ``parent``) run for ``child``."""
-    found = _find(client, exp_id, key)
+    found = _find(client, exp_id, key, child.metrics)
     if found is not None:
         return found.info.run_id
     with mlflow.start_run(experiment_id=exp_id, run_name=child.name, nested=parent is not None,
