@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import random_case, small_vocab
-from sgg_eval.data.store import PredictionStore, SplitStore, write_predictions, write_split
-from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta
+from sgg_eval.data.store import PredictionStore, write_predictions, write_split
+from sgg_eval.data.types import PredictionMeta, PredImage, SplitMeta
 from sgg_eval.pko import PKOParams, apply_pko_image, blind_replace_image, pko_predictions, pko_prior, tail_predicates
 from sgg_eval.sources import open_predictions
 from sgg_eval.stats import compute_stats

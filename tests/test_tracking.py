@@ -33,3 +33,47 @@ def test_unavailable_store_warns_once_and_does_not_raise(tmp_path, capsys):
     assert log_runs(uri, "exp", "p", {}, [ChildRun("c", {}, {"predcls/R_at_50": 0.5})]) is None
     err = capsys.readouterr().err.strip().splitlines()
     assert len([ln for ln in err if ln.startswith("warning: MLflow tracking skipped")]) == 1
+
+
+_KILLED_MIDWAY = """
+import os, signal, sys
+import mlflow
+from sgg_eval.tracking import ChildRun, log_runs
+real = mlflow.log_metrics
+calls = []
+def dying(metrics, *a, **k):
+    calls.append(1)
+    if len(calls) == 2:  # the second child: params logged, metrics not yet
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(metrics, *a, **k)
+mlflow.log_metrics = dying
+kids = [ChildRun(f"m{i}/predcls", {"model": f"m{i}"}, {"predcls/R_at_50": 0.1 * i, "predcls/mR_at_50": 0.2})
+        for i in range(3)]
+log_runs(sys.argv[1], "exp", "pipeline", {"dataset": "x"}, kids)
+"""
+
+
+def test_a_run_killed_mid_logging_is_not_reused_and_the_next_track_completes_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    proc = subprocess.run([sys.executable, "-c", _KILLED_MIDWAY, uri], capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("exp").experiment_id
+    stale = [r for r in client.search_runs([exp]) if r.info.run_name == "m1/predcls"]
+    assert len(stale) == 1 and stale[0].info.status == "RUNNING" and not stale[0].data.metrics
+
+    kids = [ChildRun(f"m{i}/predcls", {"model": f"m{i}"}, {"predcls/R_at_50": 0.1 * i, "predcls/mR_at_50": 0.2})
+            for i in range(3)]
+    ids = log_runs(uri, "exp", "pipeline", {"dataset": "x"}, kids)
+    assert ids["children"]["m1/predcls"] != stale[0].info.run_id
+    assert client.get_run(stale[0].info.run_id).info.status == "FAILED"
+    for name, run_id in ids["children"].items():
+        run = client.get_run(run_id)
+        assert run.info.status == "FINISHED" and set(run.data.metrics) == {"predcls/R_at_50", "predcls/mR_at_50"}
+    assert log_runs(uri, "exp", "pipeline", {"dataset": "x"}, kids) == ids  # complete now: reused as is

@@ -278,7 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 success, 2 a user error (one line on stderr), 1 a bug (one line; traceback with --debug)."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad command line (2, already reported in one line)
+        return exc.code if isinstance(exc.code, int) else EXIT_USER
     return guarded(lambda: args.func(args), f"sgg-eval {args.command}", debug=args.debug)
 
 

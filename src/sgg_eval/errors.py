@@ -23,6 +23,7 @@ class InputError(Exception):
     def __init__(self, message: str, *, path: str | None = None, image_id=None, field: str | None = None,
                  position: int | None = None):
         self.path, self.image_id, self.field, self.position = path, image_id, field, position
+        self.message = " ".join(str(message).split())
         parts = []
         if path:
             parts.append(str(path))
@@ -32,7 +33,17 @@ class InputError(Exception):
             parts.append(f"image #{position}")
         if field is not None:
             parts.append(f"field '{field}'")
-        super().__init__(": ".join(parts + [" ".join(str(message).split())]))
+        super().__init__(": ".join(parts + [self.message]))
+
+    def renamed(self, names: dict[str, str]) -> InputError:
+        """The same error with the field named as the file format names it (``rel_scores`` ->
+        ``pred_rel_scores``): a user then finds the field in their own file."""
+        field = self.field
+        for ours, theirs in names.items():
+            if field is not None and (field == ours or field.startswith(ours + " ")):
+                field = theirs + field[len(ours):]
+                break
+        return InputError(self.message, path=self.path, image_id=self.image_id, field=field, position=self.position)
 
 
 def os_error_message(exc: OSError) -> str:

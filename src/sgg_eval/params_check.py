@@ -158,10 +158,11 @@ def _check_models(params: Mapping) -> None:
     for i, model in enumerate(apply_to if isinstance(apply_to, list) else [apply_to]):
         if model not in models:
             raise InputError(f"{model!r} is not a model in models", field=f"pko.apply_to[{i}]")
-    for key in ("pko.pko_only_from", "pko.blind_model", "figures.biased_model", "figures.debiased_model",
-                "figures.per_predicate_model"):
+    for key in ("pko.pko_only_from", "pko.blind_model"):
         _choice(params, key, tuple(models))
     known = set(models) | {f"{m}_pko" for m in apply_to} | {"pko_only"}
+    for key in ("figures.biased_model", "figures.debiased_model", "figures.per_predicate_model"):
+        _choice(params, key, tuple(sorted(known)))
     entries = _get(params, "evaluation.entries")
     if not isinstance(entries, list) or not entries:
         raise InputError("must be a non-empty list", field="evaluation.entries")

@@ -150,14 +150,30 @@ class RaggedReader:
             raise InputError("missing dataset", path=self.path, field=key)
         return self.h5[key]
 
-    def read(self, start: int, stop: int) -> list[dict[str, np.ndarray]]:
-        """Per-image dicts for images ``start:stop``: per-image scalars and the rows of every segment."""
-        out = [{name: vals[i] for name, vals in self.images.items()} for i in range(start, stop)]
+    def read_blocks(self, start: int, stop: int) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Images ``start:stop`` as whole blocks: per-image columns ``[n]``, every segment column's rows
+        (one slice per dataset) and each segment's offsets rebased to 0 (``[n + 1]``)."""
+        scalars = {name: vals[start:stop] for name, vals in self.images.items()}
+        blocks, offsets = {}, {}
         for seg, cols in self.segments.items():
             offs = self.offsets[seg][start : stop + 1]
-            lo = offs[0]
+            offsets[seg] = offs - offs[0]
             for col in cols:
-                block = self.h5[f"{seg}/{col}"][lo : offs[-1]]
+                blocks[col] = self.h5[f"{seg}/{col}"][offs[0] : offs[-1]]
+        return scalars, blocks, offsets
+
+    def split(self, scalars: dict, blocks: dict, offsets: dict) -> list[dict[str, np.ndarray]]:
+        """Per-image dicts (views into the blocks) from :meth:`read_blocks`' output."""
+        n = len(next(iter(scalars.values())))
+        out = [{name: vals[i] for name, vals in scalars.items()} for i in range(n)]
+        for seg, cols in self.segments.items():
+            offs = offsets[seg]
+            for col in cols:
+                block = blocks[col]
                 for k, image in enumerate(out):
-                    image[col] = block[offs[k] - lo : offs[k + 1] - lo]
+                    image[col] = block[offs[k] : offs[k + 1]]
         return out
+
+    def read(self, start: int, stop: int) -> list[dict[str, np.ndarray]]:
+        """Per-image dicts for images ``start:stop``: per-image scalars and the rows of every segment."""
+        return self.split(*self.read_blocks(start, stop))

@@ -24,6 +24,7 @@ import h5py
 import numpy as np
 
 from sgg_eval.atomic import atomic_output
+from sgg_eval.data.store_checks import check_batch, check_columns
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, write_attrs
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
@@ -107,6 +108,8 @@ class _Store:
             raise InputError(f"is a '{kind}' store, expected '{self.kind}'", path=self.path, field="kind")
         self.vocab = _read_vocab(self.h5, self.path)
         self._reader = self._make_reader()
+        check_columns({c: self.h5[f"{seg}/{c}"] for seg, cols in self._reader.segments.items() for c in cols},
+                      self.vocab, self.path)
 
     def _make_reader(self) -> RaggedReader:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -131,25 +134,24 @@ class _Store:
     def _convert(self, raw: dict):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _checked(self, raw: dict, position: int):
-        """Every image read is validated (shapes, ranges, finite values): a store written by another tool
-        or edited by hand must fail here, naming the image, not yield a wrong number later."""
-        img = self._convert(raw)
-        img.validate(self.vocab, self.path, position)
-        return img
+    def _read_checked(self, start: int, stop: int) -> list:
+        """Images ``start:stop``, their content validated over the whole batch at once (shapes, ranges,
+        finite values): a store written by another tool or edited by hand fails here, naming the image."""
+        scalars, blocks, offsets = self._reader.read_blocks(start, stop)
+        check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path)
+        return [self._convert(r) for r in self._reader.split(scalars, blocks, offsets)]
 
     def batches(self, batch_size: int = 256) -> Iterator[list]:
         """Consecutive batches of images; only one batch is in memory at a time."""
         for start in range(0, len(self), batch_size):
-            raws = self._reader.read(start, min(len(self), start + batch_size))
-            yield [self._checked(r, start + i) for i, r in enumerate(raws)]
+            yield self._read_checked(start, min(len(self), start + batch_size))
 
     def __iter__(self):
         for batch in self.batches():
             yield from batch
 
     def image(self, index: int):
-        return self._checked(self._reader.read(index, index + 1)[0], index)
+        return self._read_checked(index, index + 1)[0]
 
 
 class SplitStore(_Store):

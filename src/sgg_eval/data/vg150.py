@@ -17,7 +17,6 @@ Rules reproduced exactly:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.errors import InputError
+from sgg_eval.jsonio import load_json
 
 CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})
 SPLITS = ("train", "val", "test")
@@ -48,23 +48,17 @@ class VG150Files:
                    os.path.join(root, "image_data.json"))
 
 
-def _load_json(path: str):
-    if not os.path.exists(path):
-        raise InputError("file not found", path=path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc})", path=path) from None
-
-
 def load_vocab(dicts_path: str) -> Vocabulary:
     """Class and predicate names from ``VG-SGG-dicts-with-attri.json`` (``idx_to_label``, ``idx_to_predicate``)."""
-    d = _load_json(dicts_path)
+    d = load_json(dicts_path)
+    if not isinstance(d, dict):
+        raise InputError("expected a JSON object", path=dicts_path)
     names = []
     for key in ("idx_to_label", "idx_to_predicate"):
         if key not in d:
             raise InputError("missing key", path=dicts_path, field=key)
+        if not isinstance(d[key], dict) or not all(str(k).isdigit() and isinstance(v, str) for k, v in d[key].items()):
+            raise InputError("expected {\"id\": \"name\"} with integer ids", path=dicts_path, field=key)
         table = {int(k): v for k, v in d[key].items()}
         if sorted(table) != list(range(1, len(table) + 1)):
             raise InputError("ids are not 1..n", path=dicts_path, field=key)
@@ -74,7 +68,7 @@ def load_vocab(dicts_path: str) -> Vocabulary:
 
 def load_image_sizes(image_data_path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(image_id, width, height)`` of the entries the reference keeps (corrupted ids dropped)."""
-    entries = _load_json(image_data_path)
+    entries = load_json(image_data_path)
     if not isinstance(entries, list):
         raise InputError("expected a list of image entries", path=image_data_path)
     for position, e in enumerate(entries):

@@ -27,7 +27,12 @@ def _array(box: BoxListStandIn, name: str, path: str, index: int) -> np.ndarray:
         value = fields[name]
     else:
         raise InputError("missing BoxList field", path=path, image_id=index, field=name)
-    return value.numpy() if isinstance(value, LazyTensor) else np.asarray(value)
+    if not isinstance(value, LazyTensor):
+        raise InputError(f"expected a tensor, got {type(value).__name__}", path=path, image_id=index, field=name)
+    try:
+        return value.numpy()
+    except InputError as exc:
+        raise InputError(str(exc), path=path, image_id=index, field=name) from None
 
 
 def _xyxy(box: BoxListStandIn, path: str, index: int) -> np.ndarray:
@@ -63,6 +68,8 @@ class EvalResults:
         if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
             raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=self.path)
         self.gts, self.preds = obj["groundtruths"], obj["predictions"]
+        if not isinstance(self.gts, (list, tuple)) or not isinstance(self.preds, (list, tuple)):
+            raise InputError("'groundtruths' and 'predictions' must be lists of BoxLists", path=self.path)
         if len(self.gts) != len(self.preds):
             raise InputError(f"{len(self.gts)} groundtruths but {len(self.preds)} predictions", path=self.path)
         for i, b in enumerate(list(self.gts) + list(self.preds)):
@@ -102,6 +109,18 @@ def _pairs(path, gts, preds, vocab: Vocabulary) -> Iterator[tuple[GTImage, PredI
                      _array(g, "relation_tuple", path, i))
         pred = PredImage(i, _xyxy(p, path, i), _array(p, "pred_labels", path, i), _array(p, "pred_scores", path, i),
                          _array(p, "rel_pair_idxs", path, i), _array(p, "pred_rel_scores", path, i))
-        gt.validate(vocab, f"{path} (groundtruths)", i)
-        pred.validate(vocab, f"{path} (predictions)", i)
+        try:
+            gt.validate(vocab, f"{path} (groundtruths)", i)
+        except InputError as exc:
+            raise exc.renamed(_GT_FIELDS) from None
+        try:
+            pred.validate(vocab, f"{path} (predictions)", i)
+        except InputError as exc:
+            raise exc.renamed(_PRED_FIELDS) from None
         yield gt, pred
+
+
+# our field names -> the BoxList field names of the file, for error messages
+_GT_FIELDS = {"boxes": "bbox", "rels": "relation_tuple"}
+_PRED_FIELDS = {"boxes": "bbox", "labels": "pred_labels", "obj_scores": "pred_scores", "pairs": "rel_pair_idxs",
+                "rel_scores": "pred_rel_scores"}

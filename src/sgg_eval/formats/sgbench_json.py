@@ -10,29 +10,19 @@ dropped (first kept), as SGBench does, and counted.
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.errors import InputError
+from sgg_eval.jsonio import load_json
 
 
 def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[int, PredImage], int]:
     """Predictions by image id, and the number of duplicate triplets dropped."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputError("file not found", path=path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc})", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply (an SGBench file is 5 levels deep)", path=path) from None
+    doc = load_json(path)
     if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("images"), list):
         raise InputError("expected {'version': 1, 'images': [...]}", path=path, field="version")
     out: dict[int, PredImage] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import io
+import math
 import mmap
 import os
 import pickle
@@ -79,7 +80,7 @@ class LazyTensor:
         if len(self.size) == 0:
             return np.asarray(base[start])
         if self.size == _contiguous_shape_strides(self.size, self.stride):
-            count = int(np.prod(self.size))
+            count = math.prod(self.size)
             if start + count > len(base):
                 raise InputError(f"tensor of shape {self.size} reads past the end of storage {self.storage.key}")
             return base[start : start + count].reshape(self.size)
@@ -117,7 +118,12 @@ class BoxListStandIn:
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
-    return LazyTensor(storage, int(storage_offset), tuple(int(s) for s in size), tuple(int(s) for s in stride))
+    if not isinstance(storage, StorageRef):
+        raise InputError("tensor without a storage")
+    size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
+    if len(size) != len(stride) or len(size) > 8 or min((offset, *size, *stride), default=0) < 0:
+        raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})")
+    return LazyTensor(storage, offset, size, stride)
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
@@ -169,8 +175,32 @@ def load(path: str | os.PathLike):
     return _load_legacy(path)
 
 
+# data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
+MAX_PICKLE_EXPANSION = 100
+MAX_PICKLE_BYTES = 4 << 30
+
+
+def _read_capped(zf: zipfile.ZipFile, name: str, path: str) -> bytes:
+    """A member's bytes, refusing more than the cap whatever its header declares."""
+    cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * os.path.getsize(path)))
+    with zf.open(name) as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise InputError(f"{name} expands beyond {cap >> 20} MiB (limit for a file of this size)", path=path)
+    return data
+
+
 def _load_zip(path: str):
     storages: dict[str, StorageRef] = {}
+    try:
+        return _load_zip_members(path, storages)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+        raise InputError(f"corrupt zip file ({type(exc).__name__}: {exc})", path=path) from None
+    except (OSError, RuntimeError, ValueError, struct.error) as exc:  # zlib, CRC, truncated reads
+        raise InputError(f"unreadable zip member ({type(exc).__name__}: {exc})", path=path) from None
+
+
+def _load_zip_members(path: str, storages: dict[str, StorageRef]):
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
@@ -179,7 +209,7 @@ def _load_zip(path: str):
         root = pkl[0][: -len("data.pkl")]
         if f"{root}byteorder" in names and zf.read(f"{root}byteorder").strip() not in (b"little",):
             raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
-        obj = _unpickle(zf.read(pkl[0]), path, storages)
+        obj = _unpickle(_read_capped(zf, pkl[0], path), path, storages)
         infos = {i.filename: i for i in zf.infolist()}
     whole = _map_file(path)
     for ref in {id(r): r for r in storages.values()}.values():
@@ -194,11 +224,28 @@ def _load_zip(path: str):
             raise InputError("corrupt zip local header", path=path)
         name_len, extra_len = struct.unpack("<HH", header[26:30])
         offset = info.header_offset + 30 + name_len + extra_len
+        if offset + info.file_size > len(whole):
+            raise InputError(f"storage member data/{ref.key} declares {info.file_size} bytes, past the end of "
+                             "the file", path=path)
+        if ref.numel * ref.dtype.itemsize > info.file_size:
+            raise InputError(f"storage {ref.key} declares {ref.numel} elements but its member holds "
+                             f"{info.file_size} bytes", path=path)
         ref.array = _map(whole, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
     return obj
 
 
 def _load_legacy(path: str):
+    try:
+        return _load_legacy_stream(path)
+    except InputError as exc:
+        raise _with_path(exc, path) from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            struct.error, MemoryError, RecursionError) as exc:
+        raise InputError(f"corrupt legacy torch file ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
+                         path=path) from None
+
+
+def _load_legacy_stream(path: str):
     storages: dict[str, StorageRef] = {}
     with open(path, "rb") as fh:
         if not _peek_is_pickle(fh):
@@ -246,6 +293,11 @@ def _load_legacy(path: str):
     return obj
 
 
+def _with_path(exc: InputError, path: str) -> InputError:
+    """Errors raised while unpickling (tensor geometry, refused globals) learn the file they came from."""
+    return exc if exc.path else InputError(str(exc), path=path)
+
+
 def _peek_is_pickle(fh) -> bool:
     pos = fh.tell()
     first = fh.read(1)
@@ -261,10 +313,11 @@ def _plain(fh, path: str):
 def _unpickle(data: bytes, path: str, storages: dict[str, StorageRef]):
     try:
         return _RestrictedUnpickler(io.BytesIO(data), path, storages).load()
-    except InputError:
-        raise
+    except InputError as exc:
+        raise _with_path(exc, path) from None
     except Exception as exc:  # truncated or corrupt pickle
-        raise InputError(f"corrupt pickle ({type(exc).__name__}: {exc})", path=path) from None
+        raise InputError(f"corrupt pickle ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
+                         path=path) from None
 
 
 def _map_file(path: str) -> np.ndarray:
