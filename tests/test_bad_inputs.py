@@ -102,6 +102,8 @@ def _gt0(obj):
 
 
 EVAL_RESULTS_MUTATIONS = {
+    "logits_as_probabilities": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((0, 3), 4.2),
+                                "pred_rel_scores"),
     "nan_score": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((0, 1), np.nan), "pred_rel_scores"),
     "inf_score": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((1, 2), np.inf), "pred_rel_scores"),
     "pair_minus_one": (lambda o: _pred0(o).extra_fields["rel_pair_idxs"].__setitem__((0, 0), -1), "rel_pair_idxs"),
@@ -217,6 +219,8 @@ def _edit(path: Path, dataset: str, fn):
 
 
 STORE_MUTATIONS = {
+    "pred_negative_probability": ("pred.h5", lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((1, 1), -2)),
+                                  "rel_scores"),
     "pred_nan_score": ("pred.h5", lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((0, 0), np.nan)), "rel_scores"),
     "pred_pair_out_of_range": ("pred.h5", lambda p: _edit(p, "pairs/pairs", lambda a: a.__setitem__((0, 0), 9)), "pairs"),
     "pred_label_zero": ("pred.h5", lambda p: _edit(p, "objects/labels", lambda a: a.__setitem__(0, 0)), "labels"),
@@ -429,3 +433,19 @@ def test_a_bug_is_one_line_and_exit_1(monkeypatch, capsys, world):
     monkeypatch.setenv("SGG_EVAL_DEBUG", "1")
     assert main(args) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override", ["metrics.tau=2", "metrics.imr_k=30"])
+def test_sweep_job_refuses_out_of_range_values_before_writing(tmp_path, override):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from sgg_eval.errors import InputError
+    from sgg_eval.sweep import run_job
+
+    conf = Path(__file__).resolve().parents[1] / "conf"
+    with initialize_config_dir(str(conf), version_base="1.3"):
+        cfg = compose(config_name="sweep", overrides=[override])
+    with pytest.raises(InputError, match=override.split("=")[0]):
+        run_job(OmegaConf.to_container(cfg, resolve=True), str(tmp_path / "job"), str(tmp_path))
+    assert not (tmp_path / "job").exists()

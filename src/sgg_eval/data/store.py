@@ -93,6 +93,7 @@ class _Store:
     """Shared open/close/batching for both store kinds."""
 
     kind = ""
+    probabilities = False  # relation scores declared as probabilities: checked to lie in [0, 1]
 
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
@@ -138,7 +139,8 @@ class _Store:
         """Images ``start:stop``, their content validated over the whole batch at once (shapes, ranges,
         finite values): a store written by another tool or edited by hand fails here, naming the image."""
         scalars, blocks, offsets = self._reader.read_blocks(start, stop)
-        check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path)
+        check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path,
+                    probabilities=self.probabilities)
         return [self._convert(r) for r in self._reader.split(scalars, blocks, offsets)]
 
     def batches(self, batch_size: int = 256) -> Iterator[list]:
@@ -189,6 +191,7 @@ class PredictionStore(_Store):
             )
         except InputError as exc:
             raise InputError(str(exc), path=p) from None
+        self.probabilities = self.meta.score_kind == "probabilities"
         return RaggedReader(h5, p, {"objects": ["boxes", "labels", "obj_scores"], "pairs": ["pairs", "rel_scores"]},
                             ["image_id"])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.data.types import Vocabulary
+from sgg_eval.data.types import PROBABILITY_SLACK, Vocabulary
 from sgg_eval.errors import InputError
 
 # column -> (dtype kinds, row shape); the same for every store written by sgg-eval or by hand
@@ -30,8 +30,9 @@ def check_columns(datasets: dict, vocab: Vocabulary, path: str) -> None:
 
 
 def check_batch(blocks: dict[str, np.ndarray], offsets: dict[str, np.ndarray], image_ids: np.ndarray,
-                start: int, vocab: Vocabulary, path: str) -> None:
-    """Raise :class:`InputError` for the first bad row of the batch (images ``start ..``)."""
+                start: int, vocab: Vocabulary, path: str, *, probabilities: bool = False) -> None:
+    """Raise :class:`InputError` for the first bad row of the batch (images ``start ..``); with
+    ``probabilities``, relation scores must lie in [0, 1]."""
     objects = offsets["objects"]
 
     def fail(bad: np.ndarray, seg: str, field: str, message: str) -> None:
@@ -63,6 +64,11 @@ def check_batch(blocks: dict[str, np.ndarray], offsets: dict[str, np.ndarray], i
         if bad.any():
             fail(bad, seg, "rels (predicate)", f"value {rows[bad][0, 2]} outside [1, {vocab.num_predicates}]")
     else:
-        bad = ~np.isfinite(blocks["rel_scores"]).all(axis=1)
+        scores = blocks["rel_scores"]
+        bad = ~np.isfinite(scores).all(axis=1)
         if bad.any():
             fail(bad, seg, "rel_scores", "non-finite score")
+        if probabilities:
+            bad = ((scores < 0) | (scores > 1 + PROBABILITY_SLACK)).any(axis=1)
+            if bad.any():
+                fail(bad, seg, "rel_scores", "a score is not a probability in [0, 1] (logits saved as probabilities?)")

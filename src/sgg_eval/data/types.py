@@ -97,9 +97,11 @@ class PredImage:
             rel = rel.astype(np.float32)
         self.rel_scores = rel
 
-    def validate(self, vocab: Vocabulary, source: str, position: int | None = None) -> None:
+    def validate(self, vocab: Vocabulary, source: str, position: int | None = None, *,
+                 probabilities: bool = False) -> None:
         """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
-        inconsistency: shapes, dtypes, finite boxes and scores, label and pair-index ranges."""
+        inconsistency: shapes, dtypes, finite boxes and scores, label and pair-index ranges; with
+        ``probabilities``, relation scores within [0, 1] (logits saved as probabilities would rank wrongly)."""
         where = dict(path=source, image_id=self.image_id, position=position)
         q = len(self.boxes)
         _check_boxes(self.boxes, "boxes", where)
@@ -110,6 +112,8 @@ class PredImage:
         if len(self.pairs):
             _check_range(self.pairs, 0, q - 1, "pairs", where)
             _check_floats(self.rel_scores, (len(self.pairs), vocab.num_predicates + 1), "rel_scores", where)
+            if probabilities:
+                _check_probabilities(self.rel_scores, "rel_scores", where)
 
 
 def _int_array(x, tail: tuple[int, ...]) -> np.ndarray:
@@ -150,6 +154,16 @@ def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:
     _check_shape(a, shape, name, where)
     if not np.isfinite(a).all():
         raise InputError(f"non-finite value ({a[~np.isfinite(a)].flat[0]})", field=name, **where)
+
+
+PROBABILITY_SLACK = 1e-3  # float16 rounding of a softmax can exceed 1 by a few ulps
+
+
+def _check_probabilities(a: np.ndarray, name: str, where: dict) -> None:
+    bad = (a < 0) | (a > 1 + PROBABILITY_SLACK)
+    if bad.any():
+        raise InputError(f"value {a[bad].flat[0]:.4g} is not a probability in [0, 1] (logits saved as "
+                         "probabilities?)", field=name, **where)
 
 
 def _check_boxes(boxes: np.ndarray, name: str, where: dict) -> None:

@@ -114,7 +114,7 @@ def _pairs(path, gts, preds, vocab: Vocabulary) -> Iterator[tuple[GTImage, PredI
         except InputError as exc:
             raise exc.renamed(_GT_FIELDS) from None
         try:
-            pred.validate(vocab, f"{path} (predictions)", i)
+            pred.validate(vocab, f"{path} (predictions)", i, probabilities=True)  # softmax outputs
         except InputError as exc:
             raise exc.renamed(_PRED_FIELDS) from None
         yield gt, pred
