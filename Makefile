@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install test test-full repro params bench ui plots clean-venv
+.PHONY: install test test-full repro params deps bench ui plots clean-venv
 
 install: $(STAMP)
 
@@ -37,6 +37,10 @@ repro: $(STAMP) .dvc/plots_offline.html
 
 params: $(STAMP)
 	$(BIN)/sgg-eval params
+
+# Rewrite each DVC stage's code deps to its script's import closure (tests/test_dvc_deps.py checks them).
+deps: $(STAMP)
+	$(BIN)/python scripts/dvc_deps.py
 
 clean-venv:
 	rm -rf $(VENV)
