@@ -377,12 +377,15 @@ def test_options_and_outputs(world, tmp_path, capsys, case):
     ("metrics.imr_k=0", "metrics.imr_k"), ("metrics.protocol=foo", "metrics.protocol"),
     ("dataset.sim.scale=huge", "dataset.sim.scale"), ("evaluation.entries=[nope]", "evaluation.entries"),
     ("pko.eps=0", "pko.eps"), ("simulation.methods.rtpb_beta=1", "rtpb_beta"), ("no_such_key=1", "no_such_key"),
+    ("+models.real={name:real,source:file,files:{predcls:a.pytorch},backbone:Motifs,method:Baseline}"
+     " evaluation.entries=[real]", "models.real.files"),
 ])
 def test_config_refused_before_params_yaml_is_written(tmp_path, capsys, override, key):
     conf = Path(__file__).resolve().parents[1] / "conf"
     out = tmp_path / "params.yaml"
     out.write_text("old: true\n")
-    refused(capsys, ["params", override, "--conf-dir", str(conf), "-o", str(out)], tmp_path, must_name=(key,))
+    refused(capsys, ["params", *override.split(" "), "--conf-dir", str(conf), "-o", str(out)], tmp_path,
+            must_name=(key,))
 
 
 # --------------------------------------------------------------------------- VG150 files
@@ -405,6 +408,14 @@ def test_vg150_image_data(tmp_path, capsys, case):
     out.mkdir()
     refused(capsys, ["split", "--vg150-dir", str(raw), "--num-val-im", "1", "-o", str(out)], out,
             must_name=("image_data.json", name))
+
+
+def test_vg150_validation_carve_out_larger_than_the_training_split(tmp_path, capsys):
+    raw = write_vg150_fixture(tmp_path / "raw")
+    out = tmp_path / "out"
+    out.mkdir()
+    refused(capsys, ["split", "--vg150-dir", str(raw), "-o", str(out), "--splits", "train"], out,
+            must_name=("num_val_im", "takes all"))
 
 
 # --------------------------------------------------------------------------- valid edge cases still accepted

@@ -203,3 +203,32 @@ def test_sweep_multirun_with_the_basic_launcher(project, tmp_path):
     assert len(parent) == 1 and len(jobs) == 2
     assert {r.data.tags["mlflow.parentRunId"] for r in jobs} == {parent[0].info.run_id}
     assert (tmp_path / "sweep/tau_sweep_wIMR_at_20.csv").exists()
+
+
+def test_editing_a_library_module_marks_the_stages_that_run_it(project):
+    """The import closure is in dvc.yaml: touching the ranking code makes every evaluate stage stale,
+    and nothing upstream of it."""
+    p, _, _, _ = project
+    module = p / "src/sgg_eval/metrics/ranks.py"
+    original = module.read_text()
+    module.write_text(original + "\n# edited\n")
+    try:
+        status = run([sys.executable, "-m", "dvc", "status"], p)
+    finally:
+        module.write_text(original)
+    stale = set(re.findall(r"^([a-z_]+)(?:@[\w-]+)?:\s*$", status, flags=re.M))
+    assert {"evaluate", "apply_pko", "blind_replace"} <= stale, status
+    assert "load_split" not in stale and "train_stats" not in stale, status
+
+
+def test_tracking_disabled_still_completes_the_pipeline(project):
+    p, _, overrides, _ = project
+    params_with(p, *overrides, "tracking.enabled=false")
+    try:
+        out = run([sys.executable, "-m", "dvc", "repro"], p)
+        assert "tracking disabled" in out
+        doc = json.loads((p / "data/vg150_sim/results/mlflow_runs.json").read_text())
+        assert doc == {"enabled": False, "logged": False, "runs": []}
+    finally:
+        params_with(p, *overrides)
+        run([sys.executable, "-m", "dvc", "repro"], p)

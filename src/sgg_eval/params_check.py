@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from sgg_eval.data.simulate import SCALES, SimParams
-from sgg_eval.data.simulate_models import METHODS, Backbone, MethodParams
+from sgg_eval.data.simulate_params import METHODS, Backbone, MethodParams
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
 
@@ -170,3 +170,14 @@ def _check_models(params: Mapping) -> None:
         if entry not in known:
             raise InputError(f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor "
                              "pko_only", field=f"evaluation.entries[{i}]")
+    # a model read from files needs one for every task it is evaluated on (checked now, not stages later)
+    needs = {entry.removesuffix("_pko"): set(tasks) for entry in entries if entry != "pko_only"}
+    if "pko_only" in entries:
+        needs.setdefault(_get(params, "pko.pko_only_from"), set()).update(tasks)
+    needs.setdefault(_get(params, "pko.blind_model"), set()).add(_get(params, "pko.blind_task"))
+    for model, wanted in sorted(needs.items()):
+        if models[model]["source"] == "file":
+            missing = sorted(wanted - set(models[model]["files"]))
+            if missing:
+                raise InputError(f"no prediction file for task {missing[0]} (evaluated on "
+                                 f"{', '.join(sorted(wanted))})", field=f"models.{model}.files")

@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
+from sgg_eval.errors import InputError
 from sgg_eval.data.simulate_models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import PredictionSource, open_predictions
@@ -42,7 +43,7 @@ def prediction_file(params: dict, model: str, task: str) -> str:
         return f"{root}/simulated/{model}/{task}.h5"
     files = cfg.get("files") or {}
     if task not in files:
-        raise KeyError(f"model {model} has no file for task {task} (models.{model}.files.{task})")
+        raise InputError(f"model {model} has no prediction file for task {task}", field=f"models.{model}.files")
     return files[task]
 
 

@@ -115,6 +115,10 @@ def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: 
     if split == "val":
         return rows[:num_val_im]
     if split == "train":
+        if len(rows) and num_val_im >= len(rows):
+            raise InputError(f"the validation carve-out (num_val_im = {num_val_im}) takes all {len(rows)} "
+                             f"training images; set dataset.num_val_im (or --num-val-im) below {len(rows)}, "
+                             f"e.g. {max(1, len(rows) // 10)}", field="num_val_im")
         return rows[num_val_im:]
     return rows
 
