@@ -12,7 +12,7 @@ from sgg_eval.errors import InputError
 from sgg_eval.formats.torchfile import LazyTensor, load
 from sgg_eval.metrics.engine import EvalOptions, evaluate
 from sgg_eval.sources import open_predictions
-from sgg_eval.stats import TrainingStats, read_stats
+from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 
 
 def _progress(pairs, enabled: bool):
@@ -43,12 +43,6 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
 
 
-def _check_zeroshot(zs: np.ndarray, vocab, path: str) -> None:
-    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() > vocab.num_objects
-                    or zs[:, 2].min() < 1 or zs[:, 2].max() > vocab.num_predicates):
-        raise InputError("class or predicate id outside the vocabulary", path=path, field="zeroshot")
-
-
 def check_tau(tau: float) -> None:
     """wIMR's exponent τ must be a finite number in [0, 1] (SPEC §3)."""
     if not (isinstance(tau, (int, float)) and np.isfinite(tau) and 0.0 <= tau <= 1.0):
@@ -67,7 +61,7 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
     zs, zs_source = None, ""
     if zeroshot:
         zs, zs_source = load_zeroshot(zeroshot)
-        _check_zeroshot(zs, source.vocab, zeroshot)
+        check_zeroshot_ids(zs, source.vocab, zeroshot, "zeroshot")
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"

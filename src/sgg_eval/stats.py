@@ -153,6 +153,13 @@ def read_stats(path: str | os.PathLike) -> TrainingStats:
                              source=read_attr(h5, "source", path), **arrays)
 
 
+def check_zeroshot_ids(zs: np.ndarray, vocab: Vocabulary, path: str, field: str) -> None:
+    """Zero-shot triplets ``[Z, 3]`` (subject, object, predicate) must use ids of ``vocab`` (1-based)."""
+    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() > vocab.num_objects
+                    or zs[:, 2].min() < 1 or zs[:, 2].max() > vocab.num_predicates):
+        raise InputError("class or predicate id outside the vocabulary", path=path, field=field)
+
+
 def _validate_arrays(arrays: dict, vocab: Vocabulary, path: str) -> None:
     """Shapes from the vocabulary, non-negative integer counts, finite densities, zero-shot ids in range:
     a hand-edited or foreign statistics file fails here, not as a wrong wIMR."""
@@ -169,9 +176,7 @@ def _validate_arrays(arrays: dict, vocab: Vocabulary, path: str) -> None:
                 raise InputError("densities must be finite non-negative numbers", path=path, field=name)
         elif a.dtype.kind not in "iu" or (a.size and a.min() < 0):
             raise InputError("counts must be non-negative integers", path=path, field=name)
-    zs = arrays["zeroshot_triplets"]
-    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() >= o or zs[:, 2].min() < 1 or zs[:, 2].max() >= p):
-        raise InputError("class or predicate id out of range", path=path, field="zeroshot_triplets")
+    check_zeroshot_ids(arrays["zeroshot_triplets"], vocab, path, "zeroshot_triplets")
     if not np.array_equal(arrays["predicate_counts"], arrays["triplet_counts"].sum(axis=(0, 1))):
         raise InputError("predicate_counts disagree with triplet_counts", path=path, field="predicate_counts")
 

@@ -173,7 +173,3 @@ class RaggedReader:
                 for k, image in enumerate(out):
                     image[col] = block[offs[k] : offs[k + 1]]
         return out
-
-    def read(self, start: int, stop: int) -> list[dict[str, np.ndarray]]:
-        """Per-image dicts for images ``start:stop``: per-image scalars and the rows of every segment."""
-        return self.split(*self.read_blocks(start, stop))
