@@ -2,7 +2,7 @@
 
 The findings are asserted, so they can fail, with the backbone and method parameters of ``conf/``: every
 debiasing method raises mR@K over its baseline; PKO raises mR@K, IMR@K and wIMR@K of the baseline and lowers
-its R@20/R@50; PKO-only has the lowest R@K of all rows and wIMR below its IMR; wIMR > IMR for baselines; the
+its R@K; PKO-only has the lowest R@K of all rows and wIMR below its IMR; wIMR > IMR for baselines; the
 PredCls baselines lie within ±25% of the paper's published row on every column; blind replacement's mR@100
 rises with N. CI runs PredCls with one backbone; SGG_EVAL_FULL=1 runs every task and both backbones.
 """
@@ -19,7 +19,9 @@ import yaml
 from conftest import FULL
 from sgg_eval.config import compose_yaml
 from sgg_eval.data.simulate import SimParams
-from sgg_eval.data.simulate_models import METHODS, Backbone, MethodParams, simulate_models
+from sgg_eval.data.simulate_models import (METHODS, Backbone, MethodParams, Priors, simulate_image, simulate_models,
+                                            visual_evidence)
+from sgg_eval.data.types import GTImage
 from sgg_eval.evaluate import run_evaluation
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import open_predictions
@@ -81,20 +83,9 @@ def test_pko_raises_mr_imr_wimr_and_lowers_recall(bench, task):
         base, pko = res[bb.name, task, "baseline"], res[bb.name, task, "pko"]
         for k in KS:
             assert pko[f"mR@{k}"] > base[f"mR@{k}"]
-        assert pko["R@20"] < base["R@20"], (bb.name, task)
+            assert pko[f"R@{k}"] < base[f"R@{k}"], (bb.name, task, k)
         for k in IMR_KS:
             assert pko[f"IMR@{k}"] > base[f"IMR@{k}"] and pko[f"wIMR@{k}"] > base[f"wIMR@{k}"]
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(reason="issue 8, open gap: on the simulated benchmark PKO leaves R@50 within ±0.5 of the "
-                          "baseline (the paper: 65.6 -> 56.0); the simulated prior helps pair ranking as much "
-                          "as it moves head-labelled pairs to tail predicates", strict=False)
-@pytest.mark.parametrize("task", TASKS)
-def test_pko_lowers_recall_at_50(bench, task):
-    _, _, res = bench
-    for bb in BACKBONES:
-        assert res[bb.name, task, "pko"]["R@50"] < res[bb.name, task, "baseline"]["R@50"], (bb.name, task)
 
 
 @pytest.mark.slow
@@ -110,6 +101,20 @@ def test_pko_only_has_the_lowest_recall_and_wimr_below_imr(bench, task):
         for k in IMR_KS:
             assert only[f"wIMR@{k}"] < only[f"IMR@{k}"]
             assert only[f"IMR@{k}"] > res[bb.name, task, "baseline"][f"IMR@{k}"]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="issue 8, open gap: a simulated baseline's visual evidence and the PKO prior are "
+                          "complementary, so Motifs+PKO and VCTree+PKO (and Reweight) rank above PKO-only by IMR; "
+                          "in the paper PKO-only is first", strict=False)
+@pytest.mark.parametrize("task", TASKS)
+def test_pko_only_imr_is_best_or_second_best(bench, task):
+    _, _, res = bench
+    rows = [v for (bb, t, m), v in res.items() if t == task and not (m == "pko_only" and bb != "sim_motifs")]
+    only = res["sim_motifs", task, "pko_only"]
+    for k in IMR_KS:
+        above = sum(r[f"IMR@{k}"] > only[f"IMR@{k}"] for r in rows)
+        assert above <= 1, (task, k, above)
 
 
 @pytest.mark.slow
@@ -170,3 +175,66 @@ def test_simulated_outputs_are_deterministic(tmp_path):
         p /= p.sum(1, keepdims=True)
         triple = p[:, 1:].max(1) * img.obj_scores[img.pairs[:, 0]] * img.obj_scores[img.pairs[:, 1]]
         assert np.all(np.diff(triple) <= 1e-3)  # stored sorted by the GC triplet score (float16 rounding aside)
+
+
+# --- the simulated evidence itself (fast): each knob does what its docstring says --------------------------
+
+def _tiny_priors(log_prior):
+    """Priors for 4 object classes and 3 predicates with no frequency bias and no confusable predicates
+    except 1 <-> 2, so the visual evidence can be read off the logits."""
+    c_obj, c_pred = 4, len(log_prior)
+    confusable = np.zeros((c_pred + 1, c_pred + 1), dtype=bool)
+    confusable[1, 2] = confusable[2, 1] = True
+    flat = np.zeros((c_obj + 1, c_obj + 1, c_pred + 1))
+    return Priors(freq=flat, freq_nice=flat, log_prior=np.asarray(log_prior, dtype=np.float64),
+                  log_effective=np.zeros(c_pred), confusable=confusable,
+                  object_share=np.array([0.0, 0.25, 0.25, 0.25, 0.25]))
+
+
+def _tiny_image():
+    boxes = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [30, 30, 40, 40], [35, 35, 50, 50]], dtype=np.float32)
+    return GTImage(1, 64, 64, boxes, np.array([1, 2, 3, 4]), np.array([[0, 1, 1], [2, 3, 3]]))
+
+
+QUIET = dict(noise=0.0, pair_confidence=0.0, feature_bias=0.0, background_shift=0.0, unannotated=0.0)
+
+
+def test_rare_predicates_get_faded_evidence():
+    log_prior = np.log([0.9, 0.09, 0.01])
+    bb = Backbone("t", strength=4.0, confusion=2.0, clarity_spread=0.0, evidence_frequency_slope=0.5, **QUIET)
+    ev = visual_evidence(np.random.default_rng(0), _tiny_image(), "predcls", bb, _tiny_priors(log_prior))
+    row = {tuple(p): i for i, p in enumerate(ev.pairs.tolist())}
+    head, tail = ev.visual[row[0, 1]], ev.visual[row[2, 3]]
+    # predicate 1 is the most frequent: full strength; its confusable predicate 2 gets confusion, faded by
+    # (0.09 / 0.9)^0.5; the tail predicate 3 gets strength faded by (0.01 / 0.9)^0.5
+    assert head[1] == pytest.approx(4.0) and head[2] == pytest.approx(2.0 * 0.1 ** 0.5) and head[3] == 0
+    assert tail[3] == pytest.approx(4.0 * (0.01 / 0.9) ** 0.5) and tail[1] == tail[2] == 0
+    assert np.all(ev.visual[[i for p, i in row.items() if p not in ((0, 1), (2, 3))]] == 0)
+
+
+def test_clarity_scales_a_pairs_true_and_confusable_evidence_together():
+    bb = Backbone("t", strength=4.0, confusion=2.0, clarity_spread=0.8, evidence_frequency_slope=0.0, **QUIET)
+    factors, rng = [], np.random.default_rng(12345)
+    for _ in range(1000):
+        ev = visual_evidence(rng, _tiny_image(), "predcls", bb,
+                             _tiny_priors(np.log([0.5, 0.3, 0.2])))
+        head = ev.visual[[tuple(p) for p in ev.pairs.tolist()].index((0, 1))]
+        assert head[2] / head[1] == pytest.approx(0.5)
+        factors.append(head[1] / 4.0)
+    # exp(σZ − σ²/2): log-factors have spread σ and mean −σ²/2, so the factor's mean is 1 and ``strength``
+    # keeps its meaning (bounds: 3 standard errors of 1,000 draws)
+    assert np.std(np.log(factors)) == pytest.approx(0.8, abs=0.06)
+    assert np.mean(np.log(factors)) == pytest.approx(-0.32, abs=0.08)
+
+
+def test_logit_scale_scales_the_saved_logits_and_changes_no_prediction():
+    priors = _tiny_priors(np.log([0.5, 0.3, 0.2]))
+    out = {}
+    for scale in (1.0, 0.5):
+        bb = Backbone("t", logit_scale=scale)
+        img = simulate_image(np.random.default_rng(3), _tiny_image(), "predcls", bb, priors, "baseline")
+        out[scale] = {tuple(p): z for p, z in zip(img.pairs.tolist(), img.rel_scores.astype(np.float64))}
+    assert out[1.0].keys() == out[0.5].keys()
+    for pair, z in out[1.0].items():
+        np.testing.assert_allclose(out[0.5][pair], 0.5 * z, rtol=1e-6, atol=1e-6)
+        assert np.argmax(out[0.5][pair]) == np.argmax(z)

@@ -123,9 +123,12 @@ def _check_simulation(params: Mapping) -> None:
         key = f"simulation.backbones.{name}"
         _known_keys({"name": name, **(bb if isinstance(bb, Mapping) else {})}, Backbone, key)
         for k in ("strength", "confusion", "noise", "background_shift", "feature_bias", "pair_confidence",
-                  "unannotated", "box_jitter", "false_detections", "label_frequency_slope"):
+                  "unannotated", "box_jitter", "false_detections", "label_frequency_slope",
+                  "evidence_frequency_slope", "clarity_spread"):
             if k in bb:
                 _number(params, f"{key}.{k}", 0.0, 100.0)
+        if "logit_scale" in bb:
+            _number(params, f"{key}.logit_scale", 0.0, 100.0, lo_open=True)
         for k in ("label_accuracy", "detection_rate"):
             if k in bb:
                 _number(params, f"{key}.{k}", 0.0, 1.0, lo_open=True, hi_open=k == "label_accuracy")

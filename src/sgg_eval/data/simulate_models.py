@@ -8,6 +8,10 @@ Per predicted pair, a backbone's *visual* logits over ``[background, 1..C]`` are
              ± background_shift on column 0 (down for related pairs, up for unrelated ones)
              + N(0, pair_confidence) shared by a pair's predicate columns      (per-pair confidence)
 
+where the two evidence terms of predicate c are scaled by (π_c / max π)^evidence_frequency_slope (rare
+predicates are learnt less well) and by a per-pair clarity exp(σ·N(0,1) − σ²/2). A method's output logits
+are ``logit_scale`` × its logits (the scale a prior added later, PKO, competes with).
+
 *Confusable* predicates are the members of a group of correlated predicates (``PREDICATE_GROUPS``) and a
 specific predicate's generic parent (*parked on* → *on*, *made of* → *of*; ``GENERIC_PARENT``), in both
 directions: VG annotators label the same visual situation either way, which is why frequency-biased models
@@ -200,7 +204,13 @@ def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -
     confused = np.zeros_like(onehot)
     for r, p in np.concatenate([true, hidden]):
         confused[r] |= priors.confusable[p]
-    vis += bb.strength * onehot + bb.confusion * (confused & ~onehot)
+    # Evidence fades for predicates seen rarely in training and varies in clarity from pair to pair, so
+    # removing a head bias (the debiasing methods) or adding a class prior (PKO) recovers the tail only
+    # partly, as on VG, instead of revealing a tail the features already separate cleanly.
+    clarity = np.exp(bb.clarity_spread * rng.normal(size=(len(pairs), 1)) - bb.clarity_spread ** 2 / 2)
+    fade = np.exp(bb.evidence_frequency_slope * (priors.log_prior - priors.log_prior.max()))
+    evidence = bb.strength * onehot + bb.confusion * (confused & ~onehot)
+    vis[:, 1:] += clarity * fade[None, :] * evidence[:, 1:]
     related = onehot.any(axis=1)
     vis[:, 0] += np.where(related, -bb.background_shift, bb.background_shift)
     # Confidence varies from pair to pair (occlusion, size, context): one offset per pair on every predicate
@@ -242,7 +252,7 @@ def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors, me
                    mp: MethodParams = MethodParams()) -> PredImage:
     """One image's output for ``method``, relations sorted by the GC triplet score (float64, stable)."""
     ev = visual_evidence(rng, gt, task, bb, priors)
-    z = method_logits(method, ev, priors, bb, mp)
+    z = bb.logit_scale * method_logits(method, ev, priors, bb, mp)
     p = np.exp(z - z.max(axis=1, keepdims=True)) if len(z) else z
     if len(z):
         p /= p.sum(axis=1, keepdims=True)
@@ -264,7 +274,7 @@ def estimate_label_frequency(images, priors: Priors, bb: Backbone, mp: MethodPar
         ev = visual_evidence(rng, gt, "predcls", bb, priors)
         if len(ev.true_predicates) == 0:
             continue
-        prob = softmax(method_logits("baseline", ev, priors, bb, mp)).astype(np.float64)
+        prob = softmax(bb.logit_scale * method_logits("baseline", ev, priors, bb, mp)).astype(np.float64)
         rows, preds = ev.true_predicates[:, 0], ev.true_predicates[:, 1]
         total += np.bincount(preds, weights=prob[rows, preds], minlength=n_pred + 1)
         count += np.bincount(preds, minlength=n_pred + 1)

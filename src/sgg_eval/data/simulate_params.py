@@ -13,12 +13,21 @@ class Backbone:
     """Visual-evidence strength of a simulated backbone; object-recognition quality for SGCls/SGDet."""
 
     name: str
-    strength: float = 3.0
-    confusion: float = 3.0
-    noise: float = 1.0
+    strength: float = 4.33
+    confusion: float = 4.33
+    noise: float = 1.04
     background_shift: float = 1.25
-    feature_bias: float = 0.6
+    feature_bias: float = 0.44
     pair_confidence: float = 1.5
+    # Rare predicates are learnt from few samples, so a model sees them less clearly: the true and
+    # confusable evidence of predicate c is scaled by (π_c / max π)^evidence_frequency_slope.
+    evidence_frequency_slope: float = 0.071
+    # Pairs show their relation more or less clearly (occlusion, size, viewpoint): a pair's true and
+    # confusable evidence is multiplied by exp(σ·N(0, 1) − σ²/2), σ = clarity_spread (mean 1).
+    clarity_spread: float = 0.65
+    # Scale of the saved logits. A network's logits are not log-probabilities, so a prior added to them
+    # (PKO) moves them more or less; the scale changes no prediction of the model itself.
+    logit_scale: float = 0.84
     label_accuracy: float = 0.8
     # Detectors recognise frequent classes better: logit(accuracy of class c) = logit(label_accuracy)
     # + label_frequency_slope · (log f_c − E[log f]), and a wrong label is drawn by class frequency.
@@ -37,9 +46,9 @@ class MethodParams:
     effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
 
     reweight_alpha: float = 1.0
-    tde_alpha: float = 0.6
+    tde_alpha: float = 1.0
     dlfe_alpha: float = 1.0
     rtpb_alpha: float = 1.0
     rtpb_beta: float = 0.9999
-    nice_gamma: float = 0.15
+    nice_gamma: float = 0.05
     dlfe_images: int = 1000
