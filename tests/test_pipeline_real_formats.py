@@ -3,6 +3,7 @@ config pointing at an eval_results.pytorch fixture (legacy torch format) run end
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 
@@ -14,23 +15,29 @@ from vg150_fixture import write_vg150_fixture
 
 from sgg_eval.data.types import PredImage
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
+from sgg_eval.evaluate import run_evaluation
 
 
 def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     (tmp_path / "proj").mkdir()
     p = copy_project(tmp_path / "proj")
     raw = write_vg150_fixture(tmp_path / "vg150")
-    _, _, test_images = read_vg150_split(VG150Files.in_dir(str(raw)), "test", num_val_im=0)
+    _, _, images = read_vg150_split(VG150Files.in_dir(str(raw)), "test", num_val_im=0)
+    test_images = list(images)
     rng = np.random.default_rng(0)
-    cases = []
-    for gt in test_images:  # a PredCls model's output over the fixture's test split, in split order
-        n = len(gt.labels)
-        pairs = np.array([(a, b) for a in range(n) for b in range(n) if a != b])
-        probs = rng.random((len(pairs), 4)).astype(np.float32)
-        probs /= probs.sum(axis=1, keepdims=True)
-        cases.append((gt, PredImage(gt.image_id, gt.boxes, gt.labels, np.ones(n), pairs, probs)))
+
+    def write_model(path):  # a PredCls model's output over the fixture's test split, in split order
+        cases = []
+        for gt in test_images:
+            n = len(gt.labels)
+            pairs = np.array([(a, b) for a in range(n) for b in range(n) if a != b])
+            probs = rng.random((len(pairs), 4)).astype(np.float32)
+            probs /= probs.sum(axis=1, keepdims=True)
+            cases.append((gt, PredImage(gt.image_id, gt.boxes, gt.labels, np.ones(n), pairs, probs)))
+        save_legacy(eval_results_object(cases), path)
+
     model_file = tmp_path / "motifs_predcls_eval_results.pytorch"
-    save_legacy(eval_results_object(cases), model_file)
+    write_model(model_file)
     # adding a real model = adding one config file
     (p / "conf/model/real_motifs.yaml").write_text(
         "name: real_motifs\nbackbone: Motifs\nmethod: Baseline\nsource: file\n"
@@ -54,3 +61,22 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     assert "SIMULATED" not in (p / "reports/tables/table2_predcls.md").read_text()
     assert (p / "reports/figures/fig2_score_heatmaps.png").exists()
     assert len([r for r in mlflow_runs(uri) if "mlflow.parentRunId" in r.data.tags]) == 3
+
+    # The model is retrained and its file rewritten at the same path: everything that reads it reruns, and
+    # the metrics are those of the new file (evaluated here directly), not the old ones.
+    metrics_json = p / "data/vg150/results/metrics/real_motifs/predcls.json"
+    old = json.loads(metrics_json.read_text())["metrics"]
+    write_model(model_file)
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    for stage in ("evaluate@real_motifs-predcls", "apply_pko@real_motifs-predcls", "evaluate@pko_only-predcls"):
+        assert f"Running stage '{stage}'" in out, stage
+    assert "Running stage 'train_stats'" not in out
+    new = json.loads(metrics_json.read_text())["metrics"]
+    direct = run_evaluation(str(model_file), "predcls", gt=str(p / "data/vg150/splits/test.h5"),
+                            stats=str(p / "data/vg150/stats/stats.h5"))["metrics"]
+    assert new == json.loads(json.dumps(direct)) and new != old
+    prints = json.loads((p / "data/model_files.json").read_text())
+    assert prints["models.real_motifs.files.predcls"]["sha256"] == hashlib.sha256(model_file.read_bytes()).hexdigest()
+    # untouched: nothing reruns
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    assert "Running stage 'evaluate@" not in out and "Running stage 'apply_pko@" not in out
