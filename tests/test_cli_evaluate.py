@@ -12,7 +12,7 @@ from reference_metrics import reference_evaluate
 from sgg_eval.cli import main
 from sgg_eval.errors import InputError
 from sgg_eval.data.store import write_predictions, write_split
-from sgg_eval.data.types import PredictionMeta, SplitMeta
+from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
 from sgg_eval.stats import compute_stats, write_stats
 from torch_writer import eval_results_object, save_legacy
 
@@ -77,3 +77,25 @@ def test_bundled_vg150_zeroshot_list(tmp_path):
     save_legacy(eval_results_object(cases), tmp_path / "e.pytorch")
     with pytest.raises(InputError, match="outside the vocabulary"):
         run_evaluation(str(tmp_path / "e.pytorch"), "predcls", zeroshot="vg150", stats=str(tmp_path / "stats.h5"))
+
+
+def test_eval_results_with_gt_is_scored_on_the_split_after_checking_the_files_gt(tmp_path, capsys):
+    cases, _ = _setup(tmp_path, task="sgdet")
+    save_legacy(eval_results_object(cases), tmp_path / "er.pytorch")
+    base = ["evaluate", str(tmp_path / "er.pytorch"), "--task", "sgdet", "--stats", str(tmp_path / "stats.h5")]
+    assert main(base + ["-o", str(tmp_path / "own.json")]) == 0  # the file's own GT
+    assert main(base + ["--gt", str(tmp_path / "test.h5"), "-o", str(tmp_path / "split.json")]) == 0
+    own, split = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("own", "split"))
+    assert own["metrics"] == split["metrics"]  # same GT, same numbers
+    assert any("scored on the GT split" in n for n in split["notes"])
+
+    # a file whose stored GT is not the split's (image #7 has other labels): refused, naming image and field
+    g7, p7 = cases[7]
+    other = GTImage(g7.image_id, g7.width, g7.height, g7.boxes, g7.labels % VOCAB.num_objects + 1, g7.rels)
+    save_legacy(eval_results_object([*cases[:7], (other, p7), *cases[8:]]), tmp_path / "bad.pytorch")
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "bad.pytorch"), "--task", "sgdet", "--gt", str(tmp_path / "test.h5"),
+                 "-o", str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"image {g7.image_id} (#7)" in err and "'groundtruths'" in err and "labels" in err
+    assert not (tmp_path / "bad.json").exists()

@@ -75,33 +75,65 @@ def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str) -> Pai
             yield gt, preds[gt.image_id]
 
 
-def _renumber(pairs: Pairs, ids: np.ndarray | None) -> Pairs:
-    for i, (gt, pred) in enumerate(pairs):
-        if ids is not None:
-            gt.image_id = pred.image_id = int(ids[i])
-        yield gt, pred
+# Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
+# 1024-scale boxes; only float rounding may differ).
+BOX_ATOL = 0.01
+
+
+def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
+    """What differs between the file's GT of one image and the split's, or ``None``."""
+    if len(mine.labels) != len(split.labels):
+        return f"labels: {len(mine.labels)} objects in the file, {len(split.labels)} in the split"
+    if not np.array_equal(mine.labels, split.labels):
+        return "labels: the object classes differ"
+    if not np.allclose(mine.boxes, split.boxes, rtol=0, atol=BOX_ATOL):
+        worst = float(np.abs(mine.boxes.astype(np.float64) - split.boxes).max())
+        return f"bbox: boxes differ by up to {worst:.3g} px"
+    if not np.array_equal(np.unique(mine.rels, axis=0), np.unique(split.rels, axis=0)):
+        return "relation_tuple: the GT relations differ"
+    return None
+
+
+def _on_split_gt(pairs: Pairs, gt_path: str, path: str) -> Pairs:
+    """The file's predictions scored on the split's GT, image by image in split order (as the reference
+    evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
+    a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT."""
+    with SplitStore(gt_path) as split:
+        for i, ((mine, pred), truth) in enumerate(zip(pairs, split)):
+            problem = _gt_mismatch(mine, truth)
+            if problem:
+                raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); evaluate "
+                                 "it on the split it was made from", path=path, image_id=truth.image_id,
+                                 position=i, field="groundtruths")
+            pred.image_id = truth.image_id
+            yield truth, pred
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
     """Recognise ``path`` and pair it with its ground truth (inside the file, or the split store ``gt``).
 
-    An ``eval_results.pytorch`` carries its own GT; given ``gt`` too, its images take the split's ids by
-    position (the reference evaluates the test split in order), so derived stores join back to the split.
+    An ``eval_results.pytorch`` carries its own GT, used when ``gt`` is not given. Given ``gt``, its images are
+    the split's by position (the reference evaluates the test split in order) and are scored on the split's GT,
+    after checking the file's GT equals it (``_on_split_gt``), so derived stores join back to the same GT.
     """
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "eval_results":
-        loaded = EvalResults(path, vocab)
+        if not gt:
+            loaded = EvalResults(path, vocab)
+            return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), loaded.pairs)
+        with SplitStore(gt) as split:
+            n_split, split_vocab = len(split.image_ids), split.vocab
+        if vocab is not None and vocab != split_vocab:
+            raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
+        loaded = EvalResults(path, split_vocab)
         vocab, count = loaded.vocab, len(loaded)
-        ids = None
-        if gt:  # the file numbers images by position; the split (same order, as the reference) has real ids
-            with SplitStore(gt) as split:
-                ids = split.image_ids
-            if len(ids) != count:
-                raise InputError(f"{count} images, but the GT split {gt} has {len(ids)}: not the same test set",
-                                 path=path)
-        return PredictionSource(path, fmt, vocab, "stored", "probabilities", False, (),
-                                lambda: _renumber(loaded.pairs(), ids))
+        if n_split != count:
+            raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set",
+                             path=path)
+        return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
+                                (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
+                                lambda: _on_split_gt(loaded.pairs(), gt, path))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     with SplitStore(gt) as split:
