@@ -379,6 +379,10 @@ def test_options_and_outputs(world, tmp_path, capsys, case):
     ("pko.eps=0", "pko.eps"), ("simulation.methods.rtpb_beta=1", "rtpb_beta"), ("no_such_key=1", "no_such_key"),
     ("+models.real={name:real,source:file,files:{predcls:a.pytorch},backbone:Motifs,method:Baseline}"
      " evaluation.entries=[real]", "models.real.files"),
+    ("dataset=vg150", "are simulated models"),  # simulated rows never mix with a real dataset's
+    ("experiment=one_model", "evaluation.model"),
+    ("+models.pko_only={name:pko_only,source:simulated,sim_backbone:sim_motifs,sim_method:baseline,"
+     "backbone:Motifs,method:Baseline}", "models.pko_only"),
 ])
 def test_config_refused_before_params_yaml_is_written(tmp_path, capsys, override, key):
     conf = Path(__file__).resolve().parents[1] / "conf"

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from sgg_eval.config import compose_yaml, dataset_spec
+from sgg_eval.entries import parse_entry
+from sgg_eval.params_check import check_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,3 +51,23 @@ def test_evaluation_entries_resolve_to_models():
         assert name in models
     for name, model in models.items():
         assert model["name"] == name and model["source"] in ("simulated", "file")
+
+
+def test_one_model_experiment_evaluates_that_model_its_pko_row_and_pko_only():
+    cfg = OmegaConf.to_container(_compose(["experiment=one_model", "evaluation.model=sim_vctree_tde"]), resolve=True)
+    assert cfg["evaluation"]["entries"] == ["sim_vctree_tde", "sim_vctree_tde_pko", "pko_only"]
+    assert cfg["pko"]["apply_to"] == ["sim_vctree_tde"]
+    assert cfg["pko"]["pko_only_from"] == cfg["pko"]["blind_model"] == "sim_vctree_tde"
+    assert cfg["figures"]["debiased_model"] == "sim_vctree_tde_pko"
+    check_params(cfg)  # a valid configuration
+
+
+def test_an_entry_name_is_read_by_one_rule():
+    models = {"m", "x_pko"}
+    assert parse_entry("m", models, "m") == ("model", "m")
+    assert parse_entry("m_pko", models, "m") == ("pko", "m")
+    assert parse_entry("x_pko", models, "m") == ("model", "x_pko")  # a model's own name wins
+    assert parse_entry("x_pko_pko", models, "m") == ("pko", "x_pko")
+    assert parse_entry("pko_only", models, "x_pko") == ("pko_only", "x_pko")
+    with pytest.raises(KeyError):
+        parse_entry("y_pko", models, "m")

@@ -44,11 +44,8 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"files:\n  predcls: {model_file}\n")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     params_with(p, "dataset=vg150", f"dataset.raw={raw}", "dataset.num_val_im=0",
-                "+model@models.real_motifs=real_motifs", "evaluation.tasks=[predcls]",
-                "evaluation.entries=[real_motifs,real_motifs_pko,pko_only]", "pko.apply_to=[real_motifs]",
-                "pko.pko_only_from=real_motifs", "pko.blind_model=real_motifs", "pko.blind_max_n=2",
-                "figures.biased_model=real_motifs", "figures.debiased_model=real_motifs_pko",
-                "figures.per_predicate_model=real_motifs", f"tracking.uri={uri}")
+                "+model@models.real_motifs=real_motifs", "experiment=one_model", "evaluation.model=real_motifs",
+                "evaluation.tasks=[predcls]", "pko.blind_max_n=2", f"tracking.uri={uri}")
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage 'evaluate@real_motifs-predcls'" in out
     doc = json.loads((p / "data/vg150/results/metrics/real_motifs/predcls.json").read_text())

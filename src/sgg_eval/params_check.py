@@ -14,6 +14,7 @@ from dataclasses import fields
 
 from sgg_eval.data.simulate import SCALES, SimParams
 from sgg_eval.data.simulate_params import METHODS, Backbone, MethodParams
+from sgg_eval.entries import PKO_ONLY, parse_entry
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
 
@@ -141,6 +142,11 @@ def _check_simulation(params: Mapping) -> None:
     _number(params, "simulation.methods.dlfe_images", 1, 10**7, integer=True)
 
 
+def _base_model(params: Mapping, entry: str) -> str:
+    """The model an evaluation entry's predictions come from (``<model>_pko`` and ``pko_only`` resolved)."""
+    return parse_entry(entry, _get(params, "models"), _get(params, "pko.pko_only_from")).model
+
+
 def _check_models(params: Mapping) -> None:
     models = _get(params, "models")
     if not isinstance(models, Mapping) or not models:
@@ -148,6 +154,8 @@ def _check_models(params: Mapping) -> None:
     backbones = _get(params, "simulation.backbones")
     for name, m in models.items():
         key = f"models.{name}"
+        if name == PKO_ONLY:
+            raise InputError(f"{PKO_ONLY!r} names the PKO-only entry; call the model something else", field=key)
         source = _choice(params, f"{key}.source", MODEL_SOURCES)
         if source == "simulated":
             _choice(params, f"{key}.sim_backbone", tuple(backbones))
@@ -159,6 +167,11 @@ def _check_models(params: Mapping) -> None:
     tasks = _get(params, "evaluation.tasks")
     if not isinstance(tasks, list) or not tasks or not set(tasks) <= set(TASKS):
         raise InputError(f"must be a non-empty list of {', '.join(TASKS)}", field="evaluation.tasks")
+    evaluation = _get(params, "evaluation")
+    if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
+        if evaluation["model"] not in models:
+            raise InputError(f"{evaluation['model']!r} is not a model in models; experiment one_model needs "
+                             "evaluation.model=<one of: " + ", ".join(sorted(models)) + ">", field="evaluation.model")
     apply_to = _get(params, "pko.apply_to")
     for i, model in enumerate(apply_to if isinstance(apply_to, list) else [apply_to]):
         if model not in models:
@@ -176,10 +189,21 @@ def _check_models(params: Mapping) -> None:
             raise InputError(f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor "
                              "pko_only", field=f"evaluation.entries[{i}]")
     # a model read from files needs one for every task it is evaluated on (checked now, not stages later)
-    needs = {entry.removesuffix("_pko"): set(tasks) for entry in entries if entry != "pko_only"}
+    needs = {_base_model(params, entry): set(tasks) for entry in entries if entry != "pko_only"}
     if "pko_only" in entries:
         needs.setdefault(_get(params, "pko.pko_only_from"), set()).update(tasks)
     needs.setdefault(_get(params, "pko.blind_model"), set()).add(_get(params, "pko.blind_task"))
+    if _get(params, "dataset.kind") != "simulated":
+        figures = {_base_model(params, _get(params, f"figures.{k}"))
+                   for k in ("biased_model", "debiased_model", "per_predicate_model")}
+        simulated = sorted(m for m in set(needs) | figures if models[m]["source"] == "simulated")
+        if simulated:
+            raise InputError(
+                f"dataset {_get(params, 'dataset.name')!r} is real, but {', '.join(simulated)} "
+                f"{'is a simulated model' if len(simulated) == 1 else 'are simulated models'}: simulated outputs "
+                "scored on real ground truth would sit in the tables beside real ones. Evaluate your own models, "
+                "e.g. experiment=one_model evaluation.model=<name> (README, 'Real model outputs')",
+                field="evaluation.entries")
     for model, wanted in sorted(needs.items()):
         if models[model]["source"] == "file":
             missing = sorted(wanted - set(models[model]["files"]))

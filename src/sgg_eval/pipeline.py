@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
+from sgg_eval.entries import Entry, parse_entry
 from sgg_eval.errors import InputError
 from sgg_eval.data.simulate_models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
@@ -31,13 +32,18 @@ def stats_file(params: dict) -> str:
     return f"{params['paths']['stats']}/stats.h5"
 
 
+def _entry(params: dict, entry: str) -> Entry:
+    return parse_entry(entry, params["models"], params["pko"]["pko_only_from"])
+
+
 def prediction_file(params: dict, model: str, task: str) -> str:
     """The prediction file of ``model`` for ``task``: simulated, real, ``<model>_pko`` or ``pko_only``."""
     root = params["paths"]["predictions"]
-    if model == "pko_only":
+    kind, base = _entry(params, model)
+    if kind == "pko_only":
         return f"{root}/pko_only/{task}.h5"
-    if model.endswith("_pko") and model[:-4] in params["models"]:
-        return f"{root}/pko/{model[:-4]}/{task}.h5"
+    if kind == "pko":
+        return f"{root}/pko/{base}/{task}.h5"
     cfg = params["models"][model]
     if cfg["source"] == "simulated":
         return f"{root}/simulated/{model}/{task}.h5"
@@ -111,13 +117,11 @@ def per_predicate_file(params: dict, entry: str, task: str) -> str:
 
 def entry_info(params: dict, entry: str) -> dict:
     """Backbone, method and simulated flag of an evaluation entry, for tables and tracking."""
-    if entry == "pko_only":
-        return {"backbone": "-", "method": "PKO-only", "base_model": params["pko"]["pko_only_from"]}
-    if entry.endswith("_pko") and entry[:-4] in params["models"]:
-        cfg = params["models"][entry[:-4]]
-        return {"backbone": cfg["backbone"], "method": "PKO", "base_model": entry[:-4]}
-    cfg = params["models"][entry]
-    return {"backbone": cfg["backbone"], "method": cfg["method"], "base_model": entry}
+    kind, base = _entry(params, entry)
+    if kind == "pko_only":
+        return {"backbone": "-", "method": "PKO-only", "base_model": base}
+    cfg = params["models"][base]
+    return {"backbone": cfg["backbone"], "method": "PKO" if kind == "pko" else cfg["method"], "base_model": base}
 
 
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
