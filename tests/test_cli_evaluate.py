@@ -99,3 +99,14 @@ def test_eval_results_with_gt_is_scored_on_the_split_after_checking_the_files_gt
     err = capsys.readouterr().err
     assert f"image {g7.image_id} (#7)" in err and "'groundtruths'" in err and "labels" in err
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
+    cases, _ = _setup(tmp_path, task="sgdet")
+    # detections outnumber the GT objects somewhere, so some pair indexes a box the GT does not have
+    assert any(len(p.labels) > len(g.labels) and p.pairs.max() >= len(g.labels) for g, p in cases)
+    save_legacy(eval_results_object(cases), tmp_path / "er.pytorch")
+    assert main(["evaluate", str(tmp_path / "er.pytorch"), "--task", "predcls", "--gt", str(tmp_path / "test.h5"),
+                 "-o", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "looks like an SGDet output" in err and "--task" in err and not (tmp_path / "m.json").exists()

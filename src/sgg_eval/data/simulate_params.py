@@ -45,10 +45,10 @@ class MethodParams:
     logits removed by ``tde``, of the log label-frequency estimate removed by ``dlfe`` and of the log
     effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
 
-    reweight_alpha: float = 1.0
+    reweight_alpha: float = 0.7
     tde_alpha: float = 1.0
     dlfe_alpha: float = 1.0
-    rtpb_alpha: float = 1.0
+    rtpb_alpha: float = 0.8
     rtpb_beta: float = 0.9999
     nice_gamma: float = 0.05
     dlfe_images: int = 1000

@@ -57,8 +57,9 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
     """Apply the task's substitution (PredCls: GT boxes, labels, scores 1) and build the GC candidate list."""
     if opts.task == "predcls":
         if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
-            raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects",
-                             path=source, image_id=gt.image_id, field="pairs")
+            raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
+                             "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
+                             "evaluated as PredCls; check --task", path=source, image_id=gt.image_id, field="pairs")
         boxes, labels, obj_scores = gt.boxes, gt.labels, np.ones(len(gt.labels), dtype=np.float32)
     else:
         boxes, labels, obj_scores = pred.boxes, pred.labels, pred.obj_scores.astype(np.float32)
