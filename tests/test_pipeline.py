@@ -80,8 +80,9 @@ def test_repro_produces_tables_figures_and_runs(project):
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     assert len(children) == n and len(runs) == n + 1
     again = run([sys.executable, "-m", "dvc", "repro"], p)
-    # only track reruns (always: a store that was down is retried), and it finds every run already logged
-    assert re.findall(r"Running stage '([a-z_]+)", again) == ["track"]
+    # only the always-run stages rerun (model_files: cheap stat check; track: a store that was down is
+    # retried), and track finds every run already logged
+    assert re.findall(r"Running stage '([a-z_]+)", again) == ["model_files", "track"]
     assert len(mlflow_runs(uri)) == n + 1
 
 
@@ -96,6 +97,14 @@ def test_logged_metrics_match_the_json_files(project):
             if value is not None:
                 assert r.data.metrics[f"{task}/{name.replace('@', '_at_')}"] == pytest.approx(value, abs=0)
         assert r.data.params["task"] == task and r.data.params["model"] == entry
+        family = {"Baseline": "baseline", "PKO": "pko", "PKO-only": "prior_only"}.get(r.data.params["method"],
+                                                                                  "debiasing")
+        assert r.data.tags["sgg_eval.method_family"] == family and "mlflow.source.git.commit" in r.data.tags
+    from mlflow.tracking import MlflowClient
+
+    parent = next(r for r in mlflow_runs(uri) if r.data.tags.get("sgg_eval.kind") == "pipeline")
+    logged = {a.path for a in MlflowClient(uri).list_artifacts(parent.info.run_id)}
+    assert {"dvc.lock", "params.yaml"} <= logged
 
 
 def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):

@@ -77,3 +77,30 @@ def test_a_run_killed_mid_logging_is_not_reused_and_the_next_track_completes_it(
         run = client.get_run(run_id)
         assert run.info.status == "FINISHED" and set(run.data.metrics) == {"predcls/R_at_50", "predcls/mR_at_50"}
     assert log_runs(uri, "exp", "pipeline", {"dataset": "x"}, kids) == ids  # complete now: reused as is
+
+
+def test_commit_is_mlflows_source_tag_and_parent_names_differ(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    ids = [log_runs(uri, "exp", "pipeline sim", {"tau": tau, "git_commit": "abc123"},
+                    [ChildRun("m/predcls", {"model": "m", "git_commit": "abc123"}, {"predcls/R_at_50": tau})])
+           for tau in (0.5, 0.25)]
+    client = MlflowClient(uri)
+    parents = [client.get_run(i["parent"]) for i in ids]
+    child = client.get_run(ids[0]["children"]["m/predcls"])
+    for run in (*parents, child):
+        assert run.data.tags["mlflow.source.git.commit"] == "abc123" and "git_commit" not in run.data.params
+    names = [p.info.run_name for p in parents]
+    assert names[0] != names[1] and all(n.startswith("pipeline sim ") for n in names)
+
+
+def test_mark_failed(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    from sgg_eval.tracking import mark_failed, start_parent
+
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    run_id = start_parent(uri, "exp", "sweep x", {"dataset": "d"}, {"sgg_eval.kind": "sweep"})
+    mark_failed(uri, run_id)
+    assert MlflowClient(uri).get_run(run_id).info.status == "FAILED"

@@ -29,3 +29,9 @@ def parse_entry(entry: str, models: Container[str], pko_only_from: str) -> Entry
     if entry.endswith(PKO_SUFFIX) and entry[: -len(PKO_SUFFIX)] in models:
         return Entry("pko", entry[: -len(PKO_SUFFIX)])
     raise KeyError(entry)
+
+
+def method_family(method: str) -> str:
+    """A row's family for filtering runs: ``baseline``, ``pko`` (model + prior), ``prior_only`` or
+    ``debiasing`` (every other method: Reweight, TDE, DLFE, NICE, RTPB(CB), ...)."""
+    return {"Baseline": "baseline", "PKO": "pko", "PKO-only": "prior_only"}.get(method, "debiasing")

@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
-from sgg_eval.entries import Entry, parse_entry
+from sgg_eval.entries import Entry, method_family, parse_entry
 from sgg_eval.errors import InputError
 from sgg_eval.data.simulate_models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
@@ -243,22 +243,6 @@ def run_figures(params: dict, folder: str) -> list[str]:
     return written
 
 
-def dvc_data_hashes(lock_path: str = "dvc.lock") -> dict[str, str]:
-    """md5 of every output recorded in dvc.lock (the data a result was computed from)."""
-    import yaml
-
-    if not os.path.exists(lock_path):
-        return {}
-    with open(lock_path, encoding="utf-8") as fh:
-        lock = yaml.safe_load(fh) or {}
-    out = {}
-    for stage in (lock.get("stages") or {}).values():
-        for o in stage.get("outs") or []:
-            if "md5" in o:
-                out[o["path"]] = o["md5"]
-    return dict(sorted(out.items()))
-
-
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
     from sgg_eval.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
@@ -266,8 +250,6 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     t = params["tracking"]
     results = load_results(params)
     uri = t["uri"] or default_uri(root)
-    hashes = dvc_data_hashes(os.path.join(root, "dvc.lock"))
-    data = {k: v for k, v in hashes.items() if k.startswith(("data/",)) and "/results/" not in k}
     common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
               "tau": params["metrics"]["tau"], "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
               "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
@@ -278,15 +260,18 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         children.append(ChildRun(
             name=f"{entry}/{task}",
             params={**common, "model": entry, "task": task, "backbone": info["backbone"], "method": info["method"],
-                    "simulated": info["simulated"], "data_md5": json.dumps(data, sort_keys=True)},
+                    "simulated": info["simulated"]},
             metrics=metrics_of(task, doc),
             artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
-            tags={"sgg_eval.task": task, "sgg_eval.model": entry}))
+            tags={"sgg_eval.task": task, "sgg_eval.model": entry,
+                  "sgg_eval.method_family": method_family(info["method"])}))
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png")) if Path(reports, "figures").exists() else []
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md")) if Path(reports, "tables").exists() else []
+    # the inputs' hashes (dvc.lock) and the configuration travel as files, not as a truncated parameter
+    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml")]
     ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
-                   parent_artifacts=figures + tables, parent_tags={"sgg_eval.kind": "pipeline"})
+                   parent_artifacts=figures + tables + inputs, parent_tags={"sgg_eval.kind": "pipeline"})
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
     write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "experiment": t["experiment"],
                           "logged": ids is not None, "runs": sorted(c.name for c in children)})

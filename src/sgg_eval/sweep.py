@@ -57,14 +57,15 @@ def run_job(params: dict, job_dir: str, sweep_dir: str | None) -> list[dict]:
     check_params(params)  # a sweep value out of range (tau=2) is refused before anything is written
     tau, k = float(params["metrics"]["tau"]), int(params["metrics"]["imr_k"])
     rows = sweep_rows(params, tau, k)
-    write_json(os.path.join(job_dir, RESULT_FILE), {"tau": tau, "k": k, "rows": rows})
+    simulated = params["dataset"]["kind"] == "simulated"
+    write_json(os.path.join(job_dir, RESULT_FILE), {"tau": tau, "k": k, "rows": rows, "simulated": simulated})
     parent = None
     if sweep_dir and os.path.exists(os.path.join(sweep_dir, PARENT_FILE)):
         parent = json.loads(Path(sweep_dir, PARENT_FILE).read_text())["run_id"]
     if params["tracking"]["enabled"]:
         metrics = {f"{r['task']}/{r['entry']}/wIMR_at_{k}": r[f"wIMR@{k}"] for r in rows}
         child = ChildRun(f"tau={tau:g} k={k}", {"tau": tau, "imr_k": k, "dataset": params["dataset"]["name"],
-                                                  "git_commit": git_commit()}, metrics,
+                                                  "simulated": simulated, "git_commit": git_commit()}, metrics,
                          [os.path.join(job_dir, RESULT_FILE)], {"sgg_eval.kind": "sweep_job"})
         log_child(_uri(params), params["tracking"]["experiment"], parent, child)
     return rows
@@ -133,16 +134,18 @@ class SweepReport(Callback):
                 write_json(os.path.join(folder, PARENT_FILE), {"run_id": run_id})
 
     def _end(self, config, folder: str) -> None:
-        from sgg_eval.tracking import log_artifacts
+        from sgg_eval.tracking import log_artifacts, mark_failed
 
         params = self._params(config)
         rows = collect(folder)
-        if not rows:
+        parent_file = Path(folder, PARENT_FILE)
+        if not rows:  # every job failed: the parent run holds nothing and must not look like a result
+            if parent_file.exists() and params["tracking"]["enabled"]:
+                mark_failed(_uri(params), json.loads(parent_file.read_text())["run_id"])
             return
         simulated = params["dataset"]["kind"] == "simulated"
         written = write_report(rows, folder, simulated)
         print(f"sweep: {len(rows)} rows; table and plot in {folder}")
-        parent_file = Path(folder, PARENT_FILE)
         if parent_file.exists() and params["tracking"]["enabled"]:
             log_artifacts(_uri(params), json.loads(parent_file.read_text())["run_id"], written)
 

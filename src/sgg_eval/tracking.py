@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 KEY_TAG = "sgg_eval.key"
+COMMIT_TAG = "mlflow.source.git.commit"  # MLflow's own tag: the UI links the run to its source commit
 
 
 def metric_key(task: str, name: str) -> str:
@@ -86,9 +87,11 @@ def log_runs(uri: str, experiment: str, parent_name: str, parent_params: dict, c
         if existing is not None:
             out["parent"] = existing.info.run_id
         else:
-            with mlflow.start_run(experiment_id=exp_id, run_name=parent_name,
-                                  tags={KEY_TAG: parent_key, **(parent_tags or {})}) as parent:
-                mlflow.log_params(_flat(parent_params))
+            # the key's prefix tells apart runs of the same pipeline with different parameters or results
+            with mlflow.start_run(experiment_id=exp_id, run_name=f"{parent_name} {parent_key[:8]}",
+                                  tags={KEY_TAG: parent_key, **_commit_tags(parent_params), **(parent_tags or {})}
+                                  ) as parent:
+                mlflow.log_params(_flat(_without_commit(parent_params)))
                 for path in parent_artifacts:
                     if os.path.exists(path):
                         mlflow.log_artifact(path)
@@ -103,6 +106,11 @@ def log_runs(uri: str, experiment: str, parent_name: str, parent_params: dict, c
 
 def _without_commit(params: dict) -> dict:
     return {k: v for k, v in params.items() if k != "git_commit"}
+
+
+def _commit_tags(params: dict) -> dict[str, str]:
+    """The ``git_commit`` a caller passes among the params becomes MLflow's source-commit tag."""
+    return {COMMIT_TAG: str(params["git_commit"])} if "git_commit" in params else {}
 
 
 def _flat(params: dict, prefix: str = "") -> dict[str, str]:
@@ -146,8 +154,8 @@ def start_parent(uri: str, experiment: str, name: str, params: dict, tags: dict)
     """Create a (finished) parent run for a sweep; its children attach to it by id. None if unavailable."""
     try:
         mlflow, _, exp_id = _client(uri, experiment)
-        with mlflow.start_run(experiment_id=exp_id, run_name=name, tags=tags) as run:
-            mlflow.log_params(_flat(params))
+        with mlflow.start_run(experiment_id=exp_id, run_name=name, tags={**_commit_tags(params), **tags}) as run:
+            mlflow.log_params(_flat(_without_commit(params)))
             return run.info.run_id
     except Exception as exc:
         _warn(uri, exc)
@@ -171,8 +179,8 @@ def _log_child_run(mlflow, client, exp_id: str, parent: str | None, child: Child
     if found is not None:
         return found.info.run_id
     with mlflow.start_run(experiment_id=exp_id, run_name=child.name, nested=parent is not None,
-                          parent_run_id=parent, tags={KEY_TAG: key, **child.tags}) as run:
-        mlflow.log_params(_flat(child.params))
+                          parent_run_id=parent, tags={KEY_TAG: key, **_commit_tags(child.params), **child.tags}) as run:
+        mlflow.log_params(_flat(_without_commit(child.params)))
         mlflow.log_metrics({k: float(v) for k, v in sorted(child.metrics.items())})
         for path in child.artifacts:
             if os.path.exists(path):
@@ -185,5 +193,14 @@ def log_artifacts(uri: str, run_id: str, paths: Iterable[str]) -> None:
         _, client, _ = _client(uri, "sgg-eval")
         for p in paths:
             client.log_artifact(run_id, p)
+    except Exception as exc:
+        _warn(uri, exc)
+
+
+def mark_failed(uri: str, run_id: str) -> None:
+    """Mark a run FAILED (a sweep parent none of whose jobs logged a result), so it is not read as a result."""
+    try:
+        _, client, _ = _client(uri, "sgg-eval")
+        client.set_terminated(run_id, status="FAILED")
     except Exception as exc:
         _warn(uri, exc)
