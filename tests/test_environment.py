@@ -1,0 +1,56 @@
+"""The lock file pins the whole environment: every package sgg-eval[dev] needs, transitively, at the version
+installed here, and each within pyproject.toml's range. `make lock` regenerates it."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lock() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version.strip()
+    return pins
+
+
+def _closure(extras=("dev",)) -> set[str]:
+    """Canonical names of every distribution sgg-eval (with ``extras``) needs here, transitively."""
+    seen, todo = set(), [(Requirement(f"sgg-eval[{','.join(extras)}]"), ())]
+    while todo:
+        req, parent_extras = todo.pop()
+        name = canonicalize_name(req.name)
+        if req.marker and not any(req.marker.evaluate({**default_environment(), "extra": e})
+                                  for e in (parent_extras or ("",))):
+            continue
+        first_visit = name not in seen
+        seen.add(name)
+        if not first_visit and not req.extras:
+            continue
+        for sub in metadata.requires(req.name) or []:
+            todo.append((Requirement(sub), tuple(req.extras)))
+    return seen - {"sgg-eval"}
+
+
+def test_lock_pins_every_needed_package_at_the_installed_version():
+    pins = _lock()
+    for name in sorted(_closure()):
+        assert name in pins, f"{name} is needed but not in requirements.lock: run `make lock`"
+        assert metadata.version(name) == pins[name], (name, metadata.version(name), pins[name])
+
+
+def test_pyproject_ranges_admit_the_locked_versions():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = _lock()
+    for spec in project["dependencies"] + project["optional-dependencies"]["dev"]:
+        req = Requirement(spec)
+        assert req.specifier.contains(pins[canonicalize_name(req.name)], prereleases=True), spec
