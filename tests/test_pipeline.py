@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sgg_eval.stats import read_stats
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("table1_blind_replacement", "table2_predcls", "table3_sgcls_sgdet", "full_metrics")
 FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep")
@@ -181,22 +183,33 @@ def test_invalid_params_stop_repro_before_any_output_is_touched(project, key, va
 
 
 def test_changing_tau_reruns_only_what_depends_on_it(project):
+    """tau weights a reduction: no ranking stage reruns, every wIMR is the weighted mean of the stored
+    per-predicate IMR with weights n_c^tau (a plain loop here), and every caption says the new tau."""
     p, _, overrides, _ = project
     before = {f: json.loads(f.read_text()) for f in (p / "data/vg150_sim/results/metrics").rglob("*.json")}
-    params_with(p, *overrides, "metrics.tau=0")
+    params_with(p, *overrides, "metrics.tau=0.25")
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    for stage in ("load_split", "train_stats", "simulate", "apply_pko", "pko_only", "blind_replace"):
+    for stage in ("load_split", "train_stats", "simulate", "apply_pko", "pko_only", "blind_replace", "evaluate@"):
         assert f"Running stage '{stage}" not in out, stage
-    assert "Running stage 'evaluate@" in out and "Running stage 'tables'" in out
+    assert "Running stage 'reduce'" in out and "Running stage 'tables'" in out
+    stats = read_stats(p / "data/vg150_sim/stats/stats.h5")
+    n_c = dict(zip(stats.vocab.predicate_classes, stats.num_pairs[1:].tolist()))
     for f, old in before.items():
-        new = json.loads(f.read_text())["metrics"]
+        doc = json.loads(f.read_text())
+        new = doc["metrics"]
+        assert doc["tau"] == 0.25
         for k in (10, 20, 50):
-            assert new[f"wIMR@{k}"] == new[f"IMR@{k}"]
+            imr = doc["per_predicate"][f"IMR@{k}"]
+            num = sum(n_c[c] ** 0.25 * imr[c] for c in n_c)
+            den = sum(n_c[c] ** 0.25 for c in n_c)
+            assert new[f"wIMR@{k}"] == pytest.approx(num / den, rel=1e-12)
         for name in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20"):
             assert new[name] == old["metrics"][name]
     for table in ("table2_predcls", "table3_sgcls_sgdet", "full_metrics", "published_vs_reproduced"):
         caption = (p / f"reports/tables/{table}.md").read_text().splitlines()[0]
-        assert re.search(r"wIMR tau = 0\b(?!\.\d)", caption) and "tau = 0.5" not in caption, (table, caption)
+        assert "wIMR tau = 0.25" in caption and "tau = 0.5 " not in caption, (table, caption)
+    summary = json.loads((p / "data/vg150_sim/results/summary.json").read_text())
+    assert summary["tau"] == 0.25
     params_with(p, *overrides)  # leave the module's project as it was
 
 
@@ -241,10 +254,38 @@ def test_tracking_disabled_still_completes_the_pipeline(project):
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     try:
         out = run([sys.executable, "-m", "dvc", "repro"], p)
-        assert set(re.findall(r"Running stage '([a-z_]+)", out)) == {"check_params", "track"}, out
+        assert set(re.findall(r"Running stage '([a-z_]+)", out)) == {"check_params", "model_files", "track"}, out
         assert "tracking disabled" in out
         doc = json.loads((p / "data/vg150_sim/results/mlflow_runs.json").read_text())
         assert doc == {"enabled": False, "logged": False, "runs": []}
     finally:
         params_file.write_text(good)
         run([sys.executable, "-m", "dvc", "repro"], p)
+
+
+def test_dvc_exp_show_fits_a_terminal(project):
+    """Summary metrics only (per-predicate values live in plots files) and the knobs people sweep as params."""
+    p, _, _, _ = project
+    # experiments live in Git: make the copy a repository (data and stores stay out of it)
+    (p / ".gitignore").write_text("/data/\n/reports/\n*.db\n")
+    run([sys.executable, "-m", "dvc", "config", "core.no_scm", "false"], p)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "project"]):
+        run(git + args, p)
+    out = run([sys.executable, "-m", "dvc", "exp", "show", "--no-pager", "--csv"], p)
+    header = out.splitlines()[0].split(",")
+    assert len(header) < 60, header
+    assert "metrics.tau" in header and any(h.endswith("R@50") for h in header), header
+
+
+def test_one_task_only(project):
+    p, _, overrides, _ = project
+    params_with(p, *overrides, "evaluation.tasks=[predcls]", "pko.blind_task=predcls")
+    try:
+        out = run([sys.executable, "-m", "dvc", "repro"], p)
+        assert "evaluate@sim_motifs_baseline-predcls" in out and "-sgdet'" not in out
+        summary = json.loads((p / "data/vg150_sim/results/summary.json").read_text())
+        assert set(summary) == {"entry", "tau", "predcls"}
+        assert "| Motifs | Baseline |" in (p / "reports/tables/table2_predcls.md").read_text()
+    finally:
+        params_with(p, *overrides)

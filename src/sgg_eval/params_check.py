@@ -210,3 +210,7 @@ def _check_models(params: Mapping) -> None:
             if missing:
                 raise InputError(f"no prediction file for task {missing[0]} (evaluated on "
                                  f"{', '.join(sorted(wanted))})", field=f"models.{model}.files")
+    summary = evaluation.get("summary_entry") if isinstance(evaluation, Mapping) else None
+    if summary is not None and summary not in entries:
+        raise InputError(f"{summary!r} is not in evaluation.entries (null: the first entry)",
+                         field="evaluation.summary_entry")

@@ -124,24 +124,60 @@ def entry_info(params: dict, entry: str) -> dict:
     return {"backbone": cfg["backbone"], "method": "PKO" if kind == "pko" else cfg["method"], "base_model": base}
 
 
+# The evaluate stage ranks at this τ; the reduce stage turns its documents into the configured τ
+# (engine.with_tau, exact), so a τ change reruns the cheap reduction only, never the ranking.
+RANKED_TAU = 0.5
+
+
+def ranked_file(params: dict, entry: str, task: str) -> str:
+    return f"{params['paths']['results']}/ranked/{entry}/{task}.json"
+
+
+def summary_file(params: dict) -> str:
+    return f"{params['paths']['results']}/summary.json"
+
+
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
-    """Evaluate one entry on one task; writes the metrics JSON and the per-predicate CSV atomically."""
+    """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
     from sgg_eval.evaluate import run_evaluation
-    from sgg_eval.report.per_predicate import write_per_predicate_csv
 
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
     result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
-                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot,
-                            tau=float(m["tau"]))
-    info = entry_info(params, entry)
-    base = params["models"][info["base_model"]]
-    result["entry"] = {"name": entry, "backbone": info["backbone"], "method": info["method"],
-                       "dataset": params["dataset"]["name"],
-                       "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"}
-    write_json(metrics_file(params, entry, task), result)
-    write_per_predicate_csv(per_predicate_file(params, entry, task), result, read_stats(stats_file(params)))
+                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU)
+    write_json(ranked_file(params, entry, task), result)
     return result
+
+
+SUMMARY_METRICS = ("R@50", "mR@50", "IMR@20", "wIMR@20")
+
+
+def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
+    """Every ranked document at the configured τ with its row labels: the metrics JSON and per-predicate CSV
+    of each entry × task, and a small summary (the DVC metrics file: ``dvc exp show`` stays readable)."""
+    from sgg_eval.metrics.engine import with_tau
+    from sgg_eval.report.per_predicate import write_per_predicate_csv
+
+    stats = read_stats(stats_file(params))
+    tau = float(params["metrics"]["tau"])
+    out = {}
+    for entry in params["evaluation"]["entries"]:
+        info = entry_info(params, entry)
+        base = params["models"][info["base_model"]]
+        for task in params["evaluation"]["tasks"]:
+            with open(ranked_file(params, entry, task), encoding="utf-8") as fh:
+                doc = with_tau(json.load(fh), stats.vocab.predicate_classes, stats.num_pairs, tau)
+            doc["entry"] = {"name": entry, "backbone": info["backbone"], "method": info["method"],
+                            "dataset": params["dataset"]["name"],
+                            "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"}
+            write_json(metrics_file(params, entry, task), doc)
+            write_per_predicate_csv(per_predicate_file(params, entry, task), doc, stats)
+            out[entry, task] = doc
+    headline = params["evaluation"].get("summary_entry") or params["evaluation"]["entries"][0]
+    write_json(summary_file(params), {"entry": headline, "tau": tau, **{
+        task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
+        for task in params["evaluation"]["tasks"]}})
+    return out
 
 
 def load_results(params: dict) -> dict[tuple[str, str], dict]:
@@ -175,16 +211,11 @@ def run_tables(params: dict, folder: str) -> list[str]:
     return [p for t in tables for p in t.write(folder)]
 
 
-def wimr_curve(result: dict, num_pairs, taus, k: int):
-    """wIMR@k for each τ from a metrics document's per-predicate IMR@k and n_c (the evaluator's formula)."""
-    import numpy as np
+def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: int) -> list[float]:
+    """wIMR@k for each τ from a metrics document (``engine.with_tau``: the evaluator's formula, exact)."""
+    from sgg_eval.metrics.engine import with_tau
 
-    from sgg_eval.metrics.reduce import weighted_mean, wimr_weights
-
-    per_c = result["per_predicate"][f"IMR@{k}"]
-    names = list(per_c)
-    imr = np.array([per_c[n] for n in names])
-    return [weighted_mean(imr, wimr_weights(num_pairs, t)) for t in taus]
+    return [with_tau(result, predicates, num_pairs, t)["metrics"][f"wIMR@{k}"] for t in taus]
 
 
 def run_figures(params: dict, folder: str) -> list[str]:
@@ -237,7 +268,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     k = int(params["metrics"]["imr_k"])
     taus = np.round(np.linspace(0, 1, 11), 2)
     curves = {f"{doc['entry']['backbone']} {doc['entry']['method']}".strip("- "):
-              (taus, wimr_curve(doc, stats.num_pairs, taus, k))
+              (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
               for (entry, task), doc in results.items() if task == "predcls"}
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written

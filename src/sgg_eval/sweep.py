@@ -39,7 +39,7 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     for (entry, task), doc in sorted(results.items()):
         rows.append({"entry": entry, "task": task, "backbone": doc["entry"]["backbone"],
                      "method": doc["entry"]["method"], "tau": tau, "k": k,
-                     f"wIMR@{k}": wimr_curve(doc, stats.num_pairs, [tau], k)[0], f"IMR@{k}": doc["metrics"][f"IMR@{k}"]})
+                     f"wIMR@{k}": wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0], f"IMR@{k}": doc["metrics"][f"IMR@{k}"]})
     return rows
 
 

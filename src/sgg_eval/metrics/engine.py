@@ -8,6 +8,7 @@ in ``strict``. Both report how many images were evaluated and skipped.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -225,3 +226,27 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
         notes.append(f"zero-shot set: {zeroshot_source}")
     return {"task": opts.task, "protocol": opts.protocol, "tau": opts.tau, "metrics": metrics,
             "per_predicate": per_pred, "counts": counts, "notes": notes}
+
+
+def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau: float) -> dict:
+    """``doc`` (a result of :func:`evaluate`) as if evaluated with wIMR exponent ``tau``.
+
+    wIMR@K and ng-wIMR@K are ``weighted_mean(IMR_c@K, n_c^τ)`` over the per-predicate IMR@K vectors the
+    document stores, looked up by ``predicates`` (the vocabulary's order, which the weights ``n_c`` follow;
+    the JSON file sorts its keys). It is the evaluator's own formula on the same float64 values, so the
+    result is bit-identical to a full evaluation at ``tau``; nothing else in the document depends on τ.
+    Undefined values (no image evaluated, ranked-only input) stay undefined with their notes.
+    """
+    if not 0.0 <= float(tau) <= 1.0:
+        raise InputError(f"tau = {tau} must lie in [0, 1]", field="tau")
+    out = copy.deepcopy(doc)
+    out["tau"] = float(tau)
+    weights = wimr_weights(num_pairs, tau)
+    for k in IMR_KS:
+        for prefix in ("", "ng-"):
+            per_c = out["per_predicate"].get(f"{prefix}IMR@{k}")
+            if per_c is None or out["metrics"].get(f"{prefix}wIMR@{k}") is None:
+                continue
+            imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
+            out["metrics"][f"{prefix}wIMR@{k}"] = weighted_mean(imr, weights)
+    return out
