@@ -8,8 +8,8 @@ params, which would crowd `dvc exp show`.
 """
 
 from sgg_eval.atomic import write_json
-from sgg_eval.config import load_params, run_stage
-from sgg_eval.params_check import check_params
+from sgg_eval.pipeline.config import load_params, run_stage
+from sgg_eval.pipeline.params_check import check_params
 
 OUTPUT = "data/params_checked.json"
 SECTIONS = ("dataset", "models", "simulation")

@@ -3,8 +3,8 @@ turns it into the metrics at the configured tau)."""
 
 import sys
 
-from sgg_eval.config import load_params, run_stage
-from sgg_eval.pipeline import run_evaluate
+from sgg_eval.pipeline.config import load_params, run_stage
+from sgg_eval.pipeline.stages import run_evaluate
 
 
 def main() -> None:

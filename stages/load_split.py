@@ -1,6 +1,6 @@
 """DVC stage load_split: the configured dataset (real VG150 files or the simulator) -> one split store per split."""
 
-from sgg_eval.config import dataset_spec, load_params, run_stage
+from sgg_eval.pipeline.config import dataset_spec, load_params, run_stage
 from sgg_eval.splits import build_splits
 
 

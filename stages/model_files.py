@@ -3,8 +3,8 @@ while the files are untouched). Stages that read prediction files depend on its 
 regenerated at the same path reruns them instead of leaving the old metrics in place."""
 
 from sgg_eval.atomic import write_json
-from sgg_eval.config import load_params, run_stage
-from sgg_eval.fingerprint import fingerprints
+from sgg_eval.pipeline.config import load_params, run_stage
+from sgg_eval.pipeline.fingerprint import fingerprints
 
 OUTPUT = "data/model_files.json"
 CACHE = "data/.model_files_cache.json"

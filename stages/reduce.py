@@ -3,8 +3,8 @@
 Seconds for the whole table, so changing τ (`dvc exp run -S metrics.tau=0.25`) reruns this, not the ranking.
 """
 
-from sgg_eval.config import load_params, run_stage
-from sgg_eval.pipeline import run_reduce
+from sgg_eval.pipeline.config import load_params, run_stage
+from sgg_eval.pipeline.stages import run_reduce
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from sgg_eval.config import run_stage
-from sgg_eval.sweep import run_job
+from sgg_eval.pipeline.config import run_stage
+from sgg_eval.pipeline.sweep import run_job
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="sweep")

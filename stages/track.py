@@ -1,8 +1,8 @@
 """DVC stage track: every evaluation entry x task as a nested MLflow run under one pipeline run."""
 
 from sgg_eval.atomic import write_json
-from sgg_eval.config import load_params, run_stage
-from sgg_eval.pipeline import run_track
+from sgg_eval.pipeline.config import load_params, run_stage
+from sgg_eval.pipeline.stages import run_track
 
 
 def main() -> None:

@@ -456,7 +456,7 @@ def test_sweep_job_refuses_out_of_range_values_before_writing(tmp_path, override
     from omegaconf import OmegaConf
 
     from sgg_eval.errors import InputError
-    from sgg_eval.sweep import run_job
+    from sgg_eval.pipeline.sweep import run_job
 
     conf = Path(__file__).resolve().parents[1] / "conf"
     with initialize_config_dir(str(conf), version_base="1.3"):

@@ -9,9 +9,9 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from sgg_eval.config import compose_yaml, dataset_spec
-from sgg_eval.entries import parse_entry
-from sgg_eval.params_check import check_params
+from sgg_eval.pipeline.config import compose_yaml, dataset_spec
+from sgg_eval.pipeline.entries import parse_entry
+from sgg_eval.pipeline.params_check import check_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,6 +12,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
+# the installer's own tools: every virtualenv brings them and `pip freeze` omits them by convention
+INSTALLER = {"pip", "setuptools", "wheel"}
 
 
 def _lock() -> dict[str, str]:
@@ -38,7 +40,7 @@ def _closure(extras=("dev",)) -> set[str]:
             continue
         for sub in metadata.requires(req.name) or []:
             todo.append((Requirement(sub), tuple(req.extras)))
-    return seen - {"sgg-eval"}
+    return seen - {"sgg-eval"} - INSTALLER
 
 
 def test_lock_pins_every_needed_package_at_the_installed_version():

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sgg_eval.errors import InputError
-from sgg_eval.fingerprint import CHUNK, fingerprints
+from sgg_eval.pipeline.fingerprint import CHUNK, fingerprints
 
 
 def test_fingerprint_is_the_sha256_of_the_content_and_the_size(tmp_path):

@@ -113,7 +113,7 @@ def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from sgg_eval.sweep import SweepReport, collect, run_job
+    from sgg_eval.pipeline.sweep import SweepReport, collect, run_job
 
     p, _, overrides, _ = project
     uri = f"sqlite:///{tmp_path / 'sweep.db'}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import spearmanr
 
-from sgg_eval.data.simulate import FIXED_NUM_PAIRS, SimParams, SimulatedWorld, vg150_facts
+from sgg_eval.data.vg150_facts import vg150_facts
+from sgg_eval.simulate.world import FIXED_NUM_PAIRS, SimParams, SimulatedWorld
 from sgg_eval.stats import compute_stats
 
 

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from conftest import FULL
-from sgg_eval.config import compose_yaml
-from sgg_eval.data.simulate import SimParams
-from sgg_eval.data.simulate_models import (METHODS, Backbone, MethodParams, Priors, simulate_image, simulate_models,
+from sgg_eval.pipeline.config import compose_yaml
+from sgg_eval.simulate.world import SimParams
+from sgg_eval.simulate.models import (METHODS, Backbone, MethodParams, Priors, simulate_image, simulate_models,
                                             visual_evidence)
 from sgg_eval.data.types import GTImage
 from sgg_eval.evaluate import run_evaluation

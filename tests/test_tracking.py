@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sgg_eval.tracking import ChildRun, log_runs, metric_key
+from sgg_eval.pipeline.tracking import ChildRun, log_runs, metric_key
 
 
 def test_metric_keys_avoid_at_sign():
@@ -38,7 +38,7 @@ def test_unavailable_store_warns_once_and_does_not_raise(tmp_path, capsys):
 _KILLED_MIDWAY = """
 import os, signal, sys
 import mlflow
-from sgg_eval.tracking import ChildRun, log_runs
+from sgg_eval.pipeline.tracking import ChildRun, log_runs
 real = mlflow.log_metrics
 calls = []
 def dying(metrics, *a, **k):
@@ -98,7 +98,7 @@ def test_commit_is_mlflows_source_tag_and_parent_names_differ(tmp_path):
 def test_mark_failed(tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from sgg_eval.tracking import mark_failed, start_parent
+    from sgg_eval.pipeline.tracking import mark_failed, start_parent
 
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     run_id = start_parent(uri, "exp", "sweep x", {"dataset": "d"}, {"sgg_eval.kind": "sweep"})

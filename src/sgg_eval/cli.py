@@ -50,7 +50,7 @@ example:
 
 def _cmd_split(args: argparse.Namespace) -> None:
     from sgg_eval.errors import InputError
-    from sgg_eval.data.simulate import SimParams
+    from sgg_eval.simulate.world import SimParams
     from sgg_eval.data.vg150 import VG150Files
     from sgg_eval.splits import DatasetSpec, build_splits
 
@@ -106,7 +106,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> None:
-    from sgg_eval.data.simulate_models import METHODS, Backbone, simulate_models
+    from sgg_eval.simulate.models import METHODS, Backbone, simulate_models
     from sgg_eval.stats import read_stats
 
     given = {"strength": args.strength, "label_accuracy": args.label_accuracy}
@@ -148,7 +148,7 @@ def _cmd_blind_replace(args: argparse.Namespace) -> None:
 
 
 def _cmd_params(args: argparse.Namespace) -> None:
-    from sgg_eval.config import write_params
+    from sgg_eval.pipeline.config import write_params
 
     write_params(args.output, args.conf_dir, args.overrides)
     print(f"wrote {args.output} from {args.conf_dir}/ {' '.join(args.overrides)}".rstrip())

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sgg_eval.atomic import atomic_outputs, write_json
-from sgg_eval.data.simulate import SimParams, SimulatedWorld
+from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from sgg_eval.data.simulate import vg150_vocabulary
+from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torchfile import BoxListStandIn, LazyTensor, load

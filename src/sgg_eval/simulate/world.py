@@ -15,14 +15,13 @@ SIMULATED DATA. Nothing here comes from real images; it reproduces the statistic
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from importlib import resources
 
 import numpy as np
 
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.data.vg150_facts import vg150_facts
 from sgg_eval.errors import InputError
 
 SIM_VERSION = 3
@@ -38,7 +37,7 @@ PREDICATE_GROUPS = (
     ("above", "over"),
 )
 # A specific predicate's generic, visually indistinguishable counterpart (annotators use either). Used by the
-# model simulator, with the groups, to leak visual evidence (simulate_models.confusable_sets).
+# model simulator, with the groups, to leak visual evidence (simulate.models.confusable_sets).
 GENERIC_PARENT = {
     "parked on": "on", "growing on": "on", "mounted on": "on", "painted on": "on", "on back of": "on",
     "attached to": "on", "riding": "on", "hanging from": "on", "covering": "on", "across": "on", "says": "on",
@@ -53,16 +52,6 @@ MIN_OTHER_PAIRS = 48
 # split with enough samples observes all of them (the training n_c of the tail is then exactly the target).
 COVERED_BELOW = 100
 _IMAGE_SIZES = np.array([[800, 600], [600, 800], [500, 375], [1024, 768], [800, 533], [640, 480], [500, 500]])
-
-
-def vg150_facts() -> dict:
-    """The embedded VG150 facts (names and real frequencies), copied from the VG150 dictionary file."""
-    return json.loads(resources.files("sgg_eval.data").joinpath("resources/vg150_facts.json").read_text("utf-8"))
-
-
-def vg150_vocabulary() -> Vocabulary:
-    facts = vg150_facts()
-    return Vocabulary(tuple(facts["object_classes"]), tuple(facts["predicate_classes"]))
 
 
 @dataclass(frozen=True)
@@ -160,7 +149,7 @@ class SimulatedWorld:
         n = self.params.split_size(split)
         meta = SplitMeta(
             split=split, vocab=self.vocab, dataset="vg150_sim", simulated=True,
-            source=f"SIMULATED by sgg_eval.data.simulate v{SIM_VERSION} (seed={self.params.seed}, scale={self.params.scale})",
+            source=f"SIMULATED by sgg_eval.simulate.world v{SIM_VERSION} (seed={self.params.seed}, scale={self.params.scale})",
             extra={"simulated": True, "predicate_groups": [list(g) for g in PREDICATE_GROUPS],
                    "sim_params": asdict(self.params)},
         )

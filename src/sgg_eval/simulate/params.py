@@ -1,5 +1,5 @@
 """Settings of the simulated models (backbones and methods): plain dataclasses, so that the configuration
-schema can check them without importing the simulator. What each field does: ``simulate_models``."""
+schema can check them without importing the simulator. What each field does: ``simulate.models``."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ RESULT_FILE = "sweep_job.json"
 
 def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """wIMR@k at τ (and IMR@k) for every evaluated entry × task."""
-    from sgg_eval.pipeline import load_results, stats_file, wimr_curve
+    from sgg_eval.pipeline.stages import load_results, stats_file, wimr_curve
     from sgg_eval.stats import read_stats
 
     if k not in IMR_KS:
@@ -44,15 +44,15 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
 
 
 def _uri(params: dict) -> str:
-    from sgg_eval.tracking import default_uri
+    from sgg_eval.pipeline.tracking import default_uri
 
     return params["tracking"]["uri"] or default_uri(".")
 
 
 def run_job(params: dict, job_dir: str, sweep_dir: str | None) -> list[dict]:
     """One sweep job: compute its rows, write them into ``job_dir``, log a nested MLflow run."""
-    from sgg_eval.params_check import check_params
-    from sgg_eval.tracking import ChildRun, git_commit, log_child
+    from sgg_eval.pipeline.params_check import check_params
+    from sgg_eval.pipeline.tracking import ChildRun, git_commit, log_child
 
     check_params(params)  # a sweep value out of range (tau=2) is refused before anything is written
     tau, k = float(params["metrics"]["tau"]), int(params["metrics"]["imr_k"])
@@ -123,7 +123,7 @@ class SweepReport(Callback):
         return OmegaConf.to_container(config, resolve=True)
 
     def _start(self, config, folder: str, name: str) -> None:
-        from sgg_eval.tracking import start_parent
+        from sgg_eval.pipeline.tracking import start_parent
 
         params = self._params(config)
         os.makedirs(folder, exist_ok=True)
@@ -134,7 +134,7 @@ class SweepReport(Callback):
                 write_json(os.path.join(folder, PARENT_FILE), {"run_id": run_id})
 
     def _end(self, config, folder: str) -> None:
-        from sgg_eval.tracking import log_artifacts, mark_failed
+        from sgg_eval.pipeline.tracking import log_artifacts, mark_failed
 
         params = self._params(config)
         rows = collect(folder)

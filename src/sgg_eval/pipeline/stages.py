@@ -15,9 +15,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
-from sgg_eval.entries import Entry, method_family, parse_entry
+from sgg_eval.pipeline.entries import Entry, method_family, parse_entry
 from sgg_eval.errors import InputError
-from sgg_eval.data.simulate_models import Backbone, MethodParams, simulate_models
+from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import PredictionSource, open_predictions
 from sgg_eval.stats import read_stats
@@ -276,7 +276,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
-    from sgg_eval.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
+    from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
 
     t = params["tracking"]
     results = load_results(params)

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from sgg_eval.atomic import atomic_output
-from sgg_eval.data.simulate import SimParams
+from sgg_eval.simulate.world import SimParams
 from sgg_eval.data.vg150 import VG150Files
 from sgg_eval.errors import InputError, guarded
 from sgg_eval.splits import DatasetSpec
@@ -44,7 +44,7 @@ def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
 
     No header comment: the bytes equal what ``dvc exp run`` writes in Hydra mode, so the two never fight.
     """
-    from sgg_eval.params_check import check_params
+    from sgg_eval.pipeline.params_check import check_params
 
     text = compose_yaml(conf_dir, overrides)
     check_params(yaml.safe_load(text))

@@ -42,8 +42,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from sgg_eval.data.simulate import GENERIC_PARENT, PREDICATE_GROUPS
-from sgg_eval.data.simulate_params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
+from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
+from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.engine import softmax
@@ -311,7 +311,7 @@ def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbon
         count = 0
         for method, path in outputs.items():
             meta = PredictionMeta(task, score_kind, split.vocab, f"{backbone.name}_{method}", True,
-                                  f"SIMULATED by sgg_eval.data.simulate_models (seed={seed})",
+                                  f"SIMULATED by sgg_eval.simulate.models (seed={seed})",
                                   {"simulated": True, "backbone": backbone.name, "method": method,
                                    "backbone_params": asdict(backbone), "method_params": asdict(methods)})
             count = write_predictions(path, meta, stream(method), score_dtype=score_dtype)

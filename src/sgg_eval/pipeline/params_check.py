@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.data.simulate import SCALES, SimParams
-from sgg_eval.data.simulate_params import METHODS, Backbone, MethodParams
-from sgg_eval.entries import PKO_ONLY, parse_entry
+from sgg_eval.simulate.world import SCALES, SimParams
+from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
+from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
 

@@ -1,0 +1,67 @@
+"""The layers of sgg_eval (docs/architecture.md): a module imports only its own layer or lower ones, so the
+library never depends on the pipeline (params.yaml, Hydra, DVC, MLflow) and readers never on the simulator."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+# lowest first; a module's layer is that of its longest matching prefix
+LAYERS = (
+    ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio")),
+    ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
+    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.pko", "sgg_eval.report",
+                 "sgg_eval.splits", "sgg_eval.simulate")),
+    ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
+)
+
+
+def _layer(module: str) -> int:
+    best = (-1, -1)
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                best = max(best, (len(prefix), rank))
+    return best[1]
+
+
+def _modules():
+    for path in sorted((SRC / "sgg_eval").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, path
+
+
+def _imports(path: Path) -> set[str]:
+    """Every sgg_eval module imported anywhere in the file, including imports inside functions."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return {m for m in out if m == "sgg_eval" or m.startswith("sgg_eval.")}
+
+
+def test_every_module_has_a_layer():
+    unplaced = [name for name, _ in _modules() if name != "sgg_eval" and _layer(name) < 0]
+    assert not unplaced, f"add these modules to a layer in LAYERS and docs/architecture.md: {unplaced}"
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = []
+    for name, path in _modules():
+        if name == "sgg_eval":
+            continue
+        for imported in _imports(path):
+            if _layer(imported) > _layer(name):
+                upward.append(f"{name} ({LAYERS[_layer(name)][0]}) imports {imported} "
+                              f"({LAYERS[_layer(imported)][0]})")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_check_itself_catches_an_upward_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from sgg_eval.pipeline.config import load_params\n")
+    assert any(_layer(m) > _layer("sgg_eval.metrics.engine") for m in _imports(bad))
