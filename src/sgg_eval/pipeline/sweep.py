@@ -91,7 +91,8 @@ def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
         for entry, task in sorted({(r["entry"], r["task"]) for r in sub}, key=lambda x: (x[1], x[0])):
             by_tau = {r["tau"]: r[f"wIMR@{k}"] for r in sub if (r["entry"], r["task"]) == (entry, task)}
             table_rows.append(Row((task, entry), {f"tau={t:g}": by_tau.get(t) for t in taus}))
-        table = Table(f"tau_sweep_wIMR_at_{k}", f"wIMR@{k} for each tau (sweep).", ("Task", "Entry"),
+        tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
+        table = Table(f"tau_sweep_wIMR_at_{k}", f"wIMR@{k} for each tau (sweep).{tag}", ("Task", "Entry"),
                       [f"tau={t:g}" for t in taus], table_rows, mark_best=False)
         written += table.write(folder)
         curves = {}

@@ -7,10 +7,12 @@ replacement rows, so the module is independent of where files live. Values are s
 from __future__ import annotations
 
 import csv
-import io
 import os
 from dataclasses import dataclass
 from importlib import resources
+
+import numpy as np
+import pandas as pd
 
 from sgg_eval.atomic import atomic_output
 
@@ -29,27 +31,11 @@ class Row:
     section: str = ""
 
 
-def _fmt(value: float | None, scale: float = 100.0, digits: int = 2) -> str:
-    return "-" if value is None else f"{scale * value:.{digits}f}"
-
-
-def _ranks(rows: list[Row], column: str) -> dict[int, int]:
-    """Row index -> 1 (best) or 2 (second) for ``column`` within the row's section; higher is better."""
-    out: dict[int, int] = {}
-    for section in dict.fromkeys(r.section for r in rows):
-        idx = [i for i, r in enumerate(rows) if r.section == section and rows[i].values.get(column) is not None]
-        distinct = sorted({round(rows[i].values[column], 12) for i in idx}, reverse=True)
-        for i in idx:
-            v = round(rows[i].values[column], 12)
-            if distinct and v == distinct[0]:
-                out[i] = 1
-            elif len(distinct) > 1 and v == distinct[1]:
-                out[i] = 2
-    return out
-
-
 @dataclass(frozen=True)
 class Table:
+    """A table as one pandas DataFrame (:meth:`frame`), rendered to Markdown (tabulate's pipe format),
+    LaTeX (pandas' Styler, booktabs rules; best per column bold, second underlined) and CSV."""
+
     name: str
     caption: str
     label_headers: tuple[str, ...]
@@ -58,63 +44,72 @@ class Table:
     mark_best: bool = True
     scale: float = 100.0
 
-    def _cells(self, i: int, row: Row, bold, under) -> list[str]:
-        cells = []
-        marks = self._marks
-        for col in self.columns:
-            text = _fmt(row.values.get(col), 1.0 if col in UNSCALED else self.scale)
-            rank = marks.get((i, col)) if self.mark_best else None
-            cells.append(bold(text) if rank == 1 else under(text) if rank == 2 else text)
-        return cells
-
     @property
-    def _marks(self) -> dict[tuple[int, str], int]:
-        return {(i, col): rank for col in self.columns for i, rank in _ranks(self.rows, col).items()}
+    def _sectioned(self) -> bool:
+        return any(r.section for r in self.rows)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per table row: ``section`` (if any), the label columns, then the values (fractions; NaN
+        when undefined)."""
+        records = [{**({"section": r.section} if self._sectioned else {}),
+                    **dict(zip(self.label_headers, r.labels)),
+                    **{c: (np.nan if r.values.get(c) is None else float(r.values[c])) for c in self.columns}}
+                   for r in self.rows]
+        header = (["section"] if self._sectioned else []) + list(self.label_headers) + self.columns
+        return pd.DataFrame.from_records(records, columns=header)
+
+    def _display(self, bold, under) -> pd.DataFrame:
+        """The frame as strings: scaled, two decimals, '-' when undefined, best/second marked within each
+        section; a section's first row is preceded by a row naming it."""
+        df = self.frame()
+        text = pd.DataFrame(index=df.index)
+        for col in self.label_headers:
+            text[col] = df[col].astype(str)
+        groups = df["section"] if self._sectioned else pd.Series("", index=df.index)
+        for col in self.columns:
+            scale = 1.0 if col in UNSCALED else self.scale
+            values = df[col]
+            cells = values.map(lambda v: "-" if np.isnan(v) else f"{scale * v:.{2}f}")
+            if self.mark_best:
+                # ranks on values rounded to 12 digits, so float noise never splits a tie
+                rank = values.round(12).groupby(groups).rank(method="dense", ascending=False)
+                cells = cells.where(rank != 1, cells.map(bold)).where(rank != 2, cells.map(under))
+            text[col] = cells
+        if not self._sectioned:
+            return text.reset_index(drop=True)
+        parts = []
+        for section, block in text.groupby(groups, sort=False):
+            title = pd.DataFrame([[section] + [""] * (text.shape[1] - 1)], columns=text.columns)
+            parts += [title, block]
+        return pd.concat(parts, ignore_index=True)
 
     def markdown(self) -> str:
-        lines = [f"**{self.caption}**", ""]
-        if self.mark_best:
-            lines += ["Best per column in **bold**, second in _italics_.", ""]
-        header = list(self.label_headers) + self.columns
-        lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        section = None
-        for i, row in enumerate(self.rows):
-            if row.section and row.section != section:
-                section = row.section
-                lines.append("| " + " | ".join([f"*{section}*"] + [""] * (len(header) - 1)) + " |")
-            cells = self._cells(i, row, lambda t: f"**{t}**", lambda t: f"_{t}_")
-            lines.append("| " + " | ".join(list(row.labels) + cells) + " |")
-        return "\n".join(lines) + "\n"
+        display = self._display(lambda t: f"**{t}**", lambda t: f"_{t}_")
+        if self._sectioned:
+            first = display.columns[0]
+            display[first] = [f"*{v}*" if all(x == "" for x in row[1:]) else v
+                              for v, row in zip(display[first], display.itertuples(index=False))]
+        legend = ["Best per column in **bold**, second in _italics_.", ""] if self.mark_best else []
+        body = display.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
+                                   colalign=["left"] * len(self.label_headers) + ["right"] * len(self.columns))
+        return "\n".join([f"**{self.caption}**", "", *legend, body]) + "\n"
 
     def latex(self) -> str:
-        def esc(t: str) -> str:
-            return t.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
-
-        n = len(self.label_headers) + len(self.columns)
-        lines = [r"\begin{table}[t]", r"\centering", r"\small",
-                 r"\begin{tabular}{" + "l" * len(self.label_headers) + "r" * len(self.columns) + "}", r"\toprule",
-                 " & ".join(esc(h) for h in list(self.label_headers) + self.columns) + r" \\", r"\midrule"]
-        section = None
-        for i, row in enumerate(self.rows):
-            if row.section and row.section != section:
-                if section is not None:
-                    lines.append(r"\midrule")
-                section = row.section
-                lines.append(rf"\multicolumn{{{n}}}{{l}}{{\textit{{{esc(section)}}}}} \\")
-            cells = self._cells(i, row, lambda t: rf"\textbf{{{t}}}", lambda t: rf"\underline{{{t}}}")
-            lines.append(" & ".join([esc(x) for x in row.labels] + cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{esc(self.caption)}}}",
-                  rf"\label{{tab:{self.name}}}", r"\end{table}"]
-        return "\n".join(lines) + "\n"
+        display = self._display(lambda t: rf"\textbf{{{t}}}", lambda t: rf"\underline{{{t}}}")
+        if self._sectioned:
+            first = display.columns[0]
+            display[first] = [rf"\textit{{{v}}}" if all(x == "" for x in row[1:]) else v
+                              for v, row in zip(display[first], display.itertuples(index=False))]
+        for col in self.label_headers:  # labels are text: escape LaTeX's specials (values are ours)
+            display[col] = display[col].map(_escape_latex_keep_markup)
+        display.columns = [_escape_latex(c) for c in display.columns]
+        return display.style.hide(axis="index").to_latex(
+            column_format="l" * len(self.label_headers) + "r" * len(self.columns), hrules=True,
+            position="t", position_float="centering", caption=_escape_latex(self.caption),
+            label=f"tab:{self.name}", environment="table")
 
     def csv(self) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow((["section"] if any(r.section for r in self.rows) else []) + list(self.label_headers) + self.columns)
-        for row in self.rows:
-            vals = [("" if row.values.get(c) is None else repr(row.values[c])) for c in self.columns]
-            w.writerow(([row.section] if any(r.section for r in self.rows) else []) + list(row.labels) + vals)
-        return buf.getvalue()
+        return self.frame().to_csv(index=False, lineterminator="\n", na_rep="")
 
     def write(self, folder: str | os.PathLike) -> list[str]:
         paths = []
@@ -124,6 +119,16 @@ class Table:
                 tmp.write_text(text, encoding="utf-8")
             paths.append(path)
         return paths
+
+
+def _escape_latex(text: str) -> str:
+    return text.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&") \
+        .replace("#", r"\#")
+
+
+def _escape_latex_keep_markup(text: str) -> str:
+    """Escape a label unless it is the section title we wrapped in ``\\textit{}``."""
+    return text if text.startswith(r"\textit{") else _escape_latex(text)
 
 
 def method_rows(results: dict[tuple[str, str], dict], entries: list[str], task: str, section: str = "") -> list[Row]:
