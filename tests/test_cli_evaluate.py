@@ -110,3 +110,13 @@ def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
                  "-o", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
     assert "looks like an SGDet output" in err and "--task" in err and not (tmp_path / "m.json").exists()
+
+
+def test_progress_lines_when_not_on_a_terminal(capsys):
+    from sgg_eval.evaluate import _progress
+
+    items = list(_progress(range(1000), True, every_s=0.0))
+    assert items == list(range(1000))
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("  evaluated ") and "/s)" in ln for ln in lines)
+    assert list(_progress(range(5), False)) == list(range(5)) and not capsys.readouterr().err

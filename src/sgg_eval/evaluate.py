@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from importlib import resources
 
 import numpy as np
@@ -15,17 +16,23 @@ from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 
 
-def _progress(pairs, enabled: bool):
-    """Yield ``pairs`` unchanged; on a terminal, show a running count on stderr."""
+def _progress(pairs, enabled: bool, every_s: float = 15.0):
+    """Yield ``pairs`` unchanged, reporting progress on stderr: a running count on a terminal, otherwise (a
+    DVC stage, a log file) one line every ``every_s`` seconds, so a long evaluation never looks hung."""
     if not enabled:
         yield from pairs
         return
-    n = 0
+    tty, start = sys.stderr.isatty(), time.monotonic()
+    last, n = start, 0
     for n, item in enumerate(pairs, 1):
-        if n % 500 == 0:
+        if tty and n % 500 == 0:
             print(f"\r  evaluated {n} images", end="", file=sys.stderr, flush=True)
+        elif not tty and n % 64 == 0 and time.monotonic() - last >= every_s:
+            last = time.monotonic()
+            print(f"  evaluated {n} images ({n / (last - start):.0f}/s)", file=sys.stderr, flush=True)
         yield item
-    print(f"\r  evaluated {n} images", file=sys.stderr)
+    if tty:
+        print(f"\r  evaluated {n} images", file=sys.stderr)
 
 
 def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:

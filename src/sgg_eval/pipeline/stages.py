@@ -144,7 +144,8 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
     result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
-                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU)
+                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU,
+                            progress=True)
     write_json(ranked_file(params, entry, task), result)
     return result
 
