@@ -2,8 +2,8 @@
 
 Every other stage depends on its output, so a bad value (e.g. `dvc exp run -S metrics.tau=2`) stops the
 pipeline here, before DVC removes a single output. `params_checked.json` is constant, so a valid change of
-one parameter reruns only the stages that read it. The large sections (`dataset`, `models`, `simulation`)
-are also written one file each: stages depend on those files rather than listing ~130 settings as DVC
+one parameter reruns only the stages that read it. The large sections (`dataset`, `models`, `simulation`,
+`tasks`) are also written one file each: stages depend on those files rather than listing ~130 settings as DVC
 params, which would crowd `dvc exp show`.
 """
 
@@ -12,7 +12,7 @@ from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.params_check import check_params
 
 OUTPUT = "data/params_checked.json"
-SECTIONS = ("dataset", "models", "simulation")
+SECTIONS = ("dataset", "models", "simulation", "tasks")
 
 
 def main() -> None:

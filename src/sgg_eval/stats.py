@@ -24,7 +24,7 @@ import numpy as np
 
 from sgg_eval.atomic import atomic_output, ensure_space
 from sgg_eval.data.ragged_h5 import read_attr, write_attrs
-from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.data.types import GTImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 
 _ARRAYS = ("triplet_counts", "background_counts", "predicate_counts", "object_counts",
@@ -73,6 +73,7 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
                   simulated: bool = False, source: str = "") -> TrainingStats:
     """Accumulate the statistics over ``train`` (and the test split's class triplets for the zero-shot set)."""
     n_obj, n_pred = vocab.num_objects + 1, vocab.num_predicates + 1
+    sizes = (vocab.num_objects, vocab.num_predicates)
     triplets = np.zeros(n_obj * n_obj * n_pred, dtype=np.int64)
     background = np.zeros(n_obj * n_obj, dtype=np.int64)
     objects = np.zeros(n_obj, dtype=np.int64)
@@ -89,7 +90,7 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
     for count, img in enumerate(train, 1):
         s, o, p = img.rels.T
         keep = _intersecting(img.boxes[s], img.boxes[o]) if drop_non_overlapping else slice(None)
-        pending["triplets"].append((img.labels[s[keep]] * n_obj + img.labels[o[keep]]) * n_pred + p[keep])
+        pending["triplets"].append(triplet_key(img.labels[s[keep]], img.labels[o[keep]], p[keep], *sizes))
         pending["objects"].append(img.labels)
         n = len(img.labels)
         density.append(len(img.rels) / (n * (n - 1)) if n > 1 else 0.0)
@@ -103,7 +104,7 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
             flush()
     flush()
     A = triplets.reshape(n_obj, n_obj, n_pred)
-    test_flat = [(img.labels[img.rels[:, 0]] * n_obj + img.labels[img.rels[:, 1]]) * n_pred + img.rels[:, 2]
+    test_flat = [triplet_key(img.labels[img.rels[:, 0]], img.labels[img.rels[:, 1]], img.rels[:, 2], *sizes)
                  for img in test]
     test_flat = np.unique(np.concatenate(test_flat)) if test_flat else np.zeros(0, dtype=np.int64)
     unseen = test_flat[triplets[test_flat] == 0]

@@ -213,3 +213,9 @@ def _check_range(values: np.ndarray, lo: int, hi: int, name: str, where: dict) -
     if bad.any():
         value = values[bad].flat[0]
         raise InputError(f"value {value} outside [{lo}, {hi}]", field=name, **where)
+
+
+def triplet_key(subject_class, object_class, predicate, num_objects: int, num_predicates: int):
+    """Flat index of ``(subject class, object class, predicate)`` into an array of shape
+    ``[C_obj + 1, C_obj + 1, C_pred + 1]`` (the training counts ``A[s, o, p]``): the one triplet encoding."""
+    return (subject_class * (num_objects + 1) + object_class) * (num_predicates + 1) + predicate

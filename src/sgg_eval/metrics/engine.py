@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.ranks import Candidates, image_ranks
 from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean,
@@ -98,8 +98,8 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts
     wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set.
     """
     acc = Accumulator(vocab.num_predicates)
-    n_obj, n_pred = vocab.num_objects + 1, vocab.num_predicates + 1
-    zs_keys = None if zeroshot is None else (zeroshot[:, 0] * n_obj + zeroshot[:, 1]) * n_pred + zeroshot[:, 2]
+    sizes = (vocab.num_objects, vocab.num_predicates)
+    zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
     counts = {"images_input": 0, "images_evaluated": 0, "images_skipped_no_gt": 0, "images_skipped_no_pred": 0,
               "images_with_zeroshot_gt": 0}
     with_gt_pairs = opts.task in ("predcls", "sgcls")
@@ -114,7 +114,7 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts
         cand = prepare(gt, pred, opts, source)
         ranks = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit,
                             gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
-        keys = (gt.labels[gt.rels[:, 0]] * n_obj + gt.labels[gt.rels[:, 1]]) * n_pred + gt.rels[:, 2]
+        keys = triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes)
         zs = np.isin(keys, zs_keys) if zs_keys is not None else None
         n_t = triplet_counts.reshape(-1)[keys] if triplet_counts is not None else None
         acc.add(ranks, zs, n_t)

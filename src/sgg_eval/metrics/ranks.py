@@ -28,6 +28,16 @@ import numpy as np
 
 from sgg_eval.metrics.boxes import object_matches
 
+# Object indices fit in 20 bits (an image has far fewer than a million objects), so an ordered index pair
+# is one int64: 1-D unique/isin/searchsorted on keys are much cheaper than on rows.
+PAIR_BITS = 20
+
+
+def pair_key(subject: np.ndarray, obj: np.ndarray) -> np.ndarray:
+    """``subject · 2^20 + object`` for arrays of object indices: the one encoding of an index pair."""
+    return subject * (1 << PAIR_BITS) + obj
+
+
 NO_MATCH = np.iinfo(np.int64).max
 
 
@@ -134,16 +144,16 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
     t_viable = np.flatnonzero(col_of[cand.gc_pairs] >= 0)
     cols = col_of[cand.gc_pairs[t_viable]]
     gc_match = pm[:, cols] & (cand.gc_preds[t_viable][None, :] == gp[:, None])
-    uniq_keys = np.unique(gs * (1 << 20) + go)  # distinct GT index pairs (1D unique is much cheaper)
-    uniq = np.column_stack([uniq_keys >> 20, uniq_keys & ((1 << 20) - 1)])
+    uniq_keys = np.unique(pair_key(gs, go))  # distinct GT index pairs
+    uniq = np.column_stack([uniq_keys >> PAIR_BITS, uniq_keys & ((1 << PAIR_BITS) - 1)])
     pm_u = ok[uniq[:, 0]][:, vs] & ok[uniq[:, 1]][:, vo]
     gc = _positions(first_true(gc_match), t_viable)
     out = ImageRanks(predicates=gp, gc=gc, imr=_within_predicate(gc, cand.gc_preds),
                      pair=_positions(first_true(pm_u[:, cols]), t_viable),
                      num_gt_objects=len(gt_labels), matched_gt_objects=int(ok.any(axis=1).sum()))
     if gt_pair_family:
-        gt_keys = gs * (1 << 20) + go
-        on_gt_pair = np.isin(cand.pairs[cand.gc_pairs, 0] * (1 << 20) + cand.pairs[cand.gc_pairs, 1], gt_keys)
+        gt_keys = pair_key(gs, go)
+        on_gt_pair = np.isin(pair_key(cand.pairs[cand.gc_pairs, 0], cand.pairs[cand.gc_pairs, 1]), gt_keys)
         position = np.cumsum(on_gt_pair) - 1  # position among the GT-pair candidates only
         keep = on_gt_pair[t_viable]
         out.gt_pair = _positions(first_true(gc_match[:, keep]), position[t_viable[keep]])

@@ -207,7 +207,8 @@ def run_tables(params: dict, folder: str) -> list[str]:
     simulated = any(doc["entry"]["simulated"] for doc in results.values())
     entries = list(params["evaluation"]["entries"])
     tau = float(params["metrics"]["tau"])
-    tables = paper_tables(results, entries, blind, simulated, tau)
+    labels = {task: cfg["label"] for task, cfg in params["tasks"].items()}
+    tables = paper_tables(results, entries, blind, simulated, tau, labels)
     tables.append(published_vs_reproduced(results, entries, simulated, tau))
     return [p for t in tables for p in t.write(folder)]
 

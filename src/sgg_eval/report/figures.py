@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from sgg_eval.atomic import atomic_output  # noqa: E402
+from sgg_eval.metrics.ranks import pair_key  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 10, "axes.titlesize": 11})
 TICK = 9  # predicate-name tick labels: readable at 100% on a page
@@ -45,9 +46,9 @@ def mean_score_vectors(pairs, num_predicates: int, logits_of) -> tuple[np.ndarra
     for gt, pred in pairs:
         if len(gt.rels) == 0 or len(pred.pairs) == 0:
             continue
-        key = pred.pairs[:, 0] * (1 << 20) + pred.pairs[:, 1]
+        key = pair_key(pred.pairs[:, 0], pred.pairs[:, 1])
         order = np.argsort(key)
-        gt_key = gt.rels[:, 0] * (1 << 20) + gt.rels[:, 1]
+        gt_key = pair_key(gt.rels[:, 0], gt.rels[:, 1])
         pos = np.clip(np.searchsorted(key[order], gt_key), 0, len(key) - 1)
         found = key[order][pos] == gt_key
         rows = order[pos[found]]

@@ -140,16 +140,20 @@ def method_rows(results: dict[tuple[str, str], dict], entries: list[str], task: 
 
 
 def paper_tables(results: dict[tuple[str, str], dict], entries: list[str], blind: dict | None,
-                 simulated: bool, tau: float) -> list[Table]:
+                 simulated: bool, tau: float, task_labels: dict[str, str]) -> list[Table]:
     """Tables 1-3 of the paper and the full table with every metric. ``tau`` is the wIMR exponent the
-    results were evaluated with (shown in the captions)."""
+    results were evaluated with (shown in the captions); ``task_labels`` names the tasks (``conf/task``)."""
+    def label(task: str) -> str:
+        return task_labels.get(task, task)
+
     tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
     tables = [
-        Table("table2_predcls", f"PredCls (wIMR tau = {tau:g}).{tag}", ("Backbone", "Method"), PAPER_COLUMNS,
-              method_rows(results, entries, "predcls")),
-        Table("table3_sgcls_sgdet", f"SGCls and SGDet (wIMR tau = {tau:g}).{tag}", ("Backbone", "Method"),
-              PAPER_COLUMNS,
-              method_rows(results, entries, "sgcls", "SGCls") + method_rows(results, entries, "sgdet", "SGDet")),
+        Table("table2_predcls", f"{label('predcls')} (wIMR tau = {tau:g}).{tag}", ("Backbone", "Method"),
+              PAPER_COLUMNS, method_rows(results, entries, "predcls")),
+        Table("table3_sgcls_sgdet", f"{label('sgcls')} and {label('sgdet')} (wIMR tau = {tau:g}).{tag}",
+              ("Backbone", "Method"), PAPER_COLUMNS,
+              [*method_rows(results, entries, "sgcls", label("sgcls")),
+               *method_rows(results, entries, "sgdet", label("sgdet"))]),
     ]
     if blind is not None:
         rows = [Row((str(r["N"]), r["predicate"], "" if r["num_type_pairs"] is None else str(r["num_type_pairs"])),
