@@ -3,10 +3,14 @@ library never depends on the pipeline (params.yaml, Hydra, DVC, MLflow) and read
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+_spec = importlib.util.spec_from_file_location("dvc_deps", ROOT / "scripts" / "dvc_deps.py")
+dvc_deps = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dvc_deps)
 # lowest first; a module's layer is that of its longest matching prefix
 LAYERS = (
     ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio")),
@@ -34,14 +38,9 @@ def _modules():
 
 
 def _imports(path: Path) -> set[str]:
-    """Every sgg_eval module imported anywhere in the file, including imports inside functions."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
-    return {m for m in out if m == "sgg_eval" or m.startswith("sgg_eval.")}
+    """Every sgg_eval module imported anywhere in the file, including imports inside functions (the same
+    scan that derives the DVC stages' code dependencies)."""
+    return dvc_deps._imported_modules(path)
 
 
 def test_every_module_has_a_layer():
