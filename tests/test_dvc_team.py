@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import sys
@@ -63,6 +65,8 @@ def test_queued_experiments_run_with_dvc_queue(repo):
         time.sleep(3)
     assert "Failed" not in status, status
     table = run([sys.executable, "-m", "dvc", "exp", "show", "--no-pager", "--csv"], repo)
-    rows = [ln.split(",") for ln in table.splitlines()]
-    tau_col = rows[0].index("metrics.tau")
-    assert {"0.25", "0"} <= {r[tau_col] for r in rows[1:] if len(r) > tau_col}, table
+    rows = list(csv.reader(io.StringIO(table)))
+    tau_col, wimr, imr = (rows[0].index(c) for c in ("metrics.tau", "predcls.wIMR@20", "predcls.IMR@20"))
+    done = {float(r[tau_col]): r for r in rows[1:] if len(r) > tau_col and r[tau_col]}
+    assert {0.25, 0.0} <= set(done), table
+    assert done[0.0][wimr] == done[0.0][imr]  # tau = 0: wIMR is IMR

@@ -20,7 +20,7 @@ from sgg_eval.errors import InputError
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.sources import PredictionSource, open_predictions
-from sgg_eval.stats import read_stats
+from sgg_eval.stats import TrainingStats, read_stats
 
 
 
@@ -53,8 +53,7 @@ def prediction_file(params: dict, model: str, task: str) -> str:
     return files[task]
 
 
-def open_model(params: dict, model: str, task: str) -> PredictionSource:
-    stats = read_stats(stats_file(params))
+def open_model(params: dict, model: str, task: str, stats: TrainingStats) -> PredictionSource:
     return open_predictions(prediction_file(params, model, task), gt=gt_split(params), vocab=stats.vocab)
 
 
@@ -91,8 +90,9 @@ def run_apply_pko(params: dict, model: str, task: str, *, only: bool = False) ->
     src_model = params["pko"]["pko_only_from"] if only else model
     name = "pko_only" if only else f"{model}_pko"
     out = prediction_file(params, name, task)
-    source = open_model(params, src_model, task)
-    pko_predictions(source, task, read_stats(stats_file(params)), out, pko_params(params), only=only, model=name,
+    stats = read_stats(stats_file(params))  # read once per stage
+    source = open_model(params, src_model, task, stats)
+    pko_predictions(source, task, stats, out, pko_params(params), only=only, model=name,
                     score_dtype=params["simulation"]["score_dtype"])
     return out
 
@@ -100,8 +100,9 @@ def run_apply_pko(params: dict, model: str, task: str, *, only: bool = False) ->
 def run_blind_replace(params: dict, out_json: str) -> list[dict]:
     """Paper Table 1 for ``pko.blind_model`` on ``pko.blind_task``; writes the rows as JSON."""
     p = params["pko"]
-    source = open_model(params, p["blind_model"], p["blind_task"])
-    rows = blind_replacement(source, read_stats(stats_file(params)), p["blind_task"], max_n=int(p["blind_max_n"]))
+    stats = read_stats(stats_file(params))
+    source = open_model(params, p["blind_model"], p["blind_task"], stats)
+    rows = blind_replacement(source, stats, p["blind_task"], max_n=int(p["blind_max_n"]))
     write_json(out_json, {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated,
                           "rows": rows})
     return rows
@@ -242,7 +243,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
                                     ("debiased logits", f["debiased_model"], "logits"),
                                     ("debiased softmax", f["debiased_model"], "softmax")):
         unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, "predcls")
+        source = open_model(params, model, "predcls", stats)
 
         def logits_of(x, kind=source.score_kind, transform=transform):
             z = to_logits(x, kind, 1e-12)

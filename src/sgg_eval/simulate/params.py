@@ -46,7 +46,7 @@ class MethodParams:
     effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
 
     reweight_alpha: float = 0.7
-    tde_alpha: float = 1.0
+    tde_alpha: float = 0.7
     dlfe_alpha: float = 1.0
     rtpb_alpha: float = 0.8
     rtpb_beta: float = 0.9999
