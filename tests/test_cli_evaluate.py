@@ -120,3 +120,12 @@ def test_progress_lines_when_not_on_a_terminal(capsys):
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert lines and all(ln.startswith("  evaluated ") and "/s)" in ln for ln in lines)
     assert list(_progress(range(5), False)) == list(range(5)) and not capsys.readouterr().err
+
+
+def test_jobs_do_not_change_the_output(tmp_path):
+    _setup(tmp_path, task="sgdet", n=300)  # more than one block of images
+    base = ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "sgdet",
+            "--stats", str(tmp_path / "stats.h5")]
+    for jobs in ("1", "2"):
+        assert main(base + ["--jobs", jobs, "-o", str(tmp_path / f"j{jobs}.json")]) == 0
+    assert (tmp_path / "j1.json").read_bytes() == (tmp_path / "j2.json").read_bytes()

@@ -92,9 +92,11 @@ examples:
 def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
     from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.metrics.blocks import default_jobs
 
     result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
-                            zeroshot=args.zeroshot, tau=args.tau, progress=sys.stderr.isatty())
+                            zeroshot=args.zeroshot, tau=args.tau, progress=sys.stderr.isatty(),
+                            jobs=args.jobs or default_jobs())
     if args.output:
         write_json(args.output, result)
     m = result["metrics"]
@@ -216,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
                                       "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")
     p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
+    p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
+                   help="processes ranking images in parallel (default: every core); the result does not "
+                        "depend on it")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
 

@@ -35,6 +35,9 @@ class InputError(Exception):
             parts.append(f"field '{field}'")
         super().__init__(": ".join(parts + [self.message]))
 
+    def __reduce__(self):  # picklable with its fields (errors raised in worker processes reach the user intact)
+        return (_rebuild_input_error, (self.message, self.path, self.image_id, self.field, self.position))
+
     def renamed(self, names: dict[str, str]) -> InputError:
         """The same error with the field named as the file format names it (``rel_scores`` ->
         ``pred_rel_scores``): a user then finds the field in their own file."""
@@ -44,6 +47,10 @@ class InputError(Exception):
                 field = theirs + field[len(ours):]
                 break
         return InputError(self.message, path=self.path, image_id=self.image_id, field=field, position=self.position)
+
+
+def _rebuild_input_error(message, path, image_id, field, position) -> InputError:
+    return InputError(message, path=path, image_id=image_id, field=field, position=position)
 
 
 def os_error_message(exc: OSError) -> str:

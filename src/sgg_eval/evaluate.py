@@ -58,8 +58,9 @@ def check_tau(tau: float) -> None:
 
 def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protocol: str = "reference",
                    stats: str | None = None, zeroshot: str | None = None, tau: float = 0.5,
-                   progress: bool = False) -> dict:
-    """Evaluate ``predictions`` and return the metrics document."""
+                   progress: bool = False, jobs: int = 1) -> dict:
+    """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
+    in parallel (``metrics.blocks``), with the same document for any number."""
     check_tau(tau)
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
@@ -74,6 +75,7 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
     opts = EvalOptions(task=task, protocol=protocol, order=source.order, score_kind=source.score_kind, tau=tau)
     result = evaluate(_progress(source.pairs(), progress), source.vocab, opts, source=predictions,
+                      jobs=jobs,
                       triplet_counts=train.triplet_counts if train else None,
                       num_pairs=train.num_pairs if train else None, zeroshot=zs, zeroshot_source=zs_source)
     result["notes"] = list(source.notes) + result["notes"]

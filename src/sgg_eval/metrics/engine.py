@@ -16,7 +16,8 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.ranks import Candidates, image_ranks
+from sgg_eval.metrics.blocks import accumulate
+
 from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean,
                                      wimr_weights)
 
@@ -47,79 +48,19 @@ class EvalOptions:
             raise ValueError("tau must lie in [0, 1]")
 
 
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row softmax over all columns (background included), computed in float64, returned as float32."""
-    x = logits.astype(np.float64)
-    x = np.exp(x - x.max(axis=1, keepdims=True))
-    return (x / x.sum(axis=1, keepdims=True)).astype(np.float32)
-
-
-def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Candidates:
-    """Apply the task's substitution (PredCls: GT boxes, labels, scores 1) and build the GC candidate list."""
-    if opts.task == "predcls":
-        if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
-            raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
-                             "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
-                             "evaluated as PredCls; check --task", path=source, image_id=gt.image_id, field="pairs")
-        boxes, labels, obj_scores = gt.boxes, gt.labels, np.ones(len(gt.labels), dtype=np.float32)
-    else:
-        boxes, labels, obj_scores = pred.boxes, pred.labels, pred.obj_scores.astype(np.float32)
-    if opts.score_kind == "ranked":
-        probs = None
-        rel = pred.rel_scores
-    else:
-        probs = softmax(pred.rel_scores) if opts.score_kind == "logits" else np.asarray(pred.rel_scores, np.float32)
-        rel = probs
-    n = len(pred.pairs)
-    if not n:
-        empty = np.zeros(0, dtype=np.int64)
-        return Candidates(boxes, labels, obj_scores, pred.pairs, probs, empty, empty, np.zeros(0, np.float32))
-    fg = rel[:, 1:]
-    best = fg.max(axis=1)
-    gc_preds = 1 + (fg == best[:, None]).argmax(axis=1)  # first maximum: the lowest predicate id on ties
-    s_s, s_o = obj_scores[pred.pairs[:, 0]], obj_scores[pred.pairs[:, 1]]
-    # The NG score of (pair, c) is (s_s * s_o) * p_c in float32; rounding is monotone, so the pair's best NG
-    # score is exactly (s_s * s_o) * max_c p_c. Ranks use it to prune the NG candidates.
-    pair_best = (s_s * s_o) * best.astype(np.float32)
-    order = np.arange(n)
-    if opts.order == "score":
-        triple = best.astype(np.float32) * s_s * s_o  # the reference's GC triplet score
-        order = np.argsort(-triple.astype(np.float64), kind="stable")
-    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64),
-                      pair_best)
-
-
 def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts: EvalOptions, *,
              source: str = "", triplet_counts: np.ndarray | None = None, num_pairs: np.ndarray | None = None,
-             zeroshot: np.ndarray | None = None, zeroshot_source: str = "") -> dict:
+             zeroshot: np.ndarray | None = None, zeroshot_source: str = "", jobs: int = 1) -> dict:
     """Evaluate a stream of image pairs and return the metrics document (SPEC §3 / issue format).
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
-    wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set.
+    wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set. ``jobs`` processes rank blocks of
+    images in parallel (``metrics.blocks``); the document is the same for any number.
     """
-    acc = Accumulator(vocab.num_predicates)
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    counts = {"images_input": 0, "images_evaluated": 0, "images_skipped_no_gt": 0, "images_skipped_no_pred": 0,
-              "images_with_zeroshot_gt": 0}
-    with_gt_pairs = opts.task in ("predcls", "sgcls")
-    for gt, pred in pairs:
-        counts["images_input"] += 1
-        if len(gt.rels) == 0:
-            counts["images_skipped_no_gt"] += 1
-            continue
-        if len(pred.pairs) == 0 and opts.protocol == "reference":
-            counts["images_skipped_no_pred"] += 1
-            continue
-        cand = prepare(gt, pred, opts, source)
-        ranks = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit,
-                            gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
-        keys = triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes)
-        zs = np.isin(keys, zs_keys) if zs_keys is not None else None
-        n_t = triplet_counts.reshape(-1)[keys] if triplet_counts is not None else None
-        acc.add(ranks, zs, n_t)
-        counts["images_evaluated"] += 1
-        counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
+    acc, counts = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys, triplet_counts=triplet_counts,
+                             jobs=jobs)
     return finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
                     zeroshot_source=zeroshot_source if zeroshot is not None else "")
 

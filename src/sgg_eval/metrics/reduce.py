@@ -119,6 +119,25 @@ class Accumulator:
             self.prk_sum += np.bincount(p[ok], weights=r.predicate_rank[ok], minlength=self.C + 1)
             self.prk_rows += np.bincount(p[ok], minlength=self.C + 1)
 
+    def merge(self, other: Accumulator) -> None:
+        """Add ``other``'s images (a later block): every sum adds, families unite. Blocks merged in the same
+        order give the same floats whichever process accumulated them (``metrics.blocks``)."""
+        if other.C != self.C or not np.array_equal(other.ks, self.ks):
+            raise ValueError("accumulators of different shapes")
+        for name, mine in vars(self).items():
+            theirs = getattr(other, name)
+            if name in ("C", "ks"):
+                continue
+            if name == "families":
+                mine |= theirs
+            elif isinstance(mine, dict):
+                for key in mine:
+                    mine[key] += theirs[key]
+            elif isinstance(mine, np.ndarray):
+                mine += theirs
+            else:
+                setattr(self, name, mine + theirs)
+
     def k_index(self, k: int) -> int:
         return int(np.flatnonzero(self.ks == k)[0])
 

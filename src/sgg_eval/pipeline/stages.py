@@ -141,12 +141,13 @@ def summary_file(params: dict) -> str:
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
     """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
     from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.metrics.blocks import default_jobs
 
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
     result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
                             protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU,
-                            progress=True)
+                            progress=True, jobs=default_jobs())
     write_json(ranked_file(params, entry, task), result)
     return result
 
@@ -226,7 +227,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     import numpy as np
 
     from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.engine import softmax
+    from sgg_eval.metrics.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.pko import to_logits
     from sgg_eval.report import figures as fg

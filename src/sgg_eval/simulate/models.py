@@ -46,7 +46,7 @@ from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
-from sgg_eval.metrics.engine import softmax
+from sgg_eval.metrics.candidates import softmax
 from sgg_eval.stats import TrainingStats
 
 TASK_INDEX = {"predcls": 0, "sgcls": 1, "sgdet": 2}

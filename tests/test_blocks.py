@@ -1,0 +1,64 @@
+"""Evaluation in blocks on several processes: the document does not depend on the number of processes, and
+errors raised in a worker reach the user with their file, image and field (issue 11)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import random_case, small_vocab
+from sgg_eval.errors import InputError
+from sgg_eval.metrics import blocks
+from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.metrics.reduce import Accumulator
+from sgg_eval.stats import compute_stats
+
+VOCAB = small_vocab(6, 5)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 7)  # 60 images: 9 blocks, a short last one
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+def test_the_document_is_identical_for_any_number_of_jobs(small_blocks, task):
+    rng = np.random.default_rng(11)
+    cases = [random_case(rng, VOCAB, task, i) for i in range(60)]
+    stats = compute_stats([g for g, _ in cases[:30]], VOCAB, [g for g, _ in cases])
+    docs = [json.dumps(evaluate(cases, VOCAB, EvalOptions(task=task, score_kind="probabilities"),
+                                triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs,
+                                zeroshot=stats.zeroshot_triplets, zeroshot_source="unit", jobs=jobs),
+                       sort_keys=True) for jobs in (1, 2, 3)]
+    assert docs[0] == docs[1] == docs[2]
+    assert json.loads(docs[0])["counts"]["images_input"] == 60
+
+
+def test_merging_accumulators_adds_every_sum():
+    rng = np.random.default_rng(3)
+    cases = [random_case(rng, VOCAB, "predcls", i) for i in range(30)]
+    opts = EvalOptions(task="predcls", score_kind="probabilities")
+    whole, _ = blocks.rank_block(cases, VOCAB, opts, "", None, None)
+    first, _ = blocks.rank_block(cases[:13], VOCAB, opts, "", None, None)
+    second, _ = blocks.rank_block(cases[13:], VOCAB, opts, "", None, None)
+    first.merge(second)
+    assert first.images == whole.images == 30 - sum(len(g.rels) == 0 or len(p.pairs) == 0 for g, p in cases)
+    assert first.families == whole.families
+    for family in ("gc", "ng", "imr"):
+        np.testing.assert_allclose(first.per_pred[family], whole.per_pred[family], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(first.recall.get(family, 0), whole.recall.get(family, 0), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        first.merge(Accumulator(VOCAB.num_predicates + 1))
+
+
+def test_an_error_in_a_worker_names_file_image_and_field(small_blocks):
+    rng = np.random.default_rng(5)
+    cases = [random_case(rng, VOCAB, "predcls", i) for i in range(40)]
+    gt, pred = next((g, p) for g, p in cases[20:] if len(g.rels) and len(p.pairs))
+    pred.pairs = pred.pairs.copy()
+    pred.pairs[0, 0] = len(gt.labels) + 3  # an index past the GT objects: an SGDet file evaluated as PredCls
+    with pytest.raises(InputError) as err:
+        evaluate(cases, VOCAB, EvalOptions(task="predcls", score_kind="probabilities"), source="m.h5", jobs=2)
+    assert err.value.path == "m.h5" and err.value.image_id == gt.image_id and err.value.field == "pairs"
