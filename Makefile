@@ -56,9 +56,10 @@ deps: $(STAMP)
 clean-venv:
 	rm -rf $(VENV)
 
-# Throughput of the full metric suite against a read floor measured in the same run.
+# `sgg-eval evaluate` on real eval_results files (both torch layouts) against their read floor;
+# e.g. make bench ARGS="--images 5000 --sgdet-images 1000".
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(ARGS)
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

@@ -1,90 +1,119 @@
-"""`make bench`: throughput of the full metric suite at VG-test scale, against a read floor measured in the
-same run (reading every score array once and taking its row max). Inputs are synthesised in memory from a
-pool of distinct images (so disk is not the bottleneck and memory stays flat); SGDet runs a stated subset.
+"""`make bench`: `sgg-eval evaluate` on real files, against the read floor of the same file, in the same run.
 
-Prints images/s, the ratio to the read floor and peak RSS. No timing is asserted anywhere.
+For each task it writes, with the test suite's torch-free writer, a VG150-shaped `eval_results.pytorch` in
+both torch layouts (zip and legacy) plus the matching GT split store, then runs, each in a fresh process:
+
+- floor: parse the file with sgg-eval's reader and touch every image's scores once (the least any
+  evaluator of this file must do);
+- ours:  `sgg-eval evaluate FILE --gt SPLIT --task T --jobs J` (the full metric suite).
+
+It prints seconds, the ratio ours/floor, images/s and peak resident memory of each. Shapes follow VG150's
+test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/SGCls; 80 detections
+(6,320 pairs) for SGDet. No timing is asserted anywhere.
+
+    make bench                       # 2,000 PredCls/SGCls and 300 SGDet images
+    make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary
-from sgg_eval.metrics.engine import EvalOptions, evaluate
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the torch-free writer of the test fixtures
 
-C_OBJ, C_PRED = 150, 50
+from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 
+from sgg_eval.data.store import write_split  # noqa: E402
+from sgg_eval.data.types import GTImage, PredImage, SplitMeta  # noqa: E402
+from sgg_eval.data.vg150_facts import vg150_vocabulary  # noqa: E402
 
-def _pool(rng, n_pool: int, task: str, n_det: int):
-    images = []
-    for i in range(n_pool):
-        n = 12
-        xy = rng.integers(0, 500, size=(n, 2))
-        boxes = np.column_stack([xy, xy + rng.integers(10, 200, size=(n, 2))]).astype(np.float32)
-        labels = rng.integers(1, C_OBJ + 1, size=n)
-        m = 6
-        s = rng.integers(0, n, size=m)
-        rels = np.column_stack([s, (s + rng.integers(1, n, size=m)) % n, rng.integers(1, C_PRED + 1, size=m)])
-        gt = GTImage(i, 800, 600, boxes, labels, rels)
-        if task == "sgdet":
-            q = n_det
-            pb = np.concatenate([boxes + rng.normal(0, 4, size=boxes.shape).astype(np.float32),
-                                 np.column_stack([xy2 := rng.integers(0, 500, size=(q - n, 2)),
-                                                  xy2 + rng.integers(10, 200, size=(q - n, 2))]).astype(np.float32)])
-            pl = np.concatenate([labels, rng.integers(1, C_OBJ + 1, size=q - n)])
-        else:
-            q, pb, pl = n, boxes, labels
-        pairs = np.array([(a, b) for a in range(q) for b in range(q) if a != b])
-        logits = rng.normal(size=(len(pairs), C_PRED + 1)).astype(np.float32)
-        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-        images.append((gt, PredImage(i, pb, pl, rng.random(q).astype(np.float32), pairs, probs.astype(np.float32))))
-    return images
+FLOOR = """
+import resource, sys, time
+from sgg_eval.formats.eval_results import EvalResults
+t = time.perf_counter()
+n = 0
+for gt, pred in EvalResults(sys.argv[1]).pairs():
+    n += pred.rel_scores.shape[0] > 0 and float(pred.rel_scores.max()) >= 0
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+OURS = """
+import resource, sys, time
+from sgg_eval.evaluate import run_evaluation
+t = time.perf_counter()
+run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]))
+peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(time.perf_counter() - t, peak)
+"""
 
 
-def _stream(pool, n_images):
-    for i in range(n_images):
-        yield pool[i % len(pool)]
+def _case(rng, i: int, task: str, vocab) -> tuple[GTImage, PredImage]:
+    n, m = 12, 6
+    xy = rng.integers(0, 500, size=(n, 2))
+    boxes = np.column_stack([xy, xy + rng.integers(10, 200, size=(n, 2))]).astype(np.float32)
+    labels = rng.integers(1, vocab.num_objects + 1, size=n)
+    s = rng.integers(0, n, size=m)
+    rels = np.column_stack([s, (s + rng.integers(1, n, size=m)) % n, rng.integers(1, vocab.num_predicates + 1, size=m)])
+    gt = GTImage(i, 800, 800, boxes, labels, rels)
+    if task == "sgdet":
+        extra = rng.integers(0, 500, size=(68, 2))
+        pb = np.concatenate([boxes, np.column_stack([extra, extra + rng.integers(10, 200, size=(68, 2))])])
+        pl = np.concatenate([labels, rng.integers(1, vocab.num_objects + 1, size=68)])
+    else:
+        pb, pl = boxes, labels if task == "predcls" else rng.integers(1, vocab.num_objects + 1, size=n)
+    q = len(pl)
+    a, b = np.nonzero(~np.eye(q, dtype=bool))
+    logits = rng.normal(size=(len(a), vocab.num_predicates + 1))
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return gt, PredImage(i, pb.astype(np.float32), pl, rng.random(q).astype(np.float32),
+                         np.column_stack([a, b]), probs.astype(np.float32))
 
 
-def _read_floor(pool, n_images) -> float:
-    t = time.perf_counter()
-    acc = 0.0
-    for _, pred in _stream(pool, n_images):
-        acc += float(pred.rel_scores.max(axis=1)[0])
-    return time.perf_counter() - t
-
-
-def _suite(pool, n_images, task) -> float:
-    vocab = Vocabulary(tuple(f"o{i}" for i in range(C_OBJ)), tuple(f"p{i}" for i in range(C_PRED)))
-    t = time.perf_counter()
-    res = evaluate(_stream(pool, n_images), vocab, EvalOptions(task=task, order="score"),
-                   triplet_counts=np.zeros((C_OBJ + 1, C_OBJ + 1, C_PRED + 1), dtype=np.int64),
-                   num_pairs=np.arange(C_PRED + 1), zeroshot=np.array([[1, 2, 3]]), zeroshot_source="bench")
-    assert res["counts"]["images_evaluated"] == n_images
-    return time.perf_counter() - t
+def _run(code: str, *args: str) -> tuple[float, float]:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    seconds, peak_kb = out.stdout.split()[-2:]
+    return float(seconds), float(peak_kb) / 1024
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--predcls-images", type=int, default=26446)
-    ap.add_argument("--sgdet-images", type=int, default=1000, help="SGDet subset (80 detections = 6,320 pairs each)")
-    ap.add_argument("--pool", type=int, default=256)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--images", type=int, default=2000, help="PredCls and SGCls images (default: %(default)s)")
+    ap.add_argument("--sgdet-images", type=int, default=300, help="SGDet images (default: %(default)s)")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="sgg-eval --jobs")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    print(f"{'task':8} {'images':>7} {'suite img/s':>12} {'floor img/s':>12} {'suite/floor':>12}")
-    for task, n, det in (("predcls", args.predcls_images, 12), ("sgdet", args.sgdet_images, 80)):
-        pool = _pool(rng, args.pool if task == "predcls" else min(args.pool, 64), task, det)
-        floor = _read_floor(pool, n)
-        suite = _suite(pool, n, task)
-        print(f"{task:8} {n:>7} {n / suite:>12.0f} {n / floor:>12.0f} {suite / floor:>11.1f}x")
-    if args.sgdet_images:
-        print(f"SGDet at VG-test scale (26,446 images), extrapolated: {26446 * suite / args.sgdet_images:.0f} s")
-    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    vocab = vg150_vocabulary()
+    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}")
+    print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
+          f"{'img/s':>7} {'floor MB':>8} {'ours MB':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
+            rng = np.random.default_rng(0)
+            cases = [_case(rng, i, task, vocab) for i in range(n)]
+            split = os.path.join(tmp, f"{task}_test.h5")
+            write_split(split, SplitMeta("test", vocab, "bench", True, "bench"), [g for g, _ in cases])
+            obj = eval_results_object(cases)
+            del cases
+            for layout, save in (("zip", save_zip), ("legacy", save_legacy)):
+                path = os.path.join(tmp, f"{task}_{layout}.pytorch")
+                save(obj, path)
+                floor, floor_mb = _run(FLOOR, path)
+                ours, ours_mb = _run(OURS, path, task, split, str(args.jobs))
+                size = os.path.getsize(path) / 2**20
+                print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
+                      f"{n / ours:>7.0f} {floor_mb:>8.0f} {ours_mb:>8.0f}")
+                os.remove(path)
+            del obj
 
 
 if __name__ == "__main__":
+    t0 = time.perf_counter()
     main()
+    print(f"bench: {time.perf_counter() - t0:.0f} s")
