@@ -49,7 +49,7 @@ repro: $(STAMP) .dvc/plots_offline.html
 params: $(STAMP)
 	$(BIN)/sgg-eval params
 
-# Rewrite each DVC stage's code deps to its script's import closure (tests/test_dvc_deps.py checks them).
+# List code a DVC stage runs (its script's import closure) but does not depend on (tests/test_dvc_deps.py).
 deps: $(STAMP)
 	$(BIN)/python scripts/dvc_deps.py
 

@@ -7,7 +7,7 @@ from sgg_eval.splits import build_splits
 def main() -> None:
     params = load_params()
     out = params["paths"]["splits"]
-    counts = build_splits(dataset_spec(params["dataset"]), {s: f"{out}/{s}.h5" for s in ("train", "val", "test")})
+    counts = build_splits(dataset_spec(params), {s: f"{out}/{s}.h5" for s in ("train", "val", "test")})
     print("load_split:", ", ".join(f"{s} {n} images" for s, n in counts.items()))
 
 

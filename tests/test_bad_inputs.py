@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import pickle
+import shutil
 import struct
 import zipfile
 from pathlib import Path
@@ -372,23 +373,44 @@ def test_options_and_outputs(world, tmp_path, capsys, case):
 
 # --------------------------------------------------------------------------- configuration
 
-@pytest.mark.parametrize("override, key", [
-    ("metrics.tau=-1", "metrics.tau"), ("metrics.tau=abc", "metrics.tau"), ("metrics.tau=2", "metrics.tau"),
-    ("metrics.imr_k=0", "metrics.imr_k"), ("metrics.protocol=foo", "metrics.protocol"),
-    ("dataset.sim.scale=huge", "dataset.sim.scale"), ("evaluation.entries=[nope]", "evaluation.entries"),
-    ("pko.eps=0", "pko.eps"), ("simulation.methods.rtpb_beta=1", "rtpb_beta"), ("no_such_key=1", "no_such_key"),
-    ("+models.real={name:real,source:file,files:{predcls:a.pytorch},backbone:Motifs,method:Baseline}"
-     " evaluation.entries=[real]", "models.real.files"),
-    ("dataset=vg150", "are simulated models"),  # simulated rows never mix with a real dataset's
-    ("experiment=one_model", "evaluation.model"),
-    ("+models.pko_only={name:pko_only,source:simulated,sim_backbone:sim_motifs,sim_method:baseline,"
-     "backbone:Motifs,method:Baseline}", "models.pko_only"),
-])
-def test_config_refused_before_params_yaml_is_written(tmp_path, capsys, override, key):
-    conf = Path(__file__).resolve().parents[1] / "conf"
+REAL_MODEL = "name: real\nsource: file\nfiles: {predcls: a.pytorch}\nbackbone: Motifs\nmethod: Baseline\n"
+SIM_MODEL = "name: pko_only\nsource: simulated\nsim_backbone: sim_motifs\nsim_method: baseline\nbackbone: Motifs\n"
+
+
+def _edit(path: str, old: str, new: str):
+    return path, lambda text: text.replace(old, new) if old in text else pytest.fail(f"{old!r} not in {path}")
+
+
+# (overrides, files written into a copy of conf/ as {path: text or edit}, what the one-line error names)
+CONFIG_CASES = [
+    ("metrics.tau=-1", {}, "metrics.tau"), ("metrics.tau=abc", {}, "metrics.tau"), ("metrics.tau=2", {}, "metrics.tau"),
+    ("metrics.imr_k=0", {}, "metrics.imr_k"), ("metrics.protocol=foo", {}, "metrics.protocol"),
+    ("dataset.sim.scale=huge", {}, "dataset.sim.scale"), ("evaluation.entries=[nope]", {}, "evaluation.entries"),
+    ("pko.eps=0", {}, "pko.eps"), ("no_such_key=1", {}, "no_such_key"),
+    ("", dict([_edit("simulation/default.yaml", "rtpb_beta: 0.9999", "rtpb_beta: 1")]), "rtpb_beta"),
+    ("", dict([_edit("simulation/default.yaml", "anchor_spread: 1.5", "anchor_spread: 0")]),
+     "simulation.world.anchor_spread"),
+    ("", dict([_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
+     "dataset.sim.scale"),
+    ("evaluation.entries=[real]", {"model/real.yaml": REAL_MODEL}, "models.real.files"),
+    ("", {"model/sim_motifs_tde.yaml": "- not a mapping\n"}, "sim_motifs_tde.yaml"),
+    ("dataset=vg150", {}, "are simulated models"),  # simulated rows never mix with a real dataset's
+    ("experiment=one_model", {}, "evaluation.model"),
+    ("experiment=one_model evaluation.model=nope", {}, "conf/model/nope.yaml"),
+    ("", {"model/pko_only.yaml": SIM_MODEL}, "models.pko_only"),  # the PKO-only entry's name is taken
+]
+
+
+@pytest.mark.parametrize("override, files, key", CONFIG_CASES)
+def test_config_refused_before_params_yaml_is_written(tmp_path, capsys, override, files, key):
+    conf = tmp_path / "conf"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "conf", conf)
+    for name, change in files.items():
+        path = conf / name
+        path.write_text(change(path.read_text()) if callable(change) else change)
     out = tmp_path / "params.yaml"
     out.write_text("old: true\n")
-    refused(capsys, ["params", *override.split(" "), "--conf-dir", str(conf), "-o", str(out)], tmp_path,
+    refused(capsys, ["params", *override.split(), "--conf-dir", str(conf), "-o", str(out)], tmp_path,
             must_name=(key,))
 
 

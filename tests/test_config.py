@@ -9,6 +9,8 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from sgg_eval.errors import InputError
+from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.pipeline.config import compose_yaml, dataset_spec
 from sgg_eval.pipeline.entries import parse_entry
 from sgg_eval.pipeline.params_check import check_params
@@ -21,6 +23,11 @@ def _compose(overrides=()):
         return compose(config_name="config", overrides=list(overrides))
 
 
+def _resolved(overrides=(), conf=ROOT / "conf"):
+    """params.yaml's knobs for ``overrides`` plus what they name in ``conf`` (what every stage reads)."""
+    return resolve(OmegaConf.to_container(_compose(overrides), resolve=True), conf)
+
+
 def test_params_yaml_has_not_drifted_from_conf():
     cfg = OmegaConf.to_container(_compose(), resolve=True)
     on_disk = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -30,20 +37,22 @@ def test_params_yaml_has_not_drifted_from_conf():
 
 
 def test_dataset_switch_to_real_vg150():
-    cfg = OmegaConf.to_container(_compose(["dataset=vg150"]), resolve=True)
-    spec = dataset_spec(cfg["dataset"])
+    cfg = _resolved(["dataset=vg150"])
+    spec = dataset_spec(cfg)
     assert spec.kind == "vg150" and spec.files.h5.endswith("VG-SGG-with-attri.h5")
     assert cfg["paths"]["splits"] == "data/vg150/splits"
 
 
 def test_simulated_dataset_parameters_reach_the_simulator():
-    cfg = OmegaConf.to_container(_compose(["dataset.sim.scale=tiny", "dataset.sim.seed=7"]), resolve=True)
-    spec = dataset_spec(cfg["dataset"])
+    cfg = _resolved(["dataset.sim.scale=tiny", "dataset.sim.seed=7"])
+    spec = dataset_spec(cfg)
     assert spec.kind == "simulated" and spec.sim.scale == "tiny" and spec.sim.seed == 7
+    world = yaml.safe_load((ROOT / "conf/simulation/default.yaml").read_text())["world"]
+    assert world and all(getattr(spec.sim, key) == value for key, value in world.items())
 
 
 def test_evaluation_entries_resolve_to_models():
-    cfg = OmegaConf.to_container(_compose(), resolve=True)
+    cfg = _resolved()
     models, pko = cfg["models"], cfg["pko"]
     for entry in cfg["evaluation"]["entries"]:
         assert entry in models or entry == "pko_only" or (entry.endswith("_pko") and entry[:-4] in pko["apply_to"]), entry
@@ -54,12 +63,42 @@ def test_evaluation_entries_resolve_to_models():
 
 
 def test_one_model_experiment_evaluates_that_model_its_pko_row_and_pko_only():
-    cfg = OmegaConf.to_container(_compose(["experiment=one_model", "evaluation.model=sim_vctree_tde"]), resolve=True)
+    cfg = _resolved(["experiment=one_model", "evaluation.model=sim_vctree_tde"])
     assert cfg["evaluation"]["entries"] == ["sim_vctree_tde", "sim_vctree_tde_pko", "pko_only"]
     assert cfg["pko"]["apply_to"] == ["sim_vctree_tde"]
     assert cfg["pko"]["pko_only_from"] == cfg["pko"]["blind_model"] == "sim_vctree_tde"
     assert cfg["figures"]["debiased_model"] == "sim_vctree_tde_pko"
+    assert list(cfg["models"]) == ["sim_vctree_tde"]  # only the models the knobs name are read
     check_params(cfg)  # a valid configuration
+
+
+def test_params_yaml_holds_knobs_and_names_what_conf_defines():
+    knobs = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert not {"models", "tasks", "simulation"} & set(knobs) and set(knobs["dataset"]["sim"]) == {"seed", "scale"}
+    cfg = _resolved()
+    for name, model in cfg["models"].items():
+        assert model == yaml.safe_load((ROOT / "conf/model" / f"{name}.yaml").read_text())
+    assert cfg["tasks"]["sgcls"]["label"] == "SGCls"
+    assert cfg["paths"]["splits"] == f"{knobs['paths']['data']}/splits"
+
+
+def test_a_model_is_one_file_in_conf_model(tmp_path):
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(ROOT / "conf", conf)
+    (conf / "model/real.yaml").write_text("name: real\nbackbone: Motifs\nmethod: Baseline\nsource: file\n"
+                                          "files: {predcls: p.pytorch, sgcls: c.pytorch, sgdet: d.pytorch}\n")
+    cfg = _resolved(["experiment=one_model", "evaluation.model=real", "dataset=vg150"], conf)
+    assert cfg["models"] == {"real": yaml.safe_load((conf / "model/real.yaml").read_text())}
+    check_params(cfg)
+    with pytest.raises(InputError) as err:
+        check_params(_resolved(["experiment=one_model", "evaluation.model=nope"], conf))
+    assert err.value.field == "evaluation.model" and "conf/model/nope.yaml" in str(err.value)
+    (conf / "model/broken.yaml").write_text("- a list\n")
+    with pytest.raises(InputError) as err:
+        _resolved(["experiment=one_model", "evaluation.model=broken"], conf)
+    assert str(conf / "model/broken.yaml") in str(err.value)
 
 
 def test_an_entry_name_is_read_by_one_rule():

@@ -45,7 +45,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"files:\n  predcls: {model_file}\n")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     params_with(p, "dataset=vg150", f"dataset.raw={raw}", "dataset.num_val_im=0",
-                "+model@models.real_motifs=real_motifs", "experiment=one_model", "evaluation.model=real_motifs",
+                "experiment=one_model", "evaluation.model=real_motifs",
                 "evaluation.tasks=[predcls]", "pko.blind_max_n=2", f"tracking.uri={uri}")
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage 'evaluate@real_motifs-predcls'" in out

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import csv
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
 from conftest import FULL
-from sgg_eval.pipeline.config import compose_yaml
+from sgg_eval.pipeline.catalogue import SIMULATION_FILE
 from sgg_eval.simulate.world import SimParams
 from sgg_eval.simulate.models import (METHODS, Backbone, MethodParams, Priors, simulate_image, simulate_models,
                                             visual_evidence)
@@ -28,7 +29,7 @@ from sgg_eval.sources import open_predictions
 from sgg_eval.splits import DatasetSpec, build_splits, build_stats
 from sgg_eval.stats import read_stats
 
-SIM = yaml.safe_load(compose_yaml("conf"))["simulation"]
+SIM = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf" / SIMULATION_FILE).read_text())
 TASKS = ("predcls", "sgcls", "sgdet") if FULL else ("predcls",)
 BACKBONES = tuple(Backbone(name, **SIM["backbones"][name]) for name in (("sim_motifs", "sim_vctree") if FULL
                                                                           else ("sim_motifs",)))

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from sgg_eval.atomic import atomic_output
+from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.simulate.world import SimParams
 from sgg_eval.data.vg150 import VG150Files
 from sgg_eval.errors import InputError, guarded
@@ -47,24 +48,28 @@ def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
     from sgg_eval.pipeline.params_check import check_params
 
     text = compose_yaml(conf_dir, overrides)
-    check_params(yaml.safe_load(text))
+    check_params(resolve(yaml.safe_load(text), conf_dir))
     with atomic_output(out) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return text
 
 
-def load_params(path: str | os.PathLike = "params.yaml") -> dict:
-    """Read ``params.yaml`` as plain dicts."""
+def load_params(path: str | os.PathLike = "params.yaml", conf_dir: str | os.PathLike = "conf") -> dict:
+    """``params.yaml`` as plain dicts, with the models, tasks and simulation settings it names read from
+    ``conf_dir`` (:func:`sgg_eval.pipeline.catalogue.resolve`)."""
     if not os.path.exists(path):
         raise InputError("file not found (generate it with `sgg-eval params`)", path=str(path))
     with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        return resolve(yaml.safe_load(fh), conf_dir)
 
 
-def dataset_spec(d: Mapping) -> DatasetSpec:
-    """The ``dataset`` section of the params as a :class:`DatasetSpec`."""
+def dataset_spec(params: Mapping) -> DatasetSpec:
+    """The dataset of the (resolved) params as a :class:`DatasetSpec`; a simulated one takes its seed and
+    scale from ``dataset.sim`` and its shape from ``simulation.world``."""
+    d = params["dataset"]
     if d["kind"] == "simulated":
-        return DatasetSpec(name=d["name"], kind="simulated", sim=SimParams(**d["sim"]))
+        return DatasetSpec(name=d["name"], kind="simulated",
+                           sim=SimParams(**params["simulation"]["world"], **d["sim"]))
     return DatasetSpec(name=d["name"], kind=d["kind"], files=VG150Files.in_dir(d["raw"]),
                        num_val_im=int(d.get("num_val_im", 5000)), box_scale=int(d.get("box_scale", 1024)))
 

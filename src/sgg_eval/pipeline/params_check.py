@@ -23,6 +23,7 @@ IMR_KS = (10, 20, 50)
 DATASET_KINDS = ("simulated", "vg150")
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
+SIM_KNOBS = ("seed", "scale")  # dataset.sim: the rest of SimParams is simulation.world
 
 
 def _get(params: Mapping, key: str):
@@ -98,17 +99,28 @@ def check_params(params: Mapping) -> None:
 def _check_dataset(params: Mapping) -> None:
     kind = _choice(params, "dataset.kind", DATASET_KINDS)
     if kind == "simulated":
-        sim = _get(params, "dataset.sim")
-        _known_keys(sim, SimParams, "dataset.sim")
+        # the seed and scale are knobs (params.yaml); the world's shape is catalogue (conf/simulation)
+        knobs = _get(params, "dataset.sim")
+        if not isinstance(knobs, Mapping):
+            raise InputError("must be a mapping", field="dataset.sim")
+        unknown = sorted(set(knobs) - set(SIM_KNOBS))
+        if unknown:
+            raise InputError(f"unknown setting {unknown[0]!r} (the world's shape is in conf/simulation/default.yaml,"
+                             " `world`)", field="dataset.sim")
         _choice(params, "dataset.sim.scale", tuple(SCALES))
         _number(params, "dataset.sim.seed", 0, 2**32 - 1, integer=True)
+        world = _get(params, "simulation.world")
+        _known_keys(world, SimParams, "simulation.world")
+        misplaced = sorted(set(world) & set(SIM_KNOBS))
+        if misplaced:
+            raise InputError(f"{misplaced[0]!r} is a knob: set dataset.sim.{misplaced[0]}", field="simulation.world")
         for key in ("mean_objects", "mean_relations"):
-            _number(params, f"dataset.sim.{key}", 1.0, 100.0)
+            _number(params, f"simulation.world.{key}", 1.0, 100.0)
         for key in ("reuse_prob", "duplicate_rate", "multi_predicate_rate"):
-            _number(params, f"dataset.sim.{key}", 0.0, 1.0)
+            _number(params, f"simulation.world.{key}", 0.0, 1.0)
         for key in ("pair_noise", "pair_concentration"):
-            _number(params, f"dataset.sim.{key}", 0.0, 100.0)
-        _number(params, "dataset.sim.anchor_spread", 0.0, 100.0, lo_open=True)
+            _number(params, f"simulation.world.{key}", 0.0, 100.0)
+        _number(params, "simulation.world.anchor_spread", 0.0, 100.0, lo_open=True)
     else:
         _number(params, "dataset.num_val_im", 0, 10**7, integer=True)
 
@@ -149,8 +161,14 @@ def _base_model(params: Mapping, entry: str) -> str:
 
 def _check_models(params: Mapping) -> None:
     models = _get(params, "models")
+    evaluation = _get(params, "evaluation")
+    if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
+        if evaluation["model"] not in models:
+            raise InputError(f"{evaluation['model']!r} is not a model (no conf/model/{evaluation['model']}.yaml); "
+                             "experiment one_model needs evaluation.model=<the name of a file in conf/model>",
+                             field="evaluation.model")
     if not isinstance(models, Mapping) or not models:
-        raise InputError("must map model names to settings", field="models")
+        raise InputError("names no model (each model is a file conf/model/<name>.yaml)", field="evaluation.entries")
     backbones = _get(params, "simulation.backbones")
     for name, m in models.items():
         key = f"models.{name}"
@@ -167,15 +185,10 @@ def _check_models(params: Mapping) -> None:
     tasks = _get(params, "evaluation.tasks")
     if not isinstance(tasks, list) or not tasks or not set(tasks) <= set(TASKS):
         raise InputError(f"must be a non-empty list of {', '.join(TASKS)}", field="evaluation.tasks")
-    evaluation = _get(params, "evaluation")
-    if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
-        if evaluation["model"] not in models:
-            raise InputError(f"{evaluation['model']!r} is not a model in models; experiment one_model needs "
-                             "evaluation.model=<one of: " + ", ".join(sorted(models)) + ">", field="evaluation.model")
     apply_to = _get(params, "pko.apply_to")
     for i, model in enumerate(apply_to if isinstance(apply_to, list) else [apply_to]):
         if model not in models:
-            raise InputError(f"{model!r} is not a model in models", field=f"pko.apply_to[{i}]")
+            raise InputError(f"{model!r} is not a model (no conf/model/{model}.yaml)", field=f"pko.apply_to[{i}]")
     for key in ("pko.pko_only_from", "pko.blind_model"):
         _choice(params, key, tuple(models))
     known = set(models) | {f"{m}_pko" for m in apply_to} | {"pko_only"}

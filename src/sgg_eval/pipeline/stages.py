@@ -58,8 +58,10 @@ def open_model(params: dict, model: str, task: str, stats: TrainingStats) -> Pre
 
 
 def run_simulate(params: dict) -> list[str]:
-    """Write the outputs of every simulated model for every task; returns the files written."""
+    """Write the outputs of every simulated model for every task; returns the files written. The folder
+    exists even when no model is simulated (a real dataset): it is the stage's declared output."""
     sim = params["simulation"]
+    os.makedirs(f"{params['paths']['predictions']}/simulated", exist_ok=True)
     stats = read_stats(stats_file(params))
     by_backbone: dict[str, dict[str, str]] = defaultdict(dict)
     for name, cfg in params["models"].items():
@@ -176,10 +178,10 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
             write_json(metrics_file(params, entry, task), doc)
             write_per_predicate_csv(per_predicate_file(params, entry, task), doc, stats)
             out[entry, task] = doc
+    # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them
     headline = params["evaluation"].get("summary_entry") or params["evaluation"]["entries"][0]
-    write_json(summary_file(params), {"entry": headline, "tau": tau, **{
-        task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
-        for task in params["evaluation"]["tasks"]}})
+    write_json(summary_file(params), {task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
+                                      for task in params["evaluation"]["tasks"]})
     return out
 
 
@@ -303,8 +305,9 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png")) if Path(reports, "figures").exists() else []
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md")) if Path(reports, "tables").exists() else []
-    # the inputs' hashes (dvc.lock) and the configuration travel as files, not as a truncated parameter
-    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml")]
+    # the inputs' hashes (dvc.lock) and the configuration (the knobs, and the models and simulation settings
+    # they name) travel as files, not as a truncated parameter
+    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml", "data/params/catalogue.json")]
     ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
                    parent_artifacts=figures + tables + inputs, parent_tags={"sgg_eval.kind": "pipeline"})
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)

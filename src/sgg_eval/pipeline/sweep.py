@@ -18,6 +18,7 @@ import numpy as np
 from sgg_eval.atomic import write_json
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.reduce import IMR_KS
+from sgg_eval.pipeline.catalogue import resolve
 
 PARENT_FILE = "mlflow_parent_run.json"
 RESULT_FILE = "sweep_job.json"
@@ -49,11 +50,13 @@ def _uri(params: dict) -> str:
     return params["tracking"]["uri"] or default_uri(".")
 
 
-def run_job(params: dict, job_dir: str, sweep_dir: str | None) -> list[dict]:
-    """One sweep job: compute its rows, write them into ``job_dir``, log a nested MLflow run."""
+def run_job(knobs: dict, job_dir: str, sweep_dir: str | None, conf_dir: str = "conf") -> list[dict]:
+    """One sweep job (``knobs``: the composed config): compute its rows, write them into ``job_dir``, log a
+    nested MLflow run."""
     from sgg_eval.pipeline.params_check import check_params
     from sgg_eval.pipeline.tracking import ChildRun, git_commit, log_child
 
+    params = resolve(knobs, conf_dir)
     check_params(params)  # a sweep value out of range (tau=2) is refused before anything is written
     tau, k = float(params["metrics"]["tau"]), int(params["metrics"]["imr_k"])
     rows = sweep_rows(params, tau, k)
@@ -121,7 +124,7 @@ class SweepReport(Callback):
         config = config.copy()
         with open_dict(config):
             config.pop("hydra", None)
-        return OmegaConf.to_container(config, resolve=True)
+        return resolve(OmegaConf.to_container(config, resolve=True))
 
     def _start(self, config, folder: str, name: str) -> None:
         from sgg_eval.pipeline.tracking import start_parent

@@ -1,0 +1,85 @@
+"""The catalogue: what ``params.yaml`` names but does not hold.
+
+``params.yaml`` (Hydra's composition of ``conf/config.yaml``) holds the knobs an experiment varies: dataset,
+τ, K, λ, ε, tasks, entries, tracking. The things those knobs *name* stay in ``conf/`` as one file each and are
+read here by name, so that ``dvc exp show`` lists knobs rather than ~130 model and simulator settings:
+
+- ``conf/model/<name>.yaml``: every model an entry, ``pko.*`` or ``figures.*`` refers to;
+- ``conf/task/<task>.yaml``: each task's label;
+- ``conf/simulation/default.yaml``: the simulated models' backbones and methods, and ``world``, the
+  simulated dataset's shape (``dataset.sim`` holds only its seed and scale).
+
+:func:`resolve` returns the knobs plus these as one plain dict (``models``, ``tasks``, ``simulation``), the
+shape every stage reads. The ``check_params`` stage writes the resolved parts to ``data/params/`` and the
+stages depend on those files, so editing a model file reruns exactly what reads it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from sgg_eval.data.types import TASKS
+from sgg_eval.errors import InputError
+from sgg_eval.pipeline.entries import PKO_ONLY, PKO_SUFFIX
+
+SIMULATION_FILE = "simulation/default.yaml"
+# params.yaml's `paths.data` is the dataset's folder; these sub-folders are the layout inside it (dvc.yaml
+# spells the same names: `${paths.data}/splits/...`)
+DATA_LAYOUT = ("splits", "stats", "predictions", "results")
+
+
+def _read(path: Path, what: str) -> dict:
+    if not path.is_file():
+        raise InputError(f"no such {what} (add {path.name} to {path.parent})", path=str(path))
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {' '.join(str(exc).split())}", path=str(path)) from None
+    if not isinstance(doc, dict):
+        raise InputError(f"must be a mapping of {what} settings", path=str(path))
+    return doc
+
+
+def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
+    """Every model the knobs refer to: entries (``<model>_pko`` read as its model), ``pko.apply_to``,
+    ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*`` and ``evaluation.model``. A name with no file
+    is kept as is, so the schema reports it."""
+    evaluation, pko, figures = (params.get(k) or {} for k in ("evaluation", "pko", "figures"))
+    names = list(evaluation.get("entries") or [])
+    apply_to = pko.get("apply_to") or []
+    names += apply_to if isinstance(apply_to, list) else [apply_to]
+    names += [pko.get("pko_only_from"), pko.get("blind_model"), evaluation.get("model"), *figures.values()]
+    folder = Path(conf_dir) / "model"
+    out = []
+    for name in names:
+        if not isinstance(name, str) or name == PKO_ONLY and not (folder / f"{name}.yaml").is_file():
+            continue  # the PKO-only entry (a model file of that name is read, so the schema refuses it)
+        if not (folder / f"{name}.yaml").is_file() and name.endswith(PKO_SUFFIX) \
+                and (folder / f"{name[: -len(PKO_SUFFIX)]}.yaml").is_file():
+            name = name[: -len(PKO_SUFFIX)]
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def resolve(knobs: Mapping, conf_dir: str | os.PathLike = "conf") -> dict:
+    """``knobs`` (params.yaml as plain dicts) with ``models``, ``tasks``, ``simulation`` and the expanded
+    ``paths`` added from ``conf_dir``. Raises :class:`InputError` naming a missing or malformed file."""
+    if not isinstance(knobs, Mapping):
+        raise InputError("params must be a mapping")
+    params = copy.deepcopy(dict(knobs))
+    conf = Path(conf_dir)
+    folder = conf / "model"
+    params["models"] = {name: _read(folder / f"{name}.yaml", "model")
+                        for name in model_names(params, conf) if (folder / f"{name}.yaml").is_file()}
+    params["tasks"] = {task: _read(conf / "task" / f"{task}.yaml", "task") for task in TASKS}
+    params["simulation"] = _read(conf / SIMULATION_FILE, "simulation")
+    paths = params.get("paths")
+    if isinstance(paths, Mapping) and isinstance(paths.get("data"), str):
+        params["paths"] = {**{part: f"{paths['data']}/{part}" for part in DATA_LAYOUT}, **paths}
+    return params
