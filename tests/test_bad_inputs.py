@@ -377,7 +377,7 @@ REAL_MODEL = "name: real\nsource: file\nfiles: {predcls: a.pytorch}\nbackbone: M
 SIM_MODEL = "name: pko_only\nsource: simulated\nsim_backbone: sim_motifs\nsim_method: baseline\nbackbone: Motifs\n"
 
 
-def _edit(path: str, old: str, new: str):
+def _conf_edit(path: str, old: str, new: str):
     return path, lambda text: text.replace(old, new) if old in text else pytest.fail(f"{old!r} not in {path}")
 
 
@@ -387,10 +387,10 @@ CONFIG_CASES = [
     ("metrics.imr_k=0", {}, "metrics.imr_k"), ("metrics.protocol=foo", {}, "metrics.protocol"),
     ("dataset.sim.scale=huge", {}, "dataset.sim.scale"), ("evaluation.entries=[nope]", {}, "evaluation.entries"),
     ("pko.eps=0", {}, "pko.eps"), ("no_such_key=1", {}, "no_such_key"),
-    ("", dict([_edit("simulation/default.yaml", "rtpb_beta: 0.9999", "rtpb_beta: 1")]), "rtpb_beta"),
-    ("", dict([_edit("simulation/default.yaml", "anchor_spread: 1.5", "anchor_spread: 0")]),
+    ("", dict([_conf_edit("simulation/default.yaml", "rtpb_beta: 0.9999", "rtpb_beta: 1")]), "rtpb_beta"),
+    ("", dict([_conf_edit("simulation/default.yaml", "anchor_spread: 1.5", "anchor_spread: 0")]),
      "simulation.world.anchor_spread"),
-    ("", dict([_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
+    ("", dict([_conf_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
      "dataset.sim.scale"),
     ("evaluation.entries=[real]", {"model/real.yaml": REAL_MODEL}, "models.real.files"),
     ("", {"model/sim_motifs_tde.yaml": "- not a mapping\n"}, "sim_motifs_tde.yaml"),
