@@ -209,6 +209,8 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         out[f"ngR@{k}"] = mean(R["ng"][k])
         out[f"mR@{k}"] = sum(mean(mr["gc"][k][c]) for c in range(1, C + 1)) / C
         out[f"ng-mR@{k}"] = sum(mean(mr["ng"][k][c]) for c in range(1, C + 1)) / C
+        for r, m, name in ((out[f"R@{k}"], out[f"mR@{k}"], f"F1@{k}"), (out[f"ngR@{k}"], out[f"ng-mR@{k}"], f"ng-F1@{k}")):
+            out[name] = 0.0 if r + m == 0 else 2 * r * m / (r + m)  # harmonic mean of R and mR (issue 12)
         out[f"zR@{k}"] = mean(zr["gc"][k]) if zr["gc"][k] else None
         out[f"ng-zR@{k}"] = mean(zr["ng"][k]) if zr["ng"][k] else None
         out[f"A@{k}"] = acc_hit[k] / acc_cnt if task != "sgdet" and acc_cnt else None

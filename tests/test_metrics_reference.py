@@ -100,3 +100,17 @@ def test_missing_statistics_give_null_with_reason():
     assert res["metrics"]["wIMR@20"] is None and res["metrics"]["wR_tr@5"] is None and res["metrics"]["zR@20"] is None
     assert any("wIMR needs" in n for n in res["notes"]) and any("zero-shot" in n for n in res["notes"])
     assert res["metrics"]["InstR"] is None and res["metrics"]["R@20"] is not None
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+def test_f1_is_the_harmonic_mean_of_the_same_runs_r_and_mr(task):
+    """Issue 12: F1@K = 2·R·mR / (R + mR) of the same JSON (ng-F1 from ngR and ng-mR), 0 when both are 0."""
+    m = evaluate(iter(_cases(task, 3)), VOCAB, EvalOptions(task=task))["metrics"]
+    for k in (20, 50, 100):
+        for f1, r, mr in ((f"F1@{k}", f"R@{k}", f"mR@{k}"), (f"ng-F1@{k}", f"ngR@{k}", f"ng-mR@{k}")):
+            assert m[r] > 0 and m[f1] == pytest.approx(2 * m[r] * m[mr] / (m[r] + m[mr]), rel=1e-15)
+    none = evaluate(iter([]), VOCAB, EvalOptions(task=task))["metrics"]
+    assert none["F1@50"] is None and none["ng-F1@50"] is None  # no image evaluated: null with a reason
+    from sgg_eval.metrics.reduce import f1_score
+
+    assert f1_score(0.0, 0.0) == 0.0 and f1_score(0.5, 0.0) == 0.0 and f1_score(0.3, 0.3) == pytest.approx(0.3)

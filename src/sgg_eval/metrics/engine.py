@@ -18,8 +18,8 @@ from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
 
-from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, weighted_mean,
-                                     wimr_weights)
+from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, f1_score,
+                                     weighted_mean, wimr_weights)
 
 PROTOCOLS = ("reference", "strict")
 ORDERS = ("stored", "score")
@@ -92,14 +92,17 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
             r_name = f"{prefix}R@{k}" if prefix else f"R@{k}"
             m_name = f"{prefix}-mR@{k}" if prefix else f"mR@{k}"
             z_name = f"{prefix}-zR@{k}" if prefix else f"zR@{k}"
+            f_name = f"{prefix}-F1@{k}" if prefix else f"F1@{k}"
             if n == 0 or family not in fam:
                 reason = none_eval or no_scores
-                put(r_name, None, reason), put(m_name, None, reason), put(z_name, None, reason)
+                for name in (r_name, m_name, z_name, f_name):
+                    put(name, None, reason)
                 continue
             put(r_name, acc.recall[family][i] / n)
             per_c = acc.per_predicate_recall(family)[:, i]
             put(m_name, weighted_mean(per_c, uniform))
             vector(m_name, per_c)
+            put(f_name, f1_score(metrics[r_name], metrics[m_name]))
             if not zeroshot_source:
                 put(z_name, None, "zero-shot recall needs a zero-shot set (--zeroshot FILE or --stats STATS)")
             elif acc.zs_images == 0:

@@ -37,6 +37,13 @@ def weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
     return float(np.sum(values * weights) / np.sum(weights))
 
 
+def f1_score(recall: float, mean_recall: float) -> float:
+    """``F1@K = 2·R@K·mR@K / (R@K + mR@K)``: the harmonic mean of recall and mean recall of one run (0 when
+    both are 0), as Maelic/SGG-Benchmark reports it; ``ng-F1@K`` combines ngR@K and ng-mR@K the same way."""
+    total = recall + mean_recall
+    return 0.0 if total == 0 else 2.0 * recall * mean_recall / total
+
+
 def wimr_weights(num_pairs: np.ndarray, tau: float) -> np.ndarray:
     """wIMR's predicate weights ``n_c^τ`` (unnormalised; :func:`weighted_mean` normalises) from ``n_c`` indexed
     ``0..C`` (index 0, background, dropped). The one place the weighting rule lives."""
