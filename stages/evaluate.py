@@ -3,15 +3,20 @@ turns it into the metrics at the configured tau)."""
 
 import sys
 
+from sgg_eval.metrics.misuse import warning_summary
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.stages import run_evaluate
 
 
 def main() -> None:
     entry, task = sys.argv[1], sys.argv[2]
-    m = run_evaluate(load_params(), entry, task)["metrics"]
+    doc = run_evaluate(load_params(), entry, task)
+    m = doc["metrics"]
     print(f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
           f"IMR@20={100 * m['IMR@20']:.2f}")
+    warnings = warning_summary(doc["notes"])
+    if warnings:
+        print(f"evaluate {entry} {task}: {warnings}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
     from sgg_eval.evaluate import run_evaluation
     from sgg_eval.metrics.blocks import default_jobs
+    from sgg_eval.metrics.misuse import warning_summary
 
     result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
                             zeroshot=args.zeroshot, tau=args.tau, progress=sys.stderr.isatty(),
@@ -105,6 +106,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     c = result["counts"]
     print(f"{c['images_evaluated']} of {c['images_input']} images evaluated "
           f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)")
+    warnings = warning_summary(result["notes"])
+    if warnings:
+        print(warnings, file=sys.stderr)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.candidates import prepare
+from sgg_eval.metrics.misuse import empty_signals, image_signals
 from sgg_eval.metrics.ranks import image_ranks
 from sgg_eval.metrics.reduce import Accumulator
 
@@ -35,7 +36,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
                zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None) -> tuple[Accumulator, dict]:
     """Rank and accumulate one block of images: the block's accumulator and image counts."""
     acc = Accumulator(vocab.num_predicates)
-    counts = dict.fromkeys(COUNT_KEYS, 0)
+    counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
@@ -47,6 +48,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
         if len(pred.pairs) == 0 and opts.protocol == "reference":
             counts["images_skipped_no_pred"] += 1
             continue
+        image_signals(counts, gt, pred, opts.task, opts.score_kind)
         cand = prepare(gt, pred, opts, source)
         ranks = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit,
                             gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
@@ -85,8 +87,9 @@ def _rank_in_worker(block):
 def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, *, source: str = "",
                zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
                jobs: int = 1) -> tuple[Accumulator, dict]:
-    """All images of ``pairs`` accumulated block by block (on ``jobs`` processes), merged in block order."""
-    total, counts = Accumulator(vocab.num_predicates), dict.fromkeys(COUNT_KEYS, 0)
+    """All images of ``pairs`` accumulated block by block (on ``jobs`` processes), merged in block order; the
+    counts hold the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``)."""
+    total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
 
     def merge(result) -> None:
         acc, block_counts = result

@@ -17,6 +17,7 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
+from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 
 from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, f1_score,
                                      weighted_mean, wimr_weights)
@@ -61,8 +62,11 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
     acc, counts = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys, triplet_counts=triplet_counts,
                              jobs=jobs)
-    return finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
-                    zeroshot_source=zeroshot_source if zeroshot is not None else "")
+    signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
+    doc = finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
+                   zeroshot_source=zeroshot_source if zeroshot is not None else "")
+    doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
+    return doc
 
 
 def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dict, *, num_pairs=None,

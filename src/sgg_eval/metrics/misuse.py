@@ -1,0 +1,117 @@
+"""Misuse detectors: signs that a file is evaluated under the wrong task, leaks ground truth, or is not what it
+declares. A number computed that way is wrong however exact the metric code is, so the evaluation says so.
+
+:func:`image_signals` counts a few cheap facts per evaluated image (summed over blocks like the image counts);
+:func:`misuse_warnings` turns the totals into warnings for the document's ``notes``. Every threshold is a share
+of the evaluated images (or objects, or score rows), so one odd image never fires a warning:
+
+- **wrong task**: PredCls/SGCls outputs carry the GT boxes; predicted boxes unlike them in most images mean
+  detector outputs (SGDet) evaluated as PredCls/SGCls; boxes equal to the GT boxes in nearly every image of an
+  SGDet evaluation mean PredCls/SGCls outputs (GT boxes) scored as detection;
+- **GT-label leak** (SGCls): predicted object labels equal the GT labels on nearly every object;
+- **GT-pair leak** (SGCls, SGDet): the candidate pairs are exactly the GT subject-object pairs in nearly
+  every image, where a model must rank every pair it proposes;
+- **not probabilities**: a file that declares probabilities has score rows with negative values or not
+  summing to 1 (logits would be ranked as if they were probabilities);
+- **too few candidates**: fewer than 100 candidate pairs where the image's objects allow more, so R@100 and
+  mR@100 are capped below what the model could reach.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.metrics.boxes import iou_matrix
+
+SIGNAL_KEYS = ("signal_images", "boxes_are_gt", "label_objects", "labels_are_gt", "pairs_are_gt", "score_rows",
+               "score_rows_not_probabilities", "few_candidates")
+BOX_TOLERANCE = 1.0      # pixels: GT boxes saved by a model may be rounded or rescaled and back
+MOST, NEARLY_ALL = 0.5, 0.9
+LABEL_LEAK = 0.99        # SGCls label accuracy real models do not reach
+NOT_PROBABILITIES = 0.01  # share of checked score rows
+FEW = 0.1                # share of images with capped candidates
+ROWS_CHECKED = 256       # score rows checked per image (the first ones): a sample is enough to see the kind
+SUM_TOLERANCE = 1e-2
+K_MAX = 100
+WARNING = "WARNING "  # every detector's note starts with it
+
+
+def empty_signals() -> dict[str, int]:
+    return dict.fromkeys(SIGNAL_KEYS, 0)
+
+
+def _pairs_are_gt(gt, pred, boxes_are_gt: bool) -> bool:
+    """The distinct candidate pairs are exactly the distinct GT pairs (objects matched by index when the
+    boxes are the GT boxes, else by IoU >= 0.5)."""
+    gt_pairs = np.unique(gt.rels[:, :2], axis=0)
+    cand = np.unique(pred.pairs, axis=0)
+    if len(cand) != len(gt_pairs):
+        return False
+    if boxes_are_gt:
+        return bool(np.array_equal(cand, gt_pairs))
+    near = iou_matrix(pred.boxes, gt.boxes) >= np.float32(0.5)  # [pred object, GT object]
+    # match[c, g]: candidate pair c overlaps GT pair g on both ends
+    match = near[cand[:, 0]][:, gt_pairs[:, 0]] & near[cand[:, 1]][:, gt_pairs[:, 1]]
+    return bool(match.any(axis=1).all() and match.any(axis=0).all())
+
+
+def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str) -> None:
+    """Add one evaluated image's facts to ``signals`` (``gt`` has relations, ``pred`` at least one pair)."""
+    signals["signal_images"] += 1
+    n_gt, n_pred = len(gt.labels), len(pred.labels)
+    boxes_are_gt = n_pred == n_gt and n_gt > 0 and bool(
+        np.all(np.abs(pred.boxes.astype(np.float64) - gt.boxes) <= BOX_TOLERANCE))
+    signals["boxes_are_gt"] += boxes_are_gt
+    if task == "sgcls" and boxes_are_gt:
+        signals["label_objects"] += n_gt
+        signals["labels_are_gt"] += int(np.count_nonzero(pred.labels == gt.labels))
+    if task in ("sgcls", "sgdet") and len(pred.pairs) <= 2 * len(gt.rels):  # a leak proposes few pairs
+        signals["pairs_are_gt"] += _pairs_are_gt(gt, pred, boxes_are_gt)
+    if score_kind == "probabilities" and pred.rel_scores.size:
+        rows = np.asarray(pred.rel_scores[:ROWS_CHECKED], dtype=np.float64)
+        bad = (rows.min(axis=1) < -1e-6) | (np.abs(rows.sum(axis=1) - 1.0) > SUM_TOLERANCE)
+        signals["score_rows"] += len(rows)
+        signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
+    objects = n_gt if task == "predcls" else n_pred
+    signals["few_candidates"] += len(pred.pairs) < min(K_MAX, objects * (objects - 1))
+
+
+def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
+    """The warnings the totals call for, each saying what was seen and what to check."""
+    n = signals["signal_images"]
+    if n == 0:
+        return []
+    out = []
+    gt_boxes = signals["boxes_are_gt"]
+    if task in ("predcls", "sgcls") and gt_boxes < MOST * n:
+        out.append(f"{WARNING}wrong task? predicted boxes differ from the GT boxes in {n - gt_boxes} of {n} images; "
+                   f"{task} outputs carry the GT boxes, so this looks like detector (SGDet) outputs: check --task")
+    if task == "sgdet" and gt_boxes >= NEARLY_ALL * n:
+        out.append(f"{WARNING}wrong task? predicted boxes are the GT boxes in {gt_boxes} of {n} images: this looks "
+                   "like PredCls/SGCls outputs (GT boxes) scored as detection: check --task")
+    objects = signals["label_objects"]
+    if task == "sgcls" and objects and signals["labels_are_gt"] >= LABEL_LEAK * objects:
+        out.append(f"{WARNING}GT-label leak? predicted object labels equal the GT labels on "
+                   f"{signals['labels_are_gt']} of {objects} objects: SGCls must predict them (PredCls outputs, "
+                   "or GT labels copied into the predictions?)")
+    if task in ("sgcls", "sgdet") and signals["pairs_are_gt"] >= NEARLY_ALL * n:
+        out.append(f"{WARNING}GT-pair leak? the candidate pairs are exactly the GT pairs in {signals['pairs_are_gt']} "
+                   f"of {n} images: {task} must rank every pair it proposes, not the annotated ones")
+    rows = signals["score_rows"]
+    if rows and signals["score_rows_not_probabilities"] >= NOT_PROBABILITIES * rows:
+        out.append(f"{WARNING}not probabilities? {signals['score_rows_not_probabilities']} of {rows} checked score "
+                   "rows have negative values or do not sum to 1, but the file declares probabilities (logits "
+                   "are ranked wrongly as probabilities)")
+    if signals["few_candidates"] >= FEW * n:
+        out.append(f"{WARNING}too few candidates: {signals['few_candidates']} of {n} images have fewer than {K_MAX} "
+                   f"candidate pairs where their objects allow more, so R@{K_MAX} and mR@{K_MAX} are capped")
+    return out
+
+
+def warning_summary(notes: list[str]) -> str:
+    """One line for the terminal: how many warnings the evaluation's notes hold, and what they say ("" if
+    none)."""
+    warnings = [note[len(WARNING):] for note in notes if note.startswith(WARNING)]
+    if not warnings:
+        return ""
+    return f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (also in the JSON's notes): " + " | ".join(warnings)

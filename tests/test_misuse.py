@@ -1,0 +1,104 @@
+"""Misuse detectors (issue 12): each fires on an eval_results.pytorch file built to trigger it, and every
+detector stays silent on clean files of all three tasks. Files go through `sgg-eval evaluate`, so the notes
+of the JSON and the terminal summary line are both checked."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sgg_eval.cli import main
+from sgg_eval.data.types import GTImage, PredImage
+from torch_writer import eval_results_object, save_zip
+
+NUM_OBJECTS, NUM_PREDICATES = 150, 50  # eval_results files without --gt are VG150
+N_IMAGES = 30
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def _gt(rng, i):
+    n = int(rng.integers(5, 12))
+    xy = rng.integers(0, 400, size=(n, 2))
+    boxes = np.column_stack([xy, xy + rng.integers(30, 90, size=(n, 2))]).astype(np.float32)
+    m = int(rng.integers(3, 7))
+    s = rng.integers(0, n, size=m)
+    rels = np.column_stack([s, (s + rng.integers(1, n, size=m)) % n, rng.integers(1, NUM_PREDICATES + 1, size=m)])
+    return GTImage(i, 500, 500, boxes, rng.integers(1, NUM_OBJECTS + 1, size=n), rels)
+
+
+def _pred(rng, gt, task, *, gt_labels=False, gt_pairs=False, sigmoid=False, max_pairs=None, false_detections=True):
+    """A model's output for ``gt``: GT boxes for PredCls/SGCls, shifted boxes plus two false detections for
+    SGDet; labels right 70% of the time (SGCls/SGDet); every ordered pair of its objects, softmax scores.
+    The keywords make one kind of misuse: GT labels, GT pairs only, sigmoid scores, a cap on the pairs."""
+    n = len(gt.labels)
+    boxes, labels = gt.boxes.copy(), gt.labels.copy()
+    if task != "predcls" and not gt_labels:
+        wrong = rng.random(n) < 0.3
+        labels[wrong] = labels[wrong] % NUM_OBJECTS + 1
+    if task == "sgdet":
+        boxes = boxes + rng.integers(2, 6, size=boxes.shape).astype(np.float32)  # IoU stays well above 0.5
+    if task == "sgdet" and false_detections:
+        extra = np.array([[0, 0, 20, 20], [470, 470, 499, 499]], dtype=np.float32)
+        boxes, labels = np.vstack([boxes, extra]), np.concatenate([labels, [1, 2]])
+    q = len(labels)
+    if gt_pairs:
+        pairs = np.unique(gt.rels[:, :2], axis=0)
+    else:
+        pairs = np.array([(a, b) for a in range(q) for b in range(q) if a != b])
+    if max_pairs is not None:
+        pairs = pairs[:max_pairs]
+    raw = rng.normal(size=(len(pairs), NUM_PREDICATES + 1)).astype(np.float32)
+    # per-class sigmoids: in [0, 1], rows not summing to 1
+    scores = 1 / (1 + np.exp(-raw)) if sigmoid else _softmax(raw)
+    return PredImage(gt.image_id, boxes, labels, rng.random(q).astype(np.float32), pairs, scores.astype(np.float32))
+
+
+def _evaluate(tmp_path, capsys, task, evaluated_as=None, **kw):
+    rng = np.random.default_rng(7)
+    cases = []
+    for i in range(N_IMAGES):
+        gt = _gt(rng, i)
+        cases.append((gt, _pred(rng, gt, task, **kw)))
+    path = tmp_path / f"{task}_eval_results.pytorch"
+    save_zip(eval_results_object(cases), path)
+    out = tmp_path / "m.json"
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--task", evaluated_as or task, "--jobs", "1", "-o", str(out)]) == 0
+    warnings = [n for n in json.loads(out.read_text())["notes"] if n.startswith("WARNING")]
+    return warnings, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+def test_clean_files_raise_no_warning(tmp_path, capsys, task):
+    warnings, err = _evaluate(tmp_path, capsys, task)
+    assert warnings == [] and "warning" not in err
+
+
+TRIGGERS = {
+    "sgdet_as_sgcls": (dict(task="sgdet", evaluated_as="sgcls"), "wrong task? predicted boxes differ"),
+    # PredCls pairs index the GT objects, so a detector's extra objects make the file refused outright
+    # (tests/test_bad_inputs.py); with as many detections as GT objects it is evaluated, and warned about
+    "sgdet_as_predcls": (dict(task="sgdet", evaluated_as="predcls", false_detections=False),
+                         "wrong task? predicted boxes differ"),
+    "predcls_as_sgdet": (dict(task="predcls", evaluated_as="sgdet"), "wrong task? predicted boxes are the GT boxes"),
+    "sgcls_label_leak": (dict(task="sgcls", gt_labels=True), "GT-label leak?"),
+    "sgcls_pair_leak": (dict(task="sgcls", gt_pairs=True), "GT-pair leak?"),
+    "sgdet_pair_leak": (dict(task="sgdet", gt_pairs=True), "GT-pair leak?"),
+    # (negative values are refused by the reader; sigmoid scores in [0, 1] pass it and are caught here)
+    "sigmoids_declared_probabilities": (dict(task="predcls", sigmoid=True), "not probabilities?"),
+    "too_few_candidates": (dict(task="sgcls", max_pairs=12), "too few candidates"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIGGERS))
+def test_each_detector_fires_on_its_trigger_file(tmp_path, capsys, case):
+    kw, expected = TRIGGERS[case]
+    warnings, err = _evaluate(tmp_path, capsys, **kw)
+    assert len([w for w in warnings if expected in w]) == 1, warnings
+    assert expected in err and "warning" in err  # the terminal summary line
