@@ -68,7 +68,7 @@ def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str)
     if task in ("sgcls", "sgdet") and len(pred.pairs) <= 2 * len(gt.rels):  # a leak proposes few pairs
         signals["pairs_are_gt"] += _pairs_are_gt(gt, pred, boxes_are_gt)
     if score_kind == "probabilities" and pred.rel_scores.size:
-        rows = pred.rel_scores[:ROWS_CHECKED]
+        rows = np.asarray(pred.rel_scores[:ROWS_CHECKED], dtype=np.float32)  # float16 arithmetic is slow
         bad = (rows.min(axis=1) < -1e-6) | (np.abs(rows.sum(axis=1, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
         signals["score_rows"] += len(rows)
         signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
