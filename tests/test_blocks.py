@@ -40,9 +40,9 @@ def test_merging_accumulators_adds_every_sum():
     rng = np.random.default_rng(3)
     cases = [random_case(rng, VOCAB, "predcls", i) for i in range(30)]
     opts = EvalOptions(task="predcls", score_kind="probabilities")
-    whole, _ = blocks.rank_block(cases, VOCAB, opts, "", None, None)
-    first, _ = blocks.rank_block(cases[:13], VOCAB, opts, "", None, None)
-    second, _ = blocks.rank_block(cases[13:], VOCAB, opts, "", None, None)
+    whole, _, _ = blocks.rank_block(cases, VOCAB, opts, "", None, None)
+    first, _, _ = blocks.rank_block(cases[:13], VOCAB, opts, "", None, None)
+    second, _, _ = blocks.rank_block(cases[13:], VOCAB, opts, "", None, None)
     first.merge(second)
     assert first.images == whole.images == 30 - sum(len(g.rels) == 0 or len(p.pairs) == 0 for g, p in cases)
     assert first.families == whole.families

@@ -18,6 +18,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.candidates import prepare
+from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import empty_signals, image_signals
 from sgg_eval.metrics.ranks import image_ranks
 from sgg_eval.metrics.reduce import Accumulator
@@ -33,15 +34,20 @@ def default_jobs() -> int:
 
 
 def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, source: str,
-               zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None) -> tuple[Accumulator, dict]:
-    """Rank and accumulate one block of images: the block's accumulator and image counts."""
+               zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None
+               ) -> tuple[Accumulator, dict, BoxCollector | None]:
+    """Rank and accumulate one block of images: the block's accumulator, image counts and (SGDet) the objects
+    of every image for the detector's box mAP."""
     acc = Accumulator(vocab.num_predicates)
+    boxes = BoxCollector() if opts.task == "sgdet" else None
     counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
     for gt, pred in block:
         counts["images_input"] += 1
+        if boxes is not None:  # every image of the file, with or without relations
+            boxes.add(gt, pred)
         if len(gt.rels) == 0:
             counts["images_skipped_no_gt"] += 1
             continue
@@ -57,7 +63,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
         acc.add(ranks, zs, flat_counts[keys] if flat_counts is not None else None)
         counts["images_evaluated"] += 1
         counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
-    return acc, counts
+    return acc, counts, boxes
 
 
 def _blocks(pairs: Iterable, size: int) -> Iterator[list]:
@@ -86,22 +92,26 @@ def _rank_in_worker(block):
 
 def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, *, source: str = "",
                zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
-               jobs: int = 1) -> tuple[Accumulator, dict]:
+               jobs: int = 1) -> tuple[Accumulator, dict, BoxCollector | None]:
     """All images of ``pairs`` accumulated block by block (on ``jobs`` processes), merged in block order; the
-    counts hold the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``)."""
+    counts hold the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet,
+    the objects of every image (for the detector's box mAP), else None."""
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
+    all_boxes = BoxCollector() if opts.task == "sgdet" else None
 
     def merge(result) -> None:
-        acc, block_counts = result
+        acc, block_counts, boxes = result
         total.merge(acc)
         for key, value in block_counts.items():
             counts[key] += value
+        if boxes is not None:
+            all_boxes.merge(boxes)
 
     fixed = (vocab, opts, source, zs_keys, triplet_counts)
     if jobs <= 1:
         for block in _blocks(pairs, BLOCK_IMAGES):
             merge(rank_block(block, *fixed))
-        return total, counts
+        return total, counts, all_boxes
     # fork: workers inherit the imported modules (no re-import per worker); elsewhere, spawn
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=fixed) as pool:
@@ -112,4 +122,4 @@ def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, op
                 merge(pending.popleft().get())
         while pending:
             merge(pending.popleft().get())
-    return total, counts
+    return total, counts, all_boxes

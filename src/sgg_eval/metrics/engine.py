@@ -17,6 +17,7 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
+from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 
 from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, f1_score,
@@ -60,11 +61,18 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    acc, counts = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys, triplet_counts=triplet_counts,
-                             jobs=jobs)
+    acc, counts, boxes = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys,
+                                    triplet_counts=triplet_counts, jobs=jobs)
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
     doc = finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
                    zeroshot_source=zeroshot_source if zeroshot is not None else "")
+    if boxes is None:
+        doc["metrics"].update(dict.fromkeys(DET_METRICS))
+        doc["notes"].append("detector mAP is defined for SGDet only (PredCls and SGCls are given the GT boxes)")
+    else:
+        det, det_notes = box_map(boxes, vocab.num_objects)
+        doc["metrics"].update(det)
+        doc["notes"] += det_notes
     doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
     return doc
 
