@@ -15,8 +15,8 @@ _spec.loader.exec_module(dvc_deps)
 LAYERS = (
     ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio")),
     ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
-    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.pko", "sgg_eval.report",
-                 "sgg_eval.splits", "sgg_eval.simulate")),
+    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.audit", "sgg_eval.pko",
+                 "sgg_eval.report", "sgg_eval.splits", "sgg_eval.simulate")),
     ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
 )
 

@@ -66,3 +66,9 @@ def write_json(path: str | os.PathLike, obj) -> None:
     text = json.dumps(obj, indent=2, sort_keys=True, allow_nan=False) + "\n"
     with atomic_output(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

@@ -77,6 +77,28 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     print(json.dumps(brief, indent=2, sort_keys=True))
 
 
+_EPILOG_AUDIT = """example: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
+  sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
+"""
+
+
+def _cmd_audit(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json, write_text
+    from sgg_eval.audit import audit_markdown, run_audit
+    from sgg_eval.metrics.blocks import default_jobs
+
+    doc = run_audit(args.predictions, args.task, gt=args.gt, subset=args.subset, published=tuple(args.published),
+                    jobs=args.jobs or default_jobs())
+    text = audit_markdown(doc)
+    if args.output:
+        write_json(args.output, doc)
+    if args.md:
+        write_text(args.md, text)
+    print(text, end="")
+    if any(not p["reference"] and p["matches"] for p in doc["published"]):
+        print("warning: a published value matches a variant other than the reference", file=sys.stderr)
+
+
 _EPILOG_EVALUATE = """PREDICTIONS may be a Scene-Graph-Benchmark.pytorch eval_results.pytorch (ground truth inside,
 zip or legacy torch format, read without torch), an SGBench JSON, or an sgg-eval prediction store; the
 last two need --gt. Metrics needing training statistics (wIMR, wR_tr, computed zero-shot set) are null
@@ -227,6 +249,27 @@ def build_parser() -> argparse.ArgumentParser:
                         "depend on it")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("audit", help="every variant of R@K and mR@K the literature mixes, and which one a "
+                                     "published number is",
+                       description="Evaluate once and report R@K and mR@K per-image vs pooled (and mR over the "
+                                   "present predicates only), with and without graph constraint, images without "
+                                   "predictions skipped vs counted as misses, all images vs the first N. "
+                                   "Definitions and sources: docs/variants.md.",
+                       epilog=_EPILOG_AUDIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5)")
+    p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
+    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
+    p.add_argument("--published", action="append", default=[], metavar="METRIC@K=VALUE",
+                   help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
+                        "restrict the match to no-graph-constraint variants")
+    p.add_argument("--subset", type=_bounded(int, 0, 10**9), default=1000,
+                   help="also report the first N images (0: no subset; default: %(default)s)")
+    p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
+                   help="processes ranking images in parallel (default: every core)")
+    p.add_argument("-o", "--output", help="write the audit JSON here")
+    p.add_argument("--md", help="write the audit as Markdown here")
+    p.set_defaults(func=_cmd_audit)
 
     p = sub.add_parser("simulate", help="SIMULATED model outputs (baseline and five debiasing methods) for a split",
                        description="Write SIMULATED predictions of one backbone for the methods baseline "

@@ -53,6 +53,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
             continue
         if len(pred.pairs) == 0 and opts.protocol == "reference":
             counts["images_skipped_no_pred"] += 1
+            acc.add_missed(gt.rels[:, 2])
             continue
         image_signals(counts, gt, pred, opts.task, opts.score_kind)
         cand = prepare(gt, pred, opts, source)

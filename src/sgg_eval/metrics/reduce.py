@@ -69,6 +69,11 @@ class Accumulator:
         self.prk_sum, self.prk_rows = np.zeros(c), np.zeros(c)
         self.inst = 0.0
         self.rel_recall, self.rel_per_pred = np.zeros(nr), np.zeros((c, nr))
+        # for the variants published numbers mix (metrics/variants.py): hits and GT rows per predicate pooled
+        # over images, and the GT of images skipped for having no predicted pair
+        self.pooled_hits = {f: np.zeros((c, nk)) for f in ("gc", "ng")}
+        self.rows_c = np.zeros(c)
+        self.missed_images, self.missed_pred_images, self.missed_rows_c = 0, np.zeros(c), np.zeros(c)
         self.families: set[str] = set()
 
     def add(self, r: ImageRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None) -> None:
@@ -78,6 +83,7 @@ class Accumulator:
         count_c = np.bincount(p, minlength=self.C + 1).astype(np.float64)
         present = count_c > 0
         self.pred_images += present
+        self.rows_c += count_c
 
         def per_row(ranks: np.ndarray) -> np.ndarray:
             return ranks[:, None] < self.ks[None, :]
@@ -85,7 +91,9 @@ class Accumulator:
         def add_recall(family: str, ranks: np.ndarray) -> None:
             hits = per_row(ranks)
             self.recall[family] += hits.sum(axis=0) / m
-            self.per_pred[family][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
+            hits_c = _per_predicate(hits, p, self.C)
+            self.per_pred[family][present] += hits_c[present] / count_c[present, None]
+            self.pooled_hits[family] += hits_c
             if zeroshot is not None and zeroshot.any():
                 self.zs_recall[family] += hits[zeroshot].sum(axis=0) / zeroshot.sum()
 
@@ -125,6 +133,14 @@ class Accumulator:
             ok = ~np.isnan(r.predicate_rank)
             self.prk_sum += np.bincount(p[ok], weights=r.predicate_rank[ok], minlength=self.C + 1)
             self.prk_rows += np.bincount(p[ok], minlength=self.C + 1)
+
+    def add_missed(self, predicates: np.ndarray) -> None:
+        """An image with GT relations (``predicates[M]``) but no predicted pair, skipped by the reference
+        protocol: kept so that the strict variant (a miss on every row) can be reported from the same run."""
+        count_c = np.bincount(predicates, minlength=self.C + 1).astype(np.float64)
+        self.missed_images += 1
+        self.missed_pred_images += count_c > 0
+        self.missed_rows_c += count_c
 
     def merge(self, other: Accumulator) -> None:
         """Add ``other``'s images (a later block): every sum adds, families unite. Blocks merged in the same

@@ -1,0 +1,151 @@
+"""The variants of R@K and mR@K that published numbers mix, from one evaluation, and which of them a
+published number is (``sgg-eval audit``; definitions and sources in ``docs/variants.md``).
+
+Every variant is a reduction of the same accumulator (``reduce.Accumulator``), along four dimensions:
+
+- constraint: graph-constrained ``GC`` (one predicate per pair; the reference) or ``NG`` (no constraint);
+- aggregation, for R@K: ``per-image`` mean of the image's recall (the reference) or ``pooled`` (hits over
+  all GT rows of all images); for mR@K: ``per-image`` (per predicate, the mean over the images containing it
+  of the image's recall of its rows; the reference), ``pooled`` (per predicate, its hits over its rows) or
+  ``present-only`` (the per-image variant averaged over the predicates present in the evaluated GT only;
+  the first two average over all C predicates, an absent one counting 0, as the reference does);
+- protocol: images without any predicted pair ``skipped`` (the reference) or counted as all-miss (``strict``);
+- images: ``all`` evaluated images (the reference) or the first N of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from itertools import product
+
+import numpy as np
+
+from sgg_eval.metrics.reduce import RECALL_KS, Accumulator, weighted_mean
+
+CONSTRAINTS = ("GC", "NG")
+AGGREGATIONS = {"R": ("per-image", "pooled"), "mR": ("per-image", "pooled", "present-only")}
+PROTOCOLS = ("skipped", "strict")
+FAMILY = {"GC": "gc", "NG": "ng"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    metric: str       # "R" | "mR"
+    k: int
+    constraint: str   # "GC" | "NG"
+    aggregation: str  # see AGGREGATIONS
+    protocol: str     # "skipped" | "strict"
+    images: str       # "all" | "first N"
+    value: float | None
+
+    @property
+    def reference(self) -> bool:
+        return (self.constraint, self.aggregation, self.protocol, self.images) == ("GC", "per-image", "skipped", "all")
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric}@{self.k} {self.constraint}, {self.aggregation}, {self.protocol}, {self.images} images"
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "reference": self.reference}
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return None if den == 0 else float(num / den)
+
+
+def recall(acc: Accumulator, constraint: str, k: int, aggregation: str, protocol: str) -> float | None:
+    """R@K: ``Σ_i hits_i / M_i / n`` (per-image) or ``Σ_i hits_i / Σ_i M_i`` (pooled); strict adds the images
+    without a predicted pair to n (and their rows to Σ M) as misses."""
+    family, i = FAMILY[constraint], acc.k_index(k)
+    if family not in acc.families:
+        return None
+    strict = protocol == "strict"
+    if aggregation == "per-image":
+        return _ratio(acc.recall[family][i], acc.images + (acc.missed_images if strict else 0))
+    rows = acc.rows_c[1:].sum() + (acc.missed_rows_c[1:].sum() if strict else 0)
+    return _ratio(acc.pooled_hits[family][1:, i].sum(), rows)
+
+
+def mean_recall(acc: Accumulator, constraint: str, k: int, aggregation: str, protocol: str) -> float | None:
+    """mR@K: the mean over predicates c of ``mean_{i ∋ c} hits_{i,c} / M_{i,c}`` (per-image) or
+    ``Σ_i hits_{i,c} / Σ_i M_{i,c}`` (pooled), over all C predicates (absent: 0), or of the per-image value
+    over the predicates present in the evaluated GT only (present-only); strict counts the images without a
+    predicted pair (and their rows) as misses."""
+    family, i = FAMILY[constraint], acc.k_index(k)
+    if family not in acc.families:
+        return None
+    strict = protocol == "strict"
+    if aggregation == "pooled":
+        num = acc.pooled_hits[family][1:, i]
+        den = acc.rows_c[1:] + (acc.missed_rows_c[1:] if strict else 0)
+    else:
+        num = acc.per_pred[family][1:, i]
+        den = acc.pred_images[1:] + (acc.missed_pred_images[1:] if strict else 0)
+    per_c = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    weights = (den > 0).astype(np.float64) if aggregation == "present-only" else np.ones_like(per_c)
+    return None if weights.sum() == 0 else weighted_mean(per_c, weights)
+
+
+def variants(acc: Accumulator, subset: Accumulator | None = None, subset_images: int = 0) -> list[Variant]:
+    """Every variant of R@K and mR@K (K = 20/50/100) on all images, and on the first ``subset_images`` images
+    when ``subset`` (their accumulator) is given."""
+    sets = [("all", acc)] + ([(f"first {subset_images}", subset)] if subset is not None else [])
+    out = []
+    for images, a in sets:
+        for metric, reduce in (("R", recall), ("mR", mean_recall)):
+            for constraint, aggregation, protocol, k in product(CONSTRAINTS, AGGREGATIONS[metric], PROTOCOLS,
+                                                                RECALL_KS):
+                out.append(Variant(metric, k, constraint, aggregation, protocol, images,
+                                   reduce(a, constraint, k, aggregation, protocol)))
+    return out
+
+
+_PUBLISHED = re.compile(r"^\s*(ng-?)?(m?R)@(\d+)\s*=\s*(\d+(?:\.(\d*))?)\s*$")
+
+
+def parse_published(text: str) -> tuple[str, int, str | None, float, int]:
+    """``"mR@100=12.3"`` → (metric, K, constraint or None, value in percent, decimals printed). ``ngR@K`` and
+    ``ng-mR@K`` restrict the match to NG variants; ``R@K`` and ``mR@K`` consider both constraints (the point:
+    an NG number published as R@K)."""
+    m = _PUBLISHED.match(text)
+    if not m or int(m.group(3)) not in RECALL_KS:
+        raise ValueError(f"{text!r}: expected R@K, mR@K, ngR@K or ng-mR@K = a percentage, K in {RECALL_KS}")
+    return m.group(2), int(m.group(3)), "NG" if m.group(1) else None, float(m.group(4)), len(m.group(5) or "")
+
+
+def match_published(text: str, rows: list[Variant]) -> dict:
+    """The variants within rounding of a published value (half a unit of its last printed digit), and a
+    verdict that warns when the reference variant is not among them."""
+    metric, k, constraint, value, decimals = parse_published(text)
+    tolerance = 0.5 * 10.0 ** -decimals + 1e-9
+    candidates = [v for v in rows if v.metric == metric and v.k == k and v.value is not None
+                  and (constraint is None or v.constraint == constraint)]
+    matches = [v for v in candidates if abs(100 * v.value - value) <= tolerance]
+    if any(v.reference for v in matches):
+        others = [v.label for v in matches if not v.reference]
+        verdict = "the reference variant" + (f" (also within rounding: {'; '.join(others)})" if others else "")
+    elif matches:
+        verdict = "WARNING not the reference variant: " + "; ".join(v.label for v in matches)
+    elif candidates:
+        closest = min(candidates, key=lambda v: abs(100 * v.value - value))
+        verdict = f"no variant within rounding (closest: {closest.label} = {100 * closest.value:.{decimals + 1}f})"
+    else:
+        verdict = "no variant of this metric could be computed for this input"
+    return {"published": text.strip(), "matches": [v.label for v in matches], "verdict": verdict,
+            "reference": any(v.reference for v in matches)}
+
+
+def variants_markdown(rows: list[Variant], title: str) -> str:
+    """A Markdown table: one row per variant (without K), one column per K, values in percent."""
+    keyed: dict[tuple, dict[int, float | None]] = {}
+    for v in rows:
+        keyed.setdefault((v.metric, v.constraint, v.aggregation, v.protocol, v.images, v.reference), {})[v.k] = v.value
+    lines = [title, "", "| metric | constraint | aggregation | protocol | images | " +
+             " | ".join(f"K={k}" for k in RECALL_KS) + " |", "|---" * (5 + len(RECALL_KS)) + "|"]
+    for (metric, constraint, aggregation, protocol, images, ref), values in keyed.items():
+        cells = ["-" if values.get(k) is None else f"{100 * values[k]:.2f}" for k in RECALL_KS]
+        name = f"**{metric}** (reference)" if ref else metric
+        lines.append(f"| {name} | {constraint} | {aggregation} | {protocol} | {images} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
