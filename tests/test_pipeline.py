@@ -100,6 +100,7 @@ def test_logged_metrics_match_the_json_files(project):
             continue
         entry, task = r.data.tags["sgg_eval.model"], r.data.tags["sgg_eval.task"]
         doc = json.loads((p / f"data/vg150_sim/results/metrics/{entry}/{task}.json").read_text())
+        assert doc["metrics"]["F1@50"] is not None and (doc["metrics"]["det_mAP@50"] is not None) == (task == "sgdet")
         for name, value in doc["metrics"].items():
             if value is not None:
                 assert r.data.metrics[f"{task}/{name.replace('@', '_at_')}"] == pytest.approx(value, abs=0)
