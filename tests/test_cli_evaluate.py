@@ -101,6 +101,30 @@ def test_eval_results_with_gt_is_scored_on_the_split_after_checking_the_files_gt
     assert not (tmp_path / "bad.json").exists()
 
 
+@pytest.mark.parametrize("change, named", [
+    (lambda g: (g.boxes + np.float32(0.5), g.rels), "bbox"),                 # boxes off by half a pixel
+    (lambda g: (g.boxes, np.column_stack([g.rels[:, :2], g.rels[:, 2] % VOCAB.num_predicates + 1])),
+     "relation_tuple"),                                                     # other predicates
+    (lambda g: (g.boxes + np.float32(0.005), g.rels[::-1]), None),          # rounding, rows reordered: the same GT
+])
+def test_the_files_gt_must_equal_the_splits(tmp_path, capsys, change, named):
+    cases, _ = _setup(tmp_path, task="sgdet")
+    i = next(i for i, (g, _) in enumerate(cases) if len(g.rels) > 1)
+    g, p = cases[i]
+    boxes, rels = change(g)
+    other = GTImage(g.image_id, g.width, g.height, boxes, g.labels, rels)
+    save_legacy(eval_results_object([*cases[:i], (other, p), *cases[i + 1:]]), tmp_path / "er.pytorch")
+    capsys.readouterr()
+    code = main(["evaluate", str(tmp_path / "er.pytorch"), "--task", "sgdet", "--gt", str(tmp_path / "test.h5"),
+                 "-o", str(tmp_path / "m.json")])
+    err = capsys.readouterr().err
+    if named is None:
+        assert code == 0, err
+    else:
+        assert code == 2 and f"image {g.image_id} (#{i})" in err and named in err, err
+        assert not (tmp_path / "m.json").exists()
+
+
 def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
     cases, _ = _setup(tmp_path, task="sgdet")
     # detections outnumber the GT objects somewhere, so some pair indexes a box the GT does not have
