@@ -63,9 +63,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
 
 def write_json(path: str | os.PathLike, obj) -> None:
     """Write deterministic JSON (sorted keys, fixed indentation, trailing newline) atomically."""
-    text = json.dumps(obj, indent=2, sort_keys=True, allow_nan=False) + "\n"
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

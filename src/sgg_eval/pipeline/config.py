@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from sgg_eval.atomic import atomic_output
+from sgg_eval.atomic import write_text
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.simulate.world import SimParams
 from sgg_eval.data.vg150 import VG150Files
@@ -49,8 +49,7 @@ def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
 
     text = compose_yaml(conf_dir, overrides)
     check_params(resolve(yaml.safe_load(text), conf_dir))
-    with atomic_output(out) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(out, text)
     return text
 
 

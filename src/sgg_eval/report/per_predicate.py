@@ -6,7 +6,7 @@ import csv
 import io
 import os
 
-from sgg_eval.atomic import atomic_output
+from sgg_eval.atomic import write_text
 from sgg_eval.stats import TrainingStats
 
 
@@ -30,5 +30,4 @@ def write_per_predicate_csv(path: str | os.PathLike, result: dict, stats: Traini
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    with atomic_output(path) as tmp:
-        tmp.write_text(buf.getvalue(), encoding="utf-8")
+    write_text(path, buf.getvalue())

@@ -14,7 +14,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from sgg_eval.atomic import atomic_output
+from sgg_eval.atomic import write_text
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
 UNSCALED = frozenset({"PRk"})
@@ -115,8 +115,7 @@ class Table:
         paths = []
         for ext, text in (("md", self.markdown()), ("tex", self.latex()), ("csv", self.csv())):
             path = os.path.join(folder, f"{self.name}.{ext}")
-            with atomic_output(path) as tmp:
-                tmp.write_text(text, encoding="utf-8")
+            write_text(path, text)
             paths.append(path)
         return paths
 
