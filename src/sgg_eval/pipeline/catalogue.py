@@ -25,7 +25,7 @@ import yaml
 
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
-from sgg_eval.pipeline.entries import PKO_ONLY, PKO_SUFFIX
+from sgg_eval.pipeline.entries import parse_entry
 
 SIMULATION_FILE = "simulation/default.yaml"
 # params.yaml's `paths.data` is the dataset's folder; these sub-folders are the layout inside it (dvc.yaml
@@ -46,24 +46,26 @@ def _read(path: Path, what: str) -> dict:
 
 
 def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
-    """Every model the knobs refer to: entries (``<model>_pko`` read as its model), ``pko.apply_to``,
-    ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*`` and ``evaluation.model``. A name with no file
-    is kept as is, so the schema reports it."""
+    """Every model with a file in ``conf_dir/model`` that the knobs refer to: entries (read by the one entry
+    rule, ``entries.parse_entry``: ``<model>_pko`` and ``pko_only`` name their base model), ``pko.apply_to``,
+    ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*`` and ``evaluation.model``. A name without a file
+    is left out; the schema reports it."""
     evaluation, pko, figures = (params.get(k) or {} for k in ("evaluation", "pko", "figures"))
     names = list(evaluation.get("entries") or [])
     apply_to = pko.get("apply_to") or []
     names += apply_to if isinstance(apply_to, list) else [apply_to]
     names += [pko.get("pko_only_from"), pko.get("blind_model"), evaluation.get("model"), *figures.values()]
-    folder = Path(conf_dir) / "model"
+    available = {path.stem for path in (Path(conf_dir) / "model").glob("*.yaml")}
     out = []
     for name in names:
-        if not isinstance(name, str) or name == PKO_ONLY and not (folder / f"{name}.yaml").is_file():
-            continue  # the PKO-only entry (a model file of that name is read, so the schema refuses it)
-        if not (folder / f"{name}.yaml").is_file() and name.endswith(PKO_SUFFIX) \
-                and (folder / f"{name[: -len(PKO_SUFFIX)]}.yaml").is_file():
-            name = name[: -len(PKO_SUFFIX)]
-        if name not in out:
-            out.append(name)
+        if not isinstance(name, str):
+            continue  # not a name: the schema reports it
+        try:
+            model = parse_entry(name, available, pko.get("pko_only_from")).model
+        except KeyError:  # no such model
+            continue
+        if model in available and model not in out:
+            out.append(model)
     return out
 
 
@@ -75,8 +77,7 @@ def resolve(knobs: Mapping, conf_dir: str | os.PathLike = "conf") -> dict:
     params = copy.deepcopy(dict(knobs))
     conf = Path(conf_dir)
     folder = conf / "model"
-    params["models"] = {name: _read(folder / f"{name}.yaml", "model")
-                        for name in model_names(params, conf) if (folder / f"{name}.yaml").is_file()}
+    params["models"] = {name: _read(folder / f"{name}.yaml", "model") for name in model_names(params, conf)}
     params["tasks"] = {task: _read(conf / "task" / f"{task}.yaml", "task") for task in TASKS}
     params["simulation"] = _read(conf / SIMULATION_FILE, "simulation")
     paths = params.get("paths")
