@@ -4,13 +4,12 @@ literature mixes, and which of them published numbers match (``metrics/variants.
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from itertools import islice
 
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
 from sgg_eval.metrics.engine import EvalOptions
-from sgg_eval.metrics.variants import Variant, match_published, parse_published, variants, variants_markdown
+from sgg_eval.metrics.variants import match_published, parse_published, variants, variants_markdown
 from sgg_eval.sources import open_predictions
 
 
@@ -26,10 +25,12 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
     opts = EvalOptions(task=task, protocol="reference", order=source.order, score_kind=source.score_kind)
-    acc, counts, _ = accumulate(source.pairs(), source.vocab, opts, source=path, jobs=jobs)
+    # only recall counts are needed: no detector boxes (they would hold every object of the file)
+    acc, counts, _ = accumulate(source.pairs(), source.vocab, opts, source=path, jobs=jobs, detector_boxes=False)
     first = None
     if 0 < subset < counts["images_input"]:
-        first, _, _ = accumulate(islice(source.pairs(), subset), source.vocab, opts, source=path, jobs=jobs)
+        first, _, _ = accumulate(islice(source.pairs(), subset), source.vocab, opts, source=path, jobs=jobs,
+                                 detector_boxes=False)
     rows = variants(acc, first, subset)
     return {"input": {"path": os.path.basename(path), "format": source.fmt}, "task": task,
             "images": {"input": counts["images_input"], "evaluated": counts["images_evaluated"],
@@ -42,9 +43,8 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
 
 def audit_markdown(doc: dict) -> str:
     """The audit as Markdown: the variants table, then one line per published value."""
-    rows = [Variant(**{f.name: v[f.name] for f in fields(Variant)}) for v in doc["variants"]]
     images = doc["images"]
-    text = variants_markdown(rows, f"Variants of R@K and mR@K: {doc['input']['path']}, {doc['task']}, "
+    text = variants_markdown(doc["variants"], f"Variants of R@K and mR@K: {doc['input']['path']}, {doc['task']}, "
                                    f"{images['evaluated']} of {images['input']} images evaluated "
                                    f"({images['without_predicted_pairs']} without predicted pairs); percent, "
                                    "the reference variant in bold")

@@ -34,12 +34,12 @@ def default_jobs() -> int:
 
 
 def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, source: str,
-               zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None
+               zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None, detector_boxes: bool = True
                ) -> tuple[Accumulator, dict, BoxCollector | None]:
-    """Rank and accumulate one block of images: the block's accumulator, image counts and (SGDet) the objects
-    of every image for the detector's box mAP."""
+    """Rank and accumulate one block of images: the block's accumulator, image counts and (SGDet, when
+    ``detector_boxes``) the objects of every image for the detector's box mAP."""
     acc = Accumulator(vocab.num_predicates)
-    boxes = BoxCollector() if opts.task == "sgdet" else None
+    boxes = BoxCollector() if detector_boxes and opts.task == "sgdet" else None
     counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
@@ -93,12 +93,12 @@ def _rank_in_worker(block):
 
 def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, *, source: str = "",
                zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
-               jobs: int = 1) -> tuple[Accumulator, dict, BoxCollector | None]:
+               jobs: int = 1, detector_boxes: bool = True) -> tuple[Accumulator, dict, BoxCollector | None]:
     """All images of ``pairs`` accumulated block by block (on ``jobs`` processes), merged in block order; the
     counts hold the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet,
-    the objects of every image (for the detector's box mAP), else None."""
+    the objects of every image (for the detector's box mAP) unless ``detector_boxes`` is false, else None."""
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
-    all_boxes = BoxCollector() if opts.task == "sgdet" else None
+    all_boxes = BoxCollector() if detector_boxes and opts.task == "sgdet" else None
 
     def merge(result) -> None:
         acc, block_counts, boxes = result
@@ -108,7 +108,7 @@ def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, op
         if boxes is not None:
             all_boxes.merge(boxes)
 
-    fixed = (vocab, opts, source, zs_keys, triplet_counts)
+    fixed = (vocab, opts, source, zs_keys, triplet_counts, detector_boxes)
     if jobs <= 1:
         for block in _blocks(pairs, BLOCK_IMAGES):
             merge(rank_block(block, *fixed))

@@ -137,11 +137,13 @@ def match_published(text: str, rows: list[Variant]) -> dict:
             "reference": any(v.reference for v in matches)}
 
 
-def variants_markdown(rows: list[Variant], title: str) -> str:
-    """A Markdown table: one row per variant (without K), one column per K, values in percent."""
+def variants_markdown(rows: list[dict], title: str) -> str:
+    """A Markdown table of variants as the audit JSON holds them (``Variant.as_dict``): one row per variant
+    (without K), one column per K, values in percent."""
     keyed: dict[tuple, dict[int, float | None]] = {}
     for v in rows:
-        keyed.setdefault((v.metric, v.constraint, v.aggregation, v.protocol, v.images, v.reference), {})[v.k] = v.value
+        key = (v["metric"], v["constraint"], v["aggregation"], v["protocol"], v["images"], v["reference"])
+        keyed.setdefault(key, {})[v["k"]] = v["value"]
     lines = [title, "", "| metric | constraint | aggregation | protocol | images | " +
              " | ".join(f"K={k}" for k in RECALL_KS) + " |", "|---" * (5 + len(RECALL_KS)) + "|"]
     for (metric, constraint, aggregation, protocol, images, ref), values in keyed.items():
