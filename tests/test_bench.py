@@ -16,3 +16,4 @@ def test_bench_measures_every_task_in_both_layouts():
     assert [(r[0], r[1]) for r in rows] == [(t, lay) for t in ("predcls", "sgcls", "sgdet") for lay in ("zip", "legacy")]
     for r in rows:
         assert float(r[4]) >= 0 and float(r[5]) > 0 and r[6].endswith("x"), r
+        assert 0 < float(r[9]) <= float(r[10]) and float(r[8]) > 0, r  # the heap is part of the RSS

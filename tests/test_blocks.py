@@ -62,3 +62,40 @@ def test_an_error_in_a_worker_names_file_image_and_field(small_blocks):
     with pytest.raises(InputError) as err:
         evaluate(cases, VOCAB, EvalOptions(task="predcls", score_kind="probabilities"), source="m.h5", jobs=2)
     assert err.value.path == "m.h5" and err.value.image_id == gt.image_id and err.value.field == "pairs"
+
+
+class ListSource:
+    """An ImageSource over a list that records which process read which block."""
+
+    def __init__(self, cases, bad_position=None):
+        self.cases, self.count, self.bad = cases, len(cases), bad_position
+
+    def read(self, start, stop):
+        for i in range(start, min(stop, self.count)):
+            if i == self.bad:
+                raise InputError("unreadable scores", path="m.pytorch", image_id=self.cases[i][0].image_id,
+                                 field="pred_rel_scores")
+            yield self.cases[i]
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgdet"])
+def test_workers_reading_their_own_blocks_give_the_same_document(small_blocks, task):
+    rng = np.random.default_rng(23)
+    cases = [random_case(rng, VOCAB, task, i) for i in range(45)]
+    opts = EvalOptions(task=task, score_kind="probabilities")
+    stream = json.dumps(evaluate(iter(cases), VOCAB, opts, jobs=1), sort_keys=True)
+    for jobs in (1, 2, 3):
+        done = []
+        doc = evaluate(ListSource(cases), VOCAB, opts, jobs=jobs, progress=done.append)
+        assert json.dumps(doc, sort_keys=True) == stream
+        assert done == list(range(7, 45, 7)) + [45]  # after every block, in order
+
+
+def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):
+    rng = np.random.default_rng(29)
+    cases = [random_case(rng, VOCAB, "predcls", i) for i in range(40)]
+    with pytest.raises(InputError) as err:
+        evaluate(ListSource(cases, bad_position=30), VOCAB, EvalOptions(task="predcls", score_kind="probabilities"),
+                 jobs=2)
+    assert err.value.path == "m.pytorch" and err.value.image_id == cases[30][0].image_id
+    assert err.value.field == "pred_rel_scores"

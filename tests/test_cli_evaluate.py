@@ -137,13 +137,31 @@ def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
 
 
 def test_progress_lines_when_not_on_a_terminal(capsys):
-    from sgg_eval.evaluate import _progress
+    from sgg_eval.evaluate import _Progress
 
-    items = list(_progress(range(1000), True, every_s=0.0))
-    assert items == list(range(1000))
+    report = _Progress()
+    report.every_s = 0.0
+    for done in (256, 512, 700):
+        report(done)
+    report.close()
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
-    assert lines and all(ln.startswith("  evaluated ") and "/s)" in ln for ln in lines)
-    assert list(_progress(range(5), False)) == list(range(5)) and not capsys.readouterr().err
+    assert [ln.split()[1] for ln in lines] == ["256", "512", "700"]
+    assert all(ln.startswith("  evaluated ") and "/s)" in ln for ln in lines)
+    quiet = _Progress()
+    quiet(256)  # the default interval is seconds long
+    assert not capsys.readouterr().err  # within the interval: nothing
+
+
+def test_the_evaluate_stage_reports_progress_per_block(tmp_path, capsys, monkeypatch):
+    from sgg_eval import evaluate as ev
+    from sgg_eval.metrics import blocks
+
+    _setup(tmp_path, task="predcls", n=40)
+    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 16)
+    monkeypatch.setattr(ev._Progress, "every_s", 0.0)
+    ev.run_evaluation(str(tmp_path / "pred.h5"), "predcls", gt=str(tmp_path / "test.h5"), progress=True, jobs=2)
+    counts = [ln.split()[1] for ln in capsys.readouterr().err.splitlines() if ln.startswith("  evaluated")]
+    assert counts == ["16", "32", "40"]
 
 
 def test_jobs_do_not_change_the_output(tmp_path):

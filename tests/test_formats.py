@@ -166,3 +166,39 @@ def test_file_with_thousands_of_tensors_streams(tmp_path):
     save_zip(eval_results_object(cases), tmp_path / "big.pytorch")
     _, count, pairs = read_eval_results(tmp_path / "big.pytorch", VOCAB)
     assert count == n and sum(1 for _ in pairs) == n
+
+
+@pytest.mark.parametrize("fmt", ["eval_zip", "eval_zip_gt", "eval_legacy", "store", "store_shuffled", "sgbench"])
+def test_reading_by_position_gives_the_slices_of_the_stream(tmp_path, fmt, monkeypatch):
+    """``--jobs`` workers read their own blocks with ``source.read(start, stop)``: for every format it must be
+    exactly the matching slice of the whole stream (same images, same arrays, same order)."""
+    from sgg_eval import sources
+    from sgg_eval.data.store import write_predictions, write_split
+    from sgg_eval.data.types import PredictionMeta, SplitMeta
+
+    monkeypatch.setattr(sources, "READ_BATCH", 4)  # ranges cross store batches
+    cases = _cases("sgcls", seed=17, n=23)
+    gt_path, path = str(tmp_path / "test.h5"), str(tmp_path / "pred")
+    write_split(gt_path, SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])
+    if fmt.startswith("eval"):
+        (save_legacy if fmt == "eval_legacy" else save_zip)(eval_results_object(cases), path)
+    elif fmt.startswith("store"):
+        preds = [p for _, p in cases]
+        if fmt == "store_shuffled":  # ids in another order than the split's: joined by id
+            preds = preds[::-1]
+        write_predictions(path, PredictionMeta("sgcls", "probabilities", VOCAB, "m", True, "unit"), preds)
+    else:
+        with open(path, "w") as fh:
+            json.dump(_sgbench_doc(cases), fh)
+    source = sources.open_predictions(path, gt=gt_path if fmt != "eval_zip" else None, vocab=VOCAB)
+    whole = list(source.pairs())
+    assert source.count == len(whole) == len(cases)
+    for start, stop in ((0, 5), (5, 13), (13, 23), (21, 99), (7, 7)):
+        part = list(source.read(start, stop))
+        assert len(part) == len(whole[start:stop])
+        for (g1, p1), (g2, p2) in zip(part, whole[start:stop]):
+            assert g1.image_id == g2.image_id and p1.image_id == p2.image_id
+            for a, b in ((g1.rels, g2.rels), (g1.boxes, g2.boxes), (p1.pairs, p2.pairs), (p1.labels, p2.labels)):
+                np.testing.assert_array_equal(a, b)
+            if p1.rel_scores is not None:
+                np.testing.assert_array_equal(p1.rel_scores, p2.rel_scores)

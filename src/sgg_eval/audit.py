@@ -4,7 +4,7 @@ literature mixes, and which of them published numbers match (``metrics/variants.
 from __future__ import annotations
 
 import os
-from itertools import islice
+from dataclasses import replace
 
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
@@ -26,10 +26,10 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
     source = open_predictions(path, gt=gt)
     opts = EvalOptions(task=task, protocol="reference", order=source.order, score_kind=source.score_kind)
     # only recall counts are needed: no detector boxes (they would hold every object of the file)
-    acc, counts, _ = accumulate(source.pairs(), source.vocab, opts, source=path, jobs=jobs, detector_boxes=False)
+    acc, counts, _ = accumulate(source, source.vocab, opts, source=path, jobs=jobs, detector_boxes=False)
     first = None
     if 0 < subset < counts["images_input"]:
-        first, _, _ = accumulate(islice(source.pairs(), subset), source.vocab, opts, source=path, jobs=jobs,
+        first, _, _ = accumulate(replace(source, count=subset), source.vocab, opts, source=path, jobs=jobs,
                                  detector_boxes=False)
     rows = variants(acc, first, subset)
     return {"input": {"path": os.path.basename(path), "format": source.fmt}, "task": task,

@@ -16,23 +16,29 @@ from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 
 
-def _progress(pairs, enabled: bool, every_s: float = 15.0):
-    """Yield ``pairs`` unchanged, reporting progress on stderr: a running count on a terminal, otherwise (a
-    DVC stage, a log file) one line every ``every_s`` seconds, so a long evaluation never looks hung."""
-    if not enabled:
-        yield from pairs
-        return
-    tty, start = sys.stderr.isatty(), time.monotonic()
-    last, n = start, 0
-    for n, item in enumerate(pairs, 1):
-        if tty and n % 500 == 0:
-            print(f"\r  evaluated {n} images", end="", file=sys.stderr, flush=True)
-        elif not tty and n % 64 == 0 and time.monotonic() - last >= every_s:
-            last = time.monotonic()
-            print(f"  evaluated {n} images ({n / (last - start):.0f}/s)", file=sys.stderr, flush=True)
-        yield item
-    if tty:
-        print(f"\r  evaluated {n} images", file=sys.stderr)
+class _Progress:
+    """Told the number of images done after each block; reports it on stderr: a running count on a terminal,
+    otherwise (a DVC stage, a log file) one line every ``every_s`` seconds, so a long run never looks hung."""
+
+    every_s = 15.0
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def __call__(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if self.tty:
+            print(f"\r  evaluated {done} images", end="", file=sys.stderr, flush=True)
+        elif now - self.last >= self.every_s:
+            self.last = now
+            print(f"  evaluated {done} images ({done / (now - self.start):.0f}/s)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty and self.done:
+            print(file=sys.stderr)
 
 
 def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
@@ -74,10 +80,12 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
     opts = EvalOptions(task=task, protocol=protocol, order=source.order, score_kind=source.score_kind, tau=tau)
-    result = evaluate(_progress(source.pairs(), progress), source.vocab, opts, source=predictions,
-                      jobs=jobs,
+    report = _Progress() if progress else None
+    result = evaluate(source, source.vocab, opts, source=predictions, jobs=jobs, progress=report,
                       triplet_counts=train.triplet_counts if train else None,
                       num_pairs=train.num_pairs if train else None, zeroshot=zs, zeroshot_source=zs_source)
+    if report is not None:
+        report.close()
     result["notes"] = list(source.notes) + result["notes"]
     result["input"] = {"predictions": os.path.basename(predictions), "format": source.fmt}
     return result

@@ -12,6 +12,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -26,7 +27,9 @@ Pairs = Iterator[tuple[GTImage, PredImage]]
 
 @dataclass(frozen=True)
 class PredictionSource:
-    """``pairs()`` opens a fresh stream each call; ``order``/``score_kind`` tell the engine how to rank."""
+    """``count`` images in GT split order; ``read(start, stop)`` streams the (GT, prediction) pairs at
+    positions ``start:stop``, opening what it needs on each call, so a forked ``--jobs`` worker reads its own
+    block; ``pairs()`` streams them all. ``order``/``score_kind`` tell the engine how to rank."""
 
     path: str
     fmt: str
@@ -35,7 +38,20 @@ class PredictionSource:
     score_kind: str
     simulated: bool
     notes: tuple[str, ...]
-    pairs: Callable[[], Pairs]
+    count: int
+    read: Callable[[int, int], Pairs]
+
+    def pairs(self) -> Pairs:
+        return self.read(0, self.count)
+
+
+# Store images are read (and validated) this many at a time.
+READ_BATCH = 256
+
+
+def _batches(start: int, stop: int) -> Iterator[tuple[int, int]]:
+    for lo in range(start, stop, READ_BATCH):
+        yield lo, min(stop, lo + READ_BATCH)
 
 
 def detect_format(path: str) -> str:
@@ -54,25 +70,28 @@ def detect_format(path: str) -> str:
                      path=path)
 
 
-def _join_store(gt_path: str, pred_path: str) -> Pairs:
+def _join_store(gt_path: str, pred_path: str, start: int, stop: int) -> Pairs:
     with SplitStore(gt_path) as split, PredictionStore(pred_path) as store:
-        ids = store.image_ids
-        if np.array_equal(ids, split.image_ids):  # the usual case: same order, stream both
-            yield from zip(split, store)
+        stop = min(stop, len(split))
+        if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
+            for lo, hi in _batches(start, stop):
+                yield from zip(split.read(lo, hi), store.read(lo, hi))
             return
-        row_of = {int(i): r for r, i in enumerate(ids)}
-        for gt in split:
-            if gt.image_id not in row_of:
-                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-            yield gt, store.image(row_of[gt.image_id])
+        row_of = {int(i): r for r, i in enumerate(store.image_ids)}
+        for lo, hi in _batches(start, stop):
+            for gt in split.read(lo, hi):
+                if gt.image_id not in row_of:
+                    raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+                yield gt, store.image(row_of[gt.image_id])
 
 
-def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str) -> Pairs:
+def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str, start: int, stop: int) -> Pairs:
     with SplitStore(gt_path) as split:
-        for gt in split:
-            if gt.image_id not in preds:
-                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-            yield gt, preds[gt.image_id]
+        for lo, hi in _batches(start, min(stop, len(split))):
+            for gt in split.read(lo, hi):
+                if gt.image_id not in preds:
+                    raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+                yield gt, preds[gt.image_id]
 
 
 # Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
@@ -97,19 +116,20 @@ def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
     return None
 
 
-def _on_split_gt(pairs: Pairs, gt_path: str, path: str) -> Pairs:
+def _on_split_gt(loaded: EvalResults, gt_path: str, path: str, start: int, stop: int) -> Pairs:
     """The file's predictions scored on the split's GT, image by image in split order (as the reference
     evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
     a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT."""
     with SplitStore(gt_path) as split:
-        for i, ((mine, pred), truth) in enumerate(zip(pairs, split)):
-            problem = _gt_mismatch(mine, truth)
-            if problem:
-                raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); evaluate "
-                                 "it on the split it was made from", path=path, image_id=truth.image_id,
-                                 position=i, field="groundtruths")
-            pred.image_id = truth.image_id
-            yield truth, pred
+        for lo, hi in _batches(start, min(stop, len(split))):
+            for i, ((mine, pred), truth) in enumerate(zip(loaded.read(lo, hi), split.read(lo, hi)), lo):
+                problem = _gt_mismatch(mine, truth)
+                if problem:
+                    raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
+                                     "evaluate it on the split it was made from", path=path,
+                                     image_id=truth.image_id, position=i, field="groundtruths")
+                pred.image_id = truth.image_id
+                yield truth, pred
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
@@ -124,7 +144,8 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
     if fmt == "eval_results":
         if not gt:
             loaded = EvalResults(path, vocab)
-            return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), loaded.pairs)
+            return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
+                                    loaded.read)
         with SplitStore(gt) as split:
             n_split, split_vocab = len(split.image_ids), split.vocab
         if vocab is not None and vocab != split_vocab:
@@ -136,20 +157,20 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                              path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
                                 (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
-                                lambda: _on_split_gt(loaded.pairs(), gt, path))
+                                count, partial(_on_split_gt, loaded, gt, path))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     with SplitStore(gt) as split:
-        gt_vocab = split.vocab
+        gt_vocab, count = split.vocab, len(split)
     if fmt == "sgbench_json":
         preds, dropped = read_sgbench_json(path, gt_vocab)
         notes = (f"{dropped} duplicate triplets dropped (first kept)",) if dropped else ()
-        return PredictionSource(path, fmt, gt_vocab, "stored", "ranked", False, notes,
-                                lambda: _join_dict(gt, preds, path))
+        return PredictionSource(path, fmt, gt_vocab, "stored", "ranked", False, notes, count,
+                                partial(_join_dict, gt, preds, path))
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
             raise InputError("class or predicate names differ from the GT split's", path=path)
         meta = store.meta
     notes = ("SIMULATED predictions",) if meta.simulated else ()
-    return PredictionSource(path, fmt, gt_vocab, "score", meta.score_kind, meta.simulated, notes,
-                            lambda: _join_store(gt, path))
+    return PredictionSource(path, fmt, gt_vocab, "score", meta.score_kind, meta.simulated, notes, count,
+                            partial(_join_store, gt, path))

@@ -135,8 +135,8 @@ class _Store:
     def _convert(self, raw: dict):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _read_checked(self, start: int, stop: int) -> list:
-        """Images ``start:stop``, their content validated over the whole batch at once (shapes, ranges,
+    def read(self, start: int, stop: int) -> list:
+        """Images ``start:stop`` (stored order), their content validated over the whole batch at once (shapes, ranges,
         finite values): a store written by another tool or edited by hand fails here, naming the image."""
         scalars, blocks, offsets = self._reader.read_blocks(start, stop)
         check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path,
@@ -146,14 +146,14 @@ class _Store:
     def batches(self, batch_size: int = 256) -> Iterator[list]:
         """Consecutive batches of images; only one batch is in memory at a time."""
         for start in range(0, len(self), batch_size):
-            yield self._read_checked(start, min(len(self), start + batch_size))
+            yield self.read(start, min(len(self), start + batch_size))
 
     def __iter__(self):
         for batch in self.batches():
             yield from batch
 
     def image(self, index: int):
-        return self._read_checked(index, index + 1)[0]
+        return self.read(index, index + 1)[0]
 
 
 class SplitStore(_Store):

@@ -87,7 +87,12 @@ class EvalResults:
         return len(self.gts)
 
     def pairs(self) -> Iterator[tuple[GTImage, PredImage]]:
-        return _pairs(self.path, self.gts, self.preds, self.vocab)
+        return self.read(0, len(self))
+
+    def read(self, start: int, stop: int) -> Iterator[tuple[GTImage, PredImage]]:
+        """Images at positions ``start:stop``: random access, so each ``--jobs`` worker reads its own block
+        from the parsed file (inherited on fork) instead of receiving the arrays through a pipe."""
+        return _pairs(self.path, self.gts, self.preds, self.vocab, range(start, min(stop, len(self))))
 
 
 def _size(box: BoxListStandIn, path: str, index: int) -> tuple[int, int]:
@@ -101,9 +106,10 @@ def _size(box: BoxListStandIn, path: str, index: int) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _pairs(path, gts, preds, vocab: Vocabulary) -> Iterator[tuple[GTImage, PredImage]]:
+def _pairs(path, gts, preds, vocab: Vocabulary, positions: range) -> Iterator[tuple[GTImage, PredImage]]:
     """Images by position; each GT and prediction is validated (shapes, ranges, finite values) as read."""
-    for i, (g, p) in enumerate(zip(gts, preds)):
+    for i in positions:
+        g, p = gts[i], preds[i]
         width, height = _size(g, path, i)
         gt = GTImage(i, width, height, _xyxy(g, path, i), _array(g, "labels", path, i),
                      _array(g, "relation_tuple", path, i))

@@ -3,8 +3,10 @@
 Images are grouped into consecutive blocks of ``BLOCK_IMAGES``; each block is ranked and accumulated on its
 own (:func:`rank_block`), and the block accumulators are merged in block order (``Accumulator.merge``).
 Floating-point sums therefore always group the same way, so ``jobs = 1`` and ``jobs = N`` give bit-identical
-documents. With ``jobs > 1`` the reading stays in this process (the file is read once, sequentially) and at
-most ``2 · jobs`` blocks are in flight, so memory stays flat however long the file is.
+documents. With ``jobs > 1`` and a random-access source (:class:`ImageSource`), each forked worker reads,
+converts and validates its own blocks from the parsed file (inherited), and only accumulators (a few kB) come
+back; a plain stream is read in this process and its blocks are shipped to the workers. Either way at most
+``2 · jobs`` blocks are in flight, so memory stays flat however long the file is.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
 
 import numpy as np
 
@@ -78,25 +81,46 @@ def _blocks(pairs: Iterable, size: int) -> Iterator[list]:
         yield block
 
 
-# A worker's fixed arguments, set once by the pool initializer (the training counts are ~9 MB).
+class ImageSource(Protocol):
+    """Random access to a stream of images: ``count`` of them; ``read(start, stop)`` yields the (GT,
+    prediction) pairs at positions ``start:stop`` (``sources.PredictionSource`` is one)."""
+
+    count: int
+
+    def read(self, start: int, stop: int) -> Iterator[tuple[GTImage, PredImage]]: ...
+
+
+# A worker's fixed arguments, set once by the pool initializer (the training counts are ~9 MB), and, on fork,
+# the source's block reader (inherited, never pickled).
 _WORKER: tuple = ()
+_READ = None
 
 
-def _init_worker(*fixed) -> None:
-    global _WORKER
-    _WORKER = fixed
+def _init_worker(read, *fixed) -> None:
+    global _WORKER, _READ
+    _READ, _WORKER = read, fixed
 
 
 def _rank_in_worker(block):
     return rank_block(block, *_WORKER)
 
 
-def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, *, source: str = "",
-               zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
-               jobs: int = 1, detector_boxes: bool = True) -> tuple[Accumulator, dict, BoxCollector | None]:
-    """All images of ``pairs`` accumulated block by block (on ``jobs`` processes), merged in block order; the
-    counts hold the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet,
-    the objects of every image (for the detector's box mAP) unless ``detector_boxes`` is false, else None."""
+def _read_and_rank_in_worker(span: tuple[int, int]):
+    return rank_block(list(_READ(*span)), *_WORKER)
+
+
+def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts, *,
+               source: str = "", zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
+               jobs: int = 1, detector_boxes: bool = True, progress: Callable[[int], None] | None = None
+               ) -> tuple[Accumulator, dict, BoxCollector | None]:
+    """All images accumulated block by block (on ``jobs`` processes), merged in block order; the counts hold
+    the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet, the objects
+    of every image (for the detector's box mAP) unless ``detector_boxes`` is false, else None.
+
+    ``images`` is a stream of (GT, prediction) pairs, or an :class:`ImageSource`: then, where processes fork,
+    each worker reads its own blocks, so the main process neither converts images nor pipes their arrays
+    (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block.
+    """
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
     all_boxes = BoxCollector() if detector_boxes and opts.task == "sgdet" else None
 
@@ -107,18 +131,32 @@ def accumulate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, op
             counts[key] += value
         if boxes is not None:
             all_boxes.merge(boxes)
+        if progress is not None:
+            progress(counts["images_input"])
 
     fixed = (vocab, opts, source, zs_keys, triplet_counts, detector_boxes)
-    if jobs <= 1:
-        for block in _blocks(pairs, BLOCK_IMAGES):
+    random_access = hasattr(images, "read") and hasattr(images, "count")
+    spans = [(lo, min(images.count, lo + BLOCK_IMAGES)) for lo in range(0, images.count, BLOCK_IMAGES)
+             ] if random_access else []
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    if jobs <= 1 or (random_access and len(spans) <= 1):
+        blocks = (list(images.read(*span)) for span in spans) if random_access else _blocks(images, BLOCK_IMAGES)
+        for block in blocks:
             merge(rank_block(block, *fixed))
         return total, counts, all_boxes
-    # fork: workers inherit the imported modules (no re-import per worker); elsewhere, spawn
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=fixed) as pool:
+    if random_access and forks:
+        tasks = ((_read_and_rank_in_worker, span) for span in spans)
+        read = images.read
+    else:  # a plain stream, or no fork (the reader would have to be pickled): read here, ship the arrays
+        stream = images.read(0, images.count) if random_access else images
+        tasks = ((_rank_in_worker, block) for block in _blocks(stream, BLOCK_IMAGES))
+        read = None
+    # fork: workers inherit the imported modules and the parsed source (no re-import, no re-parse per worker)
+    method = "fork" if forks else "spawn"
+    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(read, *fixed)) as pool:
         pending: deque = deque()
-        for block in _blocks(pairs, BLOCK_IMAGES):
-            pending.append(pool.apply_async(_rank_in_worker, (block,)))
+        for func, arg in tasks:
+            pending.append(pool.apply_async(func, (arg,)))
             while len(pending) >= 2 * jobs:  # bounded: reading never runs far ahead of ranking
                 merge(pending.popleft().get())
         while pending:

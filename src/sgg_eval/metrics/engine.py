@@ -9,14 +9,14 @@ in ``strict``. Both report how many images were evaluated and skipped.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.blocks import accumulate
+from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 
@@ -50,19 +50,21 @@ class EvalOptions:
             raise ValueError("tau must lie in [0, 1]")
 
 
-def evaluate(pairs: Iterable[tuple[GTImage, PredImage]], vocab: Vocabulary, opts: EvalOptions, *,
+def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts: EvalOptions, *,
              source: str = "", triplet_counts: np.ndarray | None = None, num_pairs: np.ndarray | None = None,
-             zeroshot: np.ndarray | None = None, zeroshot_source: str = "", jobs: int = 1) -> dict:
+             zeroshot: np.ndarray | None = None, zeroshot_source: str = "", jobs: int = 1,
+             progress: Callable[[int], None] | None = None) -> dict:
     """Evaluate a stream of image pairs and return the metrics document (SPEC §3 / issue format).
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
     wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set. ``jobs`` processes rank blocks of
-    images in parallel (``metrics.blocks``); the document is the same for any number.
+    images in parallel (``metrics.blocks``; from an ``ImageSource`` each reads its own); the document is the
+    same for any number. ``progress(n)`` is told the images done after each block.
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
     acc, counts, boxes = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys,
-                                    triplet_counts=triplet_counts, jobs=jobs)
+                                    triplet_counts=triplet_counts, jobs=jobs, progress=progress)
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
     doc = finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
                    zeroshot_source=zeroshot_source if zeroshot is not None else "")
