@@ -99,3 +99,32 @@ def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):
                  jobs=2)
     assert err.value.path == "m.pytorch" and err.value.image_id == cases[30][0].image_id
     assert err.value.field == "pred_rel_scores"
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgdet"])
+def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
+    """``Accumulator.add_many`` (segment sums over a block) against ``add`` image by image, every field."""
+    from sgg_eval.metrics.candidates import prepare
+    from sgg_eval.metrics.ranks import image_ranks
+
+    rng = np.random.default_rng(31)
+    cases = [c for c in (random_case(rng, VOCAB, task, i, max_objects=8) for i in range(80))
+             if len(c[0].rels) and len(c[1].pairs)]
+    opts = EvalOptions(task=task, score_kind="probabilities")
+    items = []
+    for gt, pred in cases:
+        ranks = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""),
+                            gt_pair_family=task != "sgdet", triplet_family=task != "sgdet")
+        zs = rng.random(len(gt.rels)) < 0.3
+        items.append((ranks, zs, rng.integers(0, 5, size=len(gt.rels))))
+    one_by_one, at_once = Accumulator(VOCAB.num_predicates), Accumulator(VOCAB.num_predicates)
+    for r, zs, tc in items:
+        one_by_one.add(r, zs, tc)
+    at_once.add_many(*map(list, zip(*items)))
+    assert at_once.families == one_by_one.families and at_once.images == len(cases)
+    for name, value in vars(one_by_one).items():
+        theirs = getattr(at_once, name)
+        for key in (value if isinstance(value, dict) else [None]):
+            a, b = (value[key], theirs[key]) if key is not None else (value, theirs)
+            if not isinstance(a, set):
+                np.testing.assert_allclose(b, a, rtol=0, atol=1e-9, err_msg=f"{name} {key}")

@@ -47,6 +47,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
+    ranked, zs_rows, tc_rows = [], [], []  # reduced together at the end of the block (Accumulator.add_many)
     for gt, pred in block:
         counts["images_input"] += 1
         if boxes is not None:  # every image of the file, with or without relations
@@ -64,9 +65,12 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
                             gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
         keys = triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes)
         zs = np.isin(keys, zs_keys) if zs_keys is not None else None
-        acc.add(ranks, zs, flat_counts[keys] if flat_counts is not None else None)
+        ranked.append(ranks)
+        zs_rows.append(zs)
+        tc_rows.append(flat_counts[keys] if flat_counts is not None else None)
         counts["images_evaluated"] += 1
         counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
+    acc.add_many(ranked, zs_rows, tc_rows)
     return acc, counts, boxes
 
 

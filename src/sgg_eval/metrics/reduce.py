@@ -78,61 +78,109 @@ class Accumulator:
 
     def add(self, r: ImageRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None) -> None:
         """Add one evaluated image: ``zeroshot[M]`` flags rows; ``triplet_counts[M]`` are training n_t."""
-        self.images += 1
-        p, m = r.predicates, len(r.predicates)
-        count_c = np.bincount(p, minlength=self.C + 1).astype(np.float64)
+        self.add_many([r], [zeroshot], [triplet_counts])
+
+    def add_many(self, ranks: list[ImageRanks], zeroshot: list[np.ndarray | None],
+                 triplet_counts: list[np.ndarray | None]) -> None:
+        """Add a block of evaluated images at once: their rows are concatenated (``img[row]`` says whose) and
+        every per-image ratio is a segment sum over the block (``reduceat`` / ``bincount``), not a Python
+        step per image. The images must share their families (one evaluation's images always do)."""
+        if not ranks:
+            return
+        b, c = len(ranks), self.C + 1
+        m = np.array([len(r.predicates) for r in ranks], dtype=np.int64)
+        if m.min() == 0:
+            raise ValueError("an image without GT rows is skipped, never ranked")
+        starts = np.concatenate([[0], np.cumsum(m)[:-1]])
+        img = np.repeat(np.arange(b), m)
+        p = np.concatenate([r.predicates for r in ranks])
+        key = img * c + p  # (image, predicate) cell of every row
+        count_c = np.bincount(key, minlength=b * c).reshape(b, c).astype(np.float64)
         present = count_c > 0
-        self.pred_images += present
-        self.rows_c += count_c
+        self.images += b
+        self.pred_images += present.sum(axis=0)
+        self.rows_c += count_c.sum(axis=0)
 
-        def per_row(ranks: np.ndarray) -> np.ndarray:
-            return ranks[:, None] < self.ks[None, :]
+        def cat(name: str) -> np.ndarray | None:
+            parts = [getattr(r, name) for r in ranks]
+            if all(x is None for x in parts):
+                return None
+            if any(x is None for x in parts):
+                raise ValueError(f"images of one block differ in the '{name}' family")
+            return np.concatenate(parts)
 
-        def add_recall(family: str, ranks: np.ndarray) -> None:
-            hits = per_row(ranks)
-            self.recall[family] += hits.sum(axis=0) / m
-            hits_c = _per_predicate(hits, p, self.C)
-            self.per_pred[family][present] += hits_c[present] / count_c[present, None]
-            self.pooled_hits[family] += hits_c
-            if zeroshot is not None and zeroshot.any():
-                self.zs_recall[family] += hits[zeroshot].sum(axis=0) / zeroshot.sum()
+        def per_image(hits: np.ndarray) -> np.ndarray:  # [b, k]: hit rows of each image
+            return np.add.reduceat(hits.astype(np.float64), starts, axis=0)
+
+        def per_cell(hits: np.ndarray) -> np.ndarray:  # [b, c, k]: hit rows of each (image, predicate)
+            cols = [np.bincount(key, weights=hits[:, k], minlength=b * c) for k in range(hits.shape[1])]
+            return np.stack(cols, axis=1).reshape(b, c, hits.shape[1])
+
+        def mean_over_cells(hits_c: np.ndarray) -> np.ndarray:  # [c, k]: Σ_i hits_i(c) / count_i(c)
+            ratio = np.divide(hits_c, count_c[:, :, None], out=np.zeros_like(hits_c), where=present[:, :, None])
+            return ratio.sum(axis=0)
+
+        zs = None
+        if any(z is not None for z in zeroshot):
+            zs = np.concatenate([z if z is not None else np.zeros(n, bool) for z, n in zip(zeroshot, m)])
+            zs_rows = per_image(zs[:, None])[:, 0]
+            self.zs_images += int((zs_rows > 0).sum())
+
+        def add_recall(family: str, family_ranks: np.ndarray) -> None:
+            hits = family_ranks[:, None] < self.ks[None, :]
+            self.recall[family] += (per_image(hits) / m[:, None]).sum(axis=0)
+            hits_c = per_cell(hits)
+            self.per_pred[family] += mean_over_cells(hits_c)
+            self.pooled_hits[family] += hits_c.sum(axis=0)
+            if zs is not None:
+                zs_hits = per_image(hits & zs[:, None])
+                self.zs_recall[family] += np.divide(zs_hits, zs_rows[:, None], out=np.zeros_like(zs_hits),
+                                                    where=zs_rows[:, None] > 0).sum(axis=0)
 
         self.families.add("gc")
-        add_recall("gc", r.gc)
-        if zeroshot is not None and zeroshot.any():
-            self.zs_images += 1
-        self.recall["pair"] += per_row(r.pair).sum(axis=0) / len(r.pair)
-        self.inst += r.matched_gt_objects / r.num_gt_objects if r.num_gt_objects else 0.0
-        rel_k = np.floor(np.asarray(RELATIVE_KS) * m + 0.5)
-        rel_hits = r.gc[:, None] < rel_k[None, :]
-        self.rel_recall += rel_hits.sum(axis=0) / m
-        self.rel_per_pred[present] += _per_predicate(rel_hits, p, self.C)[present] / count_c[present, None]
-        if r.ng is not None:
+        gc = cat("gc")
+        add_recall("gc", gc)
+        pair_m = np.array([len(r.pair) for r in ranks], dtype=np.int64)
+        pair_hits = np.add.reduceat((cat("pair")[:, None] < self.ks[None, :]).astype(np.float64),
+                                    np.concatenate([[0], np.cumsum(pair_m)[:-1]]), axis=0)
+        self.recall["pair"] += (pair_hits / pair_m[:, None]).sum(axis=0)
+        gt_objects = np.array([r.num_gt_objects for r in ranks], dtype=np.float64)
+        matched = np.array([r.matched_gt_objects for r in ranks], dtype=np.float64)
+        self.inst += float(np.divide(matched, gt_objects, out=np.zeros(b), where=gt_objects > 0).sum())
+        rel_k = np.floor(np.asarray(RELATIVE_KS)[None, :] * m[:, None] + 0.5)  # [b, r]: K_i = round(k · M_i)
+        rel_hits = gc[:, None] < rel_k[img]
+        self.rel_recall += (per_image(rel_hits) / m[:, None]).sum(axis=0)
+        self.rel_per_pred += mean_over_cells(per_cell(rel_hits))
+        ng = cat("ng")
+        if ng is not None:
             self.families.add("ng")
-            add_recall("ng", r.ng)
-        if r.gt_pair is not None:
+            add_recall("ng", ng)
+        gt_pair = cat("gt_pair")
+        if gt_pair is not None:
             self.families.add("gt_pair")
-            self.acc_hits += per_row(r.gt_pair).sum(axis=0)
-            self.acc_rows += m
-        for family, ranks in (("imr", r.imr), ("ng_imr", r.per_predicate)):
-            if ranks is not None:
+            self.acc_hits += (gt_pair[:, None] < self.ks[None, :]).sum(axis=0)
+            self.acc_rows += int(m.sum())
+        for family, name in (("imr", "imr"), ("ng_imr", "per_predicate")):
+            family_ranks = cat(name)
+            if family_ranks is not None:
                 self.families.add(family)
-                hits = per_row(ranks)
-                self.per_pred[family][present] += _per_predicate(hits, p, self.C)[present] / count_c[present, None]
-        if r.triplet is not None:
+                self.per_pred[family] += mean_over_cells(per_cell(family_ranks[:, None] < self.ks[None, :]))
+        triplet = cat("triplet")
+        if triplet is not None:
             self.families.add("triplet")
-            hits = per_row(r.triplet)
+            hits = triplet[:, None] < self.ks[None, :]
             self.tr_hits += hits.sum(axis=0)
-            self.tr_rows += m
-            if triplet_counts is not None:
-                w = 1.0 / (triplet_counts.astype(np.float64) + 1.0)
+            self.tr_rows += len(triplet)
+            if any(t is not None for t in triplet_counts):
+                w = 1.0 / (np.concatenate(triplet_counts).astype(np.float64) + 1.0)
                 self.wtr_hits += (hits * w[:, None]).sum(axis=0)
-                self.wtr_total += w.sum()
-        if r.predicate_rank is not None:
+                self.wtr_total += float(w.sum())
+        prk = cat("predicate_rank")
+        if prk is not None:
             self.families.add("prk")
-            ok = ~np.isnan(r.predicate_rank)
-            self.prk_sum += np.bincount(p[ok], weights=r.predicate_rank[ok], minlength=self.C + 1)
-            self.prk_rows += np.bincount(p[ok], minlength=self.C + 1)
+            ok = ~np.isnan(prk)
+            self.prk_sum += np.bincount(p[ok], weights=prk[ok], minlength=c)
+            self.prk_rows += np.bincount(p[ok], minlength=c)
 
     def add_missed(self, predicates: np.ndarray) -> None:
         """An image with GT relations (``predicates[M]``) but no predicted pair, skipped by the reference
@@ -173,8 +221,3 @@ class Accumulator:
         n = self.pred_images[1:, None]
         return np.divide(self.rel_per_pred[1:], n, out=np.zeros_like(self.rel_per_pred[1:]), where=n > 0)
 
-
-def _per_predicate(hits: np.ndarray, predicates: np.ndarray, num_predicates: int) -> np.ndarray:
-    """``[C + 1, k]`` hit counts per predicate of one image (one-hot product: cheaper than ``np.add.at``)."""
-    onehot = np.arange(num_predicates + 1)[:, None] == predicates[None, :]
-    return onehot.astype(np.float64) @ hits.astype(np.float64)
