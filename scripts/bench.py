@@ -37,9 +37,15 @@ from sgg_eval.data.store import write_split  # noqa: E402
 from sgg_eval.data.types import GTImage, PredImage, SplitMeta  # noqa: E402
 from sgg_eval.data.vg150_facts import vg150_vocabulary  # noqa: E402
 
-# Peak heap: a thread samples the anonymous memory (proportional set, Pss_Anon, so pages a forked worker
-# shares with its parent count once) of this process and its workers every 10 ms. The file's mapped pages
-# are not counted: they are page cache, not heap. Peak RSS (ru_maxrss, file pages included) is printed too.
+# Peak heap: in a second run of the same code (so the sampling never slows the timed run), a thread samples
+# the anonymous memory (proportional set, Pss_Anon, so pages a forked worker shares with its parent count
+# once) of the process and its workers every 10 ms. The file's mapped pages are not counted: they are page
+# cache, not heap. Peak RSS (ru_maxrss, file pages included) is printed too.
+TIMED = """
+import time
+def report(seconds):
+    print(seconds, 0, 0)
+"""
 MEMORY = """
 import os, resource, threading, time
 def _anon_kb(pid):
@@ -66,7 +72,7 @@ def report(seconds):
     rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(seconds, PEAK[0], rss)
 """
-FLOOR = MEMORY + """
+FLOOR = """
 import sys
 from sgg_eval.formats.eval_results import EvalResults
 t = time.perf_counter()
@@ -75,7 +81,7 @@ for gt, pred in EvalResults(sys.argv[1]).pairs():
     n += pred.rel_scores.shape[0] > 0 and float(pred.rel_scores.max()) >= 0
 report(time.perf_counter() - t)
 """
-OURS = MEMORY + """
+OURS = """
 import sys
 from sgg_eval.evaluate import run_evaluation
 t = time.perf_counter()
@@ -107,10 +113,15 @@ def _case(rng, i: int, task: str, vocab) -> tuple[GTImage, PredImage]:
 
 
 def _run(code: str, *args: str) -> tuple[float, float, float]:
-    """Seconds, peak heap MB and peak RSS MB of ``code`` run in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
-    seconds, anon_kb, rss_kb = out.stdout.split()[-3:]
-    return float(seconds), float(anon_kb) / 1024, float(rss_kb) / 1024
+    """Seconds (a plain run), then peak heap MB and peak RSS MB (a sampled run) of ``code``, each in a fresh
+    process."""
+    def run(prelude: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-c", prelude + code, *args], capture_output=True, text=True,
+                             check=True)
+        return out.stdout.split()[-3:]
+    seconds = float(run(TIMED)[0])
+    _, anon_kb, rss_kb = run(MEMORY)
+    return seconds, float(anon_kb) / 1024, float(rss_kb) / 1024
 
 
 def main() -> None:

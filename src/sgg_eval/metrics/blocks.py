@@ -23,10 +23,16 @@ from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.candidates import prepare
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import empty_signals, image_signals
-from sgg_eval.metrics.ranks import image_ranks
+from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.reduce import Accumulator
 
 BLOCK_IMAGES = 256
+# Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
+# PredCls block (132 pairs per image); ~100 MB at most.
+MAX_RANKED_PAIRS = 50_000
+# An image with more pairs than this (an SGDet image: every ordered pair of ~80 detections) is ranked alone:
+# its own work dwarfs the per-call overhead that batching saves.
+LARGE_IMAGE_PAIRS = 2_000
 COUNT_KEYS = ("images_input", "images_evaluated", "images_skipped_no_gt", "images_skipped_no_pred",
               "images_with_zeroshot_gt")
 
@@ -47,7 +53,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
-    ranked, zs_rows, tc_rows = [], [], []  # reduced together at the end of the block (Accumulator.add_many)
+    kept, zs_rows, tc_rows = [], [], []  # ranked and reduced together (block_ranks, Accumulator.add_many)
     for gt, pred in block:
         counts["images_input"] += 1
         if boxes is not None:  # every image of the file, with or without relations
@@ -60,18 +66,40 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
             acc.add_missed(gt.rels[:, 2])
             continue
         image_signals(counts, gt, pred, opts.task, opts.score_kind)
-        cand = prepare(gt, pred, opts, source)
-        ranks = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit,
-                            gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
+        kept.append((gt, prepare(gt, pred, opts, source)))
         keys = triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes)
         zs = np.isin(keys, zs_keys) if zs_keys is not None else None
-        ranked.append(ranks)
         zs_rows.append(zs)
         tc_rows.append(flat_counts[keys] if flat_counts is not None else None)
         counts["images_evaluated"] += 1
         counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
+    ranked = []
+    for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
+        ranked += block_ranks([g for g, _ in chunk], [c for _, c in chunk], ng_limit=opts.ng_limit,
+                              gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
     acc.add_many(ranked, zs_rows, tc_rows)
     return acc, counts, boxes
+
+
+def _by_pairs(kept: list, limit: int) -> Iterator[list]:
+    """Consecutive runs of (GT, candidates) with at most ``limit`` predicted pairs in all (at least one
+    image): ng-IMR compares each GT row with every pair of its image, so memory follows the pair count."""
+    run, total = [], 0
+    for item in kept:
+        n = len(item[1].pairs)
+        if n > LARGE_IMAGE_PAIRS:  # alone: its scores are used in place, without a block-wide copy
+            if run:
+                yield run
+                run, total = [], 0
+            yield [item]
+            continue
+        if run and total + n > limit:
+            yield run
+            run, total = [], 0
+        run.append(item)
+        total += n
+    if run:
+        yield run
 
 
 def _blocks(pairs: Iterable, size: int) -> Iterator[list]:

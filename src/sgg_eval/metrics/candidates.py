@@ -43,8 +43,9 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
         empty = np.zeros(0, dtype=np.int64)
         return Candidates(boxes, labels, obj_scores, pred.pairs, probs, empty, empty, np.zeros(0, np.float32))
     fg = rel[:, 1:]
-    best = fg.max(axis=1)
-    gc_preds = 1 + (fg == best[:, None]).argmax(axis=1)  # first maximum: the lowest predicate id on ties
+    first_max = fg.argmax(axis=1)  # the first maximum: the lowest predicate id on ties (scores are finite)
+    best = fg[np.arange(n), first_max]
+    gc_preds = 1 + first_max
     s_s, s_o = obj_scores[pred.pairs[:, 0]], obj_scores[pred.pairs[:, 1]]
     # The NG score of (pair, c) is (s_s * s_o) * p_c in float32; rounding is monotone, so the pair's best NG
     # score is exactly (s_s * s_o) * max_c p_c. Ranks use it to prune the NG candidates.

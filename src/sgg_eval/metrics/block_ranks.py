@@ -1,0 +1,255 @@
+"""First-match ranks of a whole block of images in one set of array operations (issue 11).
+
+The same ranks as :func:`ranks.image_ranks`, image by image, bit for bit (tested), but computed over the
+concatenation of many images: every image's objects, GT rows and predicted pairs get global indices
+(offsets), object matching is one elementwise IoU over every (GT object, predicted object) pair of the same
+image, and each family's "first matching candidate" is a segment minimum over (GT row, matching pair)
+combinations. The Python cost per image is then a few slices instead of ~100 numpy calls on tiny arrays.
+
+Only the NG top-``ng_limit`` selection stays per image (a partial sort per image is cheaper than a segmented
+sort of every score of the block).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, ng_top
+
+IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
+
+
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+
+
+def _expand(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For segments of ``sizes``: each element's segment and its index within the segment."""
+    seg = np.repeat(np.arange(len(sizes)), sizes)
+    return seg, np.arange(len(seg)) - _offsets(sizes)[seg]
+
+
+def _iou_ge(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
+    """``iou(a[i], b[i]) >= threshold`` elementwise, with the float32 steps of ``boxes.iou_matrix``."""
+    one = np.float32(1)
+    area_a = (a[:, 2] - a[:, 0] + one) * (a[:, 3] - a[:, 1] + one)
+    area_b = (b[:, 2] - b[:, 0] + one) * (b[:, 3] - b[:, 1] + one)
+    wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]) + one, np.float32(0))
+    inter = wh[:, 0] * wh[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / (area_a + area_b - inter) >= np.float32(threshold)
+
+
+def _segment_min(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarray:
+    out = np.full(size, NO_MATCH, dtype=np.int64)
+    np.minimum.at(out, segment, values)
+    return out
+
+
+def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_pair_family: bool = True,
+                triplet_family: bool = True, iou_threshold: float = 0.5) -> list[ImageRanks]:
+    """:func:`ranks.image_ranks` of every (GT image, candidates) of a block; every GT image has rows.
+
+    Axes: ``r`` GT rows of the block, ``j`` predicted pairs, ``(cr, cp)`` the (row, pair) combinations whose
+    predicted objects match the row's GT objects (label + IoU), in row order.
+    """
+    b = len(gts)
+    n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
+    n_rows = np.array([len(g.rels) for g in gts], dtype=np.int64)
+    n_obj = np.array([len(c.labels) for c in cands], dtype=np.int64)
+    n_pairs = np.array([len(c.pairs) for c in cands], dtype=np.int64)
+    gt_off, obj_off, pair_off = _offsets(n_gt), _offsets(n_obj), _offsets(n_pairs)
+    row_img = np.repeat(np.arange(b), n_rows)
+    rels = np.concatenate([g.rels for g in gts]).astype(np.int64)
+    gs_loc, go_loc, gp = rels[:, 0], rels[:, 1], rels[:, 2]
+    gs, go = gs_loc + gt_off[row_img], go_loc + gt_off[row_img]
+    num_rows = len(gp)
+    pair_img = np.repeat(np.arange(b), n_pairs)
+    local_pairs = np.concatenate([c.pairs for c in cands]).astype(np.int64).reshape(-1, 2)
+    ps, po = local_pairs[:, 0] + obj_off[pair_img], local_pairs[:, 1] + obj_off[pair_img]
+
+    # GC list: each pair's position in its image's list and its predicate
+    gc_pair = np.concatenate([c.gc_pairs for c in cands]).astype(np.int64) + pair_off[pair_img]
+    gc_pos = np.empty(len(gc_pair), dtype=np.int64)
+    gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_off[pair_img]
+    gc_pred = np.empty(len(gc_pair), dtype=np.int64)
+    gc_pred[gc_pair] = np.concatenate([c.gc_preds for c in cands])
+
+    # object matching over every (GT object, predicted object) of the same image
+    ok_img, ok_local = _expand(n_gt * n_obj)
+    g_all = gt_off[ok_img] + ok_local // np.maximum(n_obj[ok_img], 1)
+    q_all = obj_off[ok_img] + ok_local % np.maximum(n_obj[ok_img], 1)
+    gt_labels = np.concatenate([g.labels for g in gts])
+    labels = np.concatenate([c.labels for c in cands])
+    ok = gt_labels[g_all] == labels[q_all]
+    same = np.flatnonzero(ok)
+    gt_boxes = np.concatenate([np.asarray(g.boxes, np.float32).reshape(-1, 4) for g in gts])
+    boxes = np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands])
+    ok[same] = _iou_ge(gt_boxes[g_all[same]], boxes[q_all[same]], iou_threshold)
+    ok_off = _offsets(n_gt * n_obj)
+
+    def matches(g: np.ndarray, q: np.ndarray, img: np.ndarray) -> np.ndarray:
+        return ok[ok_off[img] + (g - gt_off[img]) * n_obj[img] + (q - obj_off[img])]
+
+    gt_matched = np.bincount(g_all[ok], minlength=len(gt_labels)) > 0
+    matched_gt = np.bincount(np.repeat(np.arange(b), n_gt)[gt_matched], minlength=b)
+    q_ok = np.bincount(q_all[ok], minlength=len(labels)) > 0
+    viable = np.flatnonzero(q_ok[ps] & q_ok[po])
+
+    # (row, viable pair) combinations of the same image whose objects match the row's
+    n_viable = np.bincount(pair_img[viable], minlength=b)
+    combo_row, within = _expand(n_viable[row_img])
+    combo_pair = viable[_offsets(n_viable)[row_img[combo_row]] + within]
+    img_c = row_img[combo_row]
+    hit = matches(gs[combo_row], ps[combo_pair], img_c) & matches(go[combo_row], po[combo_pair], img_c)
+    cr, cp = combo_row[hit], combo_pair[hit]
+    pred_ok = gc_pred[cp] == gp[cr]
+
+    gc = _segment_min(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
+    # IMR: a pair's position among its image's GC candidates with the same predicate
+    group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
+    order = np.lexsort((gc_pos, group))
+    sorted_group = group[order]
+    within_pred = np.empty(len(order), dtype=np.int64)
+    within_pred[order] = np.arange(len(order)) - np.searchsorted(sorted_group, sorted_group, side="left")
+    imr = _segment_min(num_rows, cr[pred_ok], within_pred[cp[pred_ok]])
+    first_any = _segment_min(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
+
+    # distinct GT index pairs per image, in key order (as image_ranks lists them)
+    row_key = (row_img << IMAGE_SHIFT) | (gs_loc << PAIR_BITS) | go_loc
+    uniq_key, first_row = np.unique(row_key, return_index=True)
+    pair_rank = first_any[first_row]
+    n_uniq = np.bincount(uniq_key >> IMAGE_SHIFT, minlength=b)
+
+    gt_pair = None
+    if gt_pair_family:
+        pair_key_all = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
+        on_gt = np.isin(pair_key_all, uniq_key)
+        on_gt_in_gc = on_gt[gc_pair].astype(np.int64)
+        counted = np.cumsum(on_gt_in_gc)
+        before_image = np.concatenate([[0], counted])[pair_off]  # GT-pair candidates of earlier images
+        position = np.empty(len(gc_pair), dtype=np.int64)
+        position[gc_pair] = counted - 1 - before_image[pair_img[gc_pair]]
+        keep = pred_ok & on_gt[cp]
+        gt_pair = _segment_min(num_rows, cr[keep], position[cp[keep]])
+
+    ng = per_predicate = predicate_rank = triplet = None
+    if cands and cands[0].probs is not None:
+        probs = cands[0].probs if b == 1 else np.concatenate([c.probs for c in cands])  # float32 (prepare)
+        scores = np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands])
+        per_pair = scores[ps] * scores[po]
+        ng = _ng_ranks(cands, ng_limit, pair_off, probs.shape[1], cr, cp, gp, num_rows)
+        per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
+        predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
+        if triplet_family:
+            triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, local_pairs,
+                               ps, po, matches)
+
+    out, rows_at, uniq_at = [], _offsets(n_rows), _offsets(n_uniq)
+    for i in range(b):
+        r = slice(rows_at[i], rows_at[i] + n_rows[i])
+        out.append(ImageRanks(
+            predicates=gp[r], gc=gc[r], pair=pair_rank[uniq_at[i]: uniq_at[i] + n_uniq[i]],
+            num_gt_objects=int(n_gt[i]), matched_gt_objects=int(matched_gt[i]), imr=imr[r],
+            ng=None if ng is None else ng[r], gt_pair=None if gt_pair is None else gt_pair[r],
+            per_predicate=None if per_predicate is None else per_predicate[r],
+            triplet=None if triplet is None else triplet[r],
+            predicate_rank=None if predicate_rank is None else predicate_rank[r]))
+    return out
+
+
+def _ng_ranks(cands, ng_limit, pair_off, width, cr, cp, gp, num_rows) -> np.ndarray:
+    """NG: the position of the first matching entry of each image's global top ``ng_limit`` (per image)."""
+    keys, positions = [], []
+    for i, cand in enumerate(cands):
+        if len(cand.pairs) == 0:
+            continue
+        top_pairs, top_preds = ng_top(cand, ng_limit)
+        keys.append((top_pairs + pair_off[i]) * width + top_preds)
+        positions.append(np.arange(len(top_pairs)))
+    if not keys:
+        return np.full(num_rows, NO_MATCH, dtype=np.int64)
+    keys, positions = np.concatenate(keys), np.concatenate(positions)
+    order = np.argsort(keys)
+    keys, positions = keys[order], positions[order]
+    wanted = cp * width + gp[cr]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = keys[at] == wanted
+    return _segment_min(num_rows, cr[found], positions[at[found]])
+
+
+def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
+    """ng-IMR: each row's rank when all pairs of its image are ranked by ``s_s·s_o·p_c`` for its predicate c
+    (ties: lower pair first), at its best matching pair. One image: a ``[pairs, rows]`` score matrix; several:
+    every (row, pair of its image) combination, so no row is compared with another image's pairs."""
+    best = np.full(num_rows, -np.inf, dtype=np.float64)
+    own = per_pair[cp] * probs[cp, gp[cr]]
+    np.maximum.at(best, cr, own)
+    first = _segment_min(num_rows, cr[own == best[cr]], cp[own == best[cr]])
+    has = np.isfinite(best)
+    if len(n_pairs) == 1:
+        col = per_pair[:, None] * probs[:, gp]  # [P, rows]
+        counted = (col > best[None, :]).sum(axis=0) + (
+            (col == best[None, :]) & (np.arange(len(col))[:, None] < first[None, :])).sum(axis=0)
+        return np.where(has, counted, NO_MATCH).astype(np.int64)
+    rows = np.flatnonzero(has)
+    row_of, within = _expand(n_pairs[row_img[rows]])  # every pair of the row's image
+    j = pair_off[row_img[rows]][row_of] + within
+    r = rows[row_of]
+    score = per_pair[j] * probs[j, gp[r]]
+    counted = (score > best[r]) | ((score == best[r]) & (j < first[r]))
+    out = np.full(num_rows, NO_MATCH, dtype=np.int64)
+    out[rows] = np.bincount(row_of, weights=counted, minlength=len(rows)).astype(np.int64)
+    return out
+
+
+def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndarray:
+    """PRk: rank of the GT predicate among the scores of the first matching pair in GC order (NaN if none)."""
+    out = np.full(len(gp), np.nan)
+    rows = np.flatnonzero(first_any != NO_MATCH)
+    pair = gc_pair[pair_off[row_img[rows]] + first_any[rows]]
+    fg = probs[pair, 1:]
+    own = fg[np.arange(len(rows)), gp[rows] - 1]
+    ids = np.arange(fg.shape[1])[None, :]
+    out[rows] = ((fg > own[:, None]).sum(axis=1)
+                 + ((fg == own[:, None]) & (ids < (gp[rows] - 1)[:, None])).sum(axis=1))
+    return out
+
+
+def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, local_pairs, ps, po, matches):
+    """R_tr: candidates are the row's own index pair in both directions with every predicate, by
+    ``s_i·s_j·p_c``; ties by pair order, then predicate id."""
+    num_rows = len(gp)
+    ranks = np.full(num_rows, NO_MATCH, dtype=np.int64)
+    key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    entries = []
+    for s, o in ((gs_loc, go_loc), (go_loc, gs_loc)):
+        want = (row_img << IMAGE_SHIFT) | (s << PAIR_BITS) | o
+        lo, hi = np.searchsorted(sorted_key, want, "left"), np.searchsorted(sorted_key, want, "right")
+        row_of, within = _expand(hi - lo)
+        entries.append(row_of * (len(key) + 1) + order[lo[row_of] + within])
+    combined = np.unique(np.concatenate(entries))  # by row, then pair index; each pair once per row
+    rows, js = combined // (len(key) + 1), combined % (len(key) + 1)
+    if len(rows) == 0:
+        return ranks
+    entry_scores = per_pair[js][:, None] * probs[js, 1:]
+    own = entry_scores[np.arange(len(rows)), gp[rows] - 1]
+    matching = matches(gs[rows], ps[js], row_img[rows]) & matches(go[rows], po[js], row_img[rows])
+    best = np.full(num_rows, -np.inf)
+    np.maximum.at(best, rows[matching], own[matching])
+    is_best = matching & (own == best[rows])
+    first_entry = np.full(num_rows, len(rows), dtype=np.int64)
+    np.minimum.at(first_entry, rows[is_best], np.flatnonzero(is_best))
+    b = best[rows][:, None]
+    higher = (entry_scores > b).sum(axis=1)
+    ties = entry_scores == b
+    index = np.arange(len(rows))
+    pred_ids = np.arange(entry_scores.shape[1])[None, :]
+    tied_before = np.where(index < first_entry[rows], ties.sum(axis=1), 0) + np.where(
+        index == first_entry[rows], (ties & (pred_ids < (gp[rows] - 1)[:, None])).sum(axis=1), 0)
+    total = np.bincount(rows, weights=higher + tied_before, minlength=num_rows)
+    has = np.isfinite(best)
+    ranks[has] = total[has].astype(np.int64)
+    return ranks

@@ -1,0 +1,76 @@
+"""Ranks of a whole block of images at once are exactly the per-image ranks (issue 11, batched evaluation).
+
+``ranks.image_ranks`` is itself checked against the loop references of ``reference_metrics.py``
+(``test_metrics_reference.py``); here every family's integer ranks of ``block_ranks`` must equal it, image
+by image, on random images with the SPEC's edge cases (duplicate GT rows, two predicates on one pair,
+same-label objects, IoU exactly 0.5, ties, images without any predicted pair, duplicate predicted pairs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import random_case, small_vocab
+from sgg_eval.metrics.block_ranks import block_ranks
+from sgg_eval.metrics.candidates import prepare
+from sgg_eval.metrics.engine import EvalOptions
+from sgg_eval.metrics.ranks import image_ranks
+
+VOCAB = small_vocab(6, 5)
+FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")
+
+
+def _with_duplicate_pairs(rng, pred):
+    """Repeat a few predicted pairs with other scores: files may hold the same index pair twice."""
+    if len(pred.pairs) < 2 or rng.random() < 0.5:
+        return pred
+    extra = rng.integers(0, len(pred.pairs), size=2)
+    pred.pairs = np.concatenate([pred.pairs, pred.pairs[extra]])
+    scores = rng.random((2, pred.rel_scores.shape[1])).astype(np.float32)
+    pred.rel_scores = np.concatenate([pred.rel_scores, scores / scores.sum(axis=1, keepdims=True)])
+    return pred
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+@pytest.mark.parametrize("order,score_kind", [("score", "probabilities"), ("stored", "ranked")])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_block_ranks_equal_image_ranks(task, order, score_kind, seed):
+    rng = np.random.default_rng(100 + seed)
+    opts = EvalOptions(task=task, order=order, score_kind=score_kind, ng_limit=int(rng.choice([3, 100])))
+    gts, cands = [], []
+    for i in range(60):
+        gt, pred = random_case(rng, VOCAB, task, i, ties=bool(seed % 2 == 0), max_objects=int(rng.choice([4, 9])))
+        if len(gt.rels) == 0:
+            continue  # images without GT rows are skipped before ranking
+        gts.append(gt)
+        cands.append(prepare(gt, _with_duplicate_pairs(rng, pred), opts, ""))
+    families = {"gt_pair_family": task != "sgdet", "triplet_family": task != "sgdet"}
+    batch = block_ranks(gts, cands, ng_limit=opts.ng_limit, **families)
+    alone = [block_ranks([g], [c], ng_limit=opts.ng_limit, **families)[0] for g, c in zip(gts, cands)]
+    assert len(batch) == len(gts)
+    for gt, cand, got in [*zip(gts, cands, batch), *zip(gts, cands, alone)]:  # a block, and one image at a time
+        want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit, **families)
+        assert got.num_gt_objects == want.num_gt_objects and got.matched_gt_objects == want.matched_gt_objects
+        for name in FIELDS:
+            a, b = getattr(got, name), getattr(want, name)
+            assert (a is None) == (b is None), (name, gt.image_id)
+            if a is not None:
+                np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}")
+
+
+def test_block_ranks_of_one_image_and_of_images_without_pairs():
+    rng = np.random.default_rng(7)
+    opts = EvalOptions(task="sgdet", score_kind="probabilities")
+    cases = [random_case(rng, VOCAB, "sgdet", i) for i in range(40)]
+    cases = [(g, p) for g, p in cases if len(g.rels)]
+    empty = [(g, p) for g, p in cases if len(p.pairs) == 0]
+    assert empty  # the strict protocol ranks images without any predicted pair: every row a miss
+    for block in (cases[:1], empty, cases):
+        cands = [prepare(g, p, opts, "") for g, p in block]
+        for (g, _), cand, got in zip(block, cands, block_ranks([g for g, _ in block], cands,
+                                                               gt_pair_family=False, triplet_family=False)):
+            want = image_ranks(g.boxes, g.labels, g.rels, cand, gt_pair_family=False, triplet_family=False)
+            for name in FIELDS:
+                if getattr(want, name) is not None:
+                    np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
