@@ -88,7 +88,8 @@ def test_workers_reading_their_own_blocks_give_the_same_document(small_blocks, t
         done = []
         doc = evaluate(ListSource(cases), VOCAB, opts, jobs=jobs, progress=done.append)
         assert json.dumps(doc, sort_keys=True) == stream
-        assert done == list(range(7, 45, 7)) + [45]  # after every block, in order
+        size = blocks.block_images(task)
+        assert done == list(range(size, 45, size)) + [45]  # after every block, in order
 
 
 def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):

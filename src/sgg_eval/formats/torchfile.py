@@ -42,13 +42,13 @@ class StorageType:
     """Stand-in for ``torch.<X>Storage`` classes: only its dtype matters."""
 
     name: str
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(STORAGE_DTYPES[self.name])
+    dtype: np.dtype
 
 
-@dataclass
+STORAGE_TYPES = {name: StorageType(name, np.dtype(dtype)) for name, dtype in STORAGE_DTYPES.items()}
+
+
+@dataclass(slots=True)
 class StorageRef:
     """A storage known by key; its bytes are located after the pickle has been read."""
 
@@ -59,7 +59,7 @@ class StorageRef:
     array: np.ndarray | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class LazyTensor:
     """A tensor as (storage, offset, size, stride); ``numpy()`` returns a view, reading only what is used."""
 
@@ -118,6 +118,20 @@ class BoxListStandIn:
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
+    # Called once per tensor of the file (hundreds of thousands): the usual case, tuples of non-negative ints,
+    # is accepted with a few C-level checks; anything else goes through the converting, explaining path.
+    if (type(storage) is StorageRef and type(size) is tuple and type(stride) is tuple
+            and type(storage_offset) is int and len(size) == len(stride) <= 8):
+        dims = size + stride
+        if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
+            return LazyTensor(storage, storage_offset, size, stride)
+    return _checked_tensor(storage, storage_offset, size, stride)
+
+
+_ONLY_INT = frozenset((int,))
+
+
+def _checked_tensor(storage, storage_offset, size, stride) -> LazyTensor:
     if not isinstance(storage, StorageRef):
         raise InputError("tensor without a storage")
     size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
@@ -142,8 +156,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return _rebuild_tensor
         if module == "collections" and name == "OrderedDict":
             return collections.OrderedDict
-        if module == "torch" and name in STORAGE_DTYPES:
-            return StorageType(name)
+        if module == "torch" and name in STORAGE_TYPES:
+            return STORAGE_TYPES[name]
         if module == "torch" and name == "Size":
             return tuple
         if (module, name) == BOXLIST_PATH:
@@ -152,12 +166,12 @@ class _RestrictedUnpickler(pickle.Unpickler):
                          "never needs (nothing was executed)", path=self.path)
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage" and isinstance(pid[1], StorageType)):
+        if not (type(pid) is tuple and len(pid) >= 5 and pid[0] == "storage" and type(pid[1]) is StorageType):
             raise InputError(f"unsupported persistent id {pid!r:.80}", path=self.path)
-        storage_type, key, numel = pid[1], str(pid[2]), int(pid[4])
+        storage_type, key = pid[1], pid[2] if type(pid[2]) is str else str(pid[2])
         ref = self.storages.get(key)
         if ref is None:
-            ref = self.storages[key] = StorageRef(key, storage_type.dtype, numel)
+            ref = self.storages[key] = StorageRef(key, storage_type.dtype, int(pid[4]))
         view = pid[5] if len(pid) > 5 else None
         if view is not None:  # legacy view: (view_key, offset, size) into the root storage
             view_key, offset, size = view
@@ -212,25 +226,33 @@ def _load_zip_members(path: str, storages: dict[str, StorageRef]):
         obj = _unpickle(_read_capped(zf, pkl[0], path), path, storages)
         infos = {i.filename: i for i in zf.infolist()}
     whole = _map_file(path)
-    for ref in {id(r): r for r in storages.values()}.values():
-        info = infos.get(f"{root}data/{ref.key}")
+    refs = list({id(r): r for r in storages.values()}.values())
+    members = [infos.get(f"{root}data/{ref.key}") for ref in refs]
+    for ref, info in zip(refs, members):
         if info is None:
             raise InputError(f"storage member data/{ref.key} missing", path=path)
         if info.compress_type != zipfile.ZIP_STORED:
             raise InputError(f"storage member data/{ref.key} is compressed", path=path)
-        # the member's local header, read from the mapping (a seek + read per tensor is a syscall each)
-        header = whole[info.header_offset : info.header_offset + 30].tobytes()
-        if header[:4] != b"PK\x03\x04":
-            raise InputError("corrupt zip local header", path=path)
-        name_len, extra_len = struct.unpack("<HH", header[26:30])
-        offset = info.header_offset + 30 + name_len + extra_len
-        if offset + info.file_size > len(whole):
-            raise InputError(f"storage member data/{ref.key} declares {info.file_size} bytes, past the end of "
-                             "the file", path=path)
-        if ref.numel * ref.dtype.itemsize > info.file_size:
+    if not refs:
+        return obj
+    # every member's local header at once, from the mapping (a seek + read per tensor is a syscall each)
+    header_at = np.array([info.header_offset for info in members], dtype=np.int64)
+    sizes = np.array([info.file_size for info in members], dtype=np.int64)
+    if header_at.max() + 30 > len(whole):
+        raise InputError("corrupt zip local header", path=path)
+    header = whole[header_at[:, None] + np.arange(30)].astype(np.int64)
+    if not (header[:, :4] == np.frombuffer(b"PK\x03\x04", np.uint8)).all():
+        raise InputError("corrupt zip local header", path=path)
+    data_at = header_at + 30 + (header[:, 26] | header[:, 27] << 8) + (header[:, 28] | header[:, 29] << 8)
+    past_end = np.flatnonzero(data_at + sizes > len(whole))
+    if len(past_end):
+        key, size = refs[past_end[0]].key, sizes[past_end[0]]
+        raise InputError(f"storage member data/{key} declares {size} bytes, past the end of the file", path=path)
+    for ref, offset, size in zip(refs, data_at.tolist(), sizes.tolist()):
+        if ref.numel * ref.dtype.itemsize > size:
             raise InputError(f"storage {ref.key} declares {ref.numel} elements but its member holds "
-                             f"{info.file_size} bytes", path=path)
-        ref.array = _map(whole, ref.dtype, offset, info.file_size // ref.dtype.itemsize)
+                             f"{size} bytes", path=path)
+        ref.array = _map(whole, ref.dtype, offset, size // ref.dtype.itemsize)
     return obj
 
 

@@ -1,6 +1,6 @@
 """Evaluation in blocks of images, on one or several processes, with a result independent of how many.
 
-Images are grouped into consecutive blocks of ``BLOCK_IMAGES``; each block is ranked and accumulated on its
+Images are grouped into consecutive blocks (``block_images``: 256, SGDet 32); each block is ranked and accumulated on its
 own (:func:`rank_block`), and the block accumulators are merged in block order (``Accumulator.merge``).
 Floating-point sums therefore always group the same way, so ``jobs = 1`` and ``jobs = N`` give bit-identical
 documents. With ``jobs > 1`` and a random-access source (:class:`ImageSource`), each forked worker reads,
@@ -27,6 +27,15 @@ from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.reduce import Accumulator
 
 BLOCK_IMAGES = 256
+# SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy
+# until the end of a file (the block size depends on the task only, so the output does not depend on jobs).
+SGDET_BLOCK_DIVISOR = 8
+
+
+def block_images(task: str) -> int:
+    """Images per block for ``task``."""
+    return max(1, BLOCK_IMAGES // SGDET_BLOCK_DIVISOR) if task == "sgdet" else BLOCK_IMAGES
+
 # Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
 # PredCls block (132 pairs per image); ~100 MB at most.
 MAX_RANKED_PAIRS = 50_000
@@ -168,11 +177,11 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
 
     fixed = (vocab, opts, source, zs_keys, triplet_counts, detector_boxes)
     random_access = hasattr(images, "read") and hasattr(images, "count")
-    spans = [(lo, min(images.count, lo + BLOCK_IMAGES)) for lo in range(0, images.count, BLOCK_IMAGES)
-             ] if random_access else []
+    size = block_images(opts.task)
+    spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
     forks = "fork" in multiprocessing.get_all_start_methods()
     if jobs <= 1 or (random_access and len(spans) <= 1):
-        blocks = (list(images.read(*span)) for span in spans) if random_access else _blocks(images, BLOCK_IMAGES)
+        blocks = (list(images.read(*span)) for span in spans) if random_access else _blocks(images, size)
         for block in blocks:
             merge(rank_block(block, *fixed))
         return total, counts, all_boxes
@@ -181,7 +190,7 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
         read = images.read
     else:  # a plain stream, or no fork (the reader would have to be pickled): read here, ship the arrays
         stream = images.read(0, images.count) if random_access else images
-        tasks = ((_rank_in_worker, block) for block in _blocks(stream, BLOCK_IMAGES))
+        tasks = ((_rank_in_worker, block) for block in _blocks(stream, size))
         read = None
     # fork: workers inherit the imported modules and the parsed source (no re-import, no re-parse per worker)
     method = "fork" if forks else "spawn"
