@@ -4,22 +4,17 @@ The pickle is read by a restricted unpickler whose ``find_class`` admits only wh
 reference (tensor rebuild helpers, storage classes, ``collections.OrderedDict``, ``torch.Size`` and the
 maskrcnn_benchmark ``BoxList``, mapped onto a stand-in). Anything else (``os.system``, ``builtins.eval``,
 ...) raises :class:`InputError` before it is ever called. Tensor bytes are not copied: each storage becomes
-a ``numpy.memmap`` view at its offset in the file, so huge files are read lazily, image by image.
-
-zip: members ``<root>/data.pkl``, ``<root>/data/<key>`` (stored uncompressed), ``<root>/byteorder``.
-legacy: consecutive pickles (magic number, protocol 1001, sys info, the object, the storage keys), then per
-key in that order an 8-byte little-endian element count followed by the raw bytes.
+a view at its offset in the file mapped once, so huge files are read lazily, image by image. The two
+layouts (zip, legacy) are read by ``torch_layouts``.
 """
 
 from __future__ import annotations
 
 import collections
-import io
 import math
 import mmap
 import os
 import pickle
-import struct
 import zipfile
 from dataclasses import dataclass, field
 
@@ -184,162 +179,9 @@ def load(path: str | os.PathLike):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
-    if zipfile.is_zipfile(path):
-        return _load_zip(path)
-    return _load_legacy(path)
+    from sgg_eval.formats.torch_layouts import load_legacy, load_zip  # they build on this module's types
 
-
-# data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
-MAX_PICKLE_EXPANSION = 100
-MAX_PICKLE_BYTES = 4 << 30
-
-
-def _read_capped(zf: zipfile.ZipFile, name: str, path: str) -> bytes:
-    """A member's bytes, refusing more than the cap whatever its header declares."""
-    cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * os.path.getsize(path)))
-    with zf.open(name) as fh:
-        data = fh.read(cap + 1)
-    if len(data) > cap:
-        raise InputError(f"{name} expands beyond {cap >> 20} MiB (limit for a file of this size)", path=path)
-    return data
-
-
-def _load_zip(path: str):
-    storages: dict[str, StorageRef] = {}
-    try:
-        return _load_zip_members(path, storages)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-        raise InputError(f"corrupt zip file ({type(exc).__name__}: {exc})", path=path) from None
-    except (OSError, RuntimeError, ValueError, struct.error) as exc:  # zlib, CRC, truncated reads
-        raise InputError(f"unreadable zip member ({type(exc).__name__}: {exc})", path=path) from None
-
-
-def _load_zip_members(path: str, storages: dict[str, StorageRef]):
-    with zipfile.ZipFile(path) as zf:
-        names = zf.namelist()
-        pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
-        if len(pkl) != 1:
-            raise InputError("zip file has no single data.pkl: not a torch file", path=path)
-        root = pkl[0][: -len("data.pkl")]
-        if f"{root}byteorder" in names and zf.read(f"{root}byteorder").strip() not in (b"little",):
-            raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
-        obj = _unpickle(_read_capped(zf, pkl[0], path), path, storages)
-        infos = {i.filename: i for i in zf.infolist()}
-    whole = _map_file(path)
-    refs = list({id(r): r for r in storages.values()}.values())
-    members = [infos.get(f"{root}data/{ref.key}") for ref in refs]
-    for ref, info in zip(refs, members):
-        if info is None:
-            raise InputError(f"storage member data/{ref.key} missing", path=path)
-        if info.compress_type != zipfile.ZIP_STORED:
-            raise InputError(f"storage member data/{ref.key} is compressed", path=path)
-    if not refs:
-        return obj
-    # every member's local header at once, from the mapping (a seek + read per tensor is a syscall each)
-    header_at = np.array([info.header_offset for info in members], dtype=np.int64)
-    sizes = np.array([info.file_size for info in members], dtype=np.int64)
-    if header_at.max() + 30 > len(whole):
-        raise InputError("corrupt zip local header", path=path)
-    header = whole[header_at[:, None] + np.arange(30)].astype(np.int64)
-    if not (header[:, :4] == np.frombuffer(b"PK\x03\x04", np.uint8)).all():
-        raise InputError("corrupt zip local header", path=path)
-    data_at = header_at + 30 + (header[:, 26] | header[:, 27] << 8) + (header[:, 28] | header[:, 29] << 8)
-    past_end = np.flatnonzero(data_at + sizes > len(whole))
-    if len(past_end):
-        key, size = refs[past_end[0]].key, sizes[past_end[0]]
-        raise InputError(f"storage member data/{key} declares {size} bytes, past the end of the file", path=path)
-    for ref, offset, size in zip(refs, data_at.tolist(), sizes.tolist()):
-        if ref.numel * ref.dtype.itemsize > size:
-            raise InputError(f"storage {ref.key} declares {ref.numel} elements but its member holds "
-                             f"{size} bytes", path=path)
-        ref.array = _map(whole, ref.dtype, offset, size // ref.dtype.itemsize)
-    return obj
-
-
-def _load_legacy(path: str):
-    try:
-        return _load_legacy_stream(path)
-    except InputError as exc:
-        raise _with_path(exc, path) from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-            struct.error, MemoryError, RecursionError) as exc:
-        raise InputError(f"corrupt legacy torch file ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
-                         path=path) from None
-
-
-def _load_legacy_stream(path: str):
-    storages: dict[str, StorageRef] = {}
-    with open(path, "rb") as fh:
-        if not _peek_is_pickle(fh):
-            raise InputError("neither a torch zip file nor a legacy torch file", path=path)
-        try:
-            magic = _plain(fh, path)
-        except InputError:
-            raise
-        except Exception:
-            magic = None
-        if magic != LEGACY_MAGIC:
-            raise InputError("neither a torch zip file nor a legacy torch file (bad magic number)", path=path)
-        protocol = _plain(fh, path)
-        if protocol != LEGACY_PROTOCOL:
-            raise InputError(f"legacy protocol {protocol}, expected {LEGACY_PROTOCOL}", path=path)
-        info = _plain(fh, path)
-        if isinstance(info, dict) and not info.get("little_endian", True):
-            raise InputError("big-endian torch files are not supported", path=path)
-        obj = _RestrictedUnpickler(fh, path, storages).load()
-        keys = _plain(fh, path)
-        if not isinstance(keys, list):
-            raise InputError("legacy storage key list missing", path=path)
-        offset = fh.tell()
-        size = os.fstat(fh.fileno()).st_size
-        whole = _map_file(path) if keys else None
-        by_key: dict[str, list[StorageRef]] = {}
-        for ref in storages.values():  # views share their root storage's key
-            by_key.setdefault(ref.key, []).append(ref)
-        for key in map(str, keys):
-            refs = by_key.get(key)
-            if not refs:
-                raise InputError(f"storage {key} is listed but never referenced", path=path)
-            fh.seek(offset)
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise InputError(f"file ends before storage {key}", path=path)
-            (numel,) = struct.unpack("<q", raw)
-            itemsize = refs[0].dtype.itemsize
-            if numel < 0 or offset + 8 + numel * itemsize > size:
-                raise InputError(f"storage {key} claims {numel} elements past the end of the file", path=path)
-            array = _map(whole, refs[0].dtype, offset + 8, numel)
-            for ref in refs:
-                ref.array = array
-            offset += 8 + numel * itemsize
-    return obj
-
-
-def _with_path(exc: InputError, path: str) -> InputError:
-    """Errors raised while unpickling (tensor geometry, refused globals) learn the file they came from."""
-    return exc if exc.path else InputError(str(exc), path=path)
-
-
-def _peek_is_pickle(fh) -> bool:
-    pos = fh.tell()
-    first = fh.read(1)
-    fh.seek(pos)
-    return first == b"\x80"
-
-
-def _plain(fh, path: str):
-    """A pickle of plain data only (numbers, strings, lists, dicts): any global is refused."""
-    return _RestrictedUnpickler(fh, path, {}).load()
-
-
-def _unpickle(data: bytes, path: str, storages: dict[str, StorageRef]):
-    try:
-        return _RestrictedUnpickler(io.BytesIO(data), path, storages).load()
-    except InputError as exc:
-        raise _with_path(exc, path) from None
-    except Exception as exc:  # truncated or corrupt pickle
-        raise InputError(f"corrupt pickle ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
-                         path=path) from None
+    return load_zip(path) if zipfile.is_zipfile(path) else load_legacy(path)
 
 
 def _map_file(path: str) -> np.ndarray:

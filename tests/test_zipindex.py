@@ -1,0 +1,97 @@
+"""The zip central directory read without a Python object per member (issue 11): the same members as
+``zipfile`` on plain, zip64 and commented archives, and ``zipfile`` itself wherever the archive is unusual."""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import random_case, small_vocab
+from sgg_eval.formats import zipindex
+from sgg_eval.formats.torchfile import _map_file, load
+from torch_writer import eval_results_object, save_zip
+
+VOCAB = small_vocab(6, 5)
+
+
+def _zip64_archive(path, files: dict[str, bytes]) -> None:
+    """A zip64 archive written by hand: every central-directory size and offset in a zip64 extra field."""
+    out, central = bytearray(), bytearray()
+    for name, data in files.items():
+        raw, offset, crc = name.encode(), len(out), zlib.crc32(data)
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 45, 0, 0, 0, 0, crc, len(data), len(data), len(raw), 0)
+        out += raw + data
+        extra = struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 45, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF,
+                               0xFFFFFFFF, len(raw), len(extra), 0, 0, 0, 0, 0xFFFFFFFF) + raw + extra
+    cd_at = len(out)
+    out += central
+    end64_at = len(out)
+    out += struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, len(files), len(files), len(central), cd_at)
+    out += struct.pack("<4sIQI", b"PK\x06\x07", 0, end64_at, 1)
+    out += struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    path.write_bytes(bytes(out))
+
+
+def _same_as_zipfile(path, expect_fast: bool) -> None:
+    whole = _map_file(path)
+    fast = zipindex._central_directory(whole)
+    assert (fast is not None) == expect_fast
+    got = zipindex.members(str(path), whole)
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        assert got.names == [i.filename for i in infos]
+        assert got.header_at.tolist() == [i.header_offset for i in infos]
+        assert got.size.tolist() == [i.compress_size for i in infos]
+        assert got.method.tolist() == [i.compress_type for i in infos]
+        data_at = got.data_at(whole, np.arange(len(infos)))
+        for i, info in enumerate(infos):
+            if info.compress_type == zipfile.ZIP_STORED:
+                assert whole[data_at[i]: data_at[i] + info.compress_size].tobytes() == zf.read(info)
+
+
+def test_a_torch_file_is_indexed_like_zipfile_does(tmp_path):
+    rng = np.random.default_rng(3)
+    save_zip(eval_results_object([random_case(rng, VOCAB, "sgdet", i) for i in range(30)]), tmp_path / "e.pytorch")
+    _same_as_zipfile(tmp_path / "e.pytorch", expect_fast=True)
+
+
+def test_zip64_records_extra_fields_and_comments(tmp_path):
+    files = {f"archive/data/{i}": bytes([i % 251]) * (i % 9) for i in range(40)}
+    _zip64_archive(tmp_path / "z64.zip", files)
+    _same_as_zipfile(tmp_path / "z64.zip", expect_fast=True)
+    many = tmp_path / "many.zip"  # more members than a 16-bit count: the zip64 end record; and a comment
+    with zipfile.ZipFile(many, "w") as zf:
+        for i in range(70_000):
+            zf.writestr(f"d/{i}", b"")
+        zf.writestr("d/data.pkl", b"x" * 500, compress_type=zipfile.ZIP_DEFLATED)
+        zf.comment = b"written by a test"
+    _same_as_zipfile(many, expect_fast=True)
+
+
+def test_an_unusual_archive_is_left_to_zipfile(tmp_path):
+    odd = tmp_path / "odd.zip"  # a central-directory signature inside a name: the records do not chain
+    with zipfile.ZipFile(odd, "w") as zf:
+        zf.writestr("a/PK\x01\x02/b", b"123")
+        zf.writestr("c", b"4")
+    _same_as_zipfile(odd, expect_fast=False)
+    # an end record that points at a central directory past the end of the file
+    (tmp_path / "bad.zip").write_bytes(b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 1, 1, 46, 999, 0))
+    with pytest.raises(zipfile.BadZipFile):
+        zipindex.members(str(tmp_path / "bad.zip"), _map_file(tmp_path / "bad.zip"))
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_a_torch_file_with_a_compressed_pickle_loads(tmp_path, compression):
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    save_zip({"x": arr}, tmp_path / "plain.pytorch")
+    with zipfile.ZipFile(tmp_path / "plain.pytorch") as src, zipfile.ZipFile(tmp_path / "t.pytorch", "w") as dst:
+        for info in src.infolist():
+            pickle_member = info.filename.endswith("data.pkl")
+            dst.writestr(info.filename, src.read(info), compress_type=compression if pickle_member else 0)
+    np.testing.assert_array_equal(load(tmp_path / "t.pytorch")["x"].numpy(), arr)
+
