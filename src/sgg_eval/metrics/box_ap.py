@@ -1,0 +1,107 @@
+"""COCO box average precision over whole arrays (the detector mAP of SGDet), without an object per box.
+
+The rules are the COCO API's (pycocotools ``COCOeval``, bbox, area range "all", ``maxDets = 100``, no crowd
+boxes), which faster-coco-eval reimplements and the tests use as the oracle:
+
+- IoU from xywh boxes: ``inter = max(0, min(x+w) − max(x)) · max(0, min(y+h) − max(y))``,
+  ``iou = inter / (w_d h_d + w_g h_g − inter)``, in float64;
+- per image and class, the detections by score, descending (ties: file order), at most 100 of them;
+  each in turn takes, among the GT boxes not yet taken at this IoU threshold t, the one of highest IoU
+  ≥ t (ties: the later GT box);
+- per class, every image's detections by score (ties: image id, then the order above): cumulative
+  true/false positives give recall ``tp / n_gt`` and precision ``tp / (tp + fp + ε)``; precision is made
+  non-increasing from the right and read at the 101 recall thresholds 0, 0.01, …, 1 (``searchsorted``,
+  left; 0 past the last detection); AP(class, t) is the mean of those 101 values;
+- classes without GT boxes are left out; ``AP@50`` averages AP(class, 0.5) over classes, ``AP`` averages
+  over classes and the ten thresholds 0.50:0.05:0.95.
+
+Per image and class the matching is greedy, so it runs in rounds: round k matches the k-th detection of
+every (image, class) group at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
+RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
+MAX_DETS = 100
+
+
+def _segment_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """For keys sorted into groups, each element's group start index."""
+    new = np.ones(len(sorted_keys), dtype=bool)
+    new[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    return np.maximum.accumulate(np.where(new, np.arange(len(sorted_keys)), 0))
+
+
+def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
+    """``(AP over IoU 0.50:0.95, AP@50)``. ``gt`` rows ``(image, x, y, w, h, class)``, ``det`` rows
+    ``(image, x, y, w, h, class, score)``, each in file order. NaN when no class has a GT box."""
+    ids = np.unique(np.concatenate([gt[:, 0], det[:, 0]]))  # COCO visits images by sorted id
+    g_img = np.searchsorted(ids, gt[:, 0]).astype(np.int64)
+    d_img = np.searchsorted(ids, det[:, 0]).astype(np.int64)
+    n_classes = int(max(gt[:, 5].max(initial=0), det[:, 5].max(initial=0))) + 1
+    g_key = g_img * n_classes + gt[:, 5].astype(np.int64)
+    d_key = d_img * n_classes + det[:, 5].astype(np.int64)
+    # each (image, class) group's detections by score, descending, stable; keep the first MAX_DETS
+    order = np.lexsort((np.arange(len(det)), -det[:, 6], d_key))
+    rank = np.arange(len(order)) - _segment_starts(d_key[order])
+    kept = order[rank < MAX_DETS]
+    d_rank = np.full(len(det), -1, dtype=np.int64)
+    d_rank[order] = rank
+    # (detection, GT) pairs of the same group, with their IoU
+    g_order = np.argsort(g_key, kind="stable")
+    lo = np.searchsorted(g_key[g_order], d_key[kept], "left")
+    hi = np.searchsorted(g_key[g_order], d_key[kept], "right")
+    which = np.repeat(np.arange(len(kept)), hi - lo)
+    pd = kept[which]
+    pg = g_order[lo[which] + np.arange(len(which)) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo)]
+    iou = _iou(det[pd, 1:5], gt[pg, 1:5])
+    matched = np.zeros((len(IOU_THRESHOLDS), len(det)), dtype=bool)
+    for t, threshold in enumerate(IOU_THRESHOLDS):
+        taken = np.zeros(len(gt), dtype=bool)
+        eligible_at = iou >= min(threshold, 1 - 1e-10)
+        for k in range(int(d_rank[pd].max(initial=-1)) + 1):
+            sel = np.flatnonzero(eligible_at & (d_rank[pd] == k) & ~taken[pg])
+            if len(sel) == 0:
+                continue
+            # per detection: the highest IoU, ties to the later GT box (the last in this order)
+            sel = sel[np.lexsort((pg[sel], iou[sel], pd[sel]))]
+            last = np.ones(len(sel), dtype=bool)
+            last[:-1] = pd[sel][1:] != pd[sel][:-1]
+            taken[pg[sel[last]]] = True
+            matched[t, pd[sel[last]]] = True
+    return _average_precision(matched, det, kept, d_img, d_rank, gt)
+
+
+def _iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
+    w = np.minimum(d[:, 0] + d[:, 2], g[:, 0] + g[:, 2]) - np.maximum(d[:, 0], g[:, 0])
+    h = np.minimum(d[:, 1] + d[:, 3], g[:, 1] + g[:, 3]) - np.maximum(d[:, 1], g[:, 1])
+    inter = np.where((w > 0) & (h > 0), w * h, 0.0)
+    return inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
+
+
+def _average_precision(matched, det, kept, d_img, d_rank, gt) -> tuple[float, float]:
+    classes = det[kept, 5].astype(np.int64)
+    order = np.lexsort((d_rank[kept], d_img[kept], -det[kept, 6], classes))  # per class, by score, stable
+    kept, classes = kept[order], classes[order]
+    n_gt = np.bincount(gt[:, 5].astype(np.int64), minlength=int(classes.max(initial=0)) + 1)
+    with_gt = np.flatnonzero(n_gt)
+    starts = np.searchsorted(classes, with_gt, "left")
+    ends = np.searchsorted(classes, with_gt, "right")
+    ap = np.zeros((len(IOU_THRESHOLDS), len(with_gt)))
+    for t in range(len(IOU_THRESHOLDS)):
+        tp_all = matched[t, kept]
+        for j, (c, s, e) in enumerate(zip(with_gt.tolist(), starts.tolist(), ends.tolist())):
+            if s == e:
+                continue  # GT boxes but no detection: AP 0
+            tp = np.cumsum(tp_all[s:e]).astype(np.float64)
+            fp = np.cumsum(~tp_all[s:e]).astype(np.float64)
+            recall = tp / n_gt[c]
+            precision = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[::-1])[::-1]
+            at = np.searchsorted(recall, RECALL_THRESHOLDS, side="left")
+            ap[t, j] = np.where(at < len(precision), precision[np.minimum(at, len(precision) - 1)], 0.0).mean()
+    if len(with_gt) == 0:
+        return float("nan"), float("nan")
+    return float(ap.mean()), float(ap[0].mean())
