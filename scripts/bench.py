@@ -14,6 +14,7 @@ test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/
 
     make bench                       # 2,000 PredCls/SGCls and 300 SGDet images
     make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
+    make bench ARGS="--full-sgdet 26446"   # plus the VG test split's size in SGDet (~33 GB on disk)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the torch-free writer of the test fixtures
 
-from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
+from torch_writer import BoxList, Deferred, eval_results_object, save_legacy, save_zip  # noqa: E402
 
 from sgg_eval.data.store import write_split  # noqa: E402
 from sgg_eval.data.types import GTImage, PredImage, SplitMeta  # noqa: E402
@@ -90,7 +91,8 @@ report(time.perf_counter() - t)
 """
 
 
-def _case(rng, i: int, task: str, vocab) -> tuple[GTImage, PredImage]:
+def _objects(rng, i: int, task: str, vocab) -> tuple[GTImage, np.ndarray, np.ndarray, np.ndarray]:
+    """One image's GT and predicted objects (boxes, labels, scores)."""
     n, m = 12, 6
     xy = rng.integers(0, 500, size=(n, 2))
     boxes = np.column_stack([xy, xy + rng.integers(10, 200, size=(n, 2))]).astype(np.float32)
@@ -104,12 +106,44 @@ def _case(rng, i: int, task: str, vocab) -> tuple[GTImage, PredImage]:
         pl = np.concatenate([labels, rng.integers(1, vocab.num_objects + 1, size=68)])
     else:
         pb, pl = boxes, labels if task == "predcls" else rng.integers(1, vocab.num_objects + 1, size=n)
-    q = len(pl)
+    return gt, pb.astype(np.float32), pl, rng.random(len(pl)).astype(np.float32)
+
+
+def _all_pairs(q: int) -> np.ndarray:
     a, b = np.nonzero(~np.eye(q, dtype=bool))
-    logits = rng.normal(size=(len(a), vocab.num_predicates + 1))
+    return np.column_stack([a, b]).astype(np.int64)
+
+
+def _case(rng, i: int, task: str, vocab) -> tuple[GTImage, PredImage]:
+    gt, pb, pl, ps = _objects(rng, i, task, vocab)
+    pairs = _all_pairs(len(pl))
+    logits = rng.normal(size=(len(pairs), vocab.num_predicates + 1))
     probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    return gt, PredImage(i, pb.astype(np.float32), pl, rng.random(q).astype(np.float32),
-                         np.column_stack([a, b]), probs.astype(np.float32))
+    return gt, PredImage(i, pb, pl, ps, pairs, probs.astype(np.float32))
+
+
+def _streamed_sgdet(n: int, vocab, split: str, path: str) -> None:
+    """A full-size SGDet file written image by image: scores are made only when written (``Deferred``), so
+    a file of tens of GB never sits in memory. pred_rel_labels is a placeholder (no evaluator reads it)."""
+    rng, gts, preds = np.random.default_rng(0), [], []
+    pairs = _all_pairs(80)
+    width = vocab.num_predicates + 1
+
+    def scores(i: int) -> np.ndarray:
+        raw = np.random.default_rng((1, i)).random((len(pairs), width), dtype=np.float32) + np.float32(0.01)
+        return raw / raw.sum(axis=1, keepdims=True)
+
+    for i in range(n):
+        gt, pb, pl, ps = _objects(rng, i, "sgdet", vocab)
+        gts.append(gt)
+        preds.append(BoxList(pb, (gt.width, gt.height), pred_labels=pl.astype(np.int64), pred_scores=ps,
+                             rel_pair_idxs=Deferred(pairs.shape, np.int64, lambda: pairs),
+                             pred_rel_scores=Deferred((len(pairs), width), np.float32, lambda i=i: scores(i)),
+                             pred_rel_labels=Deferred((len(pairs),), np.int64, lambda: np.ones(len(pairs)))))
+    write_split(split, SplitMeta("test", vocab, "bench", True, "bench"), gts)
+    save_zip({"groundtruths": [BoxList(g.boxes, (g.width, g.height), labels=g.labels.astype(np.int64),
+                                       relation_tuple=g.rels.astype(np.int64)) for g in gts],
+              "predictions": preds}, path)
 
 
 def _run(code: str, *args: str) -> tuple[float, float, float]:
@@ -129,6 +163,8 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=2000, help="PredCls and SGCls images (default: %(default)s)")
     ap.add_argument("--sgdet-images", type=int, default=300, help="SGDet images (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="sgg-eval --jobs")
+    ap.add_argument("--full-sgdet", type=int, default=0, metavar="N",
+                    help="also an N-image SGDet zip file written as a stream (VG test size: 26446, ~33 GB)")
     args = ap.parse_args()
     vocab = vg150_vocabulary()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}")
@@ -145,13 +181,22 @@ def main() -> None:
             for layout, save in (("zip", save_zip), ("legacy", save_legacy)):
                 path = os.path.join(tmp, f"{task}_{layout}.pytorch")
                 save(obj, path)
-                floor, floor_heap, _ = _run(FLOOR, path)
-                ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(args.jobs))
-                size = os.path.getsize(path) / 2**20
-                print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
-                      f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f}")
+                _row(task, layout, n, path, split, args.jobs)
                 os.remove(path)
             del obj
+        if args.full_sgdet:
+            path, split = os.path.join(tmp, "sgdet_full.pytorch"), os.path.join(tmp, "sgdet_full_test.h5")
+            _streamed_sgdet(args.full_sgdet, vocab, split, path)
+            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs)
+            os.remove(path)
+
+
+def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int) -> None:
+    floor, floor_heap, _ = _run(FLOOR, path)
+    ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(jobs))
+    size = os.path.getsize(path) / 2**20
+    print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
+          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f}", flush=True)
 
 
 if __name__ == "__main__":

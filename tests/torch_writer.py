@@ -30,6 +30,20 @@ class BoxList:
         self.triplet_extra_fields = []
 
 
+class Deferred:
+    """An array made only when its bytes are written, so a file larger than memory can be written (the
+    benchmark's full-size SGDet file): ``make()`` returns it, C-contiguous, of ``shape`` and ``dtype``."""
+
+    def __init__(self, shape, dtype, make):
+        self.shape, self.dtype, self.make = tuple(shape), np.dtype(dtype), make
+        self.size = int(np.prod(self.shape))
+
+    def tobytes(self) -> bytes:
+        a = np.ascontiguousarray(self.make(), dtype=self.dtype)
+        assert a.shape == self.shape
+        return a.tobytes()
+
+
 class _Storage:
     def __init__(self, key, array):
         self.key, self.array = key, array
@@ -71,11 +85,11 @@ def _dump(obj, legacy: bool, extra_globals=None):
     with _fake_modules() as (rebuild, storage_classes):
         class P(pickle.Pickler):
             def reducer_override(self, o):
-                if isinstance(o, np.ndarray):
-                    a = np.ascontiguousarray(o)
+                if isinstance(o, (np.ndarray, Deferred)):
+                    a = np.ascontiguousarray(o) if isinstance(o, np.ndarray) else o
                     st = _Storage(str(len(storages)), a)
                     storages.append(st)
-                    stride = tuple(s // a.itemsize for s in a.strides)
+                    stride = tuple(int(np.prod(a.shape[d + 1:])) for d in range(len(a.shape)))  # C order
                     return rebuild, (st, 0, a.shape, stride, False, collections.OrderedDict())
                 return NotImplemented
 
