@@ -172,6 +172,8 @@ def main() -> None:
           f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11}")
     with tempfile.TemporaryDirectory() as tmp:
         for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
+            if n == 0:  # e.g. --images 0 --sgdet-images 0 --full-sgdet 26446: the full-size file only
+                continue
             rng = np.random.default_rng(0)
             cases = [_case(rng, i, task, vocab) for i in range(n)]
             split = os.path.join(tmp, f"{task}_test.h5")
