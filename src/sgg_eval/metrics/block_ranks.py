@@ -14,30 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, ng_top
+from sgg_eval.metrics.segments import expand_segments, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
-
-
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-
-
-def _expand(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For segments of ``sizes``: each element's segment and its index within the segment."""
-    seg = np.repeat(np.arange(len(sizes)), sizes)
-    return seg, np.arange(len(seg)) - _offsets(sizes)[seg]
-
-
-def _iou_ge(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
-    """``iou(a[i], b[i]) >= threshold`` elementwise, with the float32 steps of ``boxes.iou_matrix``."""
-    one = np.float32(1)
-    area_a = (a[:, 2] - a[:, 0] + one) * (a[:, 3] - a[:, 1] + one)
-    area_b = (b[:, 2] - b[:, 0] + one) * (b[:, 3] - b[:, 1] + one)
-    wh = np.maximum(np.minimum(a[:, 2:], b[:, 2:]) - np.maximum(a[:, :2], b[:, :2]) + one, np.float32(0))
-    inter = wh[:, 0] * wh[:, 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return inter / (area_a + area_b - inter) >= np.float32(threshold)
 
 
 def _segment_min(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -58,7 +39,7 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     n_rows = np.array([len(g.rels) for g in gts], dtype=np.int64)
     n_obj = np.array([len(c.labels) for c in cands], dtype=np.int64)
     n_pairs = np.array([len(c.pairs) for c in cands], dtype=np.int64)
-    gt_off, obj_off, pair_off = _offsets(n_gt), _offsets(n_obj), _offsets(n_pairs)
+    gt_off, obj_off, pair_off = segment_offsets(n_gt), segment_offsets(n_obj), segment_offsets(n_pairs)
     row_img = np.repeat(np.arange(b), n_rows)
     rels = np.concatenate([g.rels for g in gts]).astype(np.int64)
     gs_loc, go_loc, gp = rels[:, 0], rels[:, 1], rels[:, 2]
@@ -76,7 +57,7 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     gc_pred[gc_pair] = np.concatenate([c.gc_preds for c in cands])
 
     # object matching over every (GT object, predicted object) of the same image
-    ok_img, ok_local = _expand(n_gt * n_obj)
+    ok_img, ok_local = expand_segments(n_gt * n_obj)
     g_all = gt_off[ok_img] + ok_local // np.maximum(n_obj[ok_img], 1)
     q_all = obj_off[ok_img] + ok_local % np.maximum(n_obj[ok_img], 1)
     gt_labels = np.concatenate([g.labels for g in gts])
@@ -85,8 +66,8 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     same = np.flatnonzero(ok)
     gt_boxes = np.concatenate([np.asarray(g.boxes, np.float32).reshape(-1, 4) for g in gts])
     boxes = np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands])
-    ok[same] = _iou_ge(gt_boxes[g_all[same]], boxes[q_all[same]], iou_threshold)
-    ok_off = _offsets(n_gt * n_obj)
+    ok[same] = iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
+    ok_off = segment_offsets(n_gt * n_obj)
 
     def matches(g: np.ndarray, q: np.ndarray, img: np.ndarray) -> np.ndarray:
         return ok[ok_off[img] + (g - gt_off[img]) * n_obj[img] + (q - obj_off[img])]
@@ -98,8 +79,8 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
 
     # (row, viable pair) combinations of the same image whose objects match the row's
     n_viable = np.bincount(pair_img[viable], minlength=b)
-    combo_row, within = _expand(n_viable[row_img])
-    combo_pair = viable[_offsets(n_viable)[row_img[combo_row]] + within]
+    combo_row, within = expand_segments(n_viable[row_img])
+    combo_pair = viable[segment_offsets(n_viable)[row_img[combo_row]] + within]
     img_c = row_img[combo_row]
     hit = matches(gs[combo_row], ps[combo_pair], img_c) & matches(go[combo_row], po[combo_pair], img_c)
     cr, cp = combo_row[hit], combo_pair[hit]
@@ -145,7 +126,7 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
             triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, local_pairs,
                                ps, po, matches)
 
-    out, rows_at, uniq_at = [], _offsets(n_rows), _offsets(n_uniq)
+    out, rows_at, uniq_at = [], segment_offsets(n_rows), segment_offsets(n_uniq)
     for i in range(b):
         r = slice(rows_at[i], rows_at[i] + n_rows[i])
         out.append(ImageRanks(
@@ -193,7 +174,7 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
             (col == best[None, :]) & (np.arange(len(col))[:, None] < first[None, :])).sum(axis=0)
         return np.where(has, counted, NO_MATCH).astype(np.int64)
     rows = np.flatnonzero(has)
-    row_of, within = _expand(n_pairs[row_img[rows]])  # every pair of the row's image
+    row_of, within = expand_segments(n_pairs[row_img[rows]])  # every pair of the row's image
     j = pair_off[row_img[rows]][row_of] + within
     r = rows[row_of]
     score = per_pair[j] * probs[j, gp[r]]
@@ -228,7 +209,7 @@ def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, loc
     for s, o in ((gs_loc, go_loc), (go_loc, gs_loc)):
         want = (row_img << IMAGE_SHIFT) | (s << PAIR_BITS) | o
         lo, hi = np.searchsorted(sorted_key, want, "left"), np.searchsorted(sorted_key, want, "right")
-        row_of, within = _expand(hi - lo)
+        row_of, within = expand_segments(hi - lo)
         entries.append(row_of * (len(key) + 1) + order[lo[row_of] + within])
     combined = np.unique(np.concatenate(entries))  # by row, then pair index; each pair once per row
     rows, js = combined // (len(key) + 1), combined % (len(key) + 1)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.metrics.segments import expand_segments
+
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 MAX_DETS = 100
@@ -54,9 +56,9 @@ def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
     g_order = np.argsort(g_key, kind="stable")
     lo = np.searchsorted(g_key[g_order], d_key[kept], "left")
     hi = np.searchsorted(g_key[g_order], d_key[kept], "right")
-    which = np.repeat(np.arange(len(kept)), hi - lo)
+    which, within = expand_segments(hi - lo)
     pd = kept[which]
-    pg = g_order[lo[which] + np.arange(len(which)) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo)]
+    pg = g_order[lo[which] + within]
     iou = _iou(det[pd, 1:5], gt[pg, 1:5])
     matched = np.zeros((len(IOU_THRESHOLDS), len(det)), dtype=bool)
     for t, threshold in enumerate(IOU_THRESHOLDS):

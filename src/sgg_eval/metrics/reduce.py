@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.ranks import ImageRanks
+from sgg_eval.metrics.segments import segment_offsets
 
 RECALL_KS = (20, 50, 100)
 IMR_KS = (10, 20, 50)
@@ -91,7 +92,7 @@ class Accumulator:
         m = np.array([len(r.predicates) for r in ranks], dtype=np.int64)
         if m.min() == 0:
             raise ValueError("an image without GT rows is skipped, never ranked")
-        starts = np.concatenate([[0], np.cumsum(m)[:-1]])
+        starts = segment_offsets(m)
         img = np.repeat(np.arange(b), m)
         p = np.concatenate([r.predicates for r in ranks])
         key = img * c + p  # (image, predicate) cell of every row
@@ -109,8 +110,11 @@ class Accumulator:
                 raise ValueError(f"images of one block differ in the '{name}' family")
             return np.concatenate(parts)
 
-        def per_image(hits: np.ndarray) -> np.ndarray:  # [b, k]: hit rows of each image
-            return np.add.reduceat(hits.astype(np.float64), starts, axis=0)
+        def hit(family_ranks: np.ndarray) -> np.ndarray:  # [rows, k]: row hit within the first K
+            return family_ranks[:, None] < self.ks[None, :]
+
+        def per_image(hits: np.ndarray, at: np.ndarray = starts) -> np.ndarray:  # [b, k]: hit rows per image
+            return np.add.reduceat(hits.astype(np.float64), at, axis=0)
 
         def per_cell(hits: np.ndarray) -> np.ndarray:  # [b, c, k]: hit rows of each (image, predicate)
             cols = [np.bincount(key, weights=hits[:, k], minlength=b * c) for k in range(hits.shape[1])]
@@ -127,7 +131,7 @@ class Accumulator:
             self.zs_images += int((zs_rows > 0).sum())
 
         def add_recall(family: str, family_ranks: np.ndarray) -> None:
-            hits = family_ranks[:, None] < self.ks[None, :]
+            hits = hit(family_ranks)
             self.recall[family] += (per_image(hits) / m[:, None]).sum(axis=0)
             hits_c = per_cell(hits)
             self.per_pred[family] += mean_over_cells(hits_c)
@@ -141,8 +145,7 @@ class Accumulator:
         gc = cat("gc")
         add_recall("gc", gc)
         pair_m = np.array([len(r.pair) for r in ranks], dtype=np.int64)
-        pair_hits = np.add.reduceat((cat("pair")[:, None] < self.ks[None, :]).astype(np.float64),
-                                    np.concatenate([[0], np.cumsum(pair_m)[:-1]]), axis=0)
+        pair_hits = per_image(hit(cat("pair")), segment_offsets(pair_m))
         self.recall["pair"] += (pair_hits / pair_m[:, None]).sum(axis=0)
         gt_objects = np.array([r.num_gt_objects for r in ranks], dtype=np.float64)
         matched = np.array([r.matched_gt_objects for r in ranks], dtype=np.float64)
@@ -158,17 +161,17 @@ class Accumulator:
         gt_pair = cat("gt_pair")
         if gt_pair is not None:
             self.families.add("gt_pair")
-            self.acc_hits += (gt_pair[:, None] < self.ks[None, :]).sum(axis=0)
+            self.acc_hits += hit(gt_pair).sum(axis=0)
             self.acc_rows += int(m.sum())
         for family, name in (("imr", "imr"), ("ng_imr", "per_predicate")):
             family_ranks = cat(name)
             if family_ranks is not None:
                 self.families.add(family)
-                self.per_pred[family] += mean_over_cells(per_cell(family_ranks[:, None] < self.ks[None, :]))
+                self.per_pred[family] += mean_over_cells(per_cell(hit(family_ranks)))
         triplet = cat("triplet")
         if triplet is not None:
             self.families.add("triplet")
-            hits = triplet[:, None] < self.ks[None, :]
+            hits = hit(triplet)
             self.tr_hits += hits.sum(axis=0)
             self.tr_rows += len(triplet)
             if any(t is not None for t in triplet_counts):
