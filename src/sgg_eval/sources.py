@@ -45,15 +45,6 @@ class PredictionSource:
         return self.read(0, self.count)
 
 
-# Store images are read (and validated) this many at a time.
-READ_BATCH = 256
-
-
-def _batches(start: int, stop: int) -> Iterator[tuple[int, int]]:
-    for lo in range(start, stop, READ_BATCH):
-        yield lo, min(stop, lo + READ_BATCH)
-
-
 def detect_format(path: str) -> str:
     """``eval_results`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
     if not os.path.exists(path):
@@ -72,26 +63,22 @@ def detect_format(path: str) -> str:
 
 def _join_store(gt_path: str, pred_path: str, start: int, stop: int) -> Pairs:
     with SplitStore(gt_path) as split, PredictionStore(pred_path) as store:
-        stop = min(stop, len(split))
         if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
-            for lo, hi in _batches(start, stop):
-                yield from zip(split.read(lo, hi), store.read(lo, hi))
+            yield from zip(split.images(start, stop), store.images(start, stop))
             return
         row_of = {int(i): r for r, i in enumerate(store.image_ids)}
-        for lo, hi in _batches(start, stop):
-            for gt in split.read(lo, hi):
-                if gt.image_id not in row_of:
-                    raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-                yield gt, store.image(row_of[gt.image_id])
+        for gt in split.images(start, stop):
+            if gt.image_id not in row_of:
+                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+            yield gt, store.image(row_of[gt.image_id])
 
 
 def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str, start: int, stop: int) -> Pairs:
     with SplitStore(gt_path) as split:
-        for lo, hi in _batches(start, min(stop, len(split))):
-            for gt in split.read(lo, hi):
-                if gt.image_id not in preds:
-                    raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-                yield gt, preds[gt.image_id]
+        for gt in split.images(start, stop):
+            if gt.image_id not in preds:
+                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+            yield gt, preds[gt.image_id]
 
 
 # Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
@@ -121,15 +108,14 @@ def _on_split_gt(loaded: EvalResults, gt_path: str, path: str, start: int, stop:
     evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
     a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT."""
     with SplitStore(gt_path) as split:
-        for lo, hi in _batches(start, min(stop, len(split))):
-            for i, ((mine, pred), truth) in enumerate(zip(loaded.read(lo, hi), split.read(lo, hi)), lo):
-                problem = _gt_mismatch(mine, truth)
-                if problem:
-                    raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
-                                     "evaluate it on the split it was made from", path=path,
-                                     image_id=truth.image_id, position=i, field="groundtruths")
-                pred.image_id = truth.image_id
-                yield truth, pred
+        for i, ((mine, pred), truth) in enumerate(zip(loaded.read(start, stop), split.images(start, stop)), start):
+            problem = _gt_mismatch(mine, truth)
+            if problem:
+                raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); evaluate "
+                                 "it on the split it was made from", path=path, image_id=truth.image_id,
+                                 position=i, field="groundtruths")
+            pred.image_id = truth.image_id
+            yield truth, pred
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:

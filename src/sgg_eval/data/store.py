@@ -34,6 +34,8 @@ _SPLIT_SEGMENTS = {
     "relations": [Column("rels", "int32", (3,))],
 }
 _SPLIT_IMAGE = [Column("image_id", "int64"), Column("width", "int32"), Column("height", "int32")]
+# Images are read (and validated) this many at a time.
+READ_BATCH = 256
 
 
 def _pred_segments(num_predicates: int, score_dtype: str) -> dict[str, list[Column]]:
@@ -136,21 +138,28 @@ class _Store:
         raise NotImplementedError
 
     def read(self, start: int, stop: int) -> list:
-        """Images ``start:stop`` (stored order), their content validated over the whole batch at once (shapes, ranges,
-        finite values): a store written by another tool or edited by hand fails here, naming the image."""
+        """Images ``start:stop`` (stored order), their content validated over the whole batch at once (shapes,
+        ranges, finite values): a store written by another tool or edited by hand fails here, naming the image."""
         scalars, blocks, offsets = self._reader.read_blocks(start, stop)
         check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path,
                     probabilities=self.probabilities)
         return [self._convert(r) for r in self._reader.split(scalars, blocks, offsets)]
 
-    def batches(self, batch_size: int = 256) -> Iterator[list]:
-        """Consecutive batches of images; only one batch is in memory at a time."""
-        for start in range(0, len(self), batch_size):
-            yield self.read(start, min(len(self), start + batch_size))
+    def batches(self, batch_size: int | None = None, start: int = 0, stop: int | None = None) -> Iterator[list]:
+        """Consecutive batches (``READ_BATCH`` images by default) of images ``start:stop``; only one batch is in
+        memory at a time."""
+        size = batch_size or READ_BATCH
+        stop = len(self) if stop is None else min(stop, len(self))
+        for lo in range(start, stop, size):
+            yield self.read(lo, min(stop, lo + size))
+
+    def images(self, start: int = 0, stop: int | None = None) -> Iterator:
+        """Images ``start:stop`` one by one, read a batch at a time."""
+        for batch in self.batches(start=start, stop=stop):
+            yield from batch
 
     def __iter__(self):
-        for batch in self.batches():
-            yield from batch
+        return self.images()
 
     def image(self, index: int):
         return self.read(index, index + 1)[0]
