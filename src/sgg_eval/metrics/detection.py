@@ -27,10 +27,8 @@ class BoxCollector:
     def __init__(self) -> None:
         self.gt: list[np.ndarray] = []    # rows: image id, x1, y1, x2, y2, label
         self.det: list[np.ndarray] = []   # rows: image id, x1, y1, x2, y2, label, score
-        self.image_ids: list[int] = []
 
     def add(self, gt, pred) -> None:
-        self.image_ids.append(int(gt.image_id))
         ids = np.full((len(gt.labels), 1), gt.image_id, dtype=np.float64)
         self.gt.append(np.hstack([ids, gt.boxes, gt.labels[:, None]]))
         ids = np.full((len(pred.labels), 1), gt.image_id, dtype=np.float64)
@@ -39,14 +37,13 @@ class BoxCollector:
     def merge(self, other: BoxCollector) -> None:
         self.gt += other.gt
         self.det += other.det
-        self.image_ids += other.image_ids
 
 
 def _xywh(rows: np.ndarray) -> np.ndarray:
     return np.column_stack([rows[:, 1], rows[:, 2], rows[:, 3] - rows[:, 1], rows[:, 4] - rows[:, 2]])
 
 
-def box_map(boxes: BoxCollector, num_classes: int) -> tuple[dict[str, float | None], list[str]]:
+def box_map(boxes: BoxCollector) -> tuple[dict[str, float | None], list[str]]:
     """``det_mAP@50`` and ``det_mAP`` of the collected objects, and notes (why a value is null)."""
     gt = np.vstack(boxes.gt) if boxes.gt else np.zeros((0, 6))
     det = np.vstack(boxes.det) if boxes.det else np.zeros((0, 7))

@@ -72,7 +72,7 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vo
         doc["metrics"].update(dict.fromkeys(DET_METRICS))
         doc["notes"].append("detector mAP is defined for SGDet only (PredCls and SGCls are given the GT boxes)")
     else:
-        det, det_notes = box_map(boxes, vocab.num_objects)
+        det, det_notes = box_map(boxes)
         doc["metrics"].update(det)
         doc["notes"] += det_notes
     doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
