@@ -1,12 +1,13 @@
 """Evaluation in blocks of images, on one or several processes, with a result independent of how many.
 
-Images are grouped into consecutive blocks (``block_images``: 256, SGDet 32); each block is ranked and accumulated on its
-own (:func:`rank_block`), and the block accumulators are merged in block order (``Accumulator.merge``).
-Floating-point sums therefore always group the same way, so ``jobs = 1`` and ``jobs = N`` give bit-identical
-documents. With ``jobs > 1`` and a random-access source (:class:`ImageSource`), each forked worker reads,
-converts and validates its own blocks from the parsed file (inherited), and only accumulators (a few kB) come
-back; a plain stream is read in this process and its blocks are shipped to the workers. Either way at most
-``2 · jobs`` blocks are in flight, so memory stays flat however long the file is.
+Images are grouped into consecutive blocks (``block_images``: 256, SGDet 32); each block is ranked and
+accumulated on its own (:func:`rank_block`), and the block accumulators are merged in block order
+(``Accumulator.merge``). Floating-point sums therefore always group the same way, so ``jobs = 1`` and
+``jobs = N`` give bit-identical documents. With ``jobs > 1`` and a random-access source
+(:class:`ImageSource`), each forked worker reads, converts and validates its own blocks from the parsed file
+(inherited), and only accumulators (a few kB) come back; a plain stream is read in this process and its
+blocks are shipped to the workers. Either way at most ``2 · jobs`` blocks are in flight, so memory stays flat
+however long the file is.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ SGDET_BLOCK_DIVISOR = 8
 def block_images(task: str) -> int:
     """Images per block for ``task``."""
     return max(1, BLOCK_IMAGES // SGDET_BLOCK_DIVISOR) if task == "sgdet" else BLOCK_IMAGES
+
 
 # Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
 # PredCls block (132 pairs per image); ~100 MB at most.
