@@ -44,9 +44,18 @@ class Deferred:
         return a.tobytes()
 
 
+class Strided:
+    """A tensor with explicit geometry, as torch pickles a view: ``offset``, ``shape`` and ``stride`` (in
+    elements) over the storage ``base`` (written as a flat array). In the legacy layout, ``view`` =
+    (offset, size) makes the storage itself a view into ``base``, as torch < 1.6 saved storage views."""
+
+    def __init__(self, base, offset, shape, stride, view=None):
+        self.base, self.offset, self.shape, self.stride, self.view = np.ravel(base), offset, shape, stride, view
+
+
 class _Storage:
-    def __init__(self, key, array):
-        self.key, self.array = key, array
+    def __init__(self, key, array, view=None):
+        self.key, self.array, self.view = key, array, view
 
 
 @contextlib.contextmanager
@@ -85,6 +94,10 @@ def _dump(obj, legacy: bool, extra_globals=None):
     with _fake_modules() as (rebuild, storage_classes):
         class P(pickle.Pickler):
             def reducer_override(self, o):
+                if isinstance(o, Strided):
+                    st = _Storage(str(len(storages)), o.base, o.view)
+                    storages.append(st)
+                    return rebuild, (st, o.offset, tuple(o.shape), tuple(o.stride), False, collections.OrderedDict())
                 if isinstance(o, (np.ndarray, Deferred)):
                     a = np.ascontiguousarray(o) if isinstance(o, np.ndarray) else o
                     st = _Storage(str(len(storages)), a)
@@ -97,6 +110,8 @@ def _dump(obj, legacy: bool, extra_globals=None):
                 if isinstance(o, _Storage):
                     cls = storage_classes[_STORAGE_NAMES[o.array.dtype]]
                     pid = ("storage", cls, o.key, "cpu", o.array.size)
+                    if legacy and o.view is not None:
+                        return pid + ((f"{o.key}v", *o.view),)
                     return pid + (None,) if legacy else pid
                 return None
 

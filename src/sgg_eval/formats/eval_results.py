@@ -3,7 +3,8 @@
 GT BoxList fields: ``labels``, ``relation_tuple`` [M, 3] (s, o, p). Prediction fields: ``pred_labels``,
 ``pred_scores``, ``rel_pair_idxs`` [P, 2], ``pred_rel_scores`` [P, C + 1] (softmax incl. background), stored
 sorted by the GC triplet score: evaluate with ``order='stored'``. Images are numbered by list position.
-Tensors stay memory-mapped until an image is converted, so the file is streamed.
+Tensors stay memory-mapped until an image is converted, so the file is streamed; what is kept per image is a
+row of tensor indices (``boxlists``, ``tensor_table``), not the pickle's object graph.
 """
 
 from __future__ import annotations
@@ -16,38 +17,11 @@ import numpy as np
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.formats.torchfile import BoxListStandIn, LazyTensor, load
+from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
+from sgg_eval.formats.torchfile import load
 
-
-def _array(box: BoxListStandIn, name: str, path: str, index: int) -> np.ndarray:
-    fields = box.extra_fields if isinstance(box.extra_fields, dict) else {}
-    if name == "bbox":
-        value = box.bbox
-    elif name in fields:
-        value = fields[name]
-    else:
-        raise InputError("missing BoxList field", path=path, image_id=index, field=name)
-    if not isinstance(value, LazyTensor):
-        raise InputError(f"expected a tensor, got {type(value).__name__}", path=path, image_id=index, field=name)
-    try:
-        return value.numpy()
-    except InputError as exc:
-        raise InputError(str(exc), path=path, image_id=index, field=name) from None
-
-
-def _xyxy(box: BoxListStandIn, path: str, index: int) -> np.ndarray:
-    b = _array(box, "bbox", path, index)
-    if b.size == 0:
-        return np.zeros((0, 4), dtype=np.float32)
-    if b.ndim != 2 or b.shape[1] != 4 or b.dtype.kind not in "fiu":
-        raise InputError(f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path,
-                         image_id=index, field="bbox")
-    b = b.astype(np.float32)
-    if box.mode == "xywh":  # maskrcnn_benchmark: x2 = x1 + w - 1
-        b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
-    elif box.mode != "xyxy":
-        raise InputError(f"unknown box mode {box.mode!r}", path=path, image_id=index, field="mode")
-    return b
+GT_FIELDS = ("bbox", "labels", "relation_tuple")
+PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")
 
 
 def read_eval_results(path: str | os.PathLike, vocab: Vocabulary | None = None
@@ -59,24 +33,29 @@ def read_eval_results(path: str | os.PathLike, vocab: Vocabulary | None = None
 
 
 class EvalResults:
-    """An ``eval_results.pytorch`` parsed once (tensors stay memory-mapped); ``pairs()`` streams it, again
-    and again if needed, without re-reading the file."""
+    """An ``eval_results.pytorch`` parsed once; ``pairs()`` streams it, again and again if needed, without
+    re-reading the file. What stays in memory is, per image, the tensor indices of its fields
+    (``gt_tensors[image, GT_FIELDS]``, ``pred_tensors[image, PRED_FIELDS]``) and the file's tensor table:
+    a few hundred bytes, in arrays a ``--jobs`` worker reads without copying them."""
 
     def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None):
         self.path = os.fspath(path)
         obj = load(self.path)
         if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
             raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=self.path)
-        self.gts, self.preds = obj["groundtruths"], obj["predictions"]
-        if not isinstance(self.gts, (list, tuple)) or not isinstance(self.preds, (list, tuple)):
+        gts, preds = obj["groundtruths"], obj["predictions"]
+        if not isinstance(gts, (list, tuple)) or not isinstance(preds, (list, tuple)):
             raise InputError("'groundtruths' and 'predictions' must be lists of BoxLists", path=self.path)
-        if len(self.gts) != len(self.preds):
-            raise InputError(f"{len(self.gts)} groundtruths but {len(self.preds)} predictions", path=self.path)
-        for i, b in enumerate(list(self.gts) + list(self.preds)):
-            if not isinstance(b, BoxListStandIn):
-                raise InputError("entry is not a BoxList", path=self.path, image_id=i % max(1, len(self.gts)))
+        if len(gts) != len(preds):
+            raise InputError(f"{len(gts)} groundtruths but {len(preds)} predictions", path=self.path)
+        self.table = _table(self.path, gts, preds)
+        gt_rows, pred_rows = _rows(gts, self.path), _rows(preds, self.path)
+        del obj, gts, preds  # the object graph goes: only the tables' arrays stay
+        self.gt_tensors = _columns(self.table, gt_rows, GT_FIELDS)
+        self.pred_tensors = _columns(self.table, pred_rows, PRED_FIELDS)
+        self.gt_rows, self.pred_rows = gt_rows, pred_rows
         if vocab is None:
-            width = _array(self.preds[0], "pred_rel_scores", self.path, 0).shape[-1] if len(self.preds) else 51
+            width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
             if width != 51:
                 raise InputError(f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
                                  path=self.path, field="pred_rel_scores")
@@ -84,7 +63,7 @@ class EvalResults:
         self.vocab = vocab
 
     def __len__(self) -> int:
-        return len(self.gts)
+        return len(self.gt_rows)
 
     def pairs(self) -> Iterator[tuple[GTImage, PredImage]]:
         return self.read(0, len(self))
@@ -92,38 +71,91 @@ class EvalResults:
     def read(self, start: int, stop: int) -> Iterator[tuple[GTImage, PredImage]]:
         """Images at positions ``start:stop``: random access, so each ``--jobs`` worker reads its own block
         from the parsed file (inherited on fork) instead of receiving the arrays through a pipe."""
-        return _pairs(self.path, self.gts, self.preds, self.vocab, range(start, min(stop, len(self))))
+        stop = min(stop, len(self))
+        for first in range(start, stop, _READ_BATCH):
+            yield from self._batch(first, min(first + _READ_BATCH, stop))
+
+    def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
+        ids = np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)
+        views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
+        width = ids.shape[1]
+        names = GT_FIELDS + PRED_FIELDS
+        for k, i in enumerate(range(start, stop)):
+            got = views[k * width: (k + 1) * width]
+            for j in range(width):
+                if ids[k, j] < 0 or got[j] is None:
+                    row = (self.gt_rows if j < len(GT_FIELDS) else self.pred_rows)[i]
+                    raise InputError(self.table.problem(int(row), names[j], int(ids[k, j])), path=self.path,
+                                     image_id=i, field=names[j])
+            gt_row, pred_row = int(self.gt_rows[i]), int(self.pred_rows[i])
+            width_px, height_px = _size(self.table, gt_row, self.path, i)
+            gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1], got[2])
+            pred = PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])
+            if validate:
+                _validate(gt, pred, self.vocab, self.path, i)
+            yield gt, pred
 
 
-def _size(box: BoxListStandIn, path: str, index: int) -> tuple[int, int]:
-    size = box.size
-    if not size:
-        return 0, 0
-    if (not isinstance(size, (tuple, list)) or len(size) != 2
-            or not all(isinstance(v, (int, float)) and np.isfinite(v) and v >= 0 for v in size)):
-        raise InputError(f"image size {size!r:.60}, expected (width, height)", path=path, image_id=index,
-                         field="size")
-    return int(size[0]), int(size[1])
+_READ_BATCH = 64  # images whose tensor views are made in one call
 
 
-def _pairs(path, gts, preds, vocab: Vocabulary, positions: range) -> Iterator[tuple[GTImage, PredImage]]:
-    """Images by position; each GT and prediction is validated (shapes, ranges, finite values) as read."""
-    for i in positions:
-        g, p = gts[i], preds[i]
-        width, height = _size(g, path, i)
-        gt = GTImage(i, width, height, _xyxy(g, path, i), _array(g, "labels", path, i),
-                     _array(g, "relation_tuple", path, i))
-        pred = PredImage(i, _xyxy(p, path, i), _array(p, "pred_labels", path, i), _array(p, "pred_scores", path, i),
-                         _array(p, "rel_pair_idxs", path, i), _array(p, "pred_rel_scores", path, i))
-        try:
-            gt.validate(vocab, f"{path} (groundtruths)", i)
-        except InputError as exc:
-            raise exc.renamed(_GT_FIELDS) from None
-        try:
-            pred.validate(vocab, f"{path} (predictions)", i, probabilities=True)  # softmax outputs
-        except InputError as exc:
-            raise exc.renamed(_PRED_FIELDS) from None
-        yield gt, pred
+def _table(path: str, gts, preds) -> BoxListTable:
+    """The BoxList table every entry's row belongs to (one per file)."""
+    entries = list(gts) + list(preds)
+    if not entries:
+        return BoxListTable.empty()
+    cls = type(entries[0])
+    for i, b in enumerate(entries):
+        if type(b) is not cls or not isinstance(b, BoxListStandIn) or not hasattr(b, "row"):
+            raise InputError("entry is not a BoxList", path=path, image_id=i % max(1, len(gts)))
+    return cls.table
+
+
+def _rows(entries, path: str) -> np.ndarray:
+    return np.fromiter((b.row for b in entries), dtype=np.int64, count=len(entries))
+
+
+def _columns(table: BoxListTable, rows: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """``[image, field]`` tensor indices (MISSING / NOT_A_TENSOR below 0)."""
+    if len(rows) == 0:
+        return np.zeros((0, len(names)), dtype=np.int64)
+    return np.column_stack([table.bbox[rows] if n == "bbox" else table.column(n)[rows] for n in names])
+
+
+def _xyxy(table: BoxListTable, row: int, b: np.ndarray, path: str, index: int) -> np.ndarray:
+    if b.size == 0:
+        return np.zeros((0, 4), dtype=np.float32)
+    if b.ndim != 2 or b.shape[1] != 4 or b.dtype.kind not in "fiu":
+        raise InputError(f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path,
+                         image_id=index, field="bbox")
+    b = b.astype(np.float32)
+    mode = int(table.mode[row])
+    if mode == MODES.index("xywh"):  # maskrcnn_benchmark: x2 = x1 + w - 1
+        b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
+    elif mode != MODES.index("xyxy"):
+        raise InputError(f"unknown box mode {table.odd.get((row, 'mode'))!r}", path=path, image_id=index,
+                         field="mode")
+    return b
+
+
+def _size(table: BoxListTable, row: int, path: str, index: int) -> tuple[int, int]:
+    width, height = float(table.width[row]), float(table.height[row])
+    if width != width:
+        raise InputError(f"image size {table.odd.get((row, 'size'))!r:.60}, expected (width, height)", path=path,
+                         image_id=index, field="size")
+    return int(width), int(height)
+
+
+def _validate(gt: GTImage, pred: PredImage, vocab: Vocabulary, path: str, i: int) -> None:
+    """Shapes, ranges and finite values of one image, named as the file names its fields."""
+    try:
+        gt.validate(vocab, f"{path} (groundtruths)", i)
+    except InputError as exc:
+        raise exc.renamed(_GT_FIELDS) from None
+    try:
+        pred.validate(vocab, f"{path} (predictions)", i, probabilities=True)  # softmax outputs
+    except InputError as exc:
+        raise exc.renamed(_PRED_FIELDS) from None
 
 
 # our field names -> the BoxList field names of the file, for error messages

@@ -9,7 +9,6 @@ the storage keys), then per key in that order an 8-byte little-endian element co
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import struct
 import zipfile
@@ -18,8 +17,8 @@ import zlib
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.formats.torchfile import (LEGACY_MAGIC, LEGACY_PROTOCOL, StorageRef, _map, _map_file,
-                                        _RestrictedUnpickler)
+from sgg_eval.formats.tensor_table import TensorTable
+from sgg_eval.formats.torchfile import LEGACY_MAGIC, LEGACY_PROTOCOL, _map_file, _RestrictedUnpickler, unpickle
 from sgg_eval.formats.zipindex import Members, members
 
 
@@ -46,16 +45,15 @@ def _member_bytes(whole: np.ndarray, zm: Members, row: int, path: str) -> bytes:
 
 
 def load_zip(path: str):
-    storages: dict[str, StorageRef] = {}
     try:
-        return _load_zip_members(path, storages)
+        return _load_zip_members(path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
         raise InputError(f"corrupt zip file ({type(exc).__name__}: {exc})", path=path) from None
     except (OSError, RuntimeError, ValueError, struct.error, zlib.error) as exc:  # zlib, truncated reads
         raise InputError(f"unreadable zip member ({type(exc).__name__}: {exc})", path=path) from None
 
 
-def _load_zip_members(path: str, storages: dict[str, StorageRef]):
+def _load_zip_members(path: str):
     whole = _map_file(path)
     zm = members(path, whole)
     row_of = {name: i for i, name in enumerate(zm.names)}
@@ -66,27 +64,29 @@ def _load_zip_members(path: str, storages: dict[str, StorageRef]):
     order = row_of.get(f"{root}byteorder")
     if order is not None and _member_bytes(whole, zm, order, path).strip() not in (b"little",):
         raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
-    obj = _unpickle(_member_bytes(whole, zm, row_of[pkl[0]], path), path, storages)
-    refs = list({id(r): r for r in storages.values()}.values())
-    rows = np.array([row_of.get(f"{root}data/{ref.key}", -1) for ref in refs], dtype=np.int64)
-    for ref, row in zip(refs, rows.tolist()):
-        if row < 0:
-            raise InputError(f"storage member data/{ref.key} missing", path=path)
-        if zm.method[row] != zipfile.ZIP_STORED:
-            raise InputError(f"storage member data/{ref.key} is compressed", path=path)
+    obj, tensors = _unpickle(_member_bytes(whole, zm, row_of[pkl[0]], path), path)
+    keys = tensors.keys
+    rows = np.array([row_of.get(f"{root}data/{key}", -1) for key in keys], dtype=np.int64)
+    del row_of
+    bad = np.flatnonzero(rows < 0)
+    if len(bad):
+        raise InputError(f"storage member data/{keys[bad[0]]} missing", path=path)
+    bad = np.flatnonzero(zm.method[rows] != zipfile.ZIP_STORED)
+    if len(bad):
+        raise InputError(f"storage member data/{keys[bad[0]]} is compressed", path=path)
     data_at = zm.data_at(whole, rows)  # every member's local header at once, from the mapping
     if data_at is None:
         raise InputError("corrupt zip local header", path=path)
     sizes = zm.size[rows]
-    past_end = np.flatnonzero(data_at + sizes > len(whole))
-    if len(past_end):
-        key, size = refs[past_end[0]].key, sizes[past_end[0]]
-        raise InputError(f"storage member data/{key} declares {size} bytes, past the end of the file", path=path)
-    for ref, offset, size in zip(refs, data_at.tolist(), sizes.tolist()):
-        if ref.numel * ref.dtype.itemsize > size:
-            raise InputError(f"storage {ref.key} declares {ref.numel} elements but its member holds "
-                             f"{size} bytes", path=path)
-        ref.array = _map(whole, ref.dtype, offset, size // ref.dtype.itemsize)
+    bad = np.flatnonzero(data_at + sizes > len(whole))
+    if len(bad):
+        raise InputError(f"storage member data/{keys[bad[0]]} declares {sizes[bad[0]]} bytes, past the end of "
+                         "the file", path=path)
+    bad = np.flatnonzero(tensors.declared_bytes() > sizes)
+    if len(bad):
+        raise InputError(f"storage {keys[bad[0]]} declares {tensors.declared_bytes()[bad[0]]:.0f} bytes but its "
+                         f"member holds {sizes[bad[0]]} bytes", path=path)
+    tensors.locate(whole, data_at, sizes // tensors.itemsizes())
     return obj
 
 
@@ -102,7 +102,6 @@ def load_legacy(path: str):
 
 
 def _load_legacy_stream(path: str):
-    storages: dict[str, StorageRef] = {}
     with open(path, "rb") as fh:
         if not _peek_is_pickle(fh):
             raise InputError("neither a torch zip file nor a legacy torch file", path=path)
@@ -120,33 +119,48 @@ def _load_legacy_stream(path: str):
         info = _plain(fh, path)
         if isinstance(info, dict) and not info.get("little_endian", True):
             raise InputError("big-endian torch files are not supported", path=path)
-        obj = _RestrictedUnpickler(fh, path, storages).load()
+        obj, tensors = unpickle(fh, path)
         keys = _plain(fh, path)
         if not isinstance(keys, list):
             raise InputError("legacy storage key list missing", path=path)
         offset = fh.tell()
-        size = os.fstat(fh.fileno()).st_size
-        whole = _map_file(path) if keys else None
-        by_key: dict[str, list[StorageRef]] = {}
-        for ref in storages.values():  # views share their root storage's key
-            by_key.setdefault(ref.key, []).append(ref)
-        for key in map(str, keys):
-            refs = by_key.get(key)
-            if not refs:
-                raise InputError(f"storage {key} is listed but never referenced", path=path)
-            fh.seek(offset)
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise InputError(f"file ends before storage {key}", path=path)
-            (numel,) = struct.unpack("<q", raw)
-            itemsize = refs[0].dtype.itemsize
-            if numel < 0 or offset + 8 + numel * itemsize > size:
-                raise InputError(f"storage {key} claims {numel} elements past the end of the file", path=path)
-            array = _map(whole, refs[0].dtype, offset + 8, numel)
-            for ref in refs:
-                ref.array = array
-            offset += 8 + numel * itemsize
+    whole = _map_file(path) if keys else np.zeros(0, dtype=np.uint8)
+    keys = [str(k) for k in keys]
+    roots = np.array([tensors.index_of.get(k, -1) for k in keys], dtype=np.int64)
+    if len(roots) and roots.min() < 0:
+        raise InputError(f"storage {keys[int(np.argmin(roots))]} is listed but never referenced", path=path)
+    at, count = _legacy_storages(whole, offset, keys, tensors.numels()[roots], tensors.itemsizes()[roots], path)
+    byte_at = np.full(len(tensors.keys), -1, dtype=np.int64)
+    capacity = np.zeros(len(tensors.keys), dtype=np.int64)
+    byte_at[roots], capacity[roots] = at, count
+    byte_at, capacity = byte_at[tensors.roots()], capacity[tensors.roots()]  # a view reads its root's bytes
+    tensors.locate(whole, byte_at, capacity)
     return obj
+
+
+def _legacy_storages(whole: np.ndarray, offset: int, keys: list[str], numel: np.ndarray, itemsize: np.ndarray,
+                     path: str) -> tuple[np.ndarray, np.ndarray]:
+    """Byte offsets and element counts of the storages that follow the pickles, in ``keys`` order: each is an
+    8-byte little-endian count, then its bytes. Found at once from the counts the pickle declares, then
+    checked against the counts in the file; where they differ, walked one by one from the file's counts."""
+    step = 8 + numel.astype(np.float64) * itemsize
+    at = offset + np.concatenate([[0.0], np.cumsum(step)[:-1]]) if len(keys) else np.zeros(0)
+    if len(keys) and at[-1] + step[-1] <= len(whole):
+        at = at.astype(np.int64)
+        found = whole[at[:, None] + np.arange(8)].copy().view("<i8").ravel()
+        if np.array_equal(found, numel):
+            return at + 8, numel
+    at_list, counts = [], []
+    for key, isz in zip(keys, itemsize.tolist()):
+        if offset + 8 > len(whole):
+            raise InputError(f"file ends before storage {key}", path=path)
+        (count,) = struct.unpack("<q", whole[offset: offset + 8].tobytes())
+        if count < 0 or offset + 8 + count * isz > len(whole):
+            raise InputError(f"storage {key} claims {count} elements past the end of the file", path=path)
+        at_list.append(offset + 8)
+        counts.append(count)
+        offset += 8 + count * isz
+    return np.array(at_list, dtype=np.int64), np.array(counts, dtype=np.int64)
 
 
 def _with_path(exc: InputError, path: str) -> InputError:
@@ -163,12 +177,12 @@ def _peek_is_pickle(fh) -> bool:
 
 def _plain(fh, path: str):
     """A pickle of plain data only (numbers, strings, lists, dicts): any global is refused."""
-    return _RestrictedUnpickler(fh, path, {}).load()
+    return _RestrictedUnpickler(fh, path).load()
 
 
-def _unpickle(data: bytes, path: str, storages: dict[str, StorageRef]):
+def _unpickle(data: bytes, path: str) -> tuple[object, TensorTable]:
     try:
-        return _RestrictedUnpickler(io.BytesIO(data), path, storages).load()
+        return unpickle(io.BytesIO(data), path)
     except InputError as exc:
         raise _with_path(exc, path) from None
     except Exception as exc:  # truncated or corrupt pickle

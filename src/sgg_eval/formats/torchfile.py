@@ -3,24 +3,31 @@
 The pickle is read by a restricted unpickler whose ``find_class`` admits only what such files legitimately
 reference (tensor rebuild helpers, storage classes, ``collections.OrderedDict``, ``torch.Size`` and the
 maskrcnn_benchmark ``BoxList``, mapped onto a stand-in). Anything else (``os.system``, ``builtins.eval``,
-...) raises :class:`InputError` before it is ever called. Tensor bytes are not copied: each storage becomes
-a view at its offset in the file mapped once, so huge files are read lazily, image by image. The two
-layouts (zip, legacy) are read by ``torch_layouts``.
+...) raises :class:`InputError` before it is ever called. Storages, tensors and BoxLists are recorded as rows
+of arrays (``tensor_table``, ``boxlists``), not kept as objects, so the memory a file takes once read is a few
+dozen bytes per tensor. Tensor bytes are not copied: a tensor is a view of the file mapped once, so huge files
+are read lazily, image by image. The two layouts (zip, legacy) are read by ``torch_layouts``.
 """
 
 from __future__ import annotations
 
 import collections
-import math
+import ctypes
+import io
 import mmap
 import os
 import pickle
+import struct
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from sgg_eval.errors import InputError
+from sgg_eval.formats.boxlists import BoxListStandIn, BoxListTable, stand_in_for
+from sgg_eval.formats.tensor_table import LazyTensor, StorageToken, TensorTable
+
+__all__ = ["BoxListStandIn", "LazyTensor", "load"]
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -34,121 +41,55 @@ BOXLIST_PATH = ("maskrcnn_benchmark.structures.bounding_box", "BoxList")
 
 @dataclass(frozen=True)
 class StorageType:
-    """Stand-in for ``torch.<X>Storage`` classes: only its dtype matters."""
+    """Stand-in for ``torch.<X>Storage`` classes: only its dtype (a code into ``DTYPES``) matters."""
 
     name: str
-    dtype: np.dtype
+    code: int
 
 
-STORAGE_TYPES = {name: StorageType(name, np.dtype(dtype)) for name, dtype in STORAGE_DTYPES.items()}
-
-
-@dataclass(slots=True)
-class StorageRef:
-    """A storage known by key; its bytes are located after the pickle has been read."""
-
-    key: str
-    dtype: np.dtype
-    numel: int
-    view_offset: int = 0  # legacy storage views: element offset into the root storage
-    array: np.ndarray | None = None
-
-
-@dataclass(slots=True)
-class LazyTensor:
-    """A tensor as (storage, offset, size, stride); ``numpy()`` returns a view, reading only what is used."""
-
-    storage: StorageRef
-    offset: int
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.size
-
-    def numpy(self) -> np.ndarray:
-        base = self.storage.array
-        if base is None:
-            raise InputError(f"storage {self.storage.key} was never located in the file")
-        start = self.storage.view_offset + self.offset
-        if len(self.size) == 0:
-            return np.asarray(base[start])
-        if self.size == _contiguous_shape_strides(self.size, self.stride):
-            count = math.prod(self.size)
-            if start + count > len(base):
-                raise InputError(f"tensor of shape {self.size} reads past the end of storage {self.storage.key}")
-            return base[start : start + count].reshape(self.size)
-        item = base.itemsize
-        n_needed = 1 + sum((s - 1) * st for s, st in zip(self.size, self.stride)) if all(self.size) else 0
-        if start + n_needed > len(base):
-            raise InputError(f"tensor of shape {self.size} reads past the end of storage {self.storage.key}")
-        window = base[start : start + max(n_needed, 0)]
-        return np.lib.stride_tricks.as_strided(window, shape=self.size, strides=[s * item for s in self.stride],
-                                               writeable=False)
-
-
-def _contiguous_shape_strides(size: tuple[int, ...], stride: tuple[int, ...]) -> tuple[int, ...] | None:
-    """``size`` if ``stride`` is the C-contiguous stride of ``size`` (then a reshape is enough), else None."""
-    expected, acc = [], 1
-    for s in reversed(size):
-        expected.append(acc)
-        acc *= max(s, 1)
-    return size if tuple(reversed(expected)) == tuple(stride) or 0 in size else None
-
-
-@dataclass
-class BoxListStandIn:
-    """What a pickled maskrcnn_benchmark ``BoxList`` becomes: its ``__dict__`` (bbox, size, mode, extra_fields)."""
-
-    bbox: object = None
-    size: tuple = ()
-    mode: str = "xyxy"
-    extra_fields: dict = field(default_factory=dict)
-
-    def __setstate__(self, state: dict) -> None:
-        if not isinstance(state, dict):
-            raise InputError("BoxList state is not a dict")
-        self.__dict__.update(state)
-
-
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
-    # Called once per tensor of the file (hundreds of thousands): the usual case, tuples of non-negative ints,
-    # is accepted with a few C-level checks; anything else goes through the converting, explaining path.
-    if (type(storage) is StorageRef and type(size) is tuple and type(stride) is tuple
-            and type(storage_offset) is int and len(size) == len(stride) <= 8):
-        dims = size + stride
-        if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
-            return LazyTensor(storage, storage_offset, size, stride)
-    return _checked_tensor(storage, storage_offset, size, stride)
-
-
+STORAGE_TYPES = {name: StorageType(name, code) for code, name in enumerate(STORAGE_DTYPES)}
+DTYPES = [np.dtype(d) for d in STORAGE_DTYPES.values()]
 _ONLY_INT = frozenset((int,))
 
 
-def _checked_tensor(storage, storage_offset, size, stride) -> LazyTensor:
-    if not isinstance(storage, StorageRef):
-        raise InputError("tensor without a storage")
-    size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
-    if len(size) != len(stride) or len(size) > 8 or min((offset, *size, *stride), default=0) < 0:
-        raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})")
-    return LazyTensor(storage, offset, size, stride)
-
-
-def _rebuild_tensor(storage, storage_offset, size, stride):
-    return _rebuild_tensor_v2(storage, storage_offset, size, stride)
+# What a torch pickle builds per tensor or per BoxList and, in practice, never refers back to (with the
+# BoxList stand-ins and the storage keys).
+_DROPPABLE = frozenset((tuple, dict, list, collections.OrderedDict, LazyTensor, StorageToken))
+COMPACT_EVERY = 4096  # tensors between two compactions of the memo
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, fh, path: str, storages: dict[str, StorageRef]):
+    """Storages and tensors go to ``tensors`` and BoxLists to ``boxlists`` as rows of arrays; the object graph
+    holds only small tokens (``LazyTensor``, a BoxList stand-in with its row).
+
+    With ``compact``, every ``COMPACT_EVERY`` tensors the memo forgets the containers it holds (see
+    ``_DROPPABLE``). A pickle memoises every object it builds in case it is referred to again, so for an
+    eval_results file the memo alone held ~10 kB per image until the end of the parse. Should the pickle
+    refer back to a forgotten object after all, loading fails and :func:`unpickle` reads it again without
+    compaction: the result is the same either way."""
+
+    def __init__(self, fh, path: str, *, compact: bool = False):
         super().__init__(fh)
-        self.path, self.storages = path, storages
+        self.path, self.compact, self.dropped = path, compact, 0
+        self.tensors = TensorTable(DTYPES)
+        self.boxlists = BoxListTable(self.tensors)
+        self._boxlist_class = stand_in_for(self.boxlists)
+        self._droppable = _DROPPABLE | {self._boxlist_class}
+
+    def _compact_memo(self) -> None:
+        memo, storage_keys = self.memo.copy(), self.tensors.index_of
+        drop = self._droppable
+        kept = [(i, v) for i, v in memo.items() if type(v) not in drop and not (type(v) is str and v in storage_keys)]
+        self.dropped += len(memo) - len(kept)
+        del memo
+        self.memo = _memo_holding(kept)
+
 
     def find_class(self, module: str, name: str):
         if module == "torch._utils" and name == "_rebuild_tensor_v2":
-            return _rebuild_tensor_v2
+            return self._rebuild_tensor_v2
         if module == "torch._utils" and name == "_rebuild_tensor":
-            return _rebuild_tensor
+            return self._rebuild_tensor
         if module == "collections" and name == "OrderedDict":
             return collections.OrderedDict
         if module == "torch" and name in STORAGE_TYPES:
@@ -156,7 +97,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
         if module == "torch" and name == "Size":
             return tuple
         if (module, name) == BOXLIST_PATH:
-            return BoxListStandIn
+            return self._boxlist_class
         raise InputError(f"refused to load: the pickle references '{module}.{name}', which a torch tensor file "
                          "never needs (nothing was executed)", path=self.path)
 
@@ -164,24 +105,121 @@ class _RestrictedUnpickler(pickle.Unpickler):
         if not (type(pid) is tuple and len(pid) >= 5 and pid[0] == "storage" and type(pid[1]) is StorageType):
             raise InputError(f"unsupported persistent id {pid!r:.80}", path=self.path)
         storage_type, key = pid[1], pid[2] if type(pid[2]) is str else str(pid[2])
-        ref = self.storages.get(key)
-        if ref is None:
-            ref = self.storages[key] = StorageRef(key, storage_type.dtype, int(pid[4]))
+        if type(pid[4]) is not int or pid[4] < 0:
+            raise InputError(f"storage {key} declares {pid[4]!r:.40} elements", path=self.path)
+        root = self.tensors.storage(key, storage_type.code, pid[4])
         view = pid[5] if len(pid) > 5 else None
         if view is not None:  # legacy view: (view_key, offset, size) into the root storage
-            view_key, offset, size = view
-            return self.storages.setdefault(str(view_key), StorageRef(key, storage_type.dtype, int(size), int(offset)))
-        return ref
+            try:
+                view_key, offset, size = str(view[0]), int(view[1]), int(view[2])
+            except (TypeError, ValueError, IndexError):
+                raise InputError(f"unsupported storage view {view!r:.80}", path=self.path) from None
+            return self.tensors.storage(view_key, storage_type.code, size, root=root, view_offset=offset)
+        return root
+
+    def _rebuild_tensor_v2(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                           metadata=None):
+        # Called once per tensor of the file (hundreds of thousands): the usual case, tuples of non-negative
+        # ints, is accepted with a few C-level checks; anything else goes through the converting, explaining path.
+        if (type(storage) is StorageToken and type(size) is tuple and type(stride) is tuple
+                and type(storage_offset) is int and len(size) == len(stride) <= 8):
+            dims = size + stride
+            if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
+                tensor = self.tensors.tensor(storage, storage_offset, size, stride)
+                if self.compact and tensor.index % COMPACT_EVERY == COMPACT_EVERY - 1:
+                    self._compact_memo()
+                return tensor
+        if type(storage) is not StorageToken:
+            raise InputError("tensor without a storage")
+        try:
+            size, stride, offset = tuple(int(s) for s in size), tuple(int(s) for s in stride), int(storage_offset)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"invalid tensor geometry (size {size!r:.60}, stride {stride!r:.60})") from None
+        if len(size) != len(stride) or len(size) > 8 or min((offset, *size, *stride), default=0) < 0:
+            raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})")
+        return self.tensors.tensor(storage, offset, size, stride)
+
+    def _rebuild_tensor(self, storage, storage_offset, size, stride):
+        return self._rebuild_tensor_v2(storage, storage_offset, size, stride)
+
+    def load(self):
+        try:
+            obj = super().load()
+        finally:
+            # The memo holds every object of the pickle and, through the bound rebuild methods it memoised, this
+            # unpickler: a cycle that only the cyclic collector would free, long after the tables are built.
+            self.memo.clear()
+        self.boxlists.freeze()
+        return obj
+
+
+class _MemoLoader(pickle.Unpickler):
+    def __init__(self, program: bytes, values: list):
+        super().__init__(io.BytesIO(program))
+        self.values = values
+
+    def persistent_load(self, pid):
+        return self.values[pid]
+
+
+def _memo_holding(entries: list[tuple[int, object]]):
+    """A memo with ``entries`` (index, object), to assign to an unpickler's ``memo``. Assigning a dict would
+    leave the memo empty (CPython 3.11's setter stores a dict's items into the memo it then discards); a memo
+    copied from another unpickler is kept. That unpickler gets the entries by running a tiny pickle that, for
+    each, loads the object by persistent id and memoises it at its index."""
+    program = bytearray(b"\x80\x02")
+    for j, (index, _) in enumerate(entries):
+        program += b"J" + struct.pack("<i", j) + b"Qr" + struct.pack("<I", index) + b"0"
+    loader = _MemoLoader(bytes(program + b"N."), [v for _, v in entries])
+    loader.load()
+    return loader.memo
+
+
+def unpickle(fh, path: str) -> tuple[object, TensorTable]:
+    """The pickle at ``fh``'s position, read with memo compaction; read again without it in the rare file
+    that refers back to a forgotten object (``_RestrictedUnpickler``)."""
+    start = fh.tell()
+    first = _RestrictedUnpickler(fh, path, compact=True)
+    try:
+        return first.load(), first.tensors
+    except InputError:
+        raise
+    except Exception:
+        if not first.dropped:
+            raise
+    del first
+    fh.seek(start)
+    again = _RestrictedUnpickler(fh, path)
+    return again.load(), again.tensors
 
 
 def load(path: str | os.PathLike):
-    """Load a ``torch.save`` file into plain Python objects, LazyTensors and BoxList stand-ins."""
+    """Load a ``torch.save`` file into plain Python objects, ``LazyTensor``s and BoxList stand-ins (whose
+    class's ``table`` holds the BoxLists' rows)."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     from sgg_eval.formats.torch_layouts import load_legacy, load_zip  # they build on this module's types
 
-    return load_zip(path) if zipfile.is_zipfile(path) else load_legacy(path)
+    obj = load_zip(path) if zipfile.is_zipfile(path) else load_legacy(path)
+    release_free_memory()
+    return obj
+
+
+def release_free_memory() -> None:
+    """Give the memory freed after parsing (the pickle's bytes and transient objects, tens of MB) back to the
+    system. glibc keeps freed blocks in its heap, so a ``--jobs`` worker that later allocates there copies
+    those pages from its parent: the heap of the run would grow with the size of the file. No-op elsewhere."""
+    if _TRIM[0] is None:
+        try:
+            _TRIM[0] = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _TRIM[0] = False
+    if _TRIM[0]:
+        _TRIM[0](0)
+
+
+_TRIM: list = [None]  # glibc's malloc_trim, looked up once
 
 
 def _map_file(path: str) -> np.ndarray:
@@ -192,11 +230,3 @@ def _map_file(path: str) -> np.ndarray:
             return np.zeros(0, dtype=np.uint8)
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     return np.frombuffer(mm, dtype=np.uint8)
-
-
-def _map(whole: np.ndarray, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
-    """A read-only view of ``count`` elements at byte ``offset`` of the file mapped once as ``whole``
-    (an eval_results file holds thousands of tensors; one mapping each would exhaust file descriptors)."""
-    if count == 0:
-        return np.zeros(0, dtype=dtype)
-    return whole[offset : offset + count * dtype.itemsize].view(dtype.newbyteorder("<"))

@@ -1,0 +1,196 @@
+"""Every storage and tensor of a torch file as columns of arrays, not as Python objects.
+
+An eval_results file of the VG test split holds ~260,000 tensors. As objects (a storage reference, a tensor
+with its size and stride tuples, a numpy view per storage) they took ~1 kB each for the whole run, and every
+``--jobs`` worker that touched them wrote their reference counts, which copies their pages: the heap grew
+with the number of images. Here the unpickler's callbacks append each storage and tensor to flat arrays;
+``locate`` turns them into numpy columns once the storages' bytes are found in the mapped file, and
+``arrays`` makes views of the file for a batch of tensors. A tensor's geometry is checked against its storage
+once, for all tensors at once; a bad one is reported when it is read, with the image and field it belongs to.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+from sgg_eval.errors import InputError
+
+_MAX_DIMS = 8
+_LIMIT = float(2**62)  # element counts beyond this are refused before any int64 arithmetic could overflow
+
+
+class StorageToken(int):
+    """What the unpickler's ``persistent_load`` returns: a storage's index in its table."""
+
+    __slots__ = ()
+
+
+class LazyTensor:
+    """A tensor of a loaded file: ``numpy()`` returns a read-only view of the mapped file."""
+
+    __slots__ = ("table", "index")
+
+    def __init__(self, table: TensorTable, index: int):
+        self.table, self.index = table, index
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.table.shape(self.index)
+
+    def numpy(self) -> np.ndarray:
+        return self.table.array(self.index)
+
+
+class TensorTable:
+    """Storages (key, dtype, element count, legacy view offset) and tensors (storage, offset, size, stride)."""
+
+    def __init__(self, dtypes: list[np.dtype]):
+        self.dtypes = [np.dtype(d).newbyteorder("<") for d in dtypes]  # a storage's dtype is a code into this
+        self.index_of: dict[str, int] = {}  # storage key -> index, while the pickle is read
+        self.keys: list[str] = []
+        self.s_dtype, self.s_numel, self.s_view, self.s_root = array("b"), array("q"), array("q"), array("q")
+        self.t_storage, self.t_offset, self.t_ndim, self.t_dims = array("q"), array("q"), array("b"), array("q")
+        self.whole: np.ndarray | None = None
+
+    # --- while the pickle is read ------------------------------------------------------------------------
+    def storage(self, key: str, dtype: int, numel: int, root: StorageToken | None = None, view_offset: int = 0
+                ) -> StorageToken:
+        """The storage called ``key`` (the first declaration wins, as torch keeps one storage per key); a legacy
+        view names its ``root`` storage and starts ``view_offset`` elements into it."""
+        index = self.index_of.get(key)
+        if index is None:
+            index = self.index_of[key] = len(self.keys)
+            self.keys.append(key)
+            self.s_root.append(index if root is None else root)
+            try:
+                self.s_numel.append(numel)
+                self.s_view.append(view_offset)
+            except OverflowError:
+                raise InputError(f"storage {key} declares {numel} elements") from None
+            self.s_dtype.append(dtype)
+        return StorageToken(index)
+
+    def tensor(self, storage: StorageToken, offset: int, size: tuple, stride: tuple) -> LazyTensor:
+        """A tensor; its geometry is plain non-negative ints here (the unpickler converts or refuses)."""
+        n = len(self.t_storage)
+        try:
+            self.t_dims.extend(size)
+            self.t_dims.extend(stride)
+            self.t_offset.append(offset)
+        except OverflowError:
+            del self.t_dims[len(self.t_dims) - len(size) - len(stride):]
+            raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})") from None
+        self.t_storage.append(storage)
+        self.t_ndim.append(len(size))
+        return LazyTensor(self, n)
+
+    # --- once the storages are found ---------------------------------------------------------------------
+    def roots(self) -> np.ndarray:
+        """Each storage's root storage (itself, except for legacy views)."""
+        return np.frombuffer(self.s_root, dtype=np.int64)
+
+    def numels(self) -> np.ndarray:
+        """Elements each storage declares."""
+        return np.frombuffer(self.s_numel, dtype=np.int64)
+
+    def itemsizes(self) -> np.ndarray:
+        """Bytes per element of each storage."""
+        return np.array([d.itemsize for d in self.dtypes], dtype=np.int64)[np.frombuffer(self.s_dtype, np.int8)]
+
+    def declared_bytes(self) -> np.ndarray:
+        """Bytes each storage declares (float64: a hostile count cannot overflow)."""
+        return self.numels().astype(np.float64) * self.itemsizes()
+
+    def locate(self, whole: np.ndarray, byte_at: np.ndarray, capacity: np.ndarray) -> None:
+        """Storage ``i``'s root starts at byte ``byte_at[i]`` of ``whole`` and holds ``capacity[i]`` elements
+        (``byte_at`` -1: never found). Every tensor is then checked against its storage, all at once."""
+        self.whole = whole
+        s = np.frombuffer(self.t_storage, dtype=np.int64)
+        dtype_code = np.frombuffer(self.s_dtype, dtype=np.int8).astype(np.int64)
+        itemsize = self.itemsizes()
+        ndim = np.frombuffer(self.t_ndim, dtype=np.int8).astype(np.int64)
+        dims = np.concatenate([np.frombuffer(self.t_dims, dtype=np.int64), [0, 0]])  # [at + 1] always exists
+        dims_at = np.zeros(len(s), dtype=np.int64)
+        np.cumsum(2 * ndim[:-1], out=dims_at[1:])
+        start = np.frombuffer(self.s_view, dtype=np.int64)[s] + np.frombuffer(self.t_offset, dtype=np.int64)
+        needed, contiguous, numel = _extents(ndim, dims, dims_at)
+        located = byte_at[s] >= 0
+        fits = located & (start.astype(np.float64) + needed <= capacity[s]) & (start < 2**62)
+        self.t_code = dtype_code[s].astype(np.int8)
+        self.t_byte = np.where(fits, byte_at[s] + start * itemsize[s], -1)
+        self.t_nbytes = np.where(fits & contiguous, numel.clip(0, 2**62) * itemsize[s], -1)
+        self.t_dims_at, self.t_ndim_np, self.t_dims_np = dims_at, ndim.astype(np.int8), dims
+        self.problems = {int(t): (f"storage {self.keys[s[t]]} was never located in the file" if not located[t] else
+                                  f"tensor of shape {self.shape(int(t))} reads past the end of storage "
+                                  f"{self.keys[s[t]]}")
+                         for t in np.flatnonzero(~fits)[:1000]}
+        self.t_bad = ~fits
+        self.keys, self.index_of = [], {}  # ~100 bytes per storage, only needed to locate it
+        del self.t_storage, self.t_offset, self.t_ndim, self.t_dims
+        del self.s_numel, self.s_view, self.s_dtype, self.s_root
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        at, nd = int(self.t_dims_at[t]), int(self.t_ndim_np[t])
+        return tuple(self.t_dims_np[at: at + nd].tolist())
+
+    def array(self, t: int) -> np.ndarray:
+        """Tensor ``t`` as a read-only view of the file (InputError if it does not fit its storage)."""
+        if self.t_bad[t]:
+            raise InputError(self.problems.get(t, "tensor reads past the end of its storage"))
+        dtype, byte, nbytes = self.dtypes[self.t_code[t]], int(self.t_byte[t]), int(self.t_nbytes[t])
+        shape = self.shape(t)
+        if nbytes >= 0:
+            return self.whole[byte: byte + nbytes].view(dtype).reshape(shape)
+        at, nd = int(self.t_dims_at[t]), len(shape)
+        stride = self.t_dims_np[at + nd: at + 2 * nd].tolist()
+        span = (1 + sum((n - 1) * st for n, st in zip(shape, stride))) if all(shape) else 0
+        window = self.whole[byte: byte + span * dtype.itemsize].view(dtype)
+        return np.lib.stride_tricks.as_strided(window, shape=shape, strides=[st * dtype.itemsize for st in stride],
+                                               writeable=False)
+
+    def arrays(self, ids: np.ndarray) -> list[np.ndarray | None]:
+        """Tensors ``ids`` (a 1-d int64 array) as views; None where ``array`` would raise (the caller names the
+        image and field). Contiguous 1-d and 2-d tensors, all of an eval_results file, take the fast path."""
+        ids = np.asarray(ids, dtype=np.int64)
+        nd, at = self.t_ndim_np[ids], self.t_dims_at[ids]
+        d0, d1 = self.t_dims_np[at], self.t_dims_np[at + 1]  # meaningful where nd >= 1, nd == 2
+        fast = (nd >= 1) & (nd <= 2) & (self.t_nbytes[ids] >= 0)
+        whole, dtypes, out = self.whole, self.dtypes, []
+        for t, ok, n, a, b, code, byte, nbytes in zip(ids.tolist(), fast.tolist(), nd.tolist(), d0.tolist(),
+                                                      d1.tolist(), self.t_code[ids].tolist(),
+                                                      self.t_byte[ids].tolist(), self.t_nbytes[ids].tolist()):
+            if ok:
+                view = whole[byte: byte + nbytes].view(dtypes[code])
+                out.append(view if n == 1 else view.reshape(a, b))
+            else:
+                out.append(None if self.t_bad[t] else self.array(t))
+        return out
+
+
+def _extents(ndim: np.ndarray, dims: np.ndarray, dims_at: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tensor: elements of its storage it spans (float64, so absurd sizes compare as too large instead of
+    overflowing), whether it is C-contiguous (then a reshape of a slice is enough), and its element count."""
+    needed = np.zeros(len(ndim), dtype=np.float64)
+    contiguous = np.ones(len(ndim), dtype=bool)
+    numel = np.ones(len(ndim), dtype=np.int64)
+    for nd in np.unique(ndim).tolist():
+        rows = np.flatnonzero(ndim == nd)
+        if nd == 0:
+            continue  # a scalar: one element, contiguous
+        block = dims[dims_at[rows, None] + np.arange(2 * nd)]
+        size, stride = block[:, :nd], block[:, nd:]
+        size_f = size.astype(np.float64)
+        count_f = size_f.prod(axis=1)
+        expected = np.ones_like(size)
+        expected[:, :-1] = np.cumprod(np.maximum(size[:, :0:-1], 1), axis=1)[:, ::-1] if nd > 1 else 1
+        empty = (size == 0).any(axis=1)
+        contiguous[rows] = (stride == expected).all(axis=1) | empty
+        span_f = np.where(empty, 0.0, 1.0 + ((size_f - 1) * stride.astype(np.float64)).sum(axis=1))
+        needed[rows] = np.where(contiguous[rows], count_f, span_f)
+        too_big = np.maximum(count_f, span_f) >= _LIMIT
+        needed[rows[too_big]] = np.inf
+        numel[rows] = np.where((too_big | empty)[:, None], 0, size).prod(axis=1)  # no partial product overflows
+    return needed, contiguous, numel
