@@ -89,7 +89,8 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     gc = _segment_min(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
     group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
-    order = np.lexsort((gc_pos, group))
+    # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
+    order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")
     sorted_group = group[order]
     within_pred = np.empty(len(order), dtype=np.int64)
     within_pred[order] = np.arange(len(order)) - np.searchsorted(sorted_group, sorted_group, side="left")
