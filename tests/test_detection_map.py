@@ -88,7 +88,7 @@ def test_det_map_is_null_with_a_reason_outside_sgdet(task):
 def test_box_ap_follows_coco_where_its_rules_decide(seed):
     """Crowded classes (more than 100 detections of one class in an image: the cap), tied scores, duplicate
     GT boxes (equal IoU: the later GT box is taken), boxes at IoU exactly 0.5, and classes without GT."""
-    from sgg_eval.metrics.box_ap import coco_box_ap
+    from sgg_eval.metrics.box_ap import average_precision, coco_box_ap, match
 
     rng = np.random.default_rng(seed)
     cases = []
@@ -118,6 +118,12 @@ def test_box_ap_follows_coco_where_its_rules_decide(seed):
                      for g, p in cases])
     ours, ours50 = coco_box_ap(gt, det)
     assert 0 < ap < 1 and abs(ours50 - ap50) <= 1e-12 and abs(ours - ap) <= 1e-12
+    # matched in blocks of images (as the workers do), in any order: the same AP, to the last bit (the tied
+    # scores across images are ordered by image id, wherever an image's block falls)
+    images = rng.permutation(np.unique(gt[:, 0]))
+    groups = np.array_split(images, 4)
+    parts = [match(gt[np.isin(gt[:, 0], g)], det[np.isin(det[:, 0], g)]) for g in groups[::-1]]
+    assert average_precision(parts) == (ours, ours50)
 
 
 def test_a_detection_equally_close_to_two_gt_boxes_takes_the_later_one():

@@ -89,7 +89,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
         ranked += block_ranks([g for g, _ in chunk], [c for _, c in chunk], ng_limit=opts.ng_limit,
                               gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
     acc.add_many(ranked, zs_rows, tc_rows)
-    return acc, counts, boxes
+    return acc, counts, boxes.finish() if boxes is not None else None
 
 
 def _by_pairs(kept: list, limit: int) -> Iterator[list]:

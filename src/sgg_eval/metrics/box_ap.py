@@ -16,10 +16,14 @@ boxes), which faster-coco-eval reimplements and the tests use as the oracle:
   over classes and the ten thresholds 0.50:0.05:0.95.
 
 Per image and class the matching is greedy, so it runs in rounds: round k matches the k-th detection of
-every (image, class) group at once.
+every (image, class) group at once. Matching never looks beyond an image, so it runs block by block
+(:func:`match`), and only what the AP needs of each kept detection travels to the end (:class:`Matched`,
+~24 bytes per detection); :func:`average_precision` then ranks every image's detections per class.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,19 +41,36 @@ def _segment_starts(sorted_keys: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(new, np.arange(len(sorted_keys)), 0))
 
 
+@dataclass
+class Matched:
+    """The kept detections of some images (the first ``MAX_DETS`` per image and class, by score): image id,
+    class, score, rank within their (image, class) group, and ``tp`` bit t set where the detection matched a
+    GT box at ``IOU_THRESHOLDS[t]``; ``n_gt[c]`` counts the GT boxes of class c."""
+
+    image: np.ndarray
+    cls: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    tp: np.ndarray
+    n_gt: np.ndarray
+
+
 def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
     """``(AP over IoU 0.50:0.95, AP@50)``. ``gt`` rows ``(image, x, y, w, h, class)``, ``det`` rows
     ``(image, x, y, w, h, class, score)``, each in file order. NaN when no class has a GT box."""
-    ids = np.unique(np.concatenate([gt[:, 0], det[:, 0]]))  # COCO visits images by sorted id
-    g_img = np.searchsorted(ids, gt[:, 0]).astype(np.int64)
-    d_img = np.searchsorted(ids, det[:, 0]).astype(np.int64)
+    return average_precision([match(gt, det)])
+
+
+def match(gt: np.ndarray, det: np.ndarray) -> Matched:
+    """COCO's greedy matching of the detections of some whole images (rows as in :func:`coco_box_ap`)."""
     n_classes = int(max(gt[:, 5].max(initial=0), det[:, 5].max(initial=0))) + 1
-    g_key = g_img * n_classes + gt[:, 5].astype(np.int64)
-    d_key = d_img * n_classes + det[:, 5].astype(np.int64)
+    ids = np.unique(np.concatenate([gt[:, 0], det[:, 0]]))
+    g_key = np.searchsorted(ids, gt[:, 0]).astype(np.int64) * n_classes + gt[:, 5].astype(np.int64)
+    d_key = np.searchsorted(ids, det[:, 0]).astype(np.int64) * n_classes + det[:, 5].astype(np.int64)
     # each (image, class) group's detections by score, descending, stable; keep the first MAX_DETS
     order = np.lexsort((np.arange(len(det)), -det[:, 6], d_key))
     rank = np.arange(len(order)) - _segment_starts(d_key[order])
-    kept = order[rank < MAX_DETS]
+    kept = np.sort(order[rank < MAX_DETS])
     d_rank = np.full(len(det), -1, dtype=np.int64)
     d_rank[order] = rank
     # (detection, GT) pairs of the same group, with their IoU
@@ -60,7 +81,7 @@ def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
     pd = kept[which]
     pg = g_order[lo[which] + within]
     iou = _iou(det[pd, 1:5], gt[pg, 1:5])
-    matched = np.zeros((len(IOU_THRESHOLDS), len(det)), dtype=bool)
+    tp = np.zeros(len(det), dtype=np.uint16)
     for t, threshold in enumerate(IOU_THRESHOLDS):
         taken = np.zeros(len(gt), dtype=bool)
         eligible_at = iou >= min(threshold, 1 - 1e-10)
@@ -73,8 +94,9 @@ def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
             last = np.ones(len(sel), dtype=bool)
             last[:-1] = pd[sel][1:] != pd[sel][:-1]
             taken[pg[sel[last]]] = True
-            matched[t, pd[sel[last]]] = True
-    return _average_precision(matched, det, kept, d_img, d_rank, gt)
+            tp[pd[sel[last]]] |= np.uint16(1 << t)
+    return Matched(det[kept, 0], det[kept, 5].astype(np.int32), det[kept, 6], d_rank[kept].astype(np.int16),
+                   tp[kept], np.bincount(gt[:, 5].astype(np.int64)))
 
 
 def _iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -84,17 +106,25 @@ def _iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
     return inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
 
 
-def _average_precision(matched, det, kept, d_img, d_rank, gt) -> tuple[float, float]:
-    classes = det[kept, 5].astype(np.int64)
-    order = np.lexsort((d_rank[kept], d_img[kept], -det[kept, 6], classes))  # per class, by score, stable
-    kept, classes = kept[order], classes[order]
-    n_gt = np.bincount(gt[:, 5].astype(np.int64), minlength=int(classes.max(initial=0)) + 1)
+def average_precision(parts: list[Matched]) -> tuple[float, float]:
+    """``(AP over IoU 0.50:0.95, AP@50)`` of the matched detections of every image, in any grouping of the
+    images into parts. Per class, detections by score, descending; ties by image id (COCO visits images by
+    sorted id), then by rank within the image."""
+    image = np.concatenate([p.image for p in parts])
+    classes = np.concatenate([p.cls for p in parts]).astype(np.int64)
+    score = np.concatenate([p.score for p in parts])
+    rank = np.concatenate([p.rank for p in parts])
+    order = np.lexsort((rank, image, -score, classes))
+    del image, score, rank
+    tp_bits, classes = np.concatenate([p.tp for p in parts])[order], classes[order]
+    width = max([len(p.n_gt) for p in parts] + [int(classes.max(initial=0)) + 1])
+    n_gt = sum(np.pad(p.n_gt, (0, width - len(p.n_gt))) for p in parts)
     with_gt = np.flatnonzero(n_gt)
     starts = np.searchsorted(classes, with_gt, "left")
     ends = np.searchsorted(classes, with_gt, "right")
     ap = np.zeros((len(IOU_THRESHOLDS), len(with_gt)))
     for t in range(len(IOU_THRESHOLDS)):
-        tp_all = matched[t, kept]
+        tp_all = (tp_bits >> np.uint16(t)) & np.uint16(1) == 1
         for j, (c, s, e) in enumerate(zip(with_gt.tolist(), starts.tolist(), ends.tolist())):
             if s == e:
                 continue  # GT boxes but no detection: AP 0
