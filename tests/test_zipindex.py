@@ -95,3 +95,62 @@ def test_a_torch_file_with_a_compressed_pickle_loads(tmp_path, compression):
             dst.writestr(info.filename, src.read(info), compress_type=compression if pickle_member else 0)
     np.testing.assert_array_equal(load(tmp_path / "t.pytorch")["x"].numpy(), arr)
 
+
+
+def _dict_lookup(m: zipindex.Members, prefix: str, suffixes: list[str]) -> list[int]:
+    """The obvious lookup: the last member of each name (zipfile's rule), by decoded name."""
+    row_of = {}
+    for i, name in enumerate(m.names):
+        row_of[name] = i
+    return [row_of.get(prefix + s, -1) for s in suffixes]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_find_looks_names_up_like_a_dict_of_decoded_names(tmp_path, fast, monkeypatch):
+    path = tmp_path / "n.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i in range(300):
+            zf.writestr(f"archive/data/{i}", b"")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("archive/data/7", b"again")  # a duplicate name: the last one counts
+        zf.writestr("archive/data.pkl", b"")
+        zf.writestr("other/data/5", b"")
+        zf.writestr("archive/data/", b"")  # the prefix itself: an empty suffix
+    if not fast:
+        monkeypatch.setattr(zipindex, "_central_directory", lambda whole: None)  # zipfile's member list
+    m = zipindex.members(str(path), _map_file(path))
+    suffixes = ["7", "0", "299", "300", "", "5", "data.pk", "1" * 7] + [str(i) for i in range(0, 300, 7)]
+    assert m.find("archive/data/", suffixes).tolist() == _dict_lookup(m, "archive/data/", suffixes)
+    assert m.find("archive/", ["data.pkl", "byteorder"]).tolist() == _dict_lookup(m, "archive/", ["data.pkl",
+                                                                                                 "byteorder"])
+    assert m.find("archive/data/", []).tolist() == []
+    assert [m.name(i) for i in m.ending_with("data.pkl")] == ["archive/data.pkl"]
+
+
+def test_find_falls_back_to_decoded_names_for_non_ascii_names(tmp_path):
+    path = tmp_path / "u.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in ("arch/data/é1", "arch/data/1", "arch/data/ü"):
+            zf.writestr(name, b"")
+    m = zipindex.members(str(path), _map_file(path))
+    suffixes = ["é1", "1", "ü", "x"]
+    assert m.find("arch/data/", suffixes).tolist() == [0, 1, 2, -1] == _dict_lookup(m, "arch/data/", suffixes)
+
+
+def test_find_packs_short_names_exactly_and_looks_long_ones_up_by_name(tmp_path):
+    """Suffixes of up to 7 bytes are compared packed into integers (with their length, so "1" and "1\\0"
+    differ); a longer wanted suffix takes the lookup by decoded name, with the same answers."""
+    path = tmp_path / "c.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in ["a/1", "a/10", "a/1234567", "a/12345678", "a/", "b/1"]:
+            zf.writestr(name, b"")
+    m = zipindex.members(str(path), _map_file(path))
+    short = ["1", "10", "1234567", "", "2", "01"]
+    assert zipindex._find_short(m, "a/", short) is not None
+    assert m.find("a/", short).tolist() == [0, 1, 2, 4, -1, -1] == _dict_lookup(m, "a/", short)
+    long = ["12345678", "1"]
+    assert zipindex._find_short(m, "a/", long) is None
+    assert m.find("a/", long).tolist() == [3, 0] == _dict_lookup(m, "a/", long)
+    one, padded = (zipindex._packed(np.frombuffer(b, np.uint8), np.array([0]), np.array([len(b)]))
+                   for b in (b"1", b"1\0"))
+    assert one != padded

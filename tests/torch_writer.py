@@ -49,8 +49,9 @@ class Strided:
     elements) over the storage ``base`` (written as a flat array). In the legacy layout, ``view`` =
     (offset, size) makes the storage itself a view into ``base``, as torch < 1.6 saved storage views."""
 
-    def __init__(self, base, offset, shape, stride, view=None):
+    def __init__(self, base, offset, shape, stride, view=None, share=None):
         self.base, self.offset, self.shape, self.stride, self.view = np.ravel(base), offset, shape, stride, view
+        self.share = share  # Strided tensors given the same ``share`` object use one storage
 
 
 class _Storage:
@@ -91,12 +92,17 @@ def _fake_modules():
 
 def _dump(obj, legacy: bool, extra_globals=None):
     storages: list[_Storage] = []
+    shared: dict[int, _Storage] = {}
     with _fake_modules() as (rebuild, storage_classes):
         class P(pickle.Pickler):
             def reducer_override(self, o):
                 if isinstance(o, Strided):
-                    st = _Storage(str(len(storages)), o.base, o.view)
-                    storages.append(st)
+                    st = shared.get(id(o.share)) if o.share is not None else None
+                    if st is None:
+                        st = _Storage(str(len(storages)), o.base, o.view)
+                        storages.append(st)
+                        if o.share is not None:
+                            shared[id(o.share)] = st
                     return rebuild, (st, o.offset, tuple(o.shape), tuple(o.stride), False, collections.OrderedDict())
                 if isinstance(o, (np.ndarray, Deferred)):
                     a = np.ascontiguousarray(o) if isinstance(o, np.ndarray) else o

@@ -24,7 +24,9 @@ MODES = ("xyxy", "xywh")  # mode codes; anything else is code len(MODES), with i
 class BoxListTable:
     """Rows of BoxLists: ``bbox`` and ``fields[row, column]`` hold tensor indices (or MISSING / NOT_A_TENSOR),
     ``columns`` maps extra-field names to columns; ``width``/``height`` the image size (NaN where it is not
-    a valid (width, height)), ``mode`` a code into ``MODES``. ``odd`` keeps the values behind the codes."""
+    a valid (width, height)), ``mode`` a code into ``MODES``. ``odd`` keeps, for messages, what is behind an
+    odd code: the repr of a bad size or mode, the type of a field that is not a tensor (text only, so the
+    table is plain data)."""
 
     def __init__(self, tensors: TensorTable):
         self.tensors = tensors
@@ -32,7 +34,7 @@ class BoxListTable:
         self._layouts: dict[tuple, list[int]] = {}  # the field names of a BoxList -> their columns
         self._bbox, self._mode, self._width, self._height = array("q"), array("b"), array("d"), array("d")
         self._at, self._col, self._value = array("q"), array("q"), array("q")
-        self.odd: dict[tuple[int, str], object] = {}  # (row, what) -> the value, for messages
+        self.odd: dict[tuple[int, str], str] = {}  # (row, what) -> repr or type name, for messages
 
     @classmethod
     def empty(cls) -> BoxListTable:
@@ -47,11 +49,11 @@ class BoxListTable:
         mode = state.get("mode", "xyxy")
         code = MODES.index(mode) if mode in MODES else len(MODES)
         if code == len(MODES):
-            self.odd[row, "mode"] = mode
+            self.odd[row, "mode"] = repr(mode)[:60]
         self._mode.append(code)
         width, height = _size(state.get("size", ()))
         if width != width:
-            self.odd[row, "size"] = state.get("size")
+            self.odd[row, "size"] = repr(state.get("size"))[:60]
         self._width.append(width)
         self._height.append(height)
         fields = state.get("extra_fields")

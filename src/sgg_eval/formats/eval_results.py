@@ -18,7 +18,8 @@ from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
-from sgg_eval.formats.torchfile import load
+from sgg_eval.formats.isolated import run_isolated
+from sgg_eval.formats.torchfile import _map_file, load
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
 PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")
@@ -40,20 +41,10 @@ class EvalResults:
 
     def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None):
         self.path = os.fspath(path)
-        obj = load(self.path)
-        if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
-            raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=self.path)
-        gts, preds = obj["groundtruths"], obj["predictions"]
-        if not isinstance(gts, (list, tuple)) or not isinstance(preds, (list, tuple)):
-            raise InputError("'groundtruths' and 'predictions' must be lists of BoxLists", path=self.path)
-        if len(gts) != len(preds):
-            raise InputError(f"{len(gts)} groundtruths but {len(preds)} predictions", path=self.path)
-        self.table = _table(self.path, gts, preds)
-        gt_rows, pred_rows = _rows(gts, self.path), _rows(preds, self.path)
-        del obj, gts, preds  # the object graph goes: only the tables' arrays stay
-        self.gt_tensors = _columns(self.table, gt_rows, GT_FIELDS)
-        self.pred_tensors = _columns(self.table, pred_rows, PRED_FIELDS)
-        self.gt_rows, self.pred_rows = gt_rows, pred_rows
+        # parsed in a child process: the parse's transient objects never fragment this one's heap
+        self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = run_isolated(
+            _parse, self.path)
+        self.table.tensors.whole = _map_file(self.path) if len(self.gt_rows) else None
         if vocab is None:
             width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
             if width != 51:
@@ -99,6 +90,25 @@ class EvalResults:
 _READ_BATCH = 64  # images whose tensor views are made in one call
 
 
+def _parse(path: str) -> tuple[BoxListTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The file's BoxList table (its tensor table without the file mapping), each image's GT and prediction
+    rows, and their ``[image, field]`` tensor indices."""
+    obj = load(path)
+    if not isinstance(obj, dict) or "groundtruths" not in obj or "predictions" not in obj:
+        raise InputError("expected a dict with 'groundtruths' and 'predictions'", path=path)
+    gts, preds = obj["groundtruths"], obj["predictions"]
+    if not isinstance(gts, (list, tuple)) or not isinstance(preds, (list, tuple)):
+        raise InputError("'groundtruths' and 'predictions' must be lists of BoxLists", path=path)
+    if len(gts) != len(preds):
+        raise InputError(f"{len(gts)} groundtruths but {len(preds)} predictions", path=path)
+    table = _table(path, gts, preds)
+    gt_rows, pred_rows = _rows(gts), _rows(preds)
+    del obj, gts, preds  # the object graph goes: only the tables' arrays stay
+    table.tensors.whole = None  # mapped again by the reader
+    return (table, gt_rows, pred_rows, _columns(table, gt_rows, GT_FIELDS),
+            _columns(table, pred_rows, PRED_FIELDS))
+
+
 def _table(path: str, gts, preds) -> BoxListTable:
     """The BoxList table every entry's row belongs to (one per file)."""
     entries = list(gts) + list(preds)
@@ -111,7 +121,7 @@ def _table(path: str, gts, preds) -> BoxListTable:
     return cls.table
 
 
-def _rows(entries, path: str) -> np.ndarray:
+def _rows(entries) -> np.ndarray:
     return np.fromiter((b.row for b in entries), dtype=np.int64, count=len(entries))
 
 
@@ -133,7 +143,7 @@ def _xyxy(table: BoxListTable, row: int, b: np.ndarray, path: str, index: int) -
     if mode == MODES.index("xywh"):  # maskrcnn_benchmark: x2 = x1 + w - 1
         b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
     elif mode != MODES.index("xyxy"):
-        raise InputError(f"unknown box mode {table.odd.get((row, 'mode'))!r}", path=path, image_id=index,
+        raise InputError(f"unknown box mode {table.odd.get((row, 'mode'))}", path=path, image_id=index,
                          field="mode")
     return b
 
@@ -141,7 +151,7 @@ def _xyxy(table: BoxListTable, row: int, b: np.ndarray, path: str, index: int) -
 def _size(table: BoxListTable, row: int, path: str, index: int) -> tuple[int, int]:
     width, height = float(table.width[row]), float(table.height[row])
     if width != width:
-        raise InputError(f"image size {table.odd.get((row, 'size'))!r:.60}, expected (width, height)", path=path,
+        raise InputError(f"image size {table.odd.get((row, 'size'))}, expected (width, height)", path=path,
                          image_id=index, field="size")
     return int(width), int(height)
 

@@ -48,8 +48,11 @@ class TensorTable:
 
     def __init__(self, dtypes: list[np.dtype]):
         self.dtypes = [np.dtype(d).newbyteorder("<") for d in dtypes]  # a storage's dtype is a code into this
-        self.index_of: dict[str, int] = {}  # storage key -> index, while the pickle is read
-        self.keys: list[str] = []
+        # storage keys, while the pickle is read: torch numbers storages "0", "1", ... in order; that leading
+        # run is kept as a count (no string and dict entry per storage), any other key in a dict
+        self._n_sequential = 0
+        self._index_of: dict[str, int] = {}
+        self._other_keys: list[str] = []
         self.s_dtype, self.s_numel, self.s_view, self.s_root = array("b"), array("q"), array("q"), array("q")
         self.t_storage, self.t_offset, self.t_ndim, self.t_dims = array("q"), array("q"), array("b"), array("q")
         self.whole: np.ndarray | None = None
@@ -59,18 +62,47 @@ class TensorTable:
                 ) -> StorageToken:
         """The storage called ``key`` (the first declaration wins, as torch keeps one storage per key); a legacy
         view names its ``root`` storage and starts ``view_offset`` elements into it."""
-        index = self.index_of.get(key)
-        if index is None:
-            index = self.index_of[key] = len(self.keys)
-            self.keys.append(key)
-            self.s_root.append(index if root is None else root)
-            try:
-                self.s_numel.append(numel)
-                self.s_view.append(view_offset)
-            except OverflowError:
-                raise InputError(f"storage {key} declares {numel} elements") from None
-            self.s_dtype.append(dtype)
+        index = len(self.s_dtype)
+        if not self._other_keys and key == str(index):  # the next of torch's own numbering: a new storage
+            self._n_sequential += 1
+        else:
+            known = self.index(key)
+            if known is not None:
+                return StorageToken(known)
+            self._index_of[key] = index
+            self._other_keys.append(key)
+        try:
+            self.s_numel.append(numel)
+            self.s_view.append(view_offset)
+        except OverflowError:
+            raise InputError(f"storage {key} declares {numel} elements") from None
+        self.s_root.append(index if root is None else root)
+        self.s_dtype.append(dtype)
         return StorageToken(index)
+
+    def index(self, key: str) -> int | None:
+        """The index of the storage called ``key``, None if there is none yet."""
+        index = self._index_of.get(key)
+        if index is None and key.isascii() and key.isdigit() and int(key) < self._n_sequential and \
+                str(int(key)) == key:
+            return int(key)
+        return index
+
+    def is_key(self, value: str) -> bool:
+        """Whether ``value`` may be a storage key (every decimal string counts: dropping one too many from the
+        unpickler's memo is safe, see ``torchfile``)."""
+        return value in self._index_of or value.isdigit()
+
+    @property
+    def count(self) -> int:
+        return len(self.s_dtype)
+
+    def key(self, i: int) -> str:
+        return str(i) if i < self._n_sequential else self._other_keys[i - self._n_sequential]
+
+    def keys(self) -> list[str]:
+        """Every storage's key, by index."""
+        return [str(i) for i in range(self._n_sequential)] + self._other_keys
 
     def tensor(self, storage: StorageToken, offset: int, size: tuple, stride: tuple) -> LazyTensor:
         """A tensor; its geometry is plain non-negative ints here (the unpickler converts or refuses)."""
@@ -122,12 +154,12 @@ class TensorTable:
         self.t_byte = np.where(fits, byte_at[s] + start * itemsize[s], -1)
         self.t_nbytes = np.where(fits & contiguous, numel.clip(0, 2**62) * itemsize[s], -1)
         self.t_dims_at, self.t_ndim_np, self.t_dims_np = dims_at, ndim.astype(np.int8), dims
-        self.problems = {int(t): (f"storage {self.keys[s[t]]} was never located in the file" if not located[t] else
+        self.problems = {int(t): (f"storage {self.key(s[t])} was never located in the file" if not located[t] else
                                   f"tensor of shape {self.shape(int(t))} reads past the end of storage "
-                                  f"{self.keys[s[t]]}")
+                                  f"{self.key(s[t])}")
                          for t in np.flatnonzero(~fits)[:1000]}
         self.t_bad = ~fits
-        self.keys, self.index_of = [], {}  # ~100 bytes per storage, only needed to locate it
+        self._index_of, self._other_keys = {}, []  # only needed to locate the storages
         del self.t_storage, self.t_offset, self.t_ndim, self.t_dims
         del self.s_numel, self.s_view, self.s_dtype, self.s_root
 

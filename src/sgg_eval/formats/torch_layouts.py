@@ -31,7 +31,7 @@ def _member_bytes(whole: np.ndarray, zm: Members, row: int, path: str) -> bytes:
     """A small member's bytes (data.pkl, byteorder), refusing more than the cap whatever its header declares."""
     cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * len(whole)))
     at = zm.data_at(whole, np.array([row]))
-    name, size, method = zm.names[row], int(zm.size[row]), int(zm.method[row])
+    name, size, method = zm.name(row), int(zm.size[row]), int(zm.method[row])
     if at is None or at[0] + size > len(whole):
         raise InputError(f"corrupt zip member {name}", path=path)
     raw = whole[at[0]: at[0] + size].tobytes()
@@ -56,18 +56,16 @@ def load_zip(path: str):
 def _load_zip_members(path: str):
     whole = _map_file(path)
     zm = members(path, whole)
-    row_of = {name: i for i, name in enumerate(zm.names)}
-    pkl = [n for n in zm.names if n.endswith("/data.pkl") or n == "data.pkl"]
+    pkl = zm.ending_with("data.pkl")
     if len(pkl) != 1:
         raise InputError("zip file has no single data.pkl: not a torch file", path=path)
-    root = pkl[0][: -len("data.pkl")]
-    order = row_of.get(f"{root}byteorder")
-    if order is not None and _member_bytes(whole, zm, order, path).strip() not in (b"little",):
+    root = zm.name(int(pkl[0]))[: -len("data.pkl")]
+    order = int(zm.find(root, ["byteorder"])[0])
+    if order >= 0 and _member_bytes(whole, zm, order, path).strip() not in (b"little",):
         raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
-    obj, tensors = _unpickle(_member_bytes(whole, zm, row_of[pkl[0]], path), path)
-    keys = tensors.keys
-    rows = np.array([row_of.get(f"{root}data/{key}", -1) for key in keys], dtype=np.int64)
-    del row_of
+    obj, tensors = _unpickle(_member_bytes(whole, zm, int(pkl[0]), path), path)
+    keys = tensors.keys()
+    rows = zm.find(f"{root}data/", keys)
     bad = np.flatnonzero(rows < 0)
     if len(bad):
         raise InputError(f"storage member data/{keys[bad[0]]} missing", path=path)
@@ -126,12 +124,12 @@ def _load_legacy_stream(path: str):
         offset = fh.tell()
     whole = _map_file(path) if keys else np.zeros(0, dtype=np.uint8)
     keys = [str(k) for k in keys]
-    roots = np.array([tensors.index_of.get(k, -1) for k in keys], dtype=np.int64)
+    roots = np.array([-1 if (i := tensors.index(k)) is None else i for k in keys], dtype=np.int64)
     if len(roots) and roots.min() < 0:
         raise InputError(f"storage {keys[int(np.argmin(roots))]} is listed but never referenced", path=path)
     at, count = _legacy_storages(whole, offset, keys, tensors.numels()[roots], tensors.itemsizes()[roots], path)
-    byte_at = np.full(len(tensors.keys), -1, dtype=np.int64)
-    capacity = np.zeros(len(tensors.keys), dtype=np.int64)
+    byte_at = np.full(tensors.count, -1, dtype=np.int64)
+    capacity = np.zeros(tensors.count, dtype=np.int64)
     byte_at[roots], capacity[roots] = at, count
     byte_at, capacity = byte_at[tensors.roots()], capacity[tensors.roots()]  # a view reads its root's bytes
     tensors.locate(whole, byte_at, capacity)

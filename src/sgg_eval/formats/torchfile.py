@@ -77,9 +77,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
         self._droppable = _DROPPABLE | {self._boxlist_class}
 
     def _compact_memo(self) -> None:
-        memo, storage_keys = self.memo.copy(), self.tensors.index_of
-        drop = self._droppable
-        kept = [(i, v) for i, v in memo.items() if type(v) not in drop and not (type(v) is str and v in storage_keys)]
+        memo, is_key, drop = self.memo.copy(), self.tensors.is_key, self._droppable
+        kept = [(i, v) for i, v in memo.items() if type(v) not in drop and not (type(v) is str and is_key(v))]
         self.dropped += len(memo) - len(kept)
         del memo
         self.memo = _memo_holding(kept)

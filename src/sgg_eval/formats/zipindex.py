@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.metrics.segments import segment_offsets
+
 _END = b"PK\x05\x06"
 _END64_LOCATOR = b"PK\x06\x07"
 _END64 = b"PK\x06\x06"
@@ -24,12 +26,35 @@ _FULL32 = 0xFFFFFFFF
 
 @dataclass
 class Members:
-    """``names[i]`` and, as int64 arrays, each member's local header offset, stored size and method."""
+    """Each member's name (``name_len`` bytes at ``name_at`` of ``raw``; UTF-8 where ``utf8``, else cp437) and,
+    as int64 arrays, its local header offset, stored size and method. ``find`` looks many names up at once;
+    ``name`` and ``names`` decode (a list of every name costs ~100 bytes per member)."""
 
-    names: list[str]
+    raw: np.ndarray
+    name_at: np.ndarray
+    name_len: np.ndarray
+    utf8: np.ndarray
     header_at: np.ndarray
     size: np.ndarray
     method: np.ndarray
+
+    def name(self, i: int) -> str:
+        at, n = int(self.name_at[i]), int(self.name_len[i])
+        return self.raw[at: at + n].tobytes().decode("utf-8" if self.utf8[i] else "cp437")
+
+    @property
+    def names(self) -> list[str]:
+        return [self.name(i) for i in range(len(self.name_at))]
+
+    def ending_with(self, suffix: str) -> np.ndarray:
+        """Rows of the members whose name is ``suffix`` or ends with ``/`` + ``suffix`` (ASCII ``suffix``)."""
+        tail = np.frombuffer(("/" + suffix).encode("ascii"), np.uint8)
+        long = np.flatnonzero(self.name_len >= len(tail))
+        at = self.name_at[long] + self.name_len[long] - len(tail)
+        hit = long[(self.raw[at[:, None] + np.arange(len(tail))] == tail).all(axis=1)]
+        exact = np.flatnonzero(self.name_len == len(tail) - 1)
+        exact = exact[(self.raw[self.name_at[exact, None] + np.arange(len(tail) - 1)] == tail[1:]).all(axis=1)]
+        return np.union1d(hit, exact)
 
     def data_at(self, whole: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """Byte offsets of members ``rows``' data (after their local headers), None if a header is corrupt."""
@@ -43,6 +68,52 @@ class Members:
             return None
         return at + 30 + (header[:, 26] | header[:, 27] << 8) + (header[:, 28] | header[:, 29] << 8)
 
+    def find(self, prefix: str, suffixes: list[str]) -> np.ndarray:
+        """The row of the member named ``prefix + s`` for each ``s`` of ``suffixes`` (the last of that name,
+        as ``zipfile``), -1 where there is none. Short ASCII suffixes (a torch file's storage keys: "0",
+        "1", ...) are compared as integers packed from their bytes, without a Python object per member;
+        anything else is looked up by decoded name."""
+        rows = _find_short(self, prefix, suffixes)
+        if rows is not None:
+            return rows
+        row_of = {name: i for i, name in enumerate(self.names)}
+        return np.array([row_of.get(prefix + s, -1) for s in suffixes], dtype=np.int64)
+
+
+_SHORT = 7  # bytes of a suffix packed into one uint64 with its length in the top byte
+
+
+def _packed(buf: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Each byte string ``buf[at : at + length]`` (length <= _SHORT) as one uint64: its bytes, then its
+    length in the top byte, so different strings never pack alike."""
+    k = np.arange(_SHORT)
+    if len(buf) == 0:
+        gathered = np.zeros((len(at), _SHORT), dtype=np.uint8)
+    else:
+        gathered = np.where(k < length[:, None], buf[np.minimum(at[:, None] + k, len(buf) - 1)], 0)
+    shifts = (8 * k).astype(np.uint64)
+    return (gathered.astype(np.uint64) << shifts).sum(axis=1, dtype=np.uint64) | (
+        length.astype(np.uint64) << np.uint64(56))
+
+
+def _find_short(members: Members, prefix: str, suffixes: list[str]) -> np.ndarray | None:
+    blob = "".join(suffixes).encode("utf-8")
+    want_len = np.fromiter(map(len, suffixes), dtype=np.int64, count=len(suffixes))
+    pre = np.frombuffer(prefix.encode("utf-8"), np.uint8)
+    if len(blob) != want_len.sum() or len(pre) != len(prefix) or want_len.max(initial=0) > _SHORT:
+        return None  # non-ASCII or long names: compare decoded names
+    cand = np.flatnonzero((members.name_len >= len(pre)) & (members.name_len <= len(pre) + _SHORT))
+    cand = cand[(members.raw[members.name_at[cand, None] + np.arange(len(pre))] == pre).all(axis=1)]
+    at, length = members.name_at[cand] + len(pre), members.name_len[cand] - len(pre)
+    member_key = _packed(members.raw, at, length)
+    if (member_key & np.uint64(0x0080808080808080)).any():
+        return None  # a non-ASCII member name may decode to one of the wanted names
+    want_key = _packed(np.frombuffer(blob, np.uint8), segment_offsets(want_len), want_len)
+    order = np.argsort(member_key, kind="stable")
+    pos = np.searchsorted(member_key[order], want_key, "right") - 1  # the last member of a name
+    found = (pos >= 0) & (member_key[order][np.maximum(pos, 0)] == want_key)
+    return np.where(found, cand[order[np.maximum(pos, 0)]], -1).astype(np.int64)
+
 
 def members(path: str, whole: np.ndarray) -> Members:
     """The archive's members: read vectorised where the archive is a plain one, else by ``zipfile``."""
@@ -51,7 +122,10 @@ def members(path: str, whole: np.ndarray) -> Members:
         return fast
     with zipfile.ZipFile(path) as zf:  # raises zipfile's own errors on a corrupt archive
         infos = zf.infolist()
-    return Members([i.filename for i in infos], np.array([i.header_offset for i in infos], dtype=np.int64),
+    encoded = [i.filename.encode("utf-8") for i in infos]
+    length = np.array([len(b) for b in encoded], dtype=np.int64)
+    return Members(np.frombuffer(b"".join(encoded), np.uint8), segment_offsets(length), length,
+                   np.ones(len(infos), dtype=bool), np.array([i.header_offset for i in infos], dtype=np.int64),
                    np.array([i.compress_size for i in infos], dtype=np.int64),
                    np.array([i.compress_type for i in infos], dtype=np.int64))
 
@@ -98,12 +172,11 @@ def _central_directory(whole: np.ndarray) -> Members | None:
     flags = u16(8)
     if (flags & 1).any() or (u16(34) != 0).any():  # encrypted, or on another disk
         return None
-    raw = cd.tobytes()
-    names = [raw[s: s + n].decode("utf-8" if f & 0x800 else "cp437")
-             for s, n, f in zip((starts + 46).tolist(), name_len.tolist(), flags.tolist())]
-    out = Members(names, u32(42), u32(20), u16(10))
+    out = Members(cd, starts + 46, name_len, (flags & 0x800) != 0, u32(42), u32(20), u16(10))
     usize = u32(24)
-    for i in np.flatnonzero((usize == _FULL32) | (out.size == _FULL32) | (out.header_at == _FULL32)).tolist():
+    big = np.flatnonzero((usize == _FULL32) | (out.size == _FULL32) | (out.header_at == _FULL32))
+    raw = cd.tobytes() if len(big) else b""
+    for i in big.tolist():
         if not _zip64_extra(raw, int(starts[i] + 46 + name_len[i]), int(extra_len[i]), i, usize, out):
             return None
     return out
