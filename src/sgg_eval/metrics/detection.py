@@ -2,9 +2,9 @@
 
 COCO-style average precision of the predicted objects against the GT objects of every image of the file
 (images without relations included), computed over whole arrays by ``box_ap`` with the COCO API's rules
-(each block's images matched where they are ranked, the AP over all of them at the end); the tests check it against faster-coco-eval, a C++ reimplementation of the COCO API. The
-library itself is not used here: it builds a Python dict per box (~0.3 MB of heap per SGDet image, half of
-the SGDet time).
+(each block's images matched where they are ranked, the AP over all of them at the end); the tests check
+it against faster-coco-eval, a C++ reimplementation of the COCO API. The library itself is not used here:
+it builds a Python dict per box (~0.3 MB of heap per SGDet image, half of the SGDet time).
 
 COCO conventions: boxes xyxy → xywh with ``w = x2 − x1``, ``h = y2 − y1``, ``area = w·h``, ``iscrowd = 0``;
 one category per object class; the detection score is the object score; ``maxDets = 100``.
