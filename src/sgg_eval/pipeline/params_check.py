@@ -118,7 +118,7 @@ def _check_dataset(params: Mapping) -> None:
             _number(params, f"simulation.world.{key}", 1.0, 100.0)
         for key in ("reuse_prob", "duplicate_rate", "multi_predicate_rate"):
             _number(params, f"simulation.world.{key}", 0.0, 1.0)
-        for key in ("pair_noise", "pair_concentration"):
+        for key in ("pair_noise", "pair_concentration", "generic_ratio"):
             _number(params, f"simulation.world.{key}", 0.0, 100.0)
         _number(params, "simulation.world.anchor_spread", 0.0, 100.0, lo_open=True)
     else:

@@ -24,7 +24,7 @@ from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.data.vg150_facts import vg150_facts
 from sgg_eval.errors import InputError
 
-SIM_VERSION = 3
+SIM_VERSION = 4
 SCALES = {"tiny": (400, 60, 150), "default": (20000, 1000, 2000), "vg": (57723, 5000, 26446)}
 SPLIT_INDEX = {"train": 0, "val": 1, "test": 2}
 PREDICATE_GROUPS = (
@@ -72,6 +72,9 @@ class SimParams:
     pair_concentration: float = 1.5
     # Anchor classes per predicate side = anchor_spread · sqrt(n_c) + 2: how specific a predicate's classes are.
     anchor_spread: float = 1.5
+    # Annotators prefer the generic label: for every row of a specific predicate c (parked on), about
+    # generic_ratio rows of its generic parent (on) describe the same kind of scene, on c's class pairs.
+    generic_ratio: float = 6.0
 
     def split_size(self, split: str) -> int:
         if self.scale not in SCALES:
@@ -171,23 +174,45 @@ class SimulatedWorld:
         num_rels = 1 + rng.poisson(base_rate - 1, size=n)
         preds = self._allocate_predicates(rng, int(num_rels.sum()))
         subj_cls, obj_cls = np.empty_like(preds), np.empty_like(preds)
+        pair_source = self._pair_sources(rng, preds)
         for k in range(1, self.vocab.num_predicates + 1):
-            sel = np.flatnonzero(preds == k)
+            sel = np.flatnonzero(pair_source == k)
             n_c = len(self.pairs[k - 1])
             choice = rng.choice(n_c, size=len(sel), p=self.pair_weights[k - 1])
             if n_c < COVERED_BELOW:  # every composable pair once, then by weight, in random order
-                first = rng.permutation(n_c)[: len(sel)]
-                choice[: len(first)] = first
-                choice = rng.permutation(choice)
+                own = np.flatnonzero(preds[sel] == k)  # by the predicate's own rows: training observes all n_c
+                first = rng.permutation(n_c)[: len(own)]
+                choice[own[: len(first)]] = first
+                choice[own] = rng.permutation(choice[own])
             subj_cls[sel], obj_cls[sel] = self.pairs[k - 1][choice].T
+        keep_pair = pair_source != preds
         obj_p = self.obj_freq / self.obj_freq.sum()
         id_base = 1 + sum(p.split_size(s) for s in SPLIT_INDEX if SPLIT_INDEX[s] < SPLIT_INDEX[split])
         ends = np.cumsum(num_rels)
         for i in range(n):
             lo, hi = ends[i] - num_rels[i], ends[i]
-            yield self._one_image(rng, id_base + i, subj_cls[lo:hi], obj_cls[lo:hi], preds[lo:hi], obj_p)
+            yield self._one_image(rng, id_base + i, subj_cls[lo:hi], obj_cls[lo:hi], preds[lo:hi], obj_p,
+                                  keep_pair[lo:hi])
 
-    def _one_image(self, rng, image_id, subj_cls, obj_cls, preds, obj_p) -> GTImage:
+    def _pair_sources(self, rng: np.random.Generator, preds: np.ndarray) -> np.ndarray:
+        """Per row, the predicate whose composable pairs its class pair is drawn from: its own, or for
+        about ``generic_ratio`` × count(c) rows of a generic parent, those of its specific child c (a
+        *parked on* scene annotated *on*). Predicate counts are unchanged; only where parents occur moves."""
+        source = preds.copy()
+        if self.params.generic_ratio <= 0:
+            return source
+        ids = {n: i + 1 for i, n in enumerate(self.vocab.predicate_classes)}
+        counts = np.bincount(preds, minlength=self.vocab.num_predicates + 1)
+        for parent in sorted({ids[p] for p in GENERIC_PARENT.values()}):
+            rows = rng.permutation(np.flatnonzero(preds == parent))
+            start = 0
+            for child in sorted(ids[c] for c, p in GENERIC_PARENT.items() if ids[p] == parent):
+                take = min(int(round(self.params.generic_ratio * counts[child])), len(rows) - start)
+                source[rows[start:start + take]] = child
+                start += take
+        return source
+
+    def _one_image(self, rng, image_id, subj_cls, obj_cls, preds, obj_p, keep_pair) -> GTImage:
         p = self.params
         labels: list[int] = []
         rels: list[tuple[int, int, int]] = []
@@ -199,11 +224,11 @@ class SimulatedWorld:
             labels.append(int(cls))
             return len(labels) - 1
 
-        for s, o, k in zip(subj_cls, obj_cls, preds):
+        for s, o, k, keep in zip(subj_cls, obj_cls, preds, keep_pair):
             # Objects take part in several relations (a man wears, holds, rides): with reuse_prob the
             # subject is an existing object that can compose with this predicate, its partner drawn to fit
-            # (not for covered predicates: their drawn pair is kept, so the split observes every pair).
-            if labels and rng.random() < p.reuse_prob and len(self.pairs[k - 1]) >= COVERED_BELOW:
+            # (not for covered predicates, nor a parent's row on its child's pair: their drawn pair is kept).
+            if labels and rng.random() < p.reuse_prob and len(self.pairs[k - 1]) >= COVERED_BELOW and not keep:
                 si = int(rng.integers(len(labels)))
                 partners = self.by_subject[k - 1].get(labels[si])
                 if partners is not None:
