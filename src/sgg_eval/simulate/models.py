@@ -27,7 +27,8 @@ logits into a model's output, each after the published method it imitates (``doc
   (the class-balanced resistance bias of RTPB(CB), removed at inference);
 - ``nice``     = visual + log P'(c | s, o) from label-corrected training counts: within every confusable set,
   samples move from frequent to rare members (counts tempered by ``nice_gamma``), as NICE relabels noisy
-  head-predicate samples.
+  head-predicate samples; the features' head bias is learnt from the corrected labels too
+  (``feature_bias · log π'`` replaces ``feature_bias · log π``).
 
 Tasks: PredCls uses the GT objects; SGCls keeps GT boxes and predicts labels with confusion; SGDet misses
 objects, jitters boxes, adds false detections and scores every ordered pair of detections. Relations are
@@ -60,6 +61,7 @@ class Priors:
     freq: np.ndarray
     freq_nice: np.ndarray
     log_prior: np.ndarray
+    log_prior_nice: np.ndarray  # the predicate prior of NICE's corrected labels
     log_effective: np.ndarray
     confusable: np.ndarray  # [C+1, C+1] bool: column c is confusable with true predicate r (row)
     object_share: np.ndarray  # [C_obj+1] training frequency of each object class (index 0 = 0)
@@ -115,8 +117,10 @@ def method_priors(stats: TrainingStats, mp: MethodParams) -> Priors:
     prior = n + 1.0
     effective = (1.0 - mp.rtpb_beta ** n) / (1.0 - mp.rtpb_beta) + 1.0
     nice = corrected_counts(stats.triplet_counts, confusable, mp.nice_gamma)
+    prior_nice = nice.sum(axis=(0, 1))[1:] + 1.0
     return Priors(freq=frequency_bias(stats), freq_nice=_log_conditional(nice, stats.background_counts),
-                  log_prior=np.log(prior / prior.sum()), log_effective=np.log(effective / effective.sum()),
+                  log_prior=np.log(prior / prior.sum()), log_prior_nice=np.log(prior_nice / prior_nice.sum()),
+                  log_effective=np.log(effective / effective.sum()),
                   confusable=confusable, object_share=stats.object_counts / stats.object_counts.sum())
 
 
@@ -242,7 +246,9 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
     elif method == "rtpb_cb":
         z[:, 1:] -= mp.rtpb_alpha * priors.log_effective
     elif method == "nice":
+        # trained on the corrected labels: their frequency bias, and a feature bias learnt from their prior
         z = ev.visual + (priors.freq_nice[s, o] if len(ev.pairs) else fb)
+        z[:, 1:] += bb.feature_bias * (priors.log_prior_nice - priors.log_prior)
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return z
