@@ -15,9 +15,9 @@ class Backbone:
     name: str
     strength: float = 4.33
     confusion: float = 4.33
-    noise: float = 1.04
+    noise: float = 1.25
     background_shift: float = 1.25
-    feature_bias: float = 0.44
+    feature_bias: float = 0.5
     pair_confidence: float = 1.5
     # Rare predicates are learnt from few samples, so a model sees them less clearly: the true and
     # confusable evidence of predicate c is scaled by (π_c / max π)^evidence_frequency_slope.
@@ -28,13 +28,13 @@ class Backbone:
     # Scale of the saved logits. A network's logits are not log-probabilities, so a prior added to them
     # (PKO) moves them more or less; the scale changes no prediction of the model itself.
     logit_scale: float = 0.84
-    label_accuracy: float = 0.8
+    label_accuracy: float = 0.79
     # Detectors recognise frequent classes better: logit(accuracy of class c) = logit(label_accuracy)
     # + label_frequency_slope · (log f_c − E[log f]), and a wrong label is drawn by class frequency.
     label_frequency_slope: float = 1.5
-    detection_rate: float = 0.95
+    detection_rate: float = 0.97
     box_jitter: float = 0.08
-    false_detections: float = 3.0
+    false_detections: float = 6.0
     unannotated: float = 1.2
 
 
@@ -50,5 +50,5 @@ class MethodParams:
     dlfe_alpha: float = 1.0
     rtpb_alpha: float = 0.8
     rtpb_beta: float = 0.9999
-    nice_gamma: float = 0.05
+    nice_gamma: float = 0.01
     dlfe_images: int = 1000
