@@ -64,7 +64,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
-    kept, zs_rows, tc_rows = [], [], []  # ranked and reduced together (block_ranks, Accumulator.add_many)
+    kept, key_rows = [], []  # ranked and reduced together (block_ranks, Accumulator.add_many)
     for gt, pred in block:
         counts["images_input"] += 1
         if boxes is not None:  # every image of the file, with or without relations
@@ -78,18 +78,31 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
             continue
         image_signals(counts, gt, pred, opts.task, opts.score_kind)
         kept.append((gt, prepare(gt, pred, opts, source)))
-        keys = triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes)
-        zs = np.isin(keys, zs_keys) if zs_keys is not None else None
-        zs_rows.append(zs)
-        tc_rows.append(flat_counts[keys] if flat_counts is not None else None)
+        key_rows.append(triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes))
         counts["images_evaluated"] += 1
-        counts["images_with_zeroshot_gt"] += int(zs is not None and zs.any())
+    zs_rows, tc_rows = _row_lookups(key_rows, zs_keys, flat_counts)
+    counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
         ranked += block_ranks([g for g, _ in chunk], [c for _, c in chunk], ng_limit=opts.ng_limit,
                               gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
     acc.add_many(ranked, zs_rows, tc_rows)
     return acc, counts, boxes.finish() if boxes is not None else None
+
+
+def _row_lookups(key_rows: list[np.ndarray], zs_keys: np.ndarray | None, flat_counts: np.ndarray | None
+                 ) -> tuple[list, list]:
+    """Per image, its GT rows' zero-shot flags and training counts (``None`` without the set or the counts),
+    looked up for the whole block at once: ``np.isin`` sorts the zero-shot set (~6,000 keys) on every call,
+    which per image cost as much as all the ranking."""
+    if not key_rows:
+        return [], []
+    keys = np.concatenate(key_rows)
+    bounds = np.cumsum([len(k) for k in key_rows])[:-1]
+    none = [None] * len(key_rows)
+    zs = np.split(np.isin(keys, zs_keys), bounds) if zs_keys is not None else none
+    tc = np.split(flat_counts[keys], bounds) if flat_counts is not None else none
+    return zs, tc
 
 
 def _by_pairs(kept: list, limit: int) -> Iterator[list]:
