@@ -15,11 +15,17 @@ test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/
     make bench                       # 2,000 PredCls/SGCls and 300 SGDet images
     make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
     make bench ARGS="--full-sgdet 26446"   # plus the VG test split's size in SGDet (~33 GB on disk)
+    make bench ARGS="--reference ~/Scene-Graph-Benchmark.pytorch --reference-python ~/torch-env/bin/python"
+
+With ``--reference`` (a clone of Scene-Graph-Benchmark.pytorch and a Python that has torch) each row also
+times the reference evaluator on the same file (``scripts/reference_eval.py``: torch.load + its seven relation
+metrics), prints reference ÷ ours, and checks that every metric both compute agrees (largest difference).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -83,12 +89,18 @@ for gt, pred in EvalResults(sys.argv[1]).pairs():
 report(time.perf_counter() - t)
 """
 OURS = """
-import sys
+import json, sys
 from sgg_eval.evaluate import run_evaluation
 t = time.perf_counter()
-run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]))
-report(time.perf_counter() - t)
+doc = run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]), zeroshot=sys.argv[5] or None)
+seconds = time.perf_counter() - t
+if sys.argv[6]:
+    with open(sys.argv[6], "w") as fh:
+        json.dump(doc["metrics"], fh)
+report(seconds)
 """
+# What both evaluators compute (the reference's seven families; A@K in PredCls and SGCls only).
+SHARED = [f"{m}@{k}" for m in ("R", "ngR", "zR", "ng-zR", "mR", "ng-mR", "A") for k in (20, 50, 100)]
 
 
 def _objects(rng, i: int, task: str, vocab) -> tuple[GTImage, np.ndarray, np.ndarray, np.ndarray]:
@@ -165,11 +177,16 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="sgg-eval --jobs")
     ap.add_argument("--full-sgdet", type=int, default=0, metavar="N",
                     help="also an N-image SGDet zip file written as a stream (VG test size: 26446, ~33 GB)")
+    ap.add_argument("--reference", metavar="CHECKOUT", help="also time Scene-Graph-Benchmark.pytorch's evaluator "
+                    "from this clone on every file, and compare its metrics with ours")
+    ap.add_argument("--reference-python", default="python3", help="a Python with torch, for --reference")
     args = ap.parse_args()
+    reference = (os.path.expanduser(args.reference), args.reference_python) if args.reference else None
     vocab = vg150_vocabulary()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}")
     print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
-          f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11}")
+          f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11}"
+          + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
             if n == 0:  # e.g. --images 0 --sgdet-images 0 --full-sgdet 26446: the full-size file only
@@ -183,22 +200,43 @@ def main() -> None:
             for layout, save in (("zip", save_zip), ("legacy", save_legacy)):
                 path = os.path.join(tmp, f"{task}_{layout}.pytorch")
                 save(obj, path)
-                _row(task, layout, n, path, split, args.jobs)
+                _row(task, layout, n, path, split, args.jobs, reference)
                 os.remove(path)
             del obj
         if args.full_sgdet:
             path, split = os.path.join(tmp, "sgdet_full.pytorch"), os.path.join(tmp, "sgdet_full_test.h5")
             _streamed_sgdet(args.full_sgdet, vocab, split, path)
-            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs)
+            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs, reference)
             os.remove(path)
 
 
-def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int) -> None:
+def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
+         reference: tuple[str, str] | None) -> None:
     floor, floor_heap, _ = _run(FLOOR, path)
-    ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(jobs))
+    zeroshot = os.path.join(reference[0], REFERENCE_ZEROSHOT) if reference else ""
+    mine = path + ".metrics.json"
+    ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(jobs), zeroshot, mine if reference else "")
     size = os.path.getsize(path) / 2**20
+    extra = ""
+    if reference:
+        ref = json.loads(subprocess.run([reference[1], str(ROOT / "scripts" / "reference_eval.py"), reference[0], path,
+                                         task, zeroshot], capture_output=True, text=True, check=True).stdout)
+        with open(mine) as fh:
+            got = json.load(fh)
+        diff = max(_difference(got[k], ref["metrics"][k]) for k in SHARED if k in ref["metrics"])
+        extra = f" {ref['seconds']:>7.2f} {ref['seconds'] / ours:>7.1f}x {diff:>10.1e}"
     print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
-          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f}", flush=True)
+          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f}{extra}", flush=True)
+
+
+def _difference(ours: float | None, ref: float) -> float:
+    """|ours − reference|; our null (no image has such a row) matches the reference's NaN (a mean of nothing)."""
+    if ours is None or ref != ref:
+        return 0.0 if ours is None and ref != ref else float("inf")
+    return abs(ours - ref)
+
+
+REFERENCE_ZEROSHOT = "maskrcnn_benchmark/data/datasets/evaluation/vg/zeroshot_triplet.pytorch"
 
 
 if __name__ == "__main__":
