@@ -182,6 +182,9 @@ def main() -> None:
     ap.add_argument("--reference-python", default="python3", help="a Python with torch, for --reference")
     args = ap.parse_args()
     reference = (os.path.expanduser(args.reference), args.reference_python) if args.reference else None
+    if reference and not os.path.isfile(os.path.join(reference[0], REFERENCE_ZEROSHOT)):
+        ap.error(f"--reference {args.reference}: not a clone of Scene-Graph-Benchmark.pytorch "
+                 f"(no {REFERENCE_ZEROSHOT})")
     vocab = vg150_vocabulary()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}")
     print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "

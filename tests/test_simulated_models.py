@@ -4,7 +4,8 @@ The findings are asserted, so they can fail, with the backbone and method parame
 debiasing method raises mR@K over its baseline; PKO raises mR@K, IMR@K and wIMR@K of the baseline and lowers
 its R@K; PKO-only has the lowest R@K of all rows, wIMR below its IMR and the best or second-best IMR@K of all
 rows; wIMR > IMR for baselines; the baselines lie within ±25% of the paper's published row on every column;
-blind replacement's mR@100 rises with N. CI runs PredCls with one backbone; SGG_EVAL_FULL=1 runs every task and both backbones.
+blind replacement's mR@100 rises with N. CI runs PredCls with one backbone; SGG_EVAL_FULL=1 runs every task
+and both backbones.
 """
 
 from __future__ import annotations
