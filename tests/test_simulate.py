@@ -74,14 +74,6 @@ def test_default_training_split_shows_the_long_tail():
     assert rho >= 0.9, rho
 
 
-def _children(world) -> dict[int, list[int]]:
-    ids = {n: i + 1 for i, n in enumerate(world.vocab.predicate_classes)}
-    out: dict[int, list[int]] = {}
-    for child, parent in GENERIC_PARENT.items():
-        out.setdefault(ids[parent], []).append(ids[child])
-    return out
-
-
 def test_generic_parent_rows_take_their_childrens_pairs_by_the_ratio():
     """Each specific child c moves round(ratio × count(c)) of its generic parent's rows onto c's pairs (as long
     as the parent has rows left); no other row moves, and no row changes predicate."""
@@ -90,7 +82,9 @@ def test_generic_parent_rows_take_their_childrens_pairs_by_the_ratio():
         world = SimulatedWorld(SimParams(scale="tiny", generic_ratio=ratio))
         preds = rng.integers(1, world.vocab.num_predicates + 1, size=3000)
         source = world._pair_sources(np.random.default_rng(1), preds)
-        children = _children(world)
+        children = world.generic_children
+        names = world.vocab.predicate_classes
+        assert {(names[c - 1], names[p - 1]) for p, cs in children.items() for c in cs} == set(GENERIC_PARENT.items())
         moved = source != preds
         assert not np.any(moved & ~np.isin(preds, list(children)))  # only parents' rows move
         for parent, kids in children.items():
@@ -106,12 +100,12 @@ def test_generic_ratio_puts_parent_rows_on_child_pairs_and_keeps_counts():
     """The split's predicate counts do not depend on the ratio; with it, the parent rows that stand on one of
     their children's composable pairs are at least the rows it moves (their drawn pair is kept)."""
     def split(ratio):
-        meta, images = _split(SimParams(scale="tiny", generic_ratio=ratio), "train")
-        return SimulatedWorld(SimParams(scale="tiny", generic_ratio=ratio)), np.concatenate(
-            [np.column_stack([im.labels[im.rels[:, 0]], im.labels[im.rels[:, 1]], im.rels[:, 2]]) for im in images])
+        _, images = _split(SimParams(scale="tiny", generic_ratio=ratio), "train")
+        return np.concatenate([np.column_stack([im.labels[im.rels[:, 0]], im.labels[im.rels[:, 1]], im.rels[:, 2]])
+                               for im in images])
 
-    world, plain = split(0.0)
-    _, generic = split(6.0)
+    world = SimulatedWorld(SimParams(scale="tiny"))  # the composable pairs do not depend on the ratio
+    plain, generic = split(0.0), split(6.0)
     first = lambda rows: np.bincount(rows[:, 2], minlength=51)  # noqa: E731
     # duplicate rows and second (head) predicates are random extras on top of the exact allocation (~5% of
     # a head's rows); a moved predicate would differ by its whole count
@@ -119,10 +113,10 @@ def test_generic_ratio_puts_parent_rows_on_child_pairs_and_keeps_counts():
     on_child_pairs = {}
     for name, rows in (("plain", plain), ("generic", generic)):
         total = 0
-        for parent, kids in _children(world).items():
+        for parent, kids in world.generic_children.items():
             pairs = {tuple(p) for k in kids for p in world.pairs[k - 1].tolist()}
             total += sum((s, o) in pairs for s, o, p in rows.tolist() if p == parent)
         on_child_pairs[name] = total
     moved = sum(min(6.0 * np.sum(plain[:, 2] == k), np.sum(plain[:, 2] == p))
-                for p, kids in _children(world).items() for k in kids)
+                for p, kids in world.generic_children.items() for k in kids)
     assert on_child_pairs["generic"] >= 0.9 * moved > on_child_pairs["plain"], (on_child_pairs, moved)

@@ -138,6 +138,11 @@ class SimulatedWorld:
         self.groups = [[self.vocab.predicate_classes.index(p) + 1 for p in g] for g in PREDICATE_GROUPS]
         self.group_head = {k: max(g, key=lambda q: self.pred_freq[q - 1]) for g in self.groups for k in g}
         self.group_head = {k: h for k, h in self.group_head.items() if k != h}
+        # generic parent id -> its specific children's ids, ascending (GENERIC_PARENT, by id)
+        ids = {n: i + 1 for i, n in enumerate(self.vocab.predicate_classes)}
+        self.generic_children: dict[int, list[int]] = {}
+        for child, parent in sorted(GENERIC_PARENT.items(), key=lambda cp: ids[cp[0]]):
+            self.generic_children.setdefault(ids[parent], []).append(ids[child])
         # For reusing an existing object as a subject: per predicate, subject class -> (object classes, weights).
         self.by_subject: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
         for pairs, w in zip(self.pairs, self.pair_weights):
@@ -201,12 +206,11 @@ class SimulatedWorld:
         source = preds.copy()
         if self.params.generic_ratio <= 0:
             return source
-        ids = {n: i + 1 for i, n in enumerate(self.vocab.predicate_classes)}
         counts = np.bincount(preds, minlength=self.vocab.num_predicates + 1)
-        for parent in sorted({ids[p] for p in GENERIC_PARENT.values()}):
+        for parent, children in sorted(self.generic_children.items()):
             rows = rng.permutation(np.flatnonzero(preds == parent))
             start = 0
-            for child in sorted(ids[c] for c, p in GENERIC_PARENT.items() if ids[p] == parent):
+            for child in children:
                 take = min(int(round(self.params.generic_ratio * counts[child])), len(rows) - start)
                 source[rows[start:start + take]] = child
                 start += take
