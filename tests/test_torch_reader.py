@@ -1,6 +1,7 @@
-"""The torch reader's tables (``tensor_table``, ``boxlists``) and its memo compaction: the geometry of every
-tensor is honoured, bad geometry is refused, compaction never changes what is read, and what stays in memory
-once a file is read does not grow with its images beyond its tables' arrays."""
+"""The torch reader's tables (``tensor_table``, ``boxlists``), its two paths (``bulk_pickle`` for usual files,
+the careful unpickler for the rest) and the careful one's memo compaction: the geometry of every tensor is
+honoured by both paths, bad geometry is refused, both paths and compaction read the same, and what stays in
+memory once a file is read does not grow with its images beyond its tables' arrays."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ VOCAB = small_vocab(6, 5)
 SAVES = {"zip": save_zip, "legacy": save_legacy}
 
 
+@pytest.fixture(params=["bulk", "careful"])
+def reader(request, monkeypatch):
+    """Each test using it runs with the fast path on (usual files take it) and off (the careful reader)."""
+    monkeypatch.setattr(torchfile, "BULK", request.param == "bulk")
+    return request.param
+
+
 def _expected(base: np.ndarray, offset: int, shape, stride) -> np.ndarray:
     """Element [i, j, ...] is base[offset + sum(index * stride)]: the definition, by loops."""
     out = np.empty(shape, dtype=base.dtype)
@@ -43,7 +51,7 @@ GEOMETRIES = {
 
 
 @pytest.mark.parametrize("layout", SAVES)
-def test_every_tensor_geometry_reads_as_defined(tmp_path, layout):
+def test_every_tensor_geometry_reads_as_defined(tmp_path, layout, reader):
     SAVES[layout]({name: Strided(*g) for name, g in GEOMETRIES.items()}, tmp_path / "t.pytorch")
     back = load(tmp_path / "t.pytorch")
     for name, (base, offset, shape, stride) in GEOMETRIES.items():
@@ -53,7 +61,7 @@ def test_every_tensor_geometry_reads_as_defined(tmp_path, layout):
         assert back[name].shape == shape
 
 
-def test_legacy_storage_views_read_into_their_root(tmp_path):
+def test_legacy_storage_views_read_into_their_root(tmp_path, reader):
     base = np.arange(30, dtype=np.float32)
     save_legacy({"a": Strided(base, 2, (2, 3), (3, 1), view=(10, 8)),
                  "b": Strided(base, 0, (4,), (1,), view=(0, 4))}, tmp_path / "t.pytorch")
@@ -65,7 +73,7 @@ def test_legacy_storage_views_read_into_their_root(tmp_path):
 @pytest.mark.parametrize("layout", SAVES)
 @pytest.mark.parametrize("geometry", [(5, (4,), (1,)), (0, (3, 4), (4, 1)), (0, (2, 2), (9, 1)),
                                       (0, (2**40, 2**40), (2**40, 1)), (0, (2**62, 4), (1, 2**62))])
-def test_a_tensor_past_its_storage_is_refused_when_read(tmp_path, layout, geometry):
+def test_a_tensor_past_its_storage_is_refused_when_read(tmp_path, layout, geometry, reader):
     SAVES[layout]({"ok": np.arange(3), "bad": Strided(np.arange(8, dtype=np.float32), *geometry)},
                   tmp_path / "t.pytorch")
     back = load(tmp_path / "t.pytorch")
@@ -87,6 +95,7 @@ def _all_arrays(path) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("layout", SAVES)
 def test_memo_compaction_changes_nothing_read(tmp_path, layout, monkeypatch):
+    monkeypatch.setattr(torchfile, "BULK", False)  # compaction is the careful reader's
     SAVES[layout](eval_results_object(_cases(40)), tmp_path / "e.pytorch")
     monkeypatch.setattr(eval_results, "run_isolated", lambda func, *args: func(*args))  # parse here, to spy
     dropped = []
@@ -117,6 +126,7 @@ def test_a_pickle_referring_back_to_a_forgotten_object_is_read_again(tmp_path, l
     SAVES[layout]({"first": shared, "pad": [np.arange(i + 1) for i in range(20)], "again": shared},
                   tmp_path / "t.pytorch")
     monkeypatch.setattr(torchfile, "COMPACT_EVERY", 2)
+    monkeypatch.setattr(torchfile, "BULK", False)
     back = load(tmp_path / "t.pytorch")
     assert back["again"] is back["first"]
     np.testing.assert_array_equal(back["again"].numpy(), shared)
@@ -125,7 +135,7 @@ def test_a_pickle_referring_back_to_a_forgotten_object_is_read_again(tmp_path, l
 
 
 @pytest.mark.parametrize("layout", SAVES)
-def test_memory_kept_after_reading_does_not_grow_with_the_images(tmp_path, layout, monkeypatch):
+def test_memory_kept_after_reading_does_not_grow_with_the_images(tmp_path, layout, monkeypatch, reader):
     """Once parsed, a file costs its tables' arrays: a few hundred bytes per image (the object graph it
     replaced cost ~6 kB per image), measured as the traced memory still held after reading, with the parse
     in this process (as where fork is unavailable)."""
@@ -176,7 +186,7 @@ def test_run_isolated_returns_the_result_and_raises_the_error_of_the_child():
 
 @pytest.mark.parametrize("layout", SAVES)
 @pytest.mark.parametrize("every", [2, 10**9])
-def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monkeypatch):
+def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monkeypatch, reader):
     """Two tensors of one storage (its key pickled once, then referred back to), among others: each reads
     its own window of the shared bytes, with and without memo compaction."""
     base, token = np.arange(12, dtype=np.float32), object()
@@ -191,3 +201,65 @@ def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monke
     np.testing.assert_array_equal(back["last"].numpy(), np.arange(3))
     for i, t in enumerate(back["pad"]):
         np.testing.assert_array_equal(t.numpy(), np.arange(i + 2))
+
+
+def _tables(path) -> tuple:
+    """Everything the reader keeps of an eval_results file: its BoxList and tensor columns, by name."""
+    table, gt_rows, pred_rows, gt_tensors, pred_tensors = eval_results._parse(str(path))
+    t = table.tensors
+    return ({name: getattr(table, name) for name in ("bbox", "mode", "width", "height", "fields")},
+            {name: getattr(t, name) for name in ("t_code", "t_byte", "t_nbytes", "t_dims_at", "t_ndim_np",
+                                                 "t_dims_np", "t_bad")},
+            table.columns, gt_rows, pred_rows, gt_tensors, pred_tensors)
+
+
+@pytest.mark.parametrize("layout", SAVES)
+def test_the_fast_path_keeps_what_the_careful_reader_keeps(tmp_path, layout, monkeypatch):
+    """A usual file (random images, empty ones, the xywh box mode, a shared storage) gives byte-identical tables
+    by either path, and the fast path was indeed taken."""
+    cases = _cases(25, seed=8)
+    obj = eval_results_object(cases)
+    obj["predictions"][3].mode = "xywh"
+    path = tmp_path / "e.pytorch"
+    SAVES[layout](obj, path)
+    taken = []
+    bulk = torchfile.bulk_unpickle
+    monkeypatch.setattr(torchfile, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
+    fast = _tables(path)
+    assert taken and taken[0] is not None
+    monkeypatch.setattr(torchfile, "BULK", False)
+    careful = _tables(path)
+    for got, want in zip(fast, careful):
+        if isinstance(got, dict):
+            assert got.keys() == want.keys()
+            for name in got:
+                np.testing.assert_array_equal(np.asarray(got[name]), np.asarray(want[name]), err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("odd", ["mode", "size", "field", "view"])
+def test_an_unusual_file_is_left_to_the_careful_reader(tmp_path, monkeypatch, odd):
+    """What the fast path does not take (an unknown box mode, a float image size, a field that is not a
+    tensor, a legacy storage view) it hands over whole: the careful reader's tables, and its messages."""
+    obj = eval_results_object(_cases(6, seed=2))
+    pred = obj["predictions"][4]
+    if odd == "mode":
+        pred.mode = "cxcywh"
+    elif odd == "size":
+        pred.size = (640.0, 480.0)
+    elif odd == "field":
+        pred.extra_fields["pred_scores"] = [0.5]
+    else:
+        pred.extra_fields["pred_labels"] = Strided(np.arange(40), 0, (len(pred.bbox),), (1,), view=(2, 30))
+    path = tmp_path / "e.pytorch"
+    (save_legacy if odd == "view" else save_zip)(obj, path)
+    taken = []
+    bulk = torchfile.bulk_unpickle
+    monkeypatch.setattr(torchfile, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
+    fast = _tables(path)
+    assert taken == [None]
+    monkeypatch.setattr(torchfile, "BULK", False)
+    careful = _tables(path)
+    np.testing.assert_array_equal(fast[0]["fields"], careful[0]["fields"])
+    assert fast[2] == careful[2]

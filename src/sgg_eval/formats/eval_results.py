@@ -18,6 +18,7 @@ from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
+from sgg_eval.formats.bulk_pickle import BulkBoxList
 from sgg_eval.formats.isolated import run_isolated
 from sgg_eval.formats.torchfile import _map_file, load
 
@@ -116,7 +117,7 @@ def _table(path: str, gts, preds) -> BoxListTable:
         return BoxListTable.empty()
     cls = type(entries[0])
     for i, b in enumerate(entries):
-        if type(b) is not cls or not isinstance(b, BoxListStandIn) or not hasattr(b, "row"):
+        if type(b) is not cls or not isinstance(b, (BoxListStandIn, BulkBoxList)) or not hasattr(b, "row"):
             raise InputError("entry is not a BoxList", path=path, image_id=i % max(1, len(gts)))
     return cls.table
 

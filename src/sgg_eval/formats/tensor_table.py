@@ -27,20 +27,32 @@ class StorageToken(int):
     __slots__ = ()
 
 
-class LazyTensor:
-    """A tensor of a loaded file: ``numpy()`` returns a read-only view of the mapped file."""
+class LazyTensor(int):
+    """A tensor of a loaded file, as its index in the file's :class:`TensorTable`: ``numpy()`` returns a
+    read-only view of the mapped file. An int, so the C unpickler makes one without running Python code; each
+    table has its own subclass (:func:`lazy_tensor_class`) carrying ``table``."""
 
-    __slots__ = ("table", "index")
+    __slots__ = ()
+    table: TensorTable
 
-    def __init__(self, table: TensorTable, index: int):
-        self.table, self.index = table, index
+    @property
+    def index(self) -> int:
+        return int(self)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.table.shape(self.index)
+        return self.table.shape(int(self))
 
     def numpy(self) -> np.ndarray:
-        return self.table.array(self.index)
+        return self.table.array(int(self))
+
+    def __repr__(self) -> str:
+        return f"LazyTensor({int(self)})"
+
+
+def lazy_tensor_class(table: TensorTable) -> type[LazyTensor]:
+    """The LazyTensor subclass of ``table``'s tensors (the table itself never refers to it, so it pickles)."""
+    return type("LazyTensor", (LazyTensor,), {"__slots__": (), "table": table})
 
 
 class TensorTable:
@@ -104,8 +116,9 @@ class TensorTable:
         """Every storage's key, by index."""
         return [str(i) for i in range(self._n_sequential)] + self._other_keys
 
-    def tensor(self, storage: StorageToken, offset: int, size: tuple, stride: tuple) -> LazyTensor:
-        """A tensor; its geometry is plain non-negative ints here (the unpickler converts or refuses)."""
+    def tensor(self, storage: StorageToken, offset: int, size: tuple, stride: tuple) -> int:
+        """A new tensor's index; its geometry is plain non-negative ints here (the unpickler converts or
+        refuses)."""
         n = len(self.t_storage)
         try:
             self.t_dims.extend(size)
@@ -116,7 +129,22 @@ class TensorTable:
             raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})") from None
         self.t_storage.append(storage)
         self.t_ndim.append(len(size))
-        return LazyTensor(self, n)
+        return n
+
+    def fill(self, keys: list[str], codes: np.ndarray, numels: np.ndarray, t_storage: np.ndarray,
+             t_offset: np.ndarray, t_ndim: np.ndarray, t_dims: np.ndarray) -> None:
+        """Every storage and tensor at once, into an empty table (``bulk_pickle``): storages by first
+        appearance (``keys``, dtype ``codes``, ``numels``; no legacy views), tensors by their storage index,
+        offset, dimension count and dims (each tensor's sizes, then its strides). Equivalent to ``storage`` and
+        ``tensor`` called in that order, which check what this one trusts its caller to have checked."""
+        # every key in a dict until the storages are located (``locate`` drops them): a transient ~100 bytes
+        # per storage, while torch's numbering would be checked key by key
+        self._n_sequential, self._other_keys = 0, list(keys)
+        self._index_of = dict(zip(keys, range(len(keys))))
+        self.s_dtype, self.s_numel = codes.astype(np.int8), numels.astype(np.int64)
+        self.s_view, self.s_root = np.zeros(len(keys), np.int64), np.arange(len(keys), dtype=np.int64)
+        self.t_storage, self.t_offset = t_storage.astype(np.int64), t_offset.astype(np.int64)
+        self.t_ndim, self.t_dims = t_ndim.astype(np.int8), t_dims.astype(np.int64)
 
     # --- once the storages are found ---------------------------------------------------------------------
     def roots(self) -> np.ndarray:

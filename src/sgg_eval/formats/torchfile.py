@@ -25,7 +25,8 @@ import numpy as np
 
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import BoxListStandIn, BoxListTable, stand_in_for
-from sgg_eval.formats.tensor_table import LazyTensor, StorageToken, TensorTable
+from sgg_eval.formats.bulk_pickle import bulk_unpickle
+from sgg_eval.formats.tensor_table import LazyTensor, StorageToken, TensorTable, lazy_tensor_class
 
 __all__ = ["BoxListStandIn", "LazyTensor", "load"]
 
@@ -74,7 +75,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
         self.tensors = TensorTable(DTYPES)
         self.boxlists = BoxListTable(self.tensors)
         self._boxlist_class = stand_in_for(self.boxlists)
-        self._droppable = _DROPPABLE | {self._boxlist_class}
+        self._lazy = lazy_tensor_class(self.tensors)
+        self._droppable = _DROPPABLE | {self._boxlist_class, self._lazy}
 
     def _compact_memo(self) -> None:
         memo, is_key, drop = self.memo.copy(), self.tensors.is_key, self._droppable
@@ -124,10 +126,10 @@ class _RestrictedUnpickler(pickle.Unpickler):
                 and type(storage_offset) is int and len(size) == len(stride) <= 8):
             dims = size + stride
             if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
-                tensor = self.tensors.tensor(storage, storage_offset, size, stride)
-                if self.compact and tensor.index % COMPACT_EVERY == COMPACT_EVERY - 1:
+                index = self.tensors.tensor(storage, storage_offset, size, stride)
+                if self.compact and index % COMPACT_EVERY == COMPACT_EVERY - 1:
                     self._compact_memo()
-                return tensor
+                return self._lazy(index)
         if type(storage) is not StorageToken:
             raise InputError("tensor without a storage")
         try:
@@ -136,7 +138,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
             raise InputError(f"invalid tensor geometry (size {size!r:.60}, stride {stride!r:.60})") from None
         if len(size) != len(stride) or len(size) > 8 or min((offset, *size, *stride), default=0) < 0:
             raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})")
-        return self.tensors.tensor(storage, offset, size, stride)
+        return self._lazy(self.tensors.tensor(storage, offset, size, stride))
 
     def _rebuild_tensor(self, storage, storage_offset, size, stride):
         return self._rebuild_tensor_v2(storage, storage_offset, size, stride)
@@ -174,10 +176,20 @@ def _memo_holding(entries: list[tuple[int, object]]):
     return loader.memo
 
 
+BULK = True  # the fast path first (tests turn it off to exercise the careful reader on usual files)
+
+
 def unpickle(fh, path: str) -> tuple[object, TensorTable]:
-    """The pickle at ``fh``'s position, read with memo compaction; read again without it in the rare file
-    that refers back to a forgotten object (``_RestrictedUnpickler``)."""
+    """The pickle at ``fh``'s position: by ``bulk_pickle`` when the file is a usual one, else by the careful
+    reader with memo compaction, and again without it in the rare file that refers back to a forgotten object
+    (``_RestrictedUnpickler``)."""
     start = fh.tell()
+    if BULK:
+        tensors = TensorTable(DTYPES)
+        obj = bulk_unpickle(fh, STORAGE_TYPES, BOXLIST_PATH, tensors, BoxListTable(tensors))
+        if obj is not None:
+            return obj, tensors
+        fh.seek(start)
     first = _RestrictedUnpickler(fh, path, compact=True)
     try:
         return first.load(), first.tensors

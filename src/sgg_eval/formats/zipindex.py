@@ -68,6 +68,14 @@ class Members:
             return None
         return at + 30 + (header[:, 26] | header[:, 27] << 8) + (header[:, 28] | header[:, 29] << 8)
 
+    def _find_ascii(self, name: str) -> int:
+        """The last member called ``name`` (ASCII: bytes >= 0x80 never decode to ASCII, in UTF-8 or cp437,
+        so comparing bytes is exact), -1 if none."""
+        want = np.frombuffer(name.encode("ascii"), np.uint8)
+        cand = np.flatnonzero(self.name_len == len(want))
+        hit = cand[(self.raw[self.name_at[cand, None] + np.arange(len(want))] == want).all(axis=1)]
+        return int(hit[-1]) if len(hit) else -1
+
     def find(self, prefix: str, suffixes: list[str]) -> np.ndarray:
         """The row of the member named ``prefix + s`` for each ``s`` of ``suffixes`` (the last of that name,
         as ``zipfile``), -1 where there is none. Short ASCII suffixes (a torch file's storage keys: "0",
@@ -76,10 +84,13 @@ class Members:
         rows = _find_short(self, prefix, suffixes)
         if rows is not None:
             return rows
+        if len(suffixes) <= _FEW and all((prefix + s).isascii() for s in suffixes):
+            return np.array([self._find_ascii(prefix + s) for s in suffixes], dtype=np.int64)
         row_of = {name: i for i, name in enumerate(self.names)}
         return np.array([row_of.get(prefix + s, -1) for s in suffixes], dtype=np.int64)
 
 
+_FEW = 16  # names looked up one by one (each a pass over the directory) rather than through a dict of them all
 _SHORT = 7  # bytes of a suffix packed into one uint64 with its length in the top byte
 
 
