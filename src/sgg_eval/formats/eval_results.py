@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from sgg_eval.data.batch_checks import batch_is_valid
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
@@ -72,20 +73,34 @@ class EvalResults:
         views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
-        for k, i in enumerate(range(start, stop)):
-            got = views[k * width: (k + 1) * width]
-            for j in range(width):
-                if ids[k, j] < 0 or got[j] is None:
-                    row = (self.gt_rows if j < len(GT_FIELDS) else self.pred_rows)[i]
-                    raise InputError(self.table.problem(int(row), names[j], int(ids[k, j])), path=self.path,
-                                     image_id=i, field=names[j])
-            gt_row, pred_row = int(self.gt_rows[i]), int(self.pred_rows[i])
-            width_px, height_px = _size(self.table, gt_row, self.path, i)
-            gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1], got[2])
-            pred = PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])
-            if validate:
-                _validate(gt, pred, self.vocab, self.path, i)
-            yield gt, pred
+        images: list[tuple[GTImage, PredImage]] = []
+        try:
+            for k, i in enumerate(range(start, stop)):
+                got = views[k * width: (k + 1) * width]
+                for j in range(width):
+                    if ids[k, j] < 0 or got[j] is None:
+                        row = (self.gt_rows if j < len(GT_FIELDS) else self.pred_rows)[i]
+                        raise InputError(self.table.problem(int(row), names[j], int(ids[k, j])), path=self.path,
+                                         image_id=i, field=names[j])
+                gt_row, pred_row = int(self.gt_rows[i]), int(self.pred_rows[i])
+                width_px, height_px = _size(self.table, gt_row, self.path, i)
+                gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1],
+                             got[2])
+                images.append((gt, PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])))
+        except InputError:
+            if validate:  # an earlier image's problem is reported first, as when images were checked one by one
+                self._check(images, each=True)
+            raise
+        if validate:
+            self._check(images)
+        yield from images
+
+    def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False) -> None:
+        """Validate a batch at once; image by image, to name the first bad one, only when it fails."""
+        if each or not batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab,
+                                      probabilities=True):
+            for gt, pred in images:
+                _validate(gt, pred, self.vocab, self.path, gt.image_id)
 
 
 _READ_BATCH = 64  # images whose tensor views are made in one call

@@ -6,8 +6,8 @@ concatenation of many images: every image's objects, GT rows and predicted pairs
 image, and each family's "first matching candidate" is a segment minimum over (GT row, matching pair)
 combinations. The Python cost per image is then a few slices instead of ~100 numpy calls on tiny arrays.
 
-Only the NG top-``ng_limit`` selection stays per image (a partial sort per image is cheaper than a segmented
-sort of every score of the block).
+The NG top-``ng_limit`` of every image is selected at once too (``_ng_top_block``): a per-image bound from one
+partition, then one sort of the entries that reach it.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
         probs = cands[0].probs if b == 1 else np.concatenate([c.probs for c in cands])  # float32 (prepare)
         scores = np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands])
         per_pair = scores[ps] * scores[po]
-        ng = _ng_ranks(cands, ng_limit, pair_off, probs.shape[1], cr, cp, gp, num_rows)
+        ng = _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
@@ -140,24 +140,48 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     return out
 
 
-def _ng_ranks(cands, ng_limit, pair_off, width, cr, cp, gp, num_rows) -> np.ndarray:
-    """NG: the position of the first matching entry of each image's global top ``ng_limit`` (per image)."""
-    keys, positions = [], []
-    for i, cand in enumerate(cands):
-        if len(cand.pairs) == 0:
-            continue
-        top_pairs, top_preds = ng_top(cand, ng_limit)
-        keys.append((top_pairs + pair_off[i]) * width + top_preds)
-        positions.append(np.arange(len(top_pairs)))
-    if not keys:
+def _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
+    """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
+    width = probs.shape[1]
+    if len(cands) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
+        top_pairs, top_preds = ng_top(cands[0], ng_limit) if len(cands[0].pairs) else (np.zeros(0, np.int64),) * 2
+        keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
+    else:
+        keys, positions = _ng_top_block(per_pair, probs, pair_img, n_pairs, pair_off, ng_limit)
+    if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
-    keys, positions = np.concatenate(keys), np.concatenate(positions)
     order = np.argsort(keys)
     keys, positions = keys[order], positions[order]
     wanted = cp * width + gp[cr]
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = keys[at] == wanted
     return _segment_min(num_rows, cr[found], positions[at[found]])
+
+
+def _ng_top_block(per_pair, probs, pair_img, n_pairs, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
+    per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
+    ties by the lower flat index (pair, then predicate).
+
+    An image's ``n``-th largest pair best (its pairs' best entries are distinct entries) bounds its ``n``-th
+    largest entry from below, so only entries reaching it are sorted: the bound of every image comes from one
+    partition of a ``[images, most pairs]`` matrix padded with -inf (-inf: an image of fewer pairs keeps all)."""
+    width = probs.shape[1]
+    scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
+    best = np.full((len(n_pairs), int(n_pairs.max(initial=0))), -np.inf, dtype=np.float32)
+    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = scores.max(axis=1, initial=-np.inf)
+    if best.shape[1] > n:
+        bound = np.partition(best, best.shape[1] - n, axis=1)[:, best.shape[1] - n]
+    else:
+        bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
+    pair, pred = np.nonzero(scores >= bound[pair_img][:, None])  # in flat order within each image
+    value = scores[pair, pred]
+    image = pair_img[pair]
+    order = np.lexsort((-value.astype(np.float64), image))  # stable: ties stay in flat order
+    image = image[order]
+    position = np.arange(len(order)) - np.searchsorted(image, image, side="left")
+    keep = order[position < n]
+    return pair[keep] * width + pred[keep] + 1, position[position < n]
 
 
 def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
