@@ -74,3 +74,25 @@ def test_block_ranks_of_one_image_and_of_images_without_pairs():
             for name in FIELDS:
                 if getattr(want, name) is not None:
                     np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+
+
+@pytest.mark.parametrize("ng_limit", [1, 5, 100])
+def test_block_ng_top_on_coarse_scores_zeros_and_negative_zero(ng_limit):
+    """Scores on a coarse grid (many exact ties, across pairs and predicates), exact zeros and -0.0 (a valid
+    probability that must tie with 0.0): the block's NG top equals each image's own."""
+    rng = np.random.default_rng(ng_limit)
+    opts = EvalOptions(task="sgcls", score_kind="probabilities", ng_limit=ng_limit)
+    gts, cands = [], []
+    for i in range(50):
+        gt, pred = random_case(rng, VOCAB, "sgcls", i, max_objects=9)
+        if len(gt.rels) == 0:
+            continue
+        grid = rng.integers(0, 4, size=pred.rel_scores.shape).astype(np.float32) / 4
+        grid[rng.random(grid.shape) < 0.2] = -0.0
+        pred.rel_scores = grid
+        pred.obj_scores = rng.integers(1, 3, size=len(pred.obj_scores)).astype(np.float32) / 2
+        gts.append(gt)
+        cands.append(prepare(gt, pred, opts, ""))
+    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
+        want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
+        np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")

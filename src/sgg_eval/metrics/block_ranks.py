@@ -147,7 +147,8 @@ def _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr,
         top_pairs, top_preds = ng_top(cands[0], ng_limit) if len(cands[0].pairs) else (np.zeros(0, np.int64),) * 2
         keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
     else:
-        keys, positions = _ng_top_block(per_pair, probs, pair_img, n_pairs, pair_off, ng_limit)
+        pair_best = np.concatenate([c.pair_best for c in cands])
+        keys, positions = _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, ng_limit)
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
     order = np.argsort(keys)
@@ -158,30 +159,33 @@ def _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr,
     return _segment_min(num_rows, cr[found], positions[at[found]])
 
 
-def _ng_top_block(per_pair, probs, pair_img, n_pairs, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
+def _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
     per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
     ties by the lower flat index (pair, then predicate).
 
-    An image's ``n``-th largest pair best (its pairs' best entries are distinct entries) bounds its ``n``-th
-    largest entry from below, so only entries reaching it are sorted: the bound of every image comes from one
-    partition of a ``[images, most pairs]`` matrix padded with -inf (-inf: an image of fewer pairs keeps all)."""
+    An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
+    its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
+    comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an image of fewer pairs
+    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits),
+    sorted stably so that ties keep the flat order."""
     width = probs.shape[1]
     scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
     best = np.full((len(n_pairs), int(n_pairs.max(initial=0))), -np.inf, dtype=np.float32)
-    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = scores.max(axis=1, initial=-np.inf)
+    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = pair_best
     if best.shape[1] > n:
         bound = np.partition(best, best.shape[1] - n, axis=1)[:, best.shape[1] - n]
     else:
         bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
-    pair, pred = np.nonzero(scores >= bound[pair_img][:, None])  # in flat order within each image
-    value = scores[pair, pred]
-    image = pair_img[pair]
-    order = np.lexsort((-value.astype(np.float64), image))  # stable: ties stay in flat order
+    flat = np.flatnonzero(scores >= bound[pair_img][:, None])  # in flat order within each image
+    value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
+    image = pair_img[flat // (width - 1)]
+    key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
+    order = np.argsort(key, kind="stable")
     image = image[order]
     position = np.arange(len(order)) - np.searchsorted(image, image, side="left")
-    keep = order[position < n]
-    return pair[keep] * width + pred[keep] + 1, position[position < n]
+    keep = flat[order[position < n]]
+    return keep // (width - 1) * width + keep % (width - 1) + 1, position[position < n]
 
 
 def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
