@@ -72,18 +72,22 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     def matches(g: np.ndarray, q: np.ndarray, img: np.ndarray) -> np.ndarray:
         return ok[ok_off[img] + (g - gt_off[img]) * n_obj[img] + (q - obj_off[img])]
 
-    gt_matched = np.bincount(g_all[ok], minlength=len(gt_labels)) > 0
-    matched_gt = np.bincount(np.repeat(np.arange(b), n_gt)[gt_matched], minlength=b)
-    q_ok = np.bincount(q_all[ok], minlength=len(labels)) > 0
-    viable = np.flatnonzero(q_ok[ps] & q_ok[po])
-
-    # (row, viable pair) combinations of the same image whose objects match the row's
-    n_viable = np.bincount(pair_img[viable], minlength=b)
-    combo_row, within = expand_segments(n_viable[row_img])
-    combo_pair = viable[segment_offsets(n_viable)[row_img[combo_row]] + within]
-    img_c = row_img[combo_row]
-    hit = matches(gs[combo_row], ps[combo_pair], img_c) & matches(go[combo_row], po[combo_pair], img_c)
-    cr, cp = combo_row[hit], combo_pair[hit]
+    # (row, pair) combinations of the same image whose predicted objects match the row's GT objects: each
+    # row's (subject match, object match) combinations, looked up among the pairs (every copy of a pair)
+    m_g, m_q = g_all[ok], q_all[ok]  # by GT object (the matrix is generated GT object by GT object)
+    m_count = np.bincount(m_g, minlength=len(gt_labels))
+    m_start = segment_offsets(m_count)
+    matched_gt = np.bincount(np.repeat(np.arange(b), n_gt)[m_count > 0], minlength=b)
+    n_s, n_o = m_count[gs], m_count[go]
+    combo_row, within = expand_segments(n_s * n_o)
+    n_o_c = n_o[combo_row]
+    want = (m_q[m_start[gs[combo_row]] + within // n_o_c] * len(labels)
+            + m_q[m_start[go[combo_row]] + within % n_o_c])  # global (subject, object): one key per image pair
+    pair_order = np.argsort(ps * len(labels) + po, kind="stable")
+    sorted_pairs = (ps * len(labels) + po)[pair_order]
+    lo, hi = np.searchsorted(sorted_pairs, want, "left"), np.searchsorted(sorted_pairs, want, "right")
+    found, copy = expand_segments(hi - lo)
+    cr, cp = combo_row[found], pair_order[lo[found] + copy]
     pred_ok = gc_pred[cp] == gp[cr]
 
     gc = _segment_min(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
