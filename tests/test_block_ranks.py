@@ -13,7 +13,7 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import prepare
+from sgg_eval.metrics.candidates import prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks
 
@@ -96,3 +96,53 @@ def test_block_ng_top_on_coarse_scores_zeros_and_negative_zero(ng_limit):
     for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
         want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
         np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+@pytest.mark.parametrize("order,score_kind", [("score", "probabilities"), ("stored", "probabilities"),
+                                              ("score", "logits"), ("stored", "ranked")])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_prepare_block_equals_prepare_image_by_image(task, order, score_kind, dtype):
+    """Every field of every candidate list, and the concatenated scores, as ``prepare`` makes them one image
+    at a time: images without pairs, ties (the first maximum wins), float16/64 scores, logits."""
+    rng = np.random.default_rng(len(task) + len(order) + len(score_kind))
+    opts = EvalOptions(task=task, order=order, score_kind=score_kind)
+    images = []
+    for i in range(30):
+        gt, pred = random_case(rng, VOCAB, task, i)
+        if score_kind == "logits":
+            pred.rel_scores = rng.normal(size=pred.rel_scores.shape).astype(np.float32)
+        pred.rel_scores = pred.rel_scores.astype(dtype)
+        images.append((gt, pred))
+    cands, probs = prepare_block(images, opts, "f")
+    want = [prepare(gt, pred, opts, "f") for gt, pred in images]
+    for got, exp in zip(cands, want):
+        for name in ("boxes", "labels", "obj_scores", "pairs", "gc_pairs", "gc_preds", "pair_best"):
+            a, b = getattr(got, name), getattr(exp, name)
+            assert a.dtype == b.dtype, name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        if exp.probs is None:
+            assert got.probs is None
+        elif len(exp.pairs):
+            assert got.probs.dtype == exp.probs.dtype
+            np.testing.assert_array_equal(got.probs, exp.probs)
+    if score_kind == "ranked":
+        assert probs is None
+    else:
+        np.testing.assert_array_equal(probs, np.concatenate([c.probs for c in want if len(c.pairs)]))
+
+
+def test_prepare_block_refuses_detector_pairs_as_predcls_like_prepare():
+    rng = np.random.default_rng(5)
+    opts = EvalOptions(task="predcls")
+    images = [random_case(rng, VOCAB, "predcls", i) for i in range(6)]
+    gt, pred = images[3]
+    pred.pairs = pred.pairs.copy()
+    if len(pred.pairs) == 0:
+        pytest.skip("the random image has no pair")
+    pred.pairs[0, 0] = len(gt.labels)  # an object the GT does not have
+    with pytest.raises(Exception) as block_error:
+        prepare_block(images, opts, "f")
+    with pytest.raises(Exception) as image_error:
+        prepare(gt, pred, opts, "f")
+    assert str(block_error.value) == str(image_error.value)

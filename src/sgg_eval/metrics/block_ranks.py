@@ -28,8 +28,10 @@ def _segment_min(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarr
 
 
 def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_pair_family: bool = True,
-                triplet_family: bool = True, iou_threshold: float = 0.5) -> list[ImageRanks]:
+                triplet_family: bool = True, iou_threshold: float = 0.5, probs: np.ndarray | None = None
+                ) -> list[ImageRanks]:
     """:func:`ranks.image_ranks` of every (GT image, candidates) of a block; every GT image has rows.
+    ``probs``, when given, is the concatenation of the candidates' ``probs`` (``prepare_block`` makes it).
 
     Axes: ``r`` GT rows of the block, ``j`` predicted pairs, ``(cr, cp)`` the (row, pair) combinations whose
     predicted objects match the row's GT objects (label + IoU), in row order.
@@ -121,7 +123,9 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
 
     ng = per_predicate = predicate_rank = triplet = None
     if cands and cands[0].probs is not None:
-        probs = cands[0].probs if b == 1 else np.concatenate([c.probs for c in cands])  # float32 (prepare)
+        if probs is None:
+            probs = cands[0].probs if b == 1 else np.concatenate([c.probs for c in cands if len(c.pairs)]
+                                                                  or [cands[0].probs])
         scores = np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands])
         per_pair = scores[ps] * scores[po]
         ng = _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr, cp, gp, num_rows)

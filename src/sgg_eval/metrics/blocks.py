@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
-from sgg_eval.metrics.candidates import prepare
+from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import empty_signals, image_signals
 from sgg_eval.metrics.block_ranks import block_ranks
@@ -77,14 +77,15 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
             acc.add_missed(gt.rels[:, 2])
             continue
         image_signals(counts, gt, pred, opts.task, opts.score_kind)
-        kept.append((gt, prepare(gt, pred, opts, source)))
+        kept.append((gt, pred))
         key_rows.append(triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes))
         counts["images_evaluated"] += 1
     zs_rows, tc_rows = _row_lookups(key_rows, zs_keys, flat_counts)
     counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
-        ranked += block_ranks([g for g, _ in chunk], [c for _, c in chunk], ng_limit=opts.ng_limit,
+        cands, probs = prepare_block(chunk, opts, source)
+        ranked += block_ranks([g for g, _ in chunk], cands, ng_limit=opts.ng_limit, probs=probs,
                               gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
     acc.add_many(ranked, zs_rows, tc_rows)
     return acc, counts, boxes.finish() if boxes is not None else None
