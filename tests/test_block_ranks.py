@@ -13,7 +13,7 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import prepare, prepare_block
+from sgg_eval.metrics.candidates import CandidateBlock, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks
 
@@ -114,22 +114,15 @@ def test_prepare_block_equals_prepare_image_by_image(task, order, score_kind, dt
             pred.rel_scores = rng.normal(size=pred.rel_scores.shape).astype(np.float32)
         pred.rel_scores = pred.rel_scores.astype(dtype)
         images.append((gt, pred))
-    cands, probs = prepare_block(images, opts, "f")
-    want = [prepare(gt, pred, opts, "f") for gt, pred in images]
-    for got, exp in zip(cands, want):
-        for name in ("boxes", "labels", "obj_scores", "pairs", "gc_pairs", "gc_preds", "pair_best"):
-            a, b = getattr(got, name), getattr(exp, name)
+    got = prepare_block(images, opts, "f")
+    want = CandidateBlock.of([prepare(gt, pred, opts, "f") for gt, pred in images])
+    for name in ("n_obj", "n_pairs", "boxes", "labels", "obj_scores", "pairs", "probs", "gc_pairs", "gc_preds",
+                 "pair_best"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
             assert a.dtype == b.dtype, name
             np.testing.assert_array_equal(a, b, err_msg=name)
-        if exp.probs is None:
-            assert got.probs is None
-        elif len(exp.pairs):
-            assert got.probs.dtype == exp.probs.dtype
-            np.testing.assert_array_equal(got.probs, exp.probs)
-    if score_kind == "ranked":
-        assert probs is None
-    else:
-        np.testing.assert_array_equal(probs, np.concatenate([c.probs for c in want if len(c.pairs)]))
 
 
 def test_prepare_block_refuses_detector_pairs_as_predcls_like_prepare():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.boxes import iou
+from sgg_eval.metrics.candidates import CandidateBlock
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, ng_top
 from sgg_eval.metrics.segments import expand_segments, segment_offsets
 
@@ -27,20 +28,20 @@ def _segment_min(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarr
     return out
 
 
-def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_pair_family: bool = True,
-                triplet_family: bool = True, iou_threshold: float = 0.5, probs: np.ndarray | None = None
+def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit: int = 100,
+                gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5
                 ) -> list[ImageRanks]:
     """:func:`ranks.image_ranks` of every (GT image, candidates) of a block; every GT image has rows.
-    ``probs``, when given, is the concatenation of the candidates' ``probs`` (``prepare_block`` makes it).
+    ``cands``: the images' candidates, concatenated (``candidates.prepare_block``) or as a list.
 
     Axes: ``r`` GT rows of the block, ``j`` predicted pairs, ``(cr, cp)`` the (row, pair) combinations whose
     predicted objects match the row's GT objects (label + IoU), in row order.
     """
+    block = cands if isinstance(cands, CandidateBlock) else CandidateBlock.of(cands)
     b = len(gts)
     n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
     n_rows = np.array([len(g.rels) for g in gts], dtype=np.int64)
-    n_obj = np.array([len(c.labels) for c in cands], dtype=np.int64)
-    n_pairs = np.array([len(c.pairs) for c in cands], dtype=np.int64)
+    n_obj, n_pairs = block.n_obj, block.n_pairs
     gt_off, obj_off, pair_off = segment_offsets(n_gt), segment_offsets(n_obj), segment_offsets(n_pairs)
     row_img = np.repeat(np.arange(b), n_rows)
     rels = np.concatenate([g.rels for g in gts]).astype(np.int64)
@@ -48,26 +49,26 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     gs, go = gs_loc + gt_off[row_img], go_loc + gt_off[row_img]
     num_rows = len(gp)
     pair_img = np.repeat(np.arange(b), n_pairs)
-    local_pairs = np.concatenate([c.pairs for c in cands]).astype(np.int64).reshape(-1, 2)
+    local_pairs = block.pairs
     ps, po = local_pairs[:, 0] + obj_off[pair_img], local_pairs[:, 1] + obj_off[pair_img]
 
     # GC list: each pair's position in its image's list and its predicate
-    gc_pair = np.concatenate([c.gc_pairs for c in cands]).astype(np.int64) + pair_off[pair_img]
+    gc_pair = block.gc_pairs + pair_off[pair_img]
     gc_pos = np.empty(len(gc_pair), dtype=np.int64)
     gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_off[pair_img]
     gc_pred = np.empty(len(gc_pair), dtype=np.int64)
-    gc_pred[gc_pair] = np.concatenate([c.gc_preds for c in cands])
+    gc_pred[gc_pair] = block.gc_preds
 
     # object matching over every (GT object, predicted object) of the same image
     ok_img, ok_local = expand_segments(n_gt * n_obj)
     g_all = gt_off[ok_img] + ok_local // np.maximum(n_obj[ok_img], 1)
     q_all = obj_off[ok_img] + ok_local % np.maximum(n_obj[ok_img], 1)
     gt_labels = np.concatenate([g.labels for g in gts])
-    labels = np.concatenate([c.labels for c in cands])
+    labels = block.labels
     ok = gt_labels[g_all] == labels[q_all]
     same = np.flatnonzero(ok)
     gt_boxes = np.concatenate([np.asarray(g.boxes, np.float32).reshape(-1, 4) for g in gts])
-    boxes = np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands])
+    boxes = block.boxes
     ok[same] = iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
     ok_off = segment_offsets(n_gt * n_obj)
 
@@ -122,13 +123,10 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
         gt_pair = _segment_min(num_rows, cr[keep], position[cp[keep]])
 
     ng = per_predicate = predicate_rank = triplet = None
-    if cands and cands[0].probs is not None:
-        if probs is None:
-            probs = cands[0].probs if b == 1 else np.concatenate([c.probs for c in cands if len(c.pairs)]
-                                                                  or [cands[0].probs])
-        scores = np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands])
+    if block.probs is not None:
+        probs, scores = block.probs, block.obj_scores
         per_pair = scores[ps] * scores[po]
-        ng = _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr, cp, gp, num_rows)
+        ng = _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
@@ -148,15 +146,15 @@ def block_ranks(gts: list, cands: list[Candidates], *, ng_limit: int = 100, gt_p
     return out
 
 
-def _ng_ranks(cands, ng_limit, per_pair, probs, pair_img, n_pairs, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
+def _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
     """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
-    width = probs.shape[1]
-    if len(cands) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
-        top_pairs, top_preds = ng_top(cands[0], ng_limit) if len(cands[0].pairs) else (np.zeros(0, np.int64),) * 2
+    width = block.probs.shape[1]
+    if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
+        top_pairs, top_preds = ng_top(block.single(), ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
         keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
     else:
-        pair_best = np.concatenate([c.pair_best for c in cands])
-        keys, positions = _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, ng_limit)
+        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, pair_img, block.n_pairs, pair_off,
+                                        ng_limit)
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
     order = np.argsort(keys)

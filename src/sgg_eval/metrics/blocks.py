@@ -84,8 +84,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
-        cands, probs = prepare_block(chunk, opts, source)
-        ranked += block_ranks([g for g, _ in chunk], cands, ng_limit=opts.ng_limit, probs=probs,
+        ranked += block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source), ng_limit=opts.ng_limit,
                               gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
     acc.add_many(ranked, zs_rows, tc_rows)
     return acc, counts, boxes.finish() if boxes is not None else None
