@@ -9,7 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from conftest import random_case, small_vocab
 from sgg_eval.cli import main
+from sgg_eval.metrics.misuse import block_signals, empty_signals, image_signals
 from sgg_eval.data.types import GTImage, PredImage
 from torch_writer import eval_results_object, save_zip
 
@@ -102,3 +104,31 @@ def test_each_detector_fires_on_its_trigger_file(tmp_path, capsys, case):
     warnings, err = _evaluate(tmp_path, capsys, **kw)
     assert len([w for w in warnings if expected in w]) == 1, warnings
     assert expected in err and "warning" in err  # the terminal summary line
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+@pytest.mark.parametrize("score_kind", ["probabilities", "logits"])
+def test_block_signals_are_the_sums_of_image_signals(task, score_kind):
+    """On random blocks with the SPEC's edge cases, plus images whose predictions are the GT objects and
+    pairs (the leak signals fire), images without pairs, float16 and non-normalised scores."""
+    vocab = small_vocab(6, 5)
+    rng = np.random.default_rng(len(task) + len(score_kind))
+    for _ in range(8):
+        images = []
+        for i in range(int(rng.integers(1, 40))):
+            gt, pred = random_case(rng, vocab, task, i)
+            kind = rng.integers(0, 4)
+            if kind == 0 and len(gt.rels):  # a leak: the GT objects and exactly the GT pairs
+                pred.boxes, pred.labels = gt.boxes.copy(), gt.labels.copy()
+                pred.obj_scores = np.ones(len(gt.labels), np.float32)
+                pred.pairs = np.unique(gt.rels[:, :2], axis=0)
+                pred.rel_scores = rng.random((len(pred.pairs), 6)).astype(np.float32)
+            elif kind == 1:
+                pred.rel_scores = pred.rel_scores.astype(np.float16)
+            images.append((gt, pred))
+        want, got = empty_signals(), empty_signals()
+        for gt, pred in images:
+            image_signals(want, gt, pred, task, score_kind)
+        block_signals(got, images, task, score_kind)
+        assert got == want
+        assert all(type(v) is int for v in got.values())

@@ -23,7 +23,7 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
-from sgg_eval.metrics.misuse import empty_signals, image_signals
+from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.reduce import Accumulator
 
@@ -76,10 +76,10 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
             counts["images_skipped_no_pred"] += 1
             acc.add_missed(gt.rels[:, 2])
             continue
-        image_signals(counts, gt, pred, opts.task, opts.score_kind)
         kept.append((gt, pred))
         key_rows.append(triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes))
         counts["images_evaluated"] += 1
+    block_signals(counts, kept, opts.task, opts.score_kind)
     zs_rows, tc_rows = _row_lookups(key_rows, zs_keys, flat_counts)
     counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []

@@ -76,6 +76,45 @@ def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str)
     signals["few_candidates"] += len(pred.pairs) < min(K_MAX, objects * (objects - 1))
 
 
+def block_signals(signals: dict[str, int], images: list, task: str, score_kind: str) -> None:
+    """:func:`image_signals` of every (GT, prediction) of ``images`` at once: the same sums, from array
+    operations over the block (the rare GT-pair-leak test, on images proposing few pairs, stays per image)."""
+    if not images:
+        return
+    gts, preds = [g for g, _ in images], [p for _, p in images]
+    n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
+    n_pred = np.array([len(p.labels) for p in preds], dtype=np.int64)
+    signals["signal_images"] += len(images)
+    same = np.flatnonzero((n_pred == n_gt) & (n_gt > 0))  # images whose boxes may be the GT boxes
+    boxes_are_gt = np.zeros(len(images), dtype=bool)
+    if len(same):
+        counts = n_gt[same]
+        close = np.all(np.abs(np.concatenate([preds[i].boxes for i in same]).astype(np.float64)
+                              - np.concatenate([gts[i].boxes for i in same])) <= BOX_TOLERANCE, axis=1)
+        image = np.repeat(np.arange(len(same)), counts)
+        boxes_are_gt[same] = np.bincount(image, weights=~close, minlength=len(same)) == 0
+        if task == "sgcls":
+            equal = np.concatenate([preds[i].labels for i in same]) == np.concatenate([gts[i].labels for i in same])
+            gt_boxes = boxes_are_gt[same][image]
+            signals["label_objects"] += int(counts[boxes_are_gt[same]].sum())
+            signals["labels_are_gt"] += int(np.count_nonzero(equal & gt_boxes))
+    signals["boxes_are_gt"] += int(boxes_are_gt.sum())
+    n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
+    if task in ("sgcls", "sgdet"):
+        n_rels = np.array([len(g.rels) for g in gts], dtype=np.int64)
+        for i in np.flatnonzero(n_pairs <= 2 * n_rels).tolist():  # a leak proposes few pairs
+            signals["pairs_are_gt"] += _pairs_are_gt(gts[i], preds[i], bool(boxes_are_gt[i]))
+    if score_kind == "probabilities":
+        firsts = [p.rel_scores[:ROWS_CHECKED] for p in preds if p.rel_scores.size]
+        if firsts:
+            rows = np.concatenate(firsts).astype(np.float32, copy=False)  # float16 arithmetic is slow
+            bad = (rows.min(axis=1) < -1e-6) | (np.abs(rows.sum(axis=1, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
+            signals["score_rows"] += len(rows)
+            signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
+    objects = n_gt if task == "predcls" else n_pred
+    signals["few_candidates"] += int(np.count_nonzero(n_pairs < np.minimum(K_MAX, objects * (objects - 1))))
+
+
 def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
     """The warnings the totals call for, each saying what was seen and what to check."""
     n = signals["signal_images"]
