@@ -26,6 +26,7 @@ from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.reduce import Accumulator
+from sgg_eval.metrics.segments import segment_offsets
 
 BLOCK_IMAGES = 256
 # SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy
@@ -64,23 +65,20 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task in ("predcls", "sgcls")
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
-    kept, key_rows = [], []  # ranked and reduced together (block_ranks, Accumulator.add_many)
-    for gt, pred in block:
-        counts["images_input"] += 1
-        if boxes is not None:  # every image of the file, with or without relations
+    n_rels = np.array([len(gt.rels) for gt, _ in block], dtype=np.int64)
+    no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (opts.protocol == "reference")
+    counts["images_input"] += len(block)
+    counts["images_skipped_no_gt"] += int(np.count_nonzero(n_rels == 0))
+    counts["images_skipped_no_pred"] += int(np.count_nonzero(no_pred & (n_rels > 0)))
+    if boxes is not None:  # every image of the file, with or without relations
+        for gt, pred in block:
             boxes.add(gt, pred)
-        if len(gt.rels) == 0:
-            counts["images_skipped_no_gt"] += 1
-            continue
-        if len(pred.pairs) == 0 and opts.protocol == "reference":
-            counts["images_skipped_no_pred"] += 1
-            acc.add_missed(gt.rels[:, 2])
-            continue
-        kept.append((gt, pred))
-        key_rows.append(triplet_key(gt.labels[gt.rels[:, 0]], gt.labels[gt.rels[:, 1]], gt.rels[:, 2], *sizes))
-        counts["images_evaluated"] += 1
+    for i in np.flatnonzero(no_pred & (n_rels > 0)).tolist():  # kept for the strict variant (a miss per row)
+        acc.add_missed(block[i][0].rels[:, 2])
+    kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together
+    counts["images_evaluated"] += len(kept)
     block_signals(counts, kept, opts.task, opts.score_kind)
-    zs_rows, tc_rows = _row_lookups(key_rows, zs_keys, flat_counts)
+    zs_rows, tc_rows = _row_lookups(kept, sizes, zs_keys, flat_counts)
     counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
@@ -90,16 +88,20 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     return acc, counts, boxes.finish() if boxes is not None else None
 
 
-def _row_lookups(key_rows: list[np.ndarray], zs_keys: np.ndarray | None, flat_counts: np.ndarray | None
+def _row_lookups(kept: list, sizes: tuple[int, int], zs_keys: np.ndarray | None, flat_counts: np.ndarray | None
                  ) -> tuple[list, list]:
     """Per image, its GT rows' zero-shot flags and training counts (``None`` without the set or the counts),
     looked up for the whole block at once: ``np.isin`` sorts the zero-shot set (~6,000 keys) on every call,
     which per image cost as much as all the ranking."""
-    if not key_rows:
-        return [], []
-    keys = np.concatenate(key_rows)
-    bounds = np.cumsum([len(k) for k in key_rows])[:-1]
-    none = [None] * len(key_rows)
+    none = [None] * len(kept)
+    if not kept or (zs_keys is None and flat_counts is None):
+        return none, none
+    n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
+    rels = np.concatenate([gt.rels for gt, _ in kept])
+    labels = np.concatenate([gt.labels for gt, _ in kept])
+    at = np.repeat(segment_offsets(n_gt), [len(gt.rels) for gt, _ in kept])
+    keys = triplet_key(labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2], *sizes)
+    bounds = np.cumsum([len(gt.rels) for gt, _ in kept])[:-1]
     zs = np.split(np.isin(keys, zs_keys), bounds) if zs_keys is not None else none
     tc = np.split(flat_counts[keys], bounds) if flat_counts is not None else none
     return zs, tc
