@@ -12,7 +12,6 @@ are read lazily, image by image. The two layouts (zip, legacy) are read by ``tor
 from __future__ import annotations
 
 import collections
-import ctypes
 import io
 import mmap
 import os
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.allocator import release_free_memory
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import BoxListStandIn, BoxListTable, stand_in_for
 from sgg_eval.formats.bulk_pickle import bulk_unpickle
@@ -215,22 +215,6 @@ def load(path: str | os.PathLike):
     obj = load_zip(path) if zipfile.is_zipfile(path) else load_legacy(path)
     release_free_memory()
     return obj
-
-
-def release_free_memory() -> None:
-    """Give the memory freed after parsing (the pickle's bytes and transient objects, tens of MB) back to the
-    system. glibc keeps freed blocks in its heap, so a ``--jobs`` worker that later allocates there copies
-    those pages from its parent: the heap of the run would grow with the size of the file. No-op elsewhere."""
-    if _TRIM[0] is None:
-        try:
-            _TRIM[0] = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _TRIM[0] = False
-    if _TRIM[0]:
-        _TRIM[0](0)
-
-
-_TRIM: list = [None]  # glibc's malloc_trim, looked up once
 
 
 def _map_file(path: str) -> np.ndarray:

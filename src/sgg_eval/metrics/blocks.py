@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from sgg_eval.allocator import reuse_freed_memory
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
@@ -55,10 +56,11 @@ def default_jobs() -> int:
 
 
 def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, source: str,
-               zs_keys: np.ndarray | None, triplet_counts: np.ndarray | None, detector_boxes: bool = True
+               zs_table: np.ndarray | None, triplet_counts: np.ndarray | None, detector_boxes: bool = True
                ) -> tuple[Accumulator, dict, BoxCollector | None]:
     """Rank and accumulate one block of images: the block's accumulator, image counts and (SGDet, when
-    ``detector_boxes``) the objects of every image for the detector's box mAP."""
+    ``detector_boxes``) the objects of every image for the detector's box mAP. ``zs_table`` flags the
+    zero-shot triplets by ``triplet_key`` (:func:`zeroshot_table`)."""
     acc = Accumulator(vocab.num_predicates)
     boxes = BoxCollector() if detector_boxes and opts.task == "sgdet" else None
     counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
@@ -78,7 +80,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together
     counts["images_evaluated"] += len(kept)
     block_signals(counts, kept, opts.task, opts.score_kind)
-    zs_rows, tc_rows = _row_lookups(kept, sizes, zs_keys, flat_counts)
+    zs_rows, tc_rows = _row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
@@ -88,13 +90,12 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     return acc, counts, boxes.finish() if boxes is not None else None
 
 
-def _row_lookups(kept: list, sizes: tuple[int, int], zs_keys: np.ndarray | None, flat_counts: np.ndarray | None
+def _row_lookups(kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
                  ) -> tuple[list, list]:
     """Per image, its GT rows' zero-shot flags and training counts (``None`` without the set or the counts),
-    looked up for the whole block at once: ``np.isin`` sorts the zero-shot set (~6,000 keys) on every call,
-    which per image cost as much as all the ranking."""
+    looked up in tables indexed by triplet key, for the whole block at once."""
     none = [None] * len(kept)
-    if not kept or (zs_keys is None and flat_counts is None):
+    if not kept or (zs_table is None and flat_counts is None):
         return none, none
     n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
     rels = np.concatenate([gt.rels for gt, _ in kept])
@@ -102,9 +103,17 @@ def _row_lookups(kept: list, sizes: tuple[int, int], zs_keys: np.ndarray | None,
     at = np.repeat(segment_offsets(n_gt), [len(gt.rels) for gt, _ in kept])
     keys = triplet_key(labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2], *sizes)
     bounds = np.cumsum([len(gt.rels) for gt, _ in kept])[:-1]
-    zs = np.split(np.isin(keys, zs_keys), bounds) if zs_keys is not None else none
+    zs = np.split(zs_table[keys], bounds) if zs_table is not None else none
     tc = np.split(flat_counts[keys], bounds) if flat_counts is not None else none
     return zs, tc
+
+
+def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
+    """A flag per triplet key (``[C_obj + 1, C_obj + 1, C_pred + 1]`` flattened, ~1 MB for VG150): True for the
+    zero-shot triplets ``zs_keys``. A row's flag is then one lookup (``np.isin`` sorted the set every call)."""
+    table = np.zeros((vocab.num_objects + 1) ** 2 * (vocab.num_predicates + 1), dtype=bool)
+    table[zs_keys] = True
+    return table
 
 
 def _by_pairs(kept: list, limit: int) -> Iterator[list]:
@@ -157,6 +166,7 @@ _READ = None
 def _init_worker(read, *fixed) -> None:
     global _WORKER, _READ
     _READ, _WORKER = read, fixed
+    reuse_freed_memory()
 
 
 def _rank_in_worker(block):
@@ -192,12 +202,14 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
         if progress is not None:
             progress(counts["images_input"])
 
-    fixed = (vocab, opts, source, zs_keys, triplet_counts, detector_boxes)
+    zs_table = None if zs_keys is None else zeroshot_table(zs_keys, vocab)
+    fixed = (vocab, opts, source, zs_table, triplet_counts, detector_boxes)
     random_access = hasattr(images, "read") and hasattr(images, "count")
     size = block_images(opts.task)
     spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
     forks = "fork" in multiprocessing.get_all_start_methods()
     if jobs <= 1 or (random_access and len(spans) <= 1):
+        reuse_freed_memory()
         blocks = (list(images.read(*span)) for span in spans) if random_access else _blocks(images, size)
         for block in blocks:
             merge(rank_block(block, *fixed))
