@@ -139,3 +139,35 @@ def test_prepare_block_refuses_detector_pairs_as_predcls_like_prepare():
     with pytest.raises(Exception) as image_error:
         prepare(gt, pred, opts, "f")
     assert str(block_error.value) == str(image_error.value)
+
+
+@pytest.mark.parametrize("ng_limit", [2, 7, 40])
+@pytest.mark.parametrize("uneven", [False, True])
+def test_block_ng_top_with_spread_object_scores(ng_limit, uneven):
+    """Every ordered pair of 6 (sometimes 8) objects with random object scores: the pair bests bound the top
+    loosely, so the block finds each image's exact n-th largest entry from a padded [image, entry] matrix; the
+    ranks still equal each image's own, with ties from coarse scores."""
+    rng = np.random.default_rng(ng_limit + 10 * uneven)
+    vocab = small_vocab(6, 40)  # many predicates per pair: entries far outnumber the pair bests
+    opts = EvalOptions(task="sgcls", score_kind="probabilities", ng_limit=ng_limit)
+    gts, cands = [], []
+    for i in range(150):
+        gt, pred = random_case(rng, vocab, "sgcls", i, max_objects=9)
+        n = 6 if not uneven or i % 7 else 8
+        if len(gt.rels) == 0 or len(pred.labels) < n:
+            continue
+        keep = np.arange(n)
+        a, b = np.nonzero(~np.eye(n, dtype=bool))
+        pred.boxes, pred.labels = pred.boxes[keep], pred.labels[keep]
+        pred.obj_scores = rng.random(n).astype(np.float32)
+        pred.pairs = np.column_stack([a, b]).astype(np.int64)
+        pred.rel_scores = (rng.integers(0, 8, size=(len(a), 41)) / 8).astype(np.float32)
+        gt.rels = gt.rels[(gt.rels[:, :2] < n).all(axis=1)]
+        if len(gt.rels) == 0:
+            continue
+        gts.append(gt)
+        cands.append(prepare(gt, pred, opts, ""))
+    assert len(gts) > 10
+    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
+        want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
+        np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")
