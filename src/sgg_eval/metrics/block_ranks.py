@@ -184,12 +184,15 @@ def _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, n) ->
     else:
         bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
     mask = scores >= bound[pair_img][:, None]
-    if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and len(n_pairs) * best.shape[1] <= 2 * len(pair_img):
-        # a loose bound (object scores spread the pair bests): each image's exact n-th largest entry, from one
-        # partition of a [images, most pairs · C] matrix of the scores, leaves only its top n (and ties)
-        per_image = np.full((len(n_pairs), best.shape[1], width - 1), -np.inf, dtype=np.float32)
-        per_image[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = scores
-        mask = scores >= _nth_largest(per_image.reshape(len(n_pairs), -1), n)[pair_img][:, None]
+    if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
+        # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
+        # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size)
+        two = np.partition(scores, scores.shape[1] - 2, axis=1)[:, -2:]
+        local = np.arange(len(pair_img)) - pair_off[pair_img]
+        both = np.full((len(n_pairs), 2 * best.shape[1]), -np.inf, dtype=np.float32)
+        both[pair_img, local], both[pair_img, best.shape[1] + local] = two[:, 0], two[:, 1]
+        if both.shape[1] > n:
+            mask = scores >= _nth_largest(both, n)[pair_img][:, None]
     flat = np.flatnonzero(mask)  # in flat order within each image
     value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
     image = pair_img[flat // (width - 1)]
