@@ -223,6 +223,7 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     np.maximum.at(best, cr, own)
     first = _segment_min(num_rows, cr[own == best[cr]], cp[own == best[cr]])
     has = np.isfinite(best)
+    best = best.astype(np.float32)  # exact (float32 scores): comparisons then never widen the score matrices
     if len(n_pairs) == 1:
         col = per_pair[:, None] * probs[:, gp]  # [P, rows]
         counted = (col > best[None, :]).sum(axis=0) + (
