@@ -14,11 +14,14 @@ import pytest
 
 from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
+from sgg_eval.data.store import write_split
+from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import read_eval_results
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 from sgg_eval.formats.torchfile import load
 from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.sources import open_predictions
 from torch_writer import eval_results_object, save_legacy, save_zip
 
 VOCAB = small_vocab(6, 5)
@@ -203,3 +206,42 @@ def test_reading_by_position_gives_the_slices_of_the_stream(tmp_path, fmt, monke
                 np.testing.assert_array_equal(a, b)
             if p1.rel_scores is not None:
                 np.testing.assert_array_equal(p1.rel_scores, p2.rel_scores)
+
+
+def _split_and_file(tmp_path, n: int = 300):
+    """An eval_results file and the split store of its GT (more images than one comparison batch)."""
+    rng = np.random.default_rng(21)
+    cases = [random_case(rng, VOCAB, "predcls", i) for i in range(n)]
+    save_zip(eval_results_object(cases), tmp_path / "e.pytorch")
+    gts = [gt for gt, _ in cases]
+    return gts, lambda images: write_split(tmp_path / "s.h5", SplitMeta("test", VOCAB, "t", False, "t"), images)
+
+
+@pytest.mark.parametrize("change", ["label", "box", "rels", "rel_order", "box_rounding"])
+def test_the_files_groundtruths_must_be_the_splits(tmp_path, change):
+    """Scored on a split, the file's own GT must be that split's: a different label, box or relation is an
+    error naming the first image that differs; the same relations in another order, or boxes within rounding,
+    are the same GT."""
+    gts, write = _split_and_file(tmp_path)
+    bad = next(i for i in range(270, 300) if len(gts[i].rels) >= 2)  # in the second comparison batch
+    g = gts[bad]
+    boxes, labels, rels = g.boxes.copy(), g.labels.copy(), g.rels.copy()
+    if change == "label":
+        labels[0] = labels[0] % VOCAB.num_objects + 1
+    elif change == "box":
+        boxes[0, 2] += 1.0
+    elif change == "rels":
+        rels[0, 2] = rels[0, 2] % VOCAB.num_predicates + 1
+    elif change == "rel_order":
+        rels = rels[::-1].copy()
+    else:
+        boxes[0, 2] += 0.004
+    write(gts[:bad] + [GTImage(g.image_id, g.width, g.height, boxes, labels, rels)] + gts[bad + 1:])
+    source = open_predictions(str(tmp_path / "e.pytorch"), gt=str(tmp_path / "s.h5"))
+    if change in ("rel_order", "box_rounding"):
+        assert sum(1 for _ in source.pairs()) == len(gts)
+        return
+    with pytest.raises(InputError, match="not the GT split") as err:
+        for _ in source.pairs():
+            pass
+    assert (err.value.position, err.value.field) == (bad, "groundtruths")

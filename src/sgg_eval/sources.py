@@ -103,19 +103,45 @@ def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
     return None
 
 
+def _same_gt(mine: list[GTImage], split: list[GTImage]) -> bool:
+    """Whether every file GT image equals its split image as ``_gt_mismatch`` sees it, checked for a whole batch
+    at once (relations in the same order; another order falls back to the per-image check)."""
+    if [len(g.labels) for g in mine] != [len(g.labels) for g in split] or \
+            [len(g.rels) for g in mine] != [len(g.rels) for g in split]:
+        return False
+    if not mine:
+        return True
+    labels = np.concatenate([g.labels for g in mine])
+    if not np.array_equal(labels, np.concatenate([g.labels for g in split])):
+        return False
+    boxes = np.concatenate([g.boxes for g in mine]).astype(np.float64)
+    if len(boxes) and np.abs(boxes - np.concatenate([g.boxes for g in split])).max() > BOX_ATOL:
+        return False
+    return np.array_equal(np.concatenate([g.rels for g in mine]), np.concatenate([g.rels for g in split]))
+
+
+_GT_BATCH = 256  # images whose GT is compared with the split's at once
+
+
 def _on_split_gt(loaded: EvalResults, gt_path: str, path: str, start: int, stop: int) -> Pairs:
     """The file's predictions scored on the split's GT, image by image in split order (as the reference
     evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
-    a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT."""
+    a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT. Checked a batch at a
+    time; image by image, to name the first that differs, only when a batch does not match at once."""
     with SplitStore(gt_path) as split:
-        for i, ((mine, pred), truth) in enumerate(zip(loaded.read(start, stop), split.images(start, stop)), start):
-            problem = _gt_mismatch(mine, truth)
-            if problem:
-                raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); evaluate "
-                                 "it on the split it was made from", path=path, image_id=truth.image_id,
-                                 position=i, field="groundtruths")
-            pred.image_id = truth.image_id
-            yield truth, pred
+        stop = min(stop, len(split))
+        for lo in range(start, stop, _GT_BATCH):
+            batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
+            if not _same_gt([mine for (mine, _), _ in batch], [truth for _, truth in batch]):
+                for i, ((mine, _), truth) in enumerate(batch, lo):
+                    problem = _gt_mismatch(mine, truth)
+                    if problem:
+                        raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
+                                         "evaluate it on the split it was made from", path=path,
+                                         image_id=truth.image_id, position=i, field="groundtruths")
+            for (_, pred), truth in batch:
+                pred.image_id = truth.image_id
+                yield truth, pred
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
