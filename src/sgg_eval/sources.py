@@ -61,24 +61,45 @@ def detect_format(path: str) -> str:
                      path=path)
 
 
-def _join_store(gt_path: str, pred_path: str, start: int, stop: int) -> Pairs:
-    with SplitStore(gt_path) as split, PredictionStore(pred_path) as store:
-        if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
-            yield from zip(split.images(start, stop), store.images(start, stop))
-            return
-        row_of = {int(i): r for r, i in enumerate(store.image_ids)}
-        for gt in split.images(start, stop):
-            if gt.image_id not in row_of:
-                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-            yield gt, store.image(row_of[gt.image_id])
+class _Opened:
+    """A store kept open while its source is used, opened once per process: a forked ``--jobs`` worker opens
+    its own (an HDF5 handle does not survive fork) instead of opening it for every block of images, which
+    read the store's per-image columns each time (~3 ms per block, growing with the split)."""
+
+    def __init__(self, kind: type, path: str):
+        self.kind, self.path, self._pid, self._store = kind, path, None, None
+
+    def __call__(self):
+        if self._pid != os.getpid():
+            self._store, self._pid = self.kind(self.path), os.getpid()
+        return self._store
+
+    def __getstate__(self) -> dict:  # a copy in another process opens the store again
+        return {**self.__dict__, "_pid": None, "_store": None}
+
+    def __del__(self) -> None:  # with its source (a forked worker's copy closes in that worker)
+        if self._store is not None and self._pid == os.getpid():
+            self._store.close()
 
 
-def _join_dict(gt_path: str, preds: dict[int, PredImage], pred_path: str, start: int, stop: int) -> Pairs:
-    with SplitStore(gt_path) as split:
-        for gt in split.images(start, stop):
-            if gt.image_id not in preds:
-                raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
-            yield gt, preds[gt.image_id]
+def _join_store(opened_split: _Opened, opened_store: _Opened, pred_path: str, start: int, stop: int) -> Pairs:
+    split, store = opened_split(), opened_store()
+    if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
+        yield from zip(split.images(start, stop), store.images(start, stop))
+        return
+    row_of = {int(i): r for r, i in enumerate(store.image_ids)}
+    for gt in split.images(start, stop):
+        if gt.image_id not in row_of:
+            raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+        yield gt, store.image(row_of[gt.image_id])
+
+
+def _join_dict(opened_split: _Opened, preds: dict[int, PredImage], pred_path: str, start: int, stop: int) -> Pairs:
+    split = opened_split()
+    for gt in split.images(start, stop):
+        if gt.image_id not in preds:
+            raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+        yield gt, preds[gt.image_id]
 
 
 # Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
@@ -123,25 +144,25 @@ def _same_gt(mine: list[GTImage], split: list[GTImage]) -> bool:
 _GT_BATCH = 256  # images whose GT is compared with the split's at once
 
 
-def _on_split_gt(loaded: EvalResults, gt_path: str, path: str, start: int, stop: int) -> Pairs:
+def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: int, stop: int) -> Pairs:
     """The file's predictions scored on the split's GT, image by image in split order (as the reference
     evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
     a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT. Checked a batch at a
     time; image by image, to name the first that differs, only when a batch does not match at once."""
-    with SplitStore(gt_path) as split:
-        stop = min(stop, len(split))
-        for lo in range(start, stop, _GT_BATCH):
-            batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
-            if not _same_gt([mine for (mine, _), _ in batch], [truth for _, truth in batch]):
-                for i, ((mine, _), truth) in enumerate(batch, lo):
-                    problem = _gt_mismatch(mine, truth)
-                    if problem:
-                        raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
-                                         "evaluate it on the split it was made from", path=path,
-                                         image_id=truth.image_id, position=i, field="groundtruths")
-            for (_, pred), truth in batch:
-                pred.image_id = truth.image_id
-                yield truth, pred
+    split, gt_path = opened_split(), opened_split.path
+    stop = min(stop, len(split))
+    for lo in range(start, stop, _GT_BATCH):
+        batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
+        if not _same_gt([mine for (mine, _), _ in batch], [truth for _, truth in batch]):
+            for i, ((mine, _), truth) in enumerate(batch, lo):
+                problem = _gt_mismatch(mine, truth)
+                if problem:
+                    raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
+                                     "evaluate it on the split it was made from", path=path,
+                                     image_id=truth.image_id, position=i, field="groundtruths")
+        for (_, pred), truth in batch:
+            pred.image_id = truth.image_id
+            yield truth, pred
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
@@ -169,7 +190,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                              path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
                                 (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
-                                count, partial(_on_split_gt, loaded, gt, path))
+                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt), path))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     with SplitStore(gt) as split:
@@ -178,11 +199,11 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
         preds, dropped = read_sgbench_json(path, gt_vocab)
         notes = (f"{dropped} duplicate triplets dropped (first kept)",) if dropped else ()
         return PredictionSource(path, fmt, gt_vocab, "stored", "ranked", False, notes, count,
-                                partial(_join_dict, gt, preds, path))
+                                partial(_join_dict, _Opened(SplitStore, gt), preds, path))
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
             raise InputError("class or predicate names differ from the GT split's", path=path)
         meta = store.meta
     notes = ("SIMULATED predictions",) if meta.simulated else ()
     return PredictionSource(path, fmt, gt_vocab, "score", meta.score_kind, meta.simulated, notes, count,
-                            partial(_join_store, gt, path))
+                            partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path))
