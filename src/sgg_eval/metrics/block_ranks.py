@@ -95,13 +95,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
 
     gc = _segment_min(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
-    group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
-    # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
-    order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")
-    sorted_group = group[order]
-    within_pred = np.empty(len(order), dtype=np.int64)
-    within_pred[order] = np.arange(len(order)) - np.searchsorted(sorted_group, sorted_group, side="left")
-    imr = _segment_min(num_rows, cr[pred_ok], within_pred[cp[pred_ok]])
+    imr = _segment_min(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img))
     first_any = _segment_min(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
@@ -144,6 +138,27 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
             triplet=None if triplet is None else triplet[r],
             predicate_rank=None if predicate_rank is None else predicate_rank[r]))
     return out
+
+
+def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img) -> np.ndarray:
+    """For pairs ``queries``: how many GC candidates of their image come before them with the same predicted
+    predicate. One image (an SGDet image, few queries): a running count along its GC list per queried
+    predicate; several: one stable sort of (image, predicate, position) keys for every pair."""
+    if pair_img[-1:].tolist() == [0] and len(queries) <= 64:
+        in_order = gc_pred[gc_pair]  # predicates along the GC list
+        out = np.empty(len(queries), dtype=np.int64)
+        for c in np.unique(gc_pred[queries]).tolist():
+            running = np.cumsum(in_order == c)
+            mine = gc_pred[queries] == c
+            out[mine] = running[gc_pos[queries[mine]]] - 1
+        return out
+    group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
+    # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
+    order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")
+    sorted_group = group[order]
+    within = np.empty(len(order), dtype=np.int64)
+    within[order] = np.arange(len(order)) - np.searchsorted(sorted_group, sorted_group, side="left")
+    return within[queries]
 
 
 def _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
@@ -226,8 +241,9 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     best = best.astype(np.float32)  # exact (float32 scores): comparisons then never widen the score matrices
     if len(n_pairs) == 1:
         col = per_pair[:, None] * probs[:, gp]  # [P, rows]
-        counted = (col > best[None, :]).sum(axis=0) + (
-            (col == best[None, :]) & (np.arange(len(col))[:, None] < first[None, :])).sum(axis=0)
+        tied_pair, tied_row = np.nonzero(col == best[None, :])  # few: a row's own best pair, and exact ties
+        counted = (col > best[None, :]).sum(axis=0) + np.bincount(
+            tied_row[tied_pair < first[tied_row]], minlength=len(best))
         return np.where(has, counted, NO_MATCH).astype(np.int64)
     rows = np.flatnonzero(has)
     row_of, within = expand_segments(n_pairs[row_img[rows]])  # every pair of the row's image
