@@ -241,7 +241,8 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     best = best.astype(np.float32)  # exact (float32 scores): comparisons then never widen the score matrices
     if len(n_pairs) == 1:
         col = per_pair[:, None] * probs[:, gp]  # [P, rows]
-        tied_pair, tied_row = np.nonzero(col == best[None, :])  # few: a row's own best pair, and exact ties
+        tied = np.flatnonzero(col == best[None, :])  # few: a row's own best pair, and exact ties
+        tied_pair, tied_row = tied // len(best), tied % len(best)
         counted = (col > best[None, :]).sum(axis=0) + np.bincount(
             tied_row[tied_pair < first[tied_row]], minlength=len(best))
         return np.where(has, counted, NO_MATCH).astype(np.int64)
