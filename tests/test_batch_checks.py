@@ -8,11 +8,19 @@ import numpy as np
 import pytest
 
 from conftest import random_case, small_vocab
+from sgg_eval.data import batch_checks
 from sgg_eval.data.batch_checks import batch_is_valid
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage
 from sgg_eval.errors import InputError
 
 VOCAB = small_vocab(6, 5)
+
+
+@pytest.fixture(autouse=True, params=["concatenated", "array_by_array"])
+def _paths(request, monkeypatch):
+    """Every test runs with the batch's arrays checked concatenated and, as large ones are, array by array."""
+    if request.param == "array_by_array":
+        monkeypatch.setattr(batch_checks, "CONCATENATED", 0)
 
 
 def _each_is_valid(cases, probabilities: bool) -> bool:
@@ -46,6 +54,7 @@ DEFECTS = {  # name -> (image part, field, change); some are harmless at the bou
     "gt_rel_index_last": ("gt", "rels", lambda a: a),
     "gt_rel_index_out": ("gt", "rels", lambda a: _set(a[:, [2, 1, 0]], 99)[:, [2, 1, 0]]),
     "gt_rel_index_negative": ("gt", "rels", lambda a: _set(a[:, [2, 1, 0]], -1)[:, [2, 1, 0]]),
+    "gt_rel_index_at_count": ("gt", "rels", None),  # one past the last object: set in _planted
     "gt_predicate_zero": ("gt", "rels", lambda a: _set(a, 0)),
     "gt_predicate_too_big": ("gt", "rels", lambda a: _set(a, VOCAB.num_predicates + 1)),
     "gt_rels_transposed": ("gt", "rels", lambda a: a.T),
@@ -57,6 +66,7 @@ DEFECTS = {  # name -> (image part, field, change); some are harmless at the bou
     "pair_negative": ("pred", "pairs", lambda a: _set(a, -1)),
     "pair_last": ("pred", "pairs", lambda a: a),
     "pair_out": ("pred", "pairs", lambda a: _set(a, 1000)),
+    "pair_at_count": ("pred", "pairs", None),  # one past the last object: set in _planted
     "pairs_three_columns": ("pred", "pairs", lambda a: np.column_stack([a, a[:, :1]]) if len(a) else a),
     "score_nan": ("pred", "rel_scores", lambda a: _set(a, np.nan)),
     "score_negative": ("pred", "rel_scores", lambda a: _set(a, -1e-4)),
@@ -72,6 +82,9 @@ def _planted(cases, rng, name):
     part, field, change = DEFECTS[name]
     i = int(rng.integers(len(cases)))
     gt, pred = cases[i]
+    if change is None:  # an index one past the image's last object
+        count = len(gt.labels) if part == "gt" else len(pred.boxes)
+        change = (lambda a: _set(a[:, [2, 1, 0]], count)[:, [2, 1, 0]]) if part == "gt" else (lambda a: _set(a, count))
     if part == "gt":
         fields = dict(boxes=gt.boxes, labels=gt.labels, rels=gt.rels)
         fields[field] = change(getattr(gt, field))
