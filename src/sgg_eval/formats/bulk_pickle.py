@@ -102,9 +102,9 @@ def _fill_tensors(tensors: TensorTable, records: list[tuple], storage_types: dic
     a few passes at C speed over each column (~45,000 tensors per 5,000 PredCls images)."""
     if not records:
         return
-    if not set(map(len, records)) <= {6, 7}:  # torch's (storage, offset, size, stride, requires_grad, hooks[, meta])
+    if max(map(len, records)) > 7:  # torch's (storage, offset, size, stride, requires_grad, hooks[, meta])
         raise _NotUsual
-    pids, offsets, sizes, strides = list(zip(*records))[:4]
+    pids, offsets, sizes, strides = list(zip(*records))[:4]  # ValueError (caught) if any has fewer than 4
     lengths = set(map(len, pids))
     if set(map(type, pids)) != {tuple} or not lengths <= {5, 6}:
         raise _NotUsual
@@ -122,15 +122,14 @@ def _fill_tensors(tensors: TensorTable, records: list[tuple], storage_types: dic
     dims = _non_negative(list(chain.from_iterable(map(operator.add, sizes, strides))))
     numels, offsets = _non_negative(numels), _non_negative(offsets)
     codes = np.fromiter(map(operator.attrgetter("code"), types), dtype=np.int8, count=len(types))
-    if len(dict.fromkeys(keys)) == len(keys):  # a storage per tensor (torch's own files): in order
+    index = dict(zip(keys, range(len(keys))))
+    if len(index) == len(keys):  # a storage per tensor (torch's own files): in order
         storage, first = np.arange(len(keys)), slice(None)
-        order = list(keys)
     else:  # shared storages: numbered by first appearance, the first declaration wins
-        index: dict[str, int] = {}
+        index = {}
         storage = np.fromiter(map(lambda k: index.setdefault(k, len(index)), keys), dtype=np.int64, count=len(keys))
         first = np.unique(storage, return_index=True)[1]
-        order = list(index)
-    tensors.fill(order, codes[first], numels[first], storage, offsets, np.array(ndim, dtype=np.int8), dims)
+    tensors.fill(index, codes[first], numels[first], storage, offsets, np.array(ndim, dtype=np.int8), dims)
 
 
 def _non_negative(values) -> np.ndarray:

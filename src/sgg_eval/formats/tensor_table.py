@@ -131,18 +131,18 @@ class TensorTable:
         self.t_ndim.append(len(size))
         return n
 
-    def fill(self, keys: list[str], codes: np.ndarray, numels: np.ndarray, t_storage: np.ndarray,
+    def fill(self, index_of: dict[str, int], codes: np.ndarray, numels: np.ndarray, t_storage: np.ndarray,
              t_offset: np.ndarray, t_ndim: np.ndarray, t_dims: np.ndarray) -> None:
         """Every storage and tensor at once, into an empty table (``bulk_pickle``): storages by first
-        appearance (``keys``, dtype ``codes``, ``numels``; no legacy views), tensors by their storage index,
-        offset, dimension count and dims (each tensor's sizes, then its strides). Equivalent to ``storage`` and
-        ``tensor`` called in that order, which check what this one trusts its caller to have checked."""
+        appearance (``index_of``: key -> 0, 1, ... in that order; dtype ``codes``, ``numels``; no legacy views),
+        tensors by their storage index, offset, dimension count and dims (each tensor's sizes, then its
+        strides). Equivalent to ``storage`` and ``tensor`` called in that order, which check what this one
+        trusts its caller to have checked."""
         # every key in a dict until the storages are located (``locate`` drops them): a transient ~100 bytes
         # per storage, while torch's numbering would be checked key by key
-        self._n_sequential, self._other_keys = 0, list(keys)
-        self._index_of = dict(zip(keys, range(len(keys))))
+        self._n_sequential, self._other_keys, self._index_of = 0, list(index_of), index_of
         self.s_dtype, self.s_numel = codes.astype(np.int8), numels.astype(np.int64)
-        self.s_view, self.s_root = np.zeros(len(keys), np.int64), np.arange(len(keys), dtype=np.int64)
+        self.s_view, self.s_root = np.zeros(len(index_of), np.int64), np.arange(len(index_of), dtype=np.int64)
         self.t_storage, self.t_offset = t_storage.astype(np.int64), t_offset.astype(np.int64)
         self.t_ndim, self.t_dims = t_ndim.astype(np.int8), t_dims.astype(np.int64)
 
