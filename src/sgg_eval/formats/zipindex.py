@@ -21,6 +21,7 @@ _END = b"PK\x05\x06"
 _END64_LOCATOR = b"PK\x06\x07"
 _END64 = b"PK\x06\x06"
 _LOCAL = np.frombuffer(b"PK\x03\x04", np.uint8)
+_HEADER_BYTES = np.array([0, 1, 2, 3, 26, 27, 28, 29])  # of a local header: its signature, name and extra lengths
 _FULL32 = 0xFFFFFFFF
 
 
@@ -63,10 +64,13 @@ class Members:
             return at
         if at.max() + 30 > len(whole):
             return None
-        header = whole[at[:, None] + np.arange(30)].astype(np.int64)
+        # only the bytes needed (signature, name and extra lengths): the whole 30-byte headers of ~45,000
+        # members as int64 took ~20 MB of fresh memory, and on a VM every new page costs a fault of ~3 µs
+        header = whole[at[:, None] + _HEADER_BYTES]
         if not (header[:, :4] == _LOCAL).all():
             return None
-        return at + 30 + (header[:, 26] | header[:, 27] << 8) + (header[:, 28] | header[:, 29] << 8)
+        lengths = header[:, 4:].astype(np.int64)
+        return at + 30 + (lengths[:, 0] | lengths[:, 1] << 8) + (lengths[:, 2] | lengths[:, 3] << 8)
 
     def _find_ascii(self, name: str) -> int:
         """The last member called ``name`` (ASCII: bytes >= 0x80 never decode to ASCII, in UTF-8 or cp437,
@@ -166,7 +170,10 @@ def _central_directory(whole: np.ndarray) -> Members | None:
     if count == 0 or cd_size < 46 or cd_at + cd_size > size:
         return None
     cd = whole[cd_at: cd_at + cd_size]
-    starts = np.flatnonzero((cd[:-3] == 0x50) & (cd[1:-2] == 0x4B) & (cd[2:-1] == 1) & (cd[3:] == 2))
+    # record signatures "PK\x01\x02": the rare "P" bytes first, then the next three at those only (four
+    # full-length masks of the directory cost ~10 MB of fresh memory for a VG test file)
+    p = np.flatnonzero(cd[:-3] == 0x50)
+    starts = p[(cd[p + 1] == 0x4B) & (cd[p + 2] == 1) & (cd[p + 3] == 2)]
     if len(starts) != count or starts[-1] + 46 > cd_size:
         return None
 
