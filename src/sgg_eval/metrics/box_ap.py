@@ -123,17 +123,18 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
     starts = np.searchsorted(classes, with_gt, "left")
     ends = np.searchsorted(classes, with_gt, "right")
     ap = np.zeros((len(IOU_THRESHOLDS), len(with_gt)))
-    for t in range(len(IOU_THRESHOLDS)):
-        tp_all = (tp_bits >> np.uint16(t)) & np.uint16(1) == 1
-        for j, (c, s, e) in enumerate(zip(with_gt.tolist(), starts.tolist(), ends.tolist())):
-            if s == e:
-                continue  # GT boxes but no detection: AP 0
-            tp = np.cumsum(tp_all[s:e]).astype(np.float64)
-            fp = np.cumsum(~tp_all[s:e]).astype(np.float64)
-            recall = tp / n_gt[c]
-            precision = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[::-1])[::-1]
-            at = np.searchsorted(recall, RECALL_THRESHOLDS, side="left")
-            ap[t, j] = np.where(at < len(precision), precision[np.minimum(at, len(precision) - 1)], 0.0).mean()
+    shifts = np.arange(len(IOU_THRESHOLDS), dtype=np.uint16)[:, None]
+    for j, (c, s, e) in enumerate(zip(with_gt.tolist(), starts.tolist(), ends.tolist())):
+        if s == e:
+            continue  # GT boxes but no detection: AP 0
+        tp_all = (tp_bits[None, s:e] >> shifts) & np.uint16(1) == 1  # [IoU threshold, detection of class c]
+        tp = np.cumsum(tp_all, axis=1).astype(np.float64)
+        fp = np.cumsum(~tp_all, axis=1).astype(np.float64)
+        recall = tp / n_gt[c]
+        precision = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
+        for t in range(len(IOU_THRESHOLDS)):  # every threshold's row as its own 1-D array: the same sums
+            at = np.searchsorted(recall[t], RECALL_THRESHOLDS, side="left")
+            ap[t, j] = np.where(at < e - s, precision[t, np.minimum(at, e - s - 1)], 0.0).mean()
     if len(with_gt) == 0:
         return float("nan"), float("nan")
     return float(ap.mean()), float(ap[0].mean())
