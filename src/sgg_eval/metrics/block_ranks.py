@@ -120,7 +120,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     if block.probs is not None:
         probs, scores = block.probs, block.obj_scores
         per_pair = scores[ps] * scores[po]
-        ng = _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
+        ng = _ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
@@ -161,15 +161,15 @@ def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img) -> np.ndarray
     return within[queries]
 
 
-def _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
+def _ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
     """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
     width = block.probs.shape[1]
     if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
         top_pairs, top_preds = ng_top(block.single(), ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
         keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
     else:
-        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, pair_img, block.n_pairs, pair_off,
-                                        ng_limit)
+        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, gc_pred, pair_img, block.n_pairs,
+                                        pair_off, ng_limit)
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
     order = np.argsort(keys)
@@ -180,7 +180,8 @@ def _ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_row
     return _segment_min(num_rows, cr[found], positions[at[found]])
 
 
-def _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
+def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
     per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
     ties by the lower flat index (pair, then predicate).
@@ -201,11 +202,16 @@ def _ng_top_block(per_pair, probs, pair_best, pair_img, n_pairs, pair_off, n) ->
     mask = scores >= bound[pair_img][:, None]
     if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
         # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
-        # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size)
-        two = np.partition(scores, scores.shape[1] - 2, axis=1)[:, -2:]
-        local = np.arange(len(pair_img)) - pair_off[pair_img]
+        # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
+        # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out.
+        pairs, top = np.arange(len(pair_img)), gc_pred - 1
+        held = scores[pairs, top]
+        scores[pairs, top] = -np.inf
+        second = scores.max(axis=1)
+        scores[pairs, top] = held
+        local = pairs - pair_off[pair_img]
         both = np.full((len(n_pairs), 2 * best.shape[1]), -np.inf, dtype=np.float32)
-        both[pair_img, local], both[pair_img, best.shape[1] + local] = two[:, 0], two[:, 1]
+        both[pair_img, local], both[pair_img, best.shape[1] + local] = held, second
         if both.shape[1] > n:
             mask = scores >= _nth_largest(both, n)[pair_img][:, None]
     flat = np.flatnonzero(mask)  # in flat order within each image
