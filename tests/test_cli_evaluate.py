@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from sgg_eval.cli import main
 from sgg_eval.errors import InputError
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
+from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.stats import compute_stats, write_stats
 from torch_writer import eval_results_object, save_legacy
 
@@ -171,3 +174,18 @@ def test_jobs_do_not_change_the_output(tmp_path):
     for jobs in ("1", "2"):
         assert main(base + ["--jobs", jobs, "-o", str(tmp_path / f"j{jobs}.json")]) == 0
     assert (tmp_path / "j1.json").read_bytes() == (tmp_path / "j2.json").read_bytes()
+
+
+def test_evaluating_a_torch_file_imports_nothing_heavy(tmp_path):
+    """`sgg-eval evaluate FILE.pytorch` (no store, no statistics) starts without h5py, the plotting, tracking
+    and config stacks: each costs start-up time on every run (issue 11: evaluate imports in <= 0.3 s)."""
+    rng = np.random.default_rng(4)
+    vg150 = vg150_vocabulary()  # a file of 50 predicates is read as VG150 without --gt or --stats
+    save_legacy(eval_results_object([random_case(rng, vg150, "predcls", i) for i in range(5)]), tmp_path / "e.pytorch")
+    code = ("import sys; from sgg_eval.cli import main; "
+            f"main(['evaluate', {str(tmp_path / 'e.pytorch')!r}, '--task', 'predcls', '-o', {str(tmp_path / 'o.json')!r}]); "
+            "heavy = {'h5py', 'matplotlib', 'mlflow', 'hydra', 'pandas', 'scipy', 'omegaconf'} & set(sys.modules); "
+            "print(sorted(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[-2] == "[]", out.stdout
+    assert json.loads((tmp_path / "o.json").read_text())["task"] == "predcls"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from importlib import resources
 
 import numpy as np
 
@@ -45,6 +44,8 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     """A zero-shot triplet file ([Z, 3] subject, object, predicate; torch format), or ``vg150`` for the
     reference codebase's own list shipped with sgg-eval."""
     if spec == "vg150":
+        from importlib import resources
+
         spec = str(resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch"))
     obj = load(spec)
     raw = obj.numpy() if isinstance(obj, LazyTensor) else None

@@ -16,7 +16,6 @@ from functools import partial
 
 import numpy as np
 
-from sgg_eval.data.store import PredictionStore, SplitStore
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import EvalResults
@@ -174,11 +173,13 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
     """
     path = os.fspath(path)
     fmt = detect_format(path)
+    if fmt == "eval_results" and not gt:
+        loaded = EvalResults(path, vocab)
+        return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
+                                loaded.read)
+    from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
+
     if fmt == "eval_results":
-        if not gt:
-            loaded = EvalResults(path, vocab)
-            return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
-                                    loaded.read)
         with SplitStore(gt) as split:
             n_split, split_vocab = len(split.image_ids), split.vocab
         if vocab is not None and vocab != split_vocab:

@@ -19,11 +19,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import h5py
 import numpy as np
 
 from sgg_eval.atomic import atomic_output, ensure_space
-from sgg_eval.data.ragged_h5 import read_attr, write_attrs
 from sgg_eval.data.types import GTImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 
@@ -122,6 +120,10 @@ def write_stats(path: str | os.PathLike, stats: TrainingStats) -> None:
 
 
 def _write_stats_h5(tmp, stats: TrainingStats) -> None:
+    import h5py  # here, not at import: evaluating a torch file without statistics never needs it
+
+    from sgg_eval.data.ragged_h5 import write_attrs
+
     with h5py.File(tmp, "w") as h5:
         write_attrs(h5, {"kind": "train_stats", "simulated": bool(stats.simulated), "source": stats.source,
                          "object_classes": list(stats.vocab.object_classes),
@@ -136,6 +138,10 @@ def read_stats(path: str | os.PathLike) -> TrainingStats:
     path = str(path)
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
+    import h5py
+
+    from sgg_eval.data.ragged_h5 import read_attr
+
     try:
         h5 = h5py.File(path, "r")
     except OSError as exc:
