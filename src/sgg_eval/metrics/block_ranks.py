@@ -6,8 +6,7 @@ concatenation of many images: every image's objects, GT rows and predicted pairs
 image, and each family's "first matching candidate" is a segment minimum over (GT row, matching pair)
 combinations. The Python cost per image is then a few slices instead of ~100 numpy calls on tiny arrays.
 
-The NG top-``ng_limit`` of every image is selected at once too (``_ng_top_block``): a per-image bound from one
-partition, then one sort of the entries that reach it.
+The NG top-``ng_limit`` of every image is selected at once too (``ng_top.ng_ranks``).
 """
 
 from __future__ import annotations
@@ -16,16 +15,13 @@ import numpy as np
 
 from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock
-from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, ng_top
+from sgg_eval.metrics.ng_top import ng_ranks
+from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, first_match
 from sgg_eval.metrics.segments import expand_segments, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
 
 
-def _segment_min(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarray:
-    out = np.full(size, NO_MATCH, dtype=np.int64)
-    np.minimum.at(out, segment, values)
-    return out
 
 
 def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit: int = 100,
@@ -93,10 +89,10 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     cr, cp = combo_row[found], pair_order[lo[found] + copy]
     pred_ok = gc_pred[cp] == gp[cr]
 
-    gc = _segment_min(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
+    gc = first_match(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
-    imr = _segment_min(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img))
-    first_any = _segment_min(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
+    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img))
+    first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
     row_key = (row_img << IMAGE_SHIFT) | (gs_loc << PAIR_BITS) | go_loc
@@ -114,13 +110,13 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
         position = np.empty(len(gc_pair), dtype=np.int64)
         position[gc_pair] = counted - 1 - before_image[pair_img[gc_pair]]
         keep = pred_ok & on_gt[cp]
-        gt_pair = _segment_min(num_rows, cr[keep], position[cp[keep]])
+        gt_pair = first_match(num_rows, cr[keep], position[cp[keep]])
 
     ng = per_predicate = predicate_rank = triplet = None
     if block.probs is not None:
         probs, scores = block.probs, block.obj_scores
         per_pair = scores[ps] * scores[po]
-        ng = _ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows)
+        ng = ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
@@ -161,80 +157,6 @@ def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img) -> np.ndarray
     return within[queries]
 
 
-def _ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
-    """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
-    width = block.probs.shape[1]
-    if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
-        top_pairs, top_preds = ng_top(block.single(), ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
-        keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
-    else:
-        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, gc_pred, pair_img, block.n_pairs,
-                                        pair_off, ng_limit)
-    if len(keys) == 0:
-        return np.full(num_rows, NO_MATCH, dtype=np.int64)
-    order = np.argsort(keys)
-    keys, positions = keys[order], positions[order]
-    wanted = cp * width + gp[cr]
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    found = keys[at] == wanted
-    return _segment_min(num_rows, cr[found], positions[at[found]])
-
-
-def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
-    per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
-    ties by the lower flat index (pair, then predicate).
-
-    An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
-    its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
-    comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an image of fewer pairs
-    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits),
-    sorted stably so that ties keep the flat order."""
-    width = probs.shape[1]
-    scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
-    best = np.full((len(n_pairs), int(n_pairs.max(initial=0))), -np.inf, dtype=np.float32)
-    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = pair_best
-    if best.shape[1] > n:
-        bound = _nth_largest(best, n)
-    else:
-        bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
-    mask = scores >= bound[pair_img][:, None]
-    if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
-        # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
-        # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
-        # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out.
-        pairs, top = np.arange(len(pair_img)), gc_pred - 1
-        held = scores[pairs, top]
-        scores[pairs, top] = -np.inf
-        second = scores.max(axis=1)
-        scores[pairs, top] = held
-        local = pairs - pair_off[pair_img]
-        both = np.full((len(n_pairs), 2 * best.shape[1]), -np.inf, dtype=np.float32)
-        both[pair_img, local], both[pair_img, best.shape[1] + local] = held, second
-        if both.shape[1] > n:
-            mask = scores >= _nth_largest(both, n)[pair_img][:, None]
-    flat = np.flatnonzero(mask)  # in flat order within each image
-    value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
-    image = pair_img[flat // (width - 1)]
-    key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
-    order = np.argsort(key, kind="stable")
-    image = image[order]
-    position = np.arange(len(order)) - np.searchsorted(image, image, side="left")
-    keep = flat[order[position < n]]
-    return keep // (width - 1) * width + keep % (width - 1) + 1, position[position < n]
-
-
-LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
-
-
-def _nth_largest(padded: np.ndarray, n: int) -> np.ndarray:
-    """Per row of a matrix padded with -inf, its ``n``-th largest value (-inf for a row of fewer values). As the
-    ``n``-th smallest of the negated rows: partitioning near the end of rows full of equal padding is ~10x
-    slower in numpy's introselect."""
-    return -np.partition(-padded, n - 1, axis=1)[:, n - 1]
-
-
 def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
     """ng-IMR: each row's rank when all pairs of its image are ranked by ``s_s·s_o·p_c`` for its predicate c
     (ties: lower pair first), at its best matching pair. One image: a ``[pairs, rows]`` score matrix; several:
@@ -242,7 +164,7 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     best = np.full(num_rows, -np.inf, dtype=np.float64)
     own = per_pair[cp] * probs[cp, gp[cr]]
     np.maximum.at(best, cr, own)
-    first = _segment_min(num_rows, cr[own == best[cr]], cp[own == best[cr]])
+    first = first_match(num_rows, cr[own == best[cr]], cp[own == best[cr]])
     has = np.isfinite(best)
     best = best.astype(np.float32)  # exact (float32 scores): comparisons then never widen the score matrices
     if len(n_pairs) == 1:

@@ -60,9 +60,6 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
                       pair_best)
 
 
-
-
-
 @dataclass
 class CandidateBlock:
     """The candidates of several images, concatenated in image order (``block_ranks``' input): per image,

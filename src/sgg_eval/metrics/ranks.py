@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.metrics.boxes import object_matches
+from sgg_eval.metrics.segments import segment_min
 
 # Object indices fit in 20 bits (an image has far fewer than a million objects), so an ordered index pair
 # is one int64: 1-D unique/isin/searchsorted on keys are much cheaper than on rows.
@@ -39,6 +40,12 @@ def pair_key(subject: np.ndarray, obj: np.ndarray) -> np.ndarray:
 
 
 NO_MATCH = np.iinfo(np.int64).max
+
+
+def first_match(size: int, segment: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per GT row ``0..size-1`` (``segment``), the least of its candidate positions ``values``: its first-match
+    rank, ``NO_MATCH`` where none matches."""
+    return segment_min(size, segment, values, NO_MATCH)
 
 
 @dataclass

@@ -15,3 +15,10 @@ def expand_segments(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For segments of ``sizes``: each element's segment and its index within the segment."""
     seg = np.repeat(np.arange(len(sizes)), sizes)
     return seg, np.arange(len(seg)) - segment_offsets(sizes)[seg]
+
+
+def segment_min(size: int, segment: np.ndarray, values: np.ndarray, empty: int) -> np.ndarray:
+    """Per segment ``0..size-1``, the minimum of its int ``values`` (``empty`` where it has none)."""
+    out = np.full(size, empty, dtype=np.int64)
+    np.minimum.at(out, segment, values)
+    return out

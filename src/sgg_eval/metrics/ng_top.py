@@ -1,0 +1,82 @@
+"""NG ranks of a block of images: each image's global top ``ng_limit`` of (pair, predicate) entries by
+``s_s·s_o·p_c``, selected for every image at once (``block_ranks``' NG family)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
+
+
+def ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
+    """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
+    width = block.probs.shape[1]
+    if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
+        top_pairs, top_preds = ng_top(block.single(), ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
+        keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
+    else:
+        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, gc_pred, pair_img, block.n_pairs,
+                                        pair_off, ng_limit)
+    if len(keys) == 0:
+        return np.full(num_rows, NO_MATCH, dtype=np.int64)
+    order = np.argsort(keys)
+    keys, positions = keys[order], positions[order]
+    wanted = cp * width + gp[cr]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = keys[at] == wanted
+    return first_match(num_rows, cr[found], positions[at[found]])
+
+
+def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
+    per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
+    ties by the lower flat index (pair, then predicate).
+
+    An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
+    its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
+    comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an image of fewer pairs
+    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits),
+    sorted stably so that ties keep the flat order."""
+    width = probs.shape[1]
+    scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
+    best = np.full((len(n_pairs), int(n_pairs.max(initial=0))), -np.inf, dtype=np.float32)
+    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = pair_best
+    if best.shape[1] > n:
+        bound = _nth_largest(best, n)
+    else:
+        bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
+    mask = scores >= bound[pair_img][:, None]
+    if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
+        # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
+        # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
+        # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out.
+        pairs, top = np.arange(len(pair_img)), gc_pred - 1
+        held = scores[pairs, top]
+        scores[pairs, top] = -np.inf
+        second = scores.max(axis=1)
+        scores[pairs, top] = held
+        local = pairs - pair_off[pair_img]
+        both = np.full((len(n_pairs), 2 * best.shape[1]), -np.inf, dtype=np.float32)
+        both[pair_img, local], both[pair_img, best.shape[1] + local] = held, second
+        if both.shape[1] > n:
+            mask = scores >= _nth_largest(both, n)[pair_img][:, None]
+    flat = np.flatnonzero(mask)  # in flat order within each image
+    value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
+    image = pair_img[flat // (width - 1)]
+    key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
+    order = np.argsort(key, kind="stable")
+    image = image[order]
+    position = np.arange(len(order)) - np.searchsorted(image, image, side="left")
+    keep = flat[order[position < n]]
+    return keep // (width - 1) * width + keep % (width - 1) + 1, position[position < n]
+
+
+LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
+
+
+def _nth_largest(padded: np.ndarray, n: int) -> np.ndarray:
+    """Per row of a matrix padded with -inf, its ``n``-th largest value (-inf for a row of fewer values). As the
+    ``n``-th smallest of the negated rows: partitioning near the end of rows full of equal padding is ~10x
+    slower in numpy's introselect."""
+    return -np.partition(-padded, n - 1, axis=1)[:, n - 1]
