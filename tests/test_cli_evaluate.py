@@ -182,8 +182,8 @@ def test_evaluating_a_torch_file_imports_nothing_heavy(tmp_path):
     rng = np.random.default_rng(4)
     vg150 = vg150_vocabulary()  # a file of 50 predicates is read as VG150 without --gt or --stats
     save_legacy(eval_results_object([random_case(rng, vg150, "predcls", i) for i in range(5)]), tmp_path / "e.pytorch")
-    code = ("import sys; from sgg_eval.cli import main; "
-            f"main(['evaluate', {str(tmp_path / 'e.pytorch')!r}, '--task', 'predcls', '-o', {str(tmp_path / 'o.json')!r}]); "
+    args = [str(tmp_path / "e.pytorch"), "--task", "predcls", "-o", str(tmp_path / "o.json")]
+    code = (f"import sys; from sgg_eval.cli import main; main(['evaluate', *{args!r}]); "
             "heavy = {'h5py', 'matplotlib', 'mlflow', 'hydra', 'pandas', 'scipy', 'omegaconf'} & set(sys.modules); "
             "print(sorted(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

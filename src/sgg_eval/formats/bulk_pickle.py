@@ -80,8 +80,9 @@ def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensor
         return lazy(next(count))
 
     boxlist_class = type("BoxList", (BulkBoxList,), {"table": boxlists, "rows": {}, "created": []})
-    globals_ = {("torch._utils", "_rebuild_tensor_v2"): rebuild, ("collections", "OrderedDict"): collections.OrderedDict,
-                boxlist_path: boxlist_class, **{("torch", name): t for name, t in storage_types.items()}}
+    globals_ = {("torch._utils", "_rebuild_tensor_v2"): rebuild,
+                ("collections", "OrderedDict"): collections.OrderedDict, boxlist_path: boxlist_class,
+                **{("torch", name): t for name, t in storage_types.items()}}
     try:
         obj = _BulkUnpickler(fh, globals_).load()
         _fill_tensors(tensors, records, storage_types)
