@@ -22,8 +22,6 @@ from sgg_eval.metrics.segments import expand_segments, segment_offsets
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
 
 
-
-
 def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit: int = 100,
                 gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5
                 ) -> list[ImageRanks]:
@@ -47,6 +45,11 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     pair_img = np.repeat(np.arange(b), n_pairs)
     local_pairs = block.pairs
     ps, po = local_pairs[:, 0] + obj_off[pair_img], local_pairs[:, 1] + obj_off[pair_img]
+    # every pair as one (image, subject, object) key, sorted once: the matching combinations, the GT-pair
+    # family and R_tr look pairs up in it
+    pair_key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
+    pair_order = np.argsort(pair_key, kind="stable")
+    sorted_pair_key = pair_key[pair_order]
 
     # GC list: each pair's position in its image's list and its predicate
     gc_pair = block.gc_pairs + pair_off[pair_img]
@@ -79,19 +82,18 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     matched_gt = np.bincount(np.repeat(np.arange(b), n_gt)[m_count > 0], minlength=b)
     n_s, n_o = m_count[gs], m_count[go]
     combo_row, within = expand_segments(n_s * n_o)
-    n_o_c = n_o[combo_row]
-    want = (m_q[m_start[gs[combo_row]] + within // n_o_c] * len(labels)
-            + m_q[m_start[go[combo_row]] + within % n_o_c])  # global (subject, object): one key per image pair
-    pair_order = np.argsort(ps * len(labels) + po, kind="stable")
-    sorted_pairs = (ps * len(labels) + po)[pair_order]
-    lo, hi = np.searchsorted(sorted_pairs, want, "left"), np.searchsorted(sorted_pairs, want, "right")
+    n_o_c, img_c = n_o[combo_row], row_img[combo_row]
+    want = ((img_c << IMAGE_SHIFT) | ((m_q[m_start[gs[combo_row]] + within // n_o_c] - obj_off[img_c]) << PAIR_BITS)
+            | (m_q[m_start[go[combo_row]] + within % n_o_c] - obj_off[img_c]))
+    lo, hi = np.searchsorted(sorted_pair_key, want, "left"), np.searchsorted(sorted_pair_key, want, "right")
     found, copy = expand_segments(hi - lo)
     cr, cp = combo_row[found], pair_order[lo[found] + copy]
     pred_ok = gc_pred[cp] == gp[cr]
 
     gc = first_match(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
-    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img))
+    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img,
+                                                                  single=b == 1))
     first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
@@ -102,8 +104,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
 
     gt_pair = None
     if gt_pair_family:
-        pair_key_all = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
-        on_gt = np.isin(pair_key_all, uniq_key)
+        on_gt = np.isin(pair_key, uniq_key)
         on_gt_in_gc = on_gt[gc_pair].astype(np.int64)
         counted = np.cumsum(on_gt_in_gc)
         before_image = np.concatenate([[0], counted])[pair_off]  # GT-pair candidates of earlier images
@@ -120,7 +121,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
-            triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, local_pairs,
+            triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_order, sorted_pair_key,
                                ps, po, matches)
 
     out, rows_at, uniq_at = [], segment_offsets(n_rows), segment_offsets(n_uniq)
@@ -136,11 +137,11 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     return out
 
 
-def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img) -> np.ndarray:
+def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img, *, single: bool) -> np.ndarray:
     """For pairs ``queries``: how many GC candidates of their image come before them with the same predicted
-    predicate. One image (an SGDet image, few queries): a running count along its GC list per queried
+    predicate. A ``single`` image (an SGDet image, few queries): a running count along its GC list per queried
     predicate; several: one stable sort of (image, predicate, position) keys for every pair."""
-    if pair_img[-1:].tolist() == [0] and len(queries) <= 64:
+    if single and len(queries) <= 64:
         in_order = gc_pred[gc_pair]  # predicates along the GC list
         out = np.empty(len(queries), dtype=np.int64)
         for c in np.unique(gc_pred[queries]).tolist():
@@ -161,12 +162,11 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     """ng-IMR: each row's rank when all pairs of its image are ranked by ``s_s·s_o·p_c`` for its predicate c
     (ties: lower pair first), at its best matching pair. One image: a ``[pairs, rows]`` score matrix; several:
     every (row, pair of its image) combination, so no row is compared with another image's pairs."""
-    best = np.full(num_rows, -np.inf, dtype=np.float64)
+    best = np.full(num_rows, -np.inf, dtype=np.float32)  # float32 scores: comparisons never widen the matrices
     own = per_pair[cp] * probs[cp, gp[cr]]
     np.maximum.at(best, cr, own)
     first = first_match(num_rows, cr[own == best[cr]], cp[own == best[cr]])
     has = np.isfinite(best)
-    best = best.astype(np.float32)  # exact (float32 scores): comparisons then never widen the score matrices
     if len(n_pairs) == 1:
         col = per_pair[:, None] * probs[:, gp]  # [P, rows]
         tied = np.flatnonzero(col == best[None, :])  # few: a row's own best pair, and exact ties
@@ -198,22 +198,20 @@ def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndar
     return out
 
 
-def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_img, local_pairs, ps, po, matches):
+def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, order, sorted_key, ps, po, matches):
     """R_tr: candidates are the row's own index pair in both directions with every predicate, by
-    ``s_i·s_j·p_c``; ties by pair order, then predicate id."""
+    ``s_i·s_j·p_c``; ties by pair order, then predicate id. ``order`` sorts the pairs' (image, subject,
+    object) keys stably; ``sorted_key`` is them in that order."""
     num_rows = len(gp)
     ranks = np.full(num_rows, NO_MATCH, dtype=np.int64)
-    key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
     entries = []
     for s, o in ((gs_loc, go_loc), (go_loc, gs_loc)):
         want = (row_img << IMAGE_SHIFT) | (s << PAIR_BITS) | o
         lo, hi = np.searchsorted(sorted_key, want, "left"), np.searchsorted(sorted_key, want, "right")
         row_of, within = expand_segments(hi - lo)
-        entries.append(row_of * (len(key) + 1) + order[lo[row_of] + within])
+        entries.append(row_of * (len(order) + 1) + order[lo[row_of] + within])
     combined = np.unique(np.concatenate(entries))  # by row, then pair index; each pair once per row
-    rows, js = combined // (len(key) + 1), combined % (len(key) + 1)
+    rows, js = combined // (len(order) + 1), combined % (len(order) + 1)
     if len(rows) == 0:
         return ranks
     entry_scores = per_pair[js][:, None] * probs[js, 1:]
