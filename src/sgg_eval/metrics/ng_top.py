@@ -40,27 +40,19 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     sorted stably so that ties keep the flat order."""
     width = probs.shape[1]
     scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
-    best = np.full((len(n_pairs), int(n_pairs.max(initial=0))), -np.inf, dtype=np.float32)
-    best[pair_img, np.arange(len(pair_img)) - pair_off[pair_img]] = pair_best
-    if best.shape[1] > n:
-        bound = _nth_largest(best, n)
-    else:
-        bound = np.full(len(n_pairs), -np.inf, dtype=np.float32)
-    mask = scores >= bound[pair_img][:, None]
+    pairs = np.arange(len(pair_img))
+    local, most = pairs - pair_off[pair_img], int(n_pairs.max(initial=0))
+    mask = scores >= _image_bound([pair_best], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
     if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
         # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
         # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
         # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out.
-        pairs, top = np.arange(len(pair_img)), gc_pred - 1
+        top = gc_pred - 1
         held = scores[pairs, top]
         scores[pairs, top] = -np.inf
         second = scores.max(axis=1)
         scores[pairs, top] = held
-        local = pairs - pair_off[pair_img]
-        both = np.full((len(n_pairs), 2 * best.shape[1]), -np.inf, dtype=np.float32)
-        both[pair_img, local], both[pair_img, best.shape[1] + local] = held, second
-        if both.shape[1] > n:
-            mask = scores >= _nth_largest(both, n)[pair_img][:, None]
+        mask = scores >= _image_bound([held, second], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
     flat = np.flatnonzero(mask)  # in flat order within each image
     value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
     image = pair_img[flat // (width - 1)]
@@ -73,6 +65,18 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
 
 
 LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
+
+
+def _image_bound(columns: list[np.ndarray], pair_img, local, n_images: int, most: int, n: int) -> np.ndarray:
+    """Per image, the ``n``-th largest of its pairs' values in ``columns`` (each ``[pairs]``: distinct entries
+    of the image, so a lower bound of its ``n``-th largest entry); -inf for an image with fewer values. One
+    partition of an ``[images, len(columns) · most pairs]`` matrix padded with -inf."""
+    padded = np.full((n_images, len(columns) * most), -np.inf, dtype=np.float32)
+    for k, values in enumerate(columns):
+        padded[pair_img, k * most + local] = values
+    if padded.shape[1] <= n:
+        return np.full(n_images, -np.inf, dtype=np.float32)
+    return _nth_largest(padded, n)
 
 
 def _nth_largest(padded: np.ndarray, n: int) -> np.ndarray:
