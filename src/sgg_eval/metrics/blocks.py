@@ -80,8 +80,8 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together
     counts["images_evaluated"] += len(kept)
     block_signals(counts, kept, opts.task, opts.score_kind)
-    zs_rows, tc_rows = _row_lookups(kept, sizes, zs_table, flat_counts)
-    counts["images_with_zeroshot_gt"] += sum(int(zs.any()) for zs in zs_rows if zs is not None)
+    zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
+    counts["images_with_zeroshot_gt"] += zs_images
     ranked = []
     for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
         ranked += block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source), ng_limit=opts.ng_limit,
@@ -91,21 +91,25 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
 
 
 def _row_lookups(kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
-                 ) -> tuple[list, list]:
+                 ) -> tuple[list, list, int]:
     """Per image, its GT rows' zero-shot flags and training counts (``None`` without the set or the counts),
-    looked up in tables indexed by triplet key, for the whole block at once."""
+    looked up in tables indexed by triplet key, for the whole block at once; and how many images have a
+    zero-shot row."""
     none = [None] * len(kept)
     if not kept or (zs_table is None and flat_counts is None):
-        return none, none
+        return none, none, 0
     n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
+    n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)  # > 0: kept images have relations
     rels = np.concatenate([gt.rels for gt, _ in kept])
     labels = np.concatenate([gt.labels for gt, _ in kept])
-    at = np.repeat(segment_offsets(n_gt), [len(gt.rels) for gt, _ in kept])
+    at = np.repeat(segment_offsets(n_gt), n_rels)
     keys = triplet_key(labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2], *sizes)
-    bounds = np.cumsum([len(gt.rels) for gt, _ in kept])[:-1]
-    zs = np.split(zs_table[keys], bounds) if zs_table is not None else none
+    bounds = np.cumsum(n_rels)[:-1]
     tc = np.split(flat_counts[keys], bounds) if flat_counts is not None else none
-    return zs, tc
+    if zs_table is None:
+        return none, tc, 0
+    zs = zs_table[keys]
+    return np.split(zs, bounds), tc, int(np.count_nonzero(np.logical_or.reduceat(zs, segment_offsets(n_rels))))
 
 
 def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
