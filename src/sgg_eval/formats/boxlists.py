@@ -88,15 +88,12 @@ class BoxListTable:
                 and set(map(type, mode)) <= {str} and set(mode) <= set(MODES) and set(map(type, fields)) <= {dict}):
             return False
         layouts = list(map(tuple, fields))
-        for names in dict.fromkeys(layouts):
-            if not set(map(type, names)) <= {str}:
-                return False
-            self._layouts[names] = [self.columns.setdefault(n, len(self.columns)) for n in names]
+        distinct = list(dict.fromkeys(layouts))
         values = list(chain.from_iterable(map(dict.values, fields)))
-        if not all(map(_is_tensor, values)):
-            self.columns.clear()
-            self._layouts.clear()
+        if not (set(map(type, chain.from_iterable(distinct))) <= {str} and all(map(_is_tensor, values))):
             return False
+        for names in distinct:  # columns numbered as ``record`` numbers them: by first appearance
+            self._layouts[names] = [self.columns.setdefault(n, len(self.columns)) for n in names]
         counts = np.fromiter(map(len, layouts), dtype=np.int64, count=len(layouts))
         self._bbox = array("q", bbox)
         self._mode = array("b", [MODES.index(m) for m in mode])
