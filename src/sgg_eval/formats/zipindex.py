@@ -53,9 +53,7 @@ class Members:
         long = np.flatnonzero(self.name_len >= len(tail))
         at = self.name_at[long] + self.name_len[long] - len(tail)
         hit = long[(self.raw[at[:, None] + np.arange(len(tail))] == tail).all(axis=1)]
-        exact = np.flatnonzero(self.name_len == len(tail) - 1)
-        exact = exact[(self.raw[self.name_at[exact, None] + np.arange(len(tail) - 1)] == tail[1:]).all(axis=1)]
-        return np.union1d(hit, exact)
+        return np.union1d(hit, self._named(tail[1:]))
 
     def data_at(self, whole: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """Byte offsets of members ``rows``' data (after their local headers), None if a header is corrupt."""
@@ -72,12 +70,15 @@ class Members:
         lengths = header[:, 4:].astype(np.int64)
         return at + 30 + (lengths[:, 0] | lengths[:, 1] << 8) + (lengths[:, 2] | lengths[:, 3] << 8)
 
-    def _find_ascii(self, name: str) -> int:
-        """The last member called ``name`` (ASCII: bytes >= 0x80 never decode to ASCII, in UTF-8 or cp437,
-        so comparing bytes is exact), -1 if none."""
-        want = np.frombuffer(name.encode("ascii"), np.uint8)
+    def _named(self, want: np.ndarray) -> np.ndarray:
+        """Rows of the members whose name is the ASCII bytes ``want`` (bytes >= 0x80 never decode to ASCII, in
+        UTF-8 or cp437, so comparing bytes is exact)."""
         cand = np.flatnonzero(self.name_len == len(want))
-        hit = cand[(self.raw[self.name_at[cand, None] + np.arange(len(want))] == want).all(axis=1)]
+        return cand[(self.raw[self.name_at[cand, None] + np.arange(len(want))] == want).all(axis=1)]
+
+    def _find_ascii(self, name: str) -> int:
+        """The last member called ``name`` (ASCII), -1 if none."""
+        hit = self._named(np.frombuffer(name.encode("ascii"), np.uint8))
         return int(hit[-1]) if len(hit) else -1
 
     def find(self, prefix: str, suffixes: list[str]) -> np.ndarray:
