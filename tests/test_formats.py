@@ -217,28 +217,21 @@ def _split_and_file(tmp_path, n: int = 300):
     return gts, lambda images: write_split(tmp_path / "s.h5", SplitMeta("test", VOCAB, "t", False, "t"), images)
 
 
-@pytest.mark.parametrize("change", ["label", "box", "rels", "rel_order", "box_rounding"])
-def test_the_files_groundtruths_must_be_the_splits(tmp_path, change):
-    """Scored on a split, the file's own GT must be that split's: a different label, box or relation is an
-    error naming the first image that differs; the same relations in another order, or boxes within rounding,
-    are the same GT."""
+@pytest.mark.parametrize("change", ["label", "rel_order"])
+def test_the_split_comparison_beyond_the_first_batch(tmp_path, change):
+    """The file's GT is compared with the split's a batch at a time (test_cli_evaluate covers each kind of
+    difference): a difference in a later batch is named at its image; relations reordered there still pass."""
     gts, write = _split_and_file(tmp_path)
     bad = next(i for i in range(270, 300) if len(gts[i].rels) >= 2)  # in the second comparison batch
     g = gts[bad]
-    boxes, labels, rels = g.boxes.copy(), g.labels.copy(), g.rels.copy()
+    labels, rels = g.labels.copy(), g.rels.copy()
     if change == "label":
         labels[0] = labels[0] % VOCAB.num_objects + 1
-    elif change == "box":
-        boxes[0, 2] += 1.0
-    elif change == "rels":
-        rels[0, 2] = rels[0, 2] % VOCAB.num_predicates + 1
-    elif change == "rel_order":
-        rels = rels[::-1].copy()
     else:
-        boxes[0, 2] += 0.004
-    write(gts[:bad] + [GTImage(g.image_id, g.width, g.height, boxes, labels, rels)] + gts[bad + 1:])
+        rels = rels[::-1].copy()
+    write(gts[:bad] + [GTImage(g.image_id, g.width, g.height, g.boxes, labels, rels)] + gts[bad + 1:])
     source = open_predictions(str(tmp_path / "e.pytorch"), gt=str(tmp_path / "s.h5"))
-    if change in ("rel_order", "box_rounding"):
+    if change == "rel_order":
         assert sum(1 for _ in source.pairs()) == len(gts)
         return
     with pytest.raises(InputError, match="not the GT split") as err:
