@@ -13,7 +13,7 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import CandidateBlock, prepare, prepare_block
+from sgg_eval.metrics.candidates import CandidateBlock, PairPredicates, foreground_max, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks
 
@@ -116,9 +116,11 @@ def test_prepare_block_equals_prepare_image_by_image(task, order, score_kind, dt
         images.append((gt, pred))
     got = prepare_block(images, opts, "f")
     want = CandidateBlock.of([prepare(gt, pred, opts, "f") for gt, pred in images])
-    for name in ("n_obj", "n_pairs", "boxes", "labels", "obj_scores", "pairs", "probs", "gc_pairs", "gc_preds",
+    for name in ("n_obj", "n_pairs", "boxes", "labels", "obj_scores", "pairs", "probs", "gc_pairs", "predicted",
                  "pair_best"):
         a, b = getattr(got, name), getattr(want, name)
+        if name == "predicted":
+            a, b = a.all(), b.all()
         assert (a is None) == (b is None), name
         if a is not None:
             assert a.dtype == b.dtype, name
@@ -171,3 +173,54 @@ def test_block_ng_top_with_spread_object_scores(ng_limit, uneven):
     for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
         want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
         np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")
+
+
+@pytest.mark.parametrize("width", [2, 3, 6, 51])
+def test_lazy_pair_predicates_equal_the_first_maximum(width):
+    """``foreground_max`` and the lazy :class:`PairPredicates` of one image (predicates derived from each row's
+    maximum) against a plain argmax over columns 1.., on coarse scores full of ties, zeros and -0.0."""
+    rng = np.random.default_rng(width)
+    for n in (1, 2, 7, 300):
+        probs = rng.integers(0, 3, size=(n, width)).astype(np.float32) / 2
+        probs[rng.random(probs.shape) < 0.2] = -0.0
+        want = np.array([1 + max(range(width - 1), key=lambda c: (row[c + 1], -c)) for row in probs])
+        row_max = foreground_max(probs)
+        np.testing.assert_array_equal(row_max, [max(row[1:]) for row in probs])
+        lazy = PairPredicates(probs=probs, row_max=row_max)
+        some = rng.integers(0, n, size=5)
+        np.testing.assert_array_equal(lazy.at(some), want[some])
+        for c in range(1, width):
+            np.testing.assert_array_equal(lazy.equal_to(c), want == c, err_msg=f"predicate {c}")
+        np.testing.assert_array_equal(lazy.all(), want)
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+@pytest.mark.parametrize("order", ["score", "stored"])
+@pytest.mark.parametrize("coarse", [False, True])
+def test_one_image_block_with_lazy_predicates_equals_image_ranks(task, order, coarse):
+    """A block of one image (the SGDet path: predicates derived on demand from row maxima) ranks every row as
+    ``image_ranks`` does, also on coarse scores where several predicates tie for a pair's maximum."""
+    rng = np.random.default_rng(len(task) + 10 * coarse + len(order))
+    opts = EvalOptions(task=task, order=order, ng_limit=int(rng.choice([3, 100])))
+    families = {"gt_pair_family": task != "sgdet", "triplet_family": task != "sgdet"}
+    checked = 0
+    for i in range(80):
+        gt, pred = random_case(rng, VOCAB, task, i, max_objects=9)
+        if len(gt.rels) == 0 or len(pred.pairs) == 0:
+            continue
+        if coarse:
+            grid = rng.integers(0, 3, size=pred.rel_scores.shape).astype(np.float32) / 2
+            grid[rng.random(grid.shape) < 0.2] = -0.0
+            pred.rel_scores = grid
+        block = prepare_block([(gt, pred)], opts, "")
+        assert block.predicted._values is None  # the lazy path is the one under test
+        got = block_ranks([gt], block, ng_limit=opts.ng_limit, **families)[0]
+        want = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit,
+                           **families)
+        for name in FIELDS:
+            a, b = getattr(got, name), getattr(want, name)
+            assert (a is None) == (b is None), name
+            if a is not None:
+                np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}")
+        checked += 1
+    assert checked > 20

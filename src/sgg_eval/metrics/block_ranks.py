@@ -51,12 +51,11 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     pair_order = np.argsort(pair_key, kind="stable")
     sorted_pair_key = pair_key[pair_order]
 
-    # GC list: each pair's position in its image's list and its predicate
+    # GC list: each pair's position in its image's list; its predicate is block.predicted's
     gc_pair = block.gc_pairs + pair_off[pair_img]
     gc_pos = np.empty(len(gc_pair), dtype=np.int64)
     gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_off[pair_img]
-    gc_pred = np.empty(len(gc_pair), dtype=np.int64)
-    gc_pred[gc_pair] = block.gc_preds
+    predicted = block.predicted
 
     # object matching over every (GT object, predicted object) of the same image
     ok_img, ok_local = expand_segments(n_gt * n_obj)
@@ -88,11 +87,11 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     lo, hi = np.searchsorted(sorted_pair_key, want, "left"), np.searchsorted(sorted_pair_key, want, "right")
     found, copy = expand_segments(hi - lo)
     cr, cp = combo_row[found], pair_order[lo[found] + copy]
-    pred_ok = gc_pred[cp] == gp[cr]
+    pred_ok = predicted.at(cp) == gp[cr]
 
     gc = first_match(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
-    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, gc_pred, pair_img,
+    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, predicted, pair_img,
                                                                   single=b == 1))
     first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
@@ -117,7 +116,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     if block.probs is not None:
         probs, scores = block.probs, block.obj_scores
         per_pair = scores[ps] * scores[po]
-        ng = ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows)
+        ng = ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
@@ -137,18 +136,20 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     return out
 
 
-def _within_predicate(queries, gc_pair, gc_pos, gc_pred, pair_img, *, single: bool) -> np.ndarray:
+def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: bool) -> np.ndarray:
     """For pairs ``queries``: how many GC candidates of their image come before them with the same predicted
-    predicate. A ``single`` image (an SGDet image, few queries): a running count along its GC list per queried
-    predicate; several: one stable sort of (image, predicate, position) keys for every pair."""
+    predicate (``predicted``: :class:`PairPredicates`). A ``single`` image (an SGDet image, few queries): a
+    running count along its GC list per queried predicate; several: one stable sort of (image, predicate,
+    position) keys for every pair."""
     if single and len(queries) <= 64:
-        in_order = gc_pred[gc_pair]  # predicates along the GC list
+        query_pred = predicted.at(queries)
         out = np.empty(len(queries), dtype=np.int64)
-        for c in np.unique(gc_pred[queries]).tolist():
-            running = np.cumsum(in_order == c)
-            mine = gc_pred[queries] == c
+        for c in np.unique(query_pred).tolist():
+            running = np.cumsum(predicted.equal_to(c)[gc_pair])  # along the GC list
+            mine = query_pred == c
             out[mine] = running[gc_pos[queries[mine]]] - 1
         return out
+    gc_pred = predicted.all()
     group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
     # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
     order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")

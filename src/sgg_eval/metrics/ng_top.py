@@ -8,15 +8,15 @@ import numpy as np
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
 
 
-def ng_ranks(block, ng_limit, per_pair, gc_pred, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
+def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
     """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
     width = block.probs.shape[1]
     if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
-        top_pairs, top_preds = ng_top(block.single(), ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
+        top_pairs, top_preds = ng_top(block, ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
         keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
     else:
-        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, gc_pred, pair_img, block.n_pairs,
-                                        pair_off, ng_limit)
+        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img,
+                                        block.n_pairs, pair_off, ng_limit)
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
     order = np.argsort(keys)

@@ -103,7 +103,8 @@ def pair_scores(cand: Candidates, rows: np.ndarray | slice = slice(None), cols: 
 
 
 def ng_top(cand: Candidates, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The global NG top ``n``: (pair index, predicate) per position, descending, ties by flat index.
+    """The global NG top ``n``: (pair index, predicate) per position, descending, ties by flat index. ``cand``:
+    one image's candidates (or a one-image ``CandidateBlock``, which has the same fields).
 
     Only pairs whose best score reaches the ``n``-th largest per-pair best can hold a top-``n`` entry (those
     ``n`` pair bests are ``n`` distinct entries), so only their rows are scored and sorted.
