@@ -169,10 +169,13 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     first = first_match(num_rows, cr[own == best[cr]], cp[own == best[cr]])
     has = np.isfinite(best)
     if len(n_pairs) == 1:
-        col = per_pair[:, None] * probs[:, gp]  # [P, rows]
-        tied = np.flatnonzero(col == best[None, :])  # few: a row's own best pair, and exact ties
-        tied_pair, tied_row = tied // len(best), tied % len(best)
-        counted = (col > best[None, :]).sum(axis=0) + np.bincount(
+        # [rows, P]: the rows' score columns gathered pair by pair (np.take reads each pair's scores once),
+        # then made contiguous, so each row's comparisons run along one long array
+        col = np.ascontiguousarray(np.take(probs, gp, axis=1).T)
+        col *= per_pair
+        tied = np.flatnonzero(col == best[:, None])  # few: a row's own best pair, and exact ties
+        tied_row, tied_pair = tied // len(per_pair), tied % len(per_pair)
+        counted = np.count_nonzero(col > best[:, None], axis=1) + np.bincount(
             tied_row[tied_pair < first[tied_row]], minlength=len(best))
         return np.where(has, counted, NO_MATCH).astype(np.int64)
     rows = np.flatnonzero(has)
