@@ -13,9 +13,10 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import CandidateBlock, PairPredicates, foreground_max, prepare, prepare_block
+from sgg_eval.metrics.candidates import CandidateBlock, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks
+from sgg_eval.metrics.rowwise import row_max
 
 VOCAB = small_vocab(6, 5)
 FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")
@@ -177,16 +178,14 @@ def test_block_ng_top_with_spread_object_scores(ng_limit, uneven):
 
 @pytest.mark.parametrize("width", [2, 3, 6, 51])
 def test_lazy_pair_predicates_equal_the_first_maximum(width):
-    """``foreground_max`` and the lazy :class:`PairPredicates` of one image (predicates derived from each row's
-    maximum) against a plain argmax over columns 1.., on coarse scores full of ties, zeros and -0.0."""
+    """The lazy :class:`PairPredicates` of one image (predicates derived from each row's maximum) against a
+    plain argmax over columns 1.., on coarse scores full of ties, zeros and -0.0."""
     rng = np.random.default_rng(width)
     for n in (1, 2, 7, 300):
         probs = rng.integers(0, 3, size=(n, width)).astype(np.float32) / 2
         probs[rng.random(probs.shape) < 0.2] = -0.0
         want = np.array([1 + max(range(width - 1), key=lambda c: (row[c + 1], -c)) for row in probs])
-        row_max = foreground_max(probs)
-        np.testing.assert_array_equal(row_max, [max(row[1:]) for row in probs])
-        lazy = PairPredicates(probs=probs, row_max=row_max)
+        lazy = PairPredicates(probs=probs, row_max=row_max(probs, 1))
         some = rng.integers(0, n, size=5)
         np.testing.assert_array_equal(lazy.at(some), want[some])
         for c in range(1, width):

@@ -3,7 +3,6 @@ and the graph-constrained (GC) triplet list in the reference's order."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,6 +11,7 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.ranks import Candidates
+from sgg_eval.metrics.rowwise import first_max as row_first_max, row_max
 from sgg_eval.metrics.segments import segment_offsets
 
 if TYPE_CHECKING:
@@ -108,24 +108,6 @@ class PairPredicates:
         return self._values
 
 
-@functools.lru_cache(maxsize=8)
-def _foreground_segments(n_pairs: int, width: int) -> np.ndarray:
-    """``reduceat`` boundaries over a flattened ``[n_pairs, width]`` matrix whose even segments are the rows'
-    columns 1.. and odd ones the next row's column 0: [1, w, w + 1, 2w, ..., (n - 1)w + 1]."""
-    starts = np.arange(n_pairs, dtype=np.intp) * width
-    bounds = np.empty(2 * n_pairs - 1, dtype=np.intp)
-    bounds[0::2], bounds[1::2] = starts + 1, starts[1:]
-    bounds.flags.writeable = False
-    return bounds
-
-
-def foreground_max(probs: np.ndarray) -> np.ndarray:
-    """Each row's maximum over columns 1.. (float32). One ``reduceat`` over the flat matrix: ~2x faster than a
-    reduction along rows of ~50 columns, whose per-row set-up dominates."""
-    n, width = probs.shape
-    return np.maximum.reduceat(probs.reshape(-1), _foreground_segments(n, width))[0::2]
-
-
 @dataclass
 class CandidateBlock:
     """The candidates of several images, concatenated in image order (``block_ranks``' input): per image,
@@ -195,22 +177,21 @@ def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBloc
         obj_scores = np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
     scores = np.concatenate([p.rel_scores for p in preds if len(p.pairs)])
     probs = softmax(scores) if opts.score_kind == "logits" else scores.astype(np.float32, copy=False)
-    first_max = probs[:, 1:].argmax(axis=1)  # the first maximum: the lowest predicate id on ties
-    best = probs[np.arange(len(probs)), first_max + 1]
+    first_max, best = row_first_max(probs, 1)  # the first maximum: the lowest predicate id on ties
     obj_at = segment_offsets(n_obj)[pair_img]
     s_s, s_o = obj_scores[pairs[:, 0] + obj_at], obj_scores[pairs[:, 1] + obj_at]
     gc_pairs = np.arange(len(pairs)) - segment_offsets(n_pairs)[pair_img]  # stored order
     if opts.order == "score":  # by the reference's GC triplet score within each image, stable
         gc_pairs = gc_pairs[np.lexsort((-(best * s_s * s_o).astype(np.float64), pair_img))]
     return CandidateBlock(n_obj, n_pairs, boxes.astype(np.float32).reshape(-1, 4), labels.astype(np.int64),
-                          obj_scores, pairs, probs, gc_pairs, PairPredicates(1 + first_max.astype(np.int64)),
+                          obj_scores, pairs, probs, gc_pairs, PairPredicates(1 + first_max),
                           (s_s * s_o) * best)
 
 
 def _prepare_one(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> CandidateBlock:
     """:func:`prepare` of one image with pairs and scores, as a block whose predicates are lazy."""
     boxes, labels, obj_scores, probs, _ = _substituted(gt, pred, opts, source)
-    best = foreground_max(probs)
+    best = row_max(probs, 1)
     pairs = pred.pairs.astype(np.int64).reshape(-1, 2)
     s_s, s_o = obj_scores[pairs[:, 0]], obj_scores[pairs[:, 1]]
     return CandidateBlock(np.array([len(labels)]), np.array([len(pairs)]),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
+from sgg_eval.metrics.rowwise import row_max
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
@@ -50,7 +51,7 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
         top = gc_pred - 1
         held = scores[pairs, top]
         scores[pairs, top] = -np.inf
-        second = scores.max(axis=1)
+        second = row_max(scores)
         scores[pairs, top] = held
         mask = scores >= _image_bound([held, second], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
     flat = np.flatnonzero(mask)  # in flat order within each image

@@ -1,0 +1,54 @@
+"""Row maxima and first maxima of wide score matrices (``[pairs, predicates]``), faster than numpy's own.
+
+numpy reduces along rows of ~50 columns at ~60 ns a row of set-up (``max(axis=1)``; ``argmax(axis=1)`` also
+copies a non-contiguous matrix first). ``reduceat`` over the flat matrix takes one segment per row for about
+half of that, so an SGDet image's 6,320 rows cost ~0.17 ms instead of ~0.5 ms (issue 11).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=16)
+def _row_segments(n_rows: int, width: int, first: int) -> np.ndarray:
+    """``reduceat`` boundaries over a flattened ``[n_rows, width]`` matrix whose even segments are the rows'
+    columns ``first..`` (and, when ``first`` > 0, odd ones the next row's first columns):
+    [f, w, w + f, 2w, ..., (n - 1)w + f]; without skipped columns simply every row's start."""
+    starts = np.arange(n_rows, dtype=np.intp) * width
+    if first == 0:
+        bounds = starts
+    else:
+        bounds = np.empty(2 * n_rows - 1, dtype=np.intp)
+        bounds[0::2], bounds[1::2] = starts + first, starts[1:]
+    bounds.flags.writeable = False
+    return bounds
+
+
+def row_max(matrix: np.ndarray, first: int = 0) -> np.ndarray:
+    """Each row's maximum over columns ``first..`` (NaN propagates, as in ``max``); ``matrix`` has at least
+    one such column."""
+    n, width = matrix.shape
+    if n == 0:
+        return np.zeros(0, dtype=matrix.dtype)
+    maxima = np.maximum.reduceat(matrix.reshape(-1), _row_segments(n, width, first))
+    return maxima[0::2] if first else maxima
+
+
+def first_max(matrix: np.ndarray, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the first column (counted from ``first``) holding the maximum over columns ``first..``, as
+    ``matrix[:, first:].argmax(axis=1)`` (int64), and that maximum. The index is the first column equal to the
+    row maximum: one comparison of the whole matrix and its flat True positions, first per row."""
+    maxima = row_max(matrix, first)
+    n, width = matrix.shape
+    equal = matrix == maxima[:, None]  # the whole matrix: a contiguous comparison, ~2x the speed of a slice's
+    equal[:, :first] = False
+    at = np.flatnonzero(equal)
+    rows = at // width
+    leading = np.ones(len(at), dtype=bool)
+    leading[1:] = rows[1:] != rows[:-1]
+    if np.count_nonzero(leading) != n:  # a row without its maximum (NaN): numpy's own answer
+        return matrix[:, first:].argmax(axis=1).astype(np.int64), maxima
+    return at[leading] - rows[leading] * width - first, maxima

@@ -1,0 +1,47 @@
+"""Row maxima and first maxima by ``reduceat`` (``metrics/rowwise.py``) against plain loops over each row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sgg_eval.metrics.rowwise import first_max, row_max
+
+
+def _loop_first_max(matrix: np.ndarray, first: int) -> tuple[list[int], list[float]]:
+    """Per row: the lowest column index (from ``first``) whose value is the largest, and that value."""
+    index, value = [], []
+    for row in matrix.tolist():
+        best = first
+        for c in range(first, len(row)):
+            if row[c] > row[best]:
+                best = c
+        index.append(best - first)
+        value.append(row[best])
+    return index, value
+
+
+@pytest.mark.parametrize("first", [0, 1, 2])
+@pytest.mark.parametrize("width", [3, 4, 51])
+@pytest.mark.parametrize("rows", [0, 1, 2, 97])
+def test_row_max_and_first_max_equal_loops(first, width, rows):
+    """Coarse values (ties in most rows, also with the skipped columns), zeros and -0.0, and a contiguous as
+    well as a sliced (non-contiguous) matrix."""
+    rng = np.random.default_rng(first * 100 + width + rows)
+    wide = rng.integers(0, 3, size=(rows, width + 1)).astype(np.float32) / 2
+    wide[rng.random(wide.shape) < 0.2] = -0.0
+    for matrix in (np.ascontiguousarray(wide[:, :width]), wide[:, :width]):
+        want_index, want_value = _loop_first_max(matrix, first)
+        np.testing.assert_array_equal(row_max(matrix, first), np.array(want_value, dtype=np.float32).reshape(-1))
+        index, value = first_max(matrix, first)
+        np.testing.assert_array_equal(index, np.array(want_index, dtype=np.int64).reshape(-1))
+        np.testing.assert_array_equal(value, np.array(want_value, dtype=np.float32).reshape(-1))
+        assert index.dtype == np.int64
+
+
+def test_first_max_of_a_row_with_nan_is_numpys():
+    """Scores are validated finite before ranking; should a NaN reach ``first_max`` anyway, the answer is
+    numpy's argmax, not a misaligned index array."""
+    matrix = np.array([[0.0, 0.2, 0.5], [0.1, np.nan, 0.3], [0.0, 0.4, 0.4]], dtype=np.float32)
+    index, _ = first_max(matrix, 1)
+    np.testing.assert_array_equal(index, matrix[:, 1:].argmax(axis=1))
