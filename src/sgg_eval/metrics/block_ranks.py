@@ -17,7 +17,7 @@ from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock
 from sgg_eval.metrics.ng_top import ng_ranks
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, first_match
-from sgg_eval.metrics.segments import expand_segments, segment_offsets
+from sgg_eval.metrics.segments import expand_segments, position_in_runs, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
 
@@ -153,9 +153,8 @@ def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: 
     group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
     # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
     order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")
-    sorted_group = group[order]
     within = np.empty(len(order), dtype=np.int64)
-    within[order] = np.arange(len(order)) - np.searchsorted(sorted_group, sorted_group, side="left")
+    within[order] = position_in_runs(group[order])
     return within[queries]
 
 

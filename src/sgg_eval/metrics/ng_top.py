@@ -7,6 +7,7 @@ import numpy as np
 
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
 from sgg_eval.metrics.rowwise import row_max
+from sgg_eval.metrics.segments import position_in_runs
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
@@ -59,8 +60,7 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     image = pair_img[flat // (width - 1)]
     key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
     order = np.argsort(key, kind="stable")
-    image = image[order]
-    position = np.arange(len(order)) - np.searchsorted(image, image, side="left")
+    position = position_in_runs(image[order])
     keep = flat[order[position < n]]
     return keep // (width - 1) * width + keep % (width - 1) + 1, position[position < n]
 

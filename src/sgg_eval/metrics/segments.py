@@ -14,7 +14,21 @@ def segment_offsets(sizes: np.ndarray) -> np.ndarray:
 def expand_segments(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For segments of ``sizes``: each element's segment and its index within the segment."""
     seg = np.repeat(np.arange(len(sizes)), sizes)
-    return seg, np.arange(len(seg)) - segment_offsets(sizes)[seg]
+    return seg, np.arange(len(seg)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
+def position_in_runs(values: np.ndarray) -> np.ndarray:
+    """For an array whose equal values are adjacent (a sorted one), each element's position within its run of
+    equal values: ``arange(n) - searchsorted(values, values, 'left')``, in linear time (several times faster
+    than the binary searches on a block's ~30,000 keys)."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    return np.arange(n) - np.repeat(starts, np.diff(starts, append=n))
 
 
 def segment_min(size: int, segment: np.ndarray, values: np.ndarray, empty: int) -> np.ndarray:

@@ -1,0 +1,44 @@
+"""The segment bookkeeping of batched evaluation (``metrics/segments.py``) against plain loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sgg_eval.metrics.segments import expand_segments, position_in_runs, segment_min, segment_offsets
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_offsets_and_expansion_equal_loops(seed):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 4, size=int(rng.integers(0, 12)))
+    starts, total = [], 0
+    seg_want, within_want = [], []
+    for s, size in enumerate(sizes.tolist()):
+        starts.append(total)
+        seg_want += [s] * size
+        within_want += list(range(size))
+        total += size
+    np.testing.assert_array_equal(segment_offsets(sizes), np.array(starts, dtype=np.int64))
+    seg, within = expand_segments(sizes)
+    np.testing.assert_array_equal(seg, seg_want)
+    np.testing.assert_array_equal(within, within_want)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_position_in_runs_equals_a_loop(seed):
+    """Runs of equal values (any length, one element, the whole array), also of negative and float values."""
+    rng = np.random.default_rng(seed)
+    for values in (np.sort(rng.integers(-3, 4, size=int(rng.integers(0, 30)))),
+                   np.sort(rng.integers(0, 2, size=7)).astype(np.float64), np.zeros(5), np.arange(4), np.zeros(0)):
+        want = []
+        for i, v in enumerate(values.tolist()):
+            want.append(want[-1] + 1 if i and values[i - 1] == v else 0)
+        np.testing.assert_array_equal(position_in_runs(values), np.array(want, dtype=np.int64))
+
+
+def test_segment_min_equals_a_loop():
+    rng = np.random.default_rng(3)
+    segment, values = rng.integers(0, 6, size=40), rng.integers(0, 100, size=40)
+    want = [min([v for s, v in zip(segment, values) if s == k], default=1000) for k in range(8)]
+    np.testing.assert_array_equal(segment_min(8, segment, values, 1000), want)  # empty: above every value
