@@ -47,8 +47,8 @@ def test_block_ranks_equal_image_ranks(task, order, score_kind, seed):
         gts.append(gt)
         cands.append(prepare(gt, _with_duplicate_pairs(rng, pred), opts, ""))
     families = {"gt_pair_family": task != "sgdet", "triplet_family": task != "sgdet"}
-    batch = block_ranks(gts, cands, ng_limit=opts.ng_limit, **families)
-    alone = [block_ranks([g], [c], ng_limit=opts.ng_limit, **families)[0] for g, c in zip(gts, cands)]
+    batch = block_ranks(gts, cands, ng_limit=opts.ng_limit, **families).images()
+    alone = [block_ranks([g], [c], ng_limit=opts.ng_limit, **families).images()[0] for g, c in zip(gts, cands)]
     assert len(batch) == len(gts)
     for gt, cand, got in [*zip(gts, cands, batch), *zip(gts, cands, alone)]:  # a block, and one image at a time
         want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=opts.ng_limit, **families)
@@ -69,8 +69,8 @@ def test_block_ranks_of_one_image_and_of_images_without_pairs():
     assert empty  # the strict protocol ranks images without any predicted pair: every row a miss
     for block in (cases[:1], empty, cases):
         cands = [prepare(g, p, opts, "") for g, p in block]
-        for (g, _), cand, got in zip(block, cands, block_ranks([g for g, _ in block], cands,
-                                                               gt_pair_family=False, triplet_family=False)):
+        for (g, _), cand, got in zip(block, cands, block_ranks([g for g, _ in block], cands, gt_pair_family=False,
+                                                               triplet_family=False).images()):
             want = image_ranks(g.boxes, g.labels, g.rels, cand, gt_pair_family=False, triplet_family=False)
             for name in FIELDS:
                 if getattr(want, name) is not None:
@@ -94,7 +94,7 @@ def test_block_ng_top_on_coarse_scores_zeros_and_negative_zero(ng_limit):
         pred.obj_scores = rng.integers(1, 3, size=len(pred.obj_scores)).astype(np.float32) / 2
         gts.append(gt)
         cands.append(prepare(gt, pred, opts, ""))
-    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
+    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit).images()):
         want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
         np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")
 
@@ -171,7 +171,7 @@ def test_block_ng_top_with_spread_object_scores(ng_limit, uneven):
         gts.append(gt)
         cands.append(prepare(gt, pred, opts, ""))
     assert len(gts) > 10
-    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit)):
+    for gt, cand, got in zip(gts, cands, block_ranks(gts, cands, ng_limit=ng_limit).images()):
         want = image_ranks(gt.boxes, gt.labels, gt.rels, cand, ng_limit=ng_limit)
         np.testing.assert_array_equal(got.ng, want.ng, err_msg=f"image {gt.image_id}")
 
@@ -213,7 +213,7 @@ def test_one_image_block_with_lazy_predicates_equals_image_ranks(task, order, co
             pred.rel_scores = grid
         block = prepare_block([(gt, pred)], opts, "")
         assert block.predicted._values is None  # the lazy path is the one under test
-        got = block_ranks([gt], block, ng_limit=opts.ng_limit, **families)[0]
+        got = block_ranks([gt], block, ng_limit=opts.ng_limit, **families).images()[0]
         want = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit,
                            **families)
         for name in FIELDS:

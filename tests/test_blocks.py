@@ -12,6 +12,7 @@ from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
 from sgg_eval.metrics import blocks
 from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.metrics.ranks import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import compute_stats
 
@@ -121,7 +122,8 @@ def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
     one_by_one, at_once = Accumulator(VOCAB.num_predicates), Accumulator(VOCAB.num_predicates)
     for r, zs, tc in items:
         one_by_one.add(r, zs, tc)
-    at_once.add_many(*map(list, zip(*items)))
+    ranks, zs, tc = zip(*items)
+    at_once.add_many(BlockRanks.of(list(ranks)), np.concatenate(zs), np.concatenate(tc))
     assert at_once.families == one_by_one.families and at_once.images == len(cases)
     for name, value in vars(one_by_one).items():
         theirs = getattr(at_once, name)

@@ -16,7 +16,7 @@ import numpy as np
 from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock
 from sgg_eval.metrics.ng_top import ng_ranks
-from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, ImageRanks, first_match
+from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, BlockRanks, Candidates, first_match
 from sgg_eval.metrics.segments import expand_segments, position_in_runs, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
@@ -24,8 +24,9 @@ IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | sub
 
 def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit: int = 100,
                 gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5
-                ) -> list[ImageRanks]:
-    """:func:`ranks.image_ranks` of every (GT image, candidates) of a block; every GT image has rows.
+                ) -> BlockRanks:
+    """:func:`ranks.image_ranks` of every (GT image, candidates) of a block, concatenated (``BlockRanks``);
+    every GT image has rows.
     ``cands``: the images' candidates, concatenated (``candidates.prepare_block``) or as a list.
 
     Axes: ``r`` GT rows of the block, ``j`` predicted pairs, ``(cr, cp)`` the (row, pair) combinations whose
@@ -123,17 +124,9 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
             triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_order, sorted_pair_key,
                                ps, po, matches)
 
-    out, rows_at, uniq_at = [], segment_offsets(n_rows), segment_offsets(n_uniq)
-    for i in range(b):
-        r = slice(rows_at[i], rows_at[i] + n_rows[i])
-        out.append(ImageRanks(
-            predicates=gp[r], gc=gc[r], pair=pair_rank[uniq_at[i]: uniq_at[i] + n_uniq[i]],
-            num_gt_objects=int(n_gt[i]), matched_gt_objects=int(matched_gt[i]), imr=imr[r],
-            ng=None if ng is None else ng[r], gt_pair=None if gt_pair is None else gt_pair[r],
-            per_predicate=None if per_predicate is None else per_predicate[r],
-            triplet=None if triplet is None else triplet[r],
-            predicate_rank=None if predicate_rank is None else predicate_rank[r]))
-    return out
+    return BlockRanks(n_rows=n_rows, n_pairs=n_uniq, num_gt_objects=n_gt, matched_gt_objects=matched_gt,
+                      predicates=gp, gc=gc, pair=pair_rank, imr=imr, ng=ng, gt_pair=gt_pair,
+                      per_predicate=per_predicate, triplet=triplet, predicate_rank=predicate_rank)
 
 
 def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: bool) -> np.ndarray:

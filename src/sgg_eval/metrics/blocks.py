@@ -26,6 +26,7 @@ from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.block_ranks import block_ranks
+from sgg_eval.metrics.ranks import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.metrics.segments import segment_offsets
 
@@ -82,34 +83,32 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     block_signals(counts, kept, opts.task, opts.score_kind)
     zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
-    ranked = []
-    for chunk in _by_pairs(kept, MAX_RANKED_PAIRS):
-        ranked += block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source), ng_limit=opts.ng_limit,
-                              gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
-    acc.add_many(ranked, zs_rows, tc_rows)
+    ranked = [block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source), ng_limit=opts.ng_limit,
+                          gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
+              for chunk in _by_pairs(kept, MAX_RANKED_PAIRS)]
+    if ranked:
+        acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)
     return acc, counts, boxes.finish() if boxes is not None else None
 
 
 def _row_lookups(kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
-                 ) -> tuple[list, list, int]:
-    """Per image, its GT rows' zero-shot flags and training counts (``None`` without the set or the counts),
-    looked up in tables indexed by triplet key, for the whole block at once; and how many images have a
+                 ) -> tuple[np.ndarray | None, np.ndarray | None, int]:
+    """The GT rows' zero-shot flags and training counts over the block's images, concatenated (``None``
+    without the set or the counts), looked up in tables indexed by triplet key; and how many images have a
     zero-shot row."""
-    none = [None] * len(kept)
     if not kept or (zs_table is None and flat_counts is None):
-        return none, none, 0
+        return None, None, 0
     n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
     n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)  # > 0: kept images have relations
     rels = np.concatenate([gt.rels for gt, _ in kept])
     labels = np.concatenate([gt.labels for gt, _ in kept])
     at = np.repeat(segment_offsets(n_gt), n_rels)
     keys = triplet_key(labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2], *sizes)
-    bounds = np.cumsum(n_rels)[:-1]
-    tc = np.split(flat_counts[keys], bounds) if flat_counts is not None else none
+    tc = flat_counts[keys] if flat_counts is not None else None
     if zs_table is None:
-        return none, tc, 0
+        return None, tc, 0
     zs = zs_table[keys]
-    return np.split(zs, bounds), tc, int(np.count_nonzero(np.logical_or.reduceat(zs, segment_offsets(n_rels))))
+    return zs, tc, int(np.count_nonzero(np.logical_or.reduceat(zs, segment_offsets(n_rels))))
 
 
 def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.ranks import ImageRanks
+from sgg_eval.metrics.ranks import BlockRanks, ImageRanks
 from sgg_eval.metrics.segments import segment_offsets
 
 RECALL_KS = (20, 50, 100)
@@ -52,7 +52,8 @@ def wimr_weights(num_pairs: np.ndarray, tau: float) -> np.ndarray:
 
 
 class Accumulator:
-    """Streams :class:`ImageRanks` in, hands the metric family out. ``num_predicates`` = C (no background)."""
+    """Streams ranks in (:class:`BlockRanks`, or :class:`ImageRanks` one image at a time), hands the metric
+    family out. ``num_predicates`` = C (no background)."""
 
     def __init__(self, num_predicates: int, ks: tuple[int, ...] = KS):
         c = num_predicates + 1
@@ -79,36 +80,28 @@ class Accumulator:
 
     def add(self, r: ImageRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None) -> None:
         """Add one evaluated image: ``zeroshot[M]`` flags rows; ``triplet_counts[M]`` are training n_t."""
-        self.add_many([r], [zeroshot], [triplet_counts])
+        self.add_many(BlockRanks.of([r]), zeroshot, triplet_counts)
 
-    def add_many(self, ranks: list[ImageRanks], zeroshot: list[np.ndarray | None],
-                 triplet_counts: list[np.ndarray | None]) -> None:
-        """Add a block of evaluated images at once: their rows are concatenated (``img[row]`` says whose) and
-        every per-image ratio is a segment sum over the block (``reduceat`` / ``bincount``), not a Python
-        step per image. The images must share their families (one evaluation's images always do)."""
-        if not ranks:
+    def add_many(self, ranks: BlockRanks, zeroshot: np.ndarray | None = None,
+                 triplet_counts: np.ndarray | None = None) -> None:
+        """Add a block of evaluated images at once (``ranks``: their rows concatenated; ``zeroshot`` and
+        ``triplet_counts`` per row likewise, or None): every per-image ratio is a segment sum over the block
+        (``reduceat`` / ``bincount``; ``img[row]`` says whose row), not a Python step per image."""
+        if not len(ranks):
             return
         b, c = len(ranks), self.C + 1
-        m = np.array([len(r.predicates) for r in ranks], dtype=np.int64)
+        m = ranks.n_rows
         if m.min() == 0:
             raise ValueError("an image without GT rows is skipped, never ranked")
         starts = segment_offsets(m)
         img = np.repeat(np.arange(b), m)
-        p = np.concatenate([r.predicates for r in ranks])
+        p = ranks.predicates
         key = img * c + p  # (image, predicate) cell of every row
         count_c = np.bincount(key, minlength=b * c).reshape(b, c).astype(np.float64)
         present = count_c > 0
         self.images += b
         self.pred_images += present.sum(axis=0)
         self.rows_c += count_c.sum(axis=0)
-
-        def cat(name: str) -> np.ndarray | None:
-            parts = [getattr(r, name) for r in ranks]
-            if all(x is None for x in parts):
-                return None
-            if any(x is None for x in parts):
-                raise ValueError(f"images of one block differ in the '{name}' family")
-            return np.concatenate(parts)
 
         def hit(family_ranks: np.ndarray) -> np.ndarray:  # [rows, k]: row hit within the first K
             return family_ranks[:, None] < self.ks[None, :]
@@ -124,9 +117,8 @@ class Accumulator:
             ratio = np.divide(hits_c, count_c[:, :, None], out=np.zeros_like(hits_c), where=present[:, :, None])
             return ratio.sum(axis=0)
 
-        zs = None
-        if any(z is not None for z in zeroshot):
-            zs = np.concatenate([z if z is not None else np.zeros(n, bool) for z, n in zip(zeroshot, m)])
+        zs = None if zeroshot is None else np.asarray(zeroshot, dtype=bool)
+        if zs is not None:
             zs_rows = per_image(zs[:, None])[:, 0]
             self.zs_images += int((zs_rows > 0).sum())
 
@@ -142,43 +134,43 @@ class Accumulator:
                                                     where=zs_rows[:, None] > 0).sum(axis=0)
 
         self.families.add("gc")
-        gc = cat("gc")
+        gc = ranks.gc
         add_recall("gc", gc)
-        pair_m = np.array([len(r.pair) for r in ranks], dtype=np.int64)
-        pair_hits = per_image(hit(cat("pair")), segment_offsets(pair_m))
+        pair_m = ranks.n_pairs
+        pair_hits = per_image(hit(ranks.pair), segment_offsets(pair_m))
         self.recall["pair"] += (pair_hits / pair_m[:, None]).sum(axis=0)
-        gt_objects = np.array([r.num_gt_objects for r in ranks], dtype=np.float64)
-        matched = np.array([r.matched_gt_objects for r in ranks], dtype=np.float64)
+        gt_objects = ranks.num_gt_objects.astype(np.float64)
+        matched = ranks.matched_gt_objects.astype(np.float64)
         self.inst += float(np.divide(matched, gt_objects, out=np.zeros(b), where=gt_objects > 0).sum())
         rel_k = np.floor(np.asarray(RELATIVE_KS)[None, :] * m[:, None] + 0.5)  # [b, r]: K_i = round(k · M_i)
         rel_hits = gc[:, None] < rel_k[img]
         self.rel_recall += (per_image(rel_hits) / m[:, None]).sum(axis=0)
         self.rel_per_pred += mean_over_cells(per_cell(rel_hits))
-        ng = cat("ng")
+        ng = ranks.ng
         if ng is not None:
             self.families.add("ng")
             add_recall("ng", ng)
-        gt_pair = cat("gt_pair")
+        gt_pair = ranks.gt_pair
         if gt_pair is not None:
             self.families.add("gt_pair")
             self.acc_hits += hit(gt_pair).sum(axis=0)
             self.acc_rows += int(m.sum())
         for family, name in (("imr", "imr"), ("ng_imr", "per_predicate")):
-            family_ranks = cat(name)
+            family_ranks = getattr(ranks, name)
             if family_ranks is not None:
                 self.families.add(family)
                 self.per_pred[family] += mean_over_cells(per_cell(hit(family_ranks)))
-        triplet = cat("triplet")
+        triplet = ranks.triplet
         if triplet is not None:
             self.families.add("triplet")
             hits = hit(triplet)
             self.tr_hits += hits.sum(axis=0)
             self.tr_rows += len(triplet)
-            if any(t is not None for t in triplet_counts):
-                w = 1.0 / (np.concatenate(triplet_counts).astype(np.float64) + 1.0)
+            if triplet_counts is not None:
+                w = 1.0 / (np.asarray(triplet_counts).astype(np.float64) + 1.0)
                 self.wtr_hits += (hits * w[:, None]).sum(axis=0)
                 self.wtr_total += float(w.sum())
-        prk = cat("predicate_rank")
+        prk = ranks.predicate_rank
         if prk is not None:
             self.families.add("prk")
             ok = ~np.isnan(prk)
