@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.rowwise import first_max, row_max
+from sgg_eval.metrics.rowwise import first_max, row_max, row_reduce
 
 
 def _loop_first_max(matrix: np.ndarray, first: int) -> tuple[list[int], list[float]]:
@@ -45,3 +45,15 @@ def test_first_max_of_a_row_with_nan_is_numpys():
     matrix = np.array([[0.0, 0.2, 0.5], [0.1, np.nan, 0.3], [0.0, 0.4, 0.4]], dtype=np.float32)
     index, _ = first_max(matrix, 1)
     np.testing.assert_array_equal(index, matrix[:, 1:].argmax(axis=1))
+
+
+@pytest.mark.parametrize("first", [0, 2])
+def test_row_sums_and_minima_equal_numpys_along_rows(first):
+    """``row_reduce`` of add (float64 accumulator) and minimum: the same floats as numpy's reductions along
+    rows, which the misuse signals used before (a threshold on these sums must not move)."""
+    rng = np.random.default_rng(first)
+    matrix = rng.random((300, 51)).astype(np.float32)
+    np.testing.assert_array_equal(row_reduce(np.add, matrix, first, dtype=np.float64),
+                                  matrix[:, first:].sum(axis=1, dtype=np.float64))
+    np.testing.assert_array_equal(row_reduce(np.minimum, matrix, first), matrix[:, first:].min(axis=1))
+    assert row_reduce(np.add, matrix[:0], first, dtype=np.float64).dtype == np.float64

@@ -166,7 +166,7 @@ def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBloc
     pair_img = np.repeat(np.arange(len(images)), n_pairs)
     if opts.task == "predcls":
         n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
-        bad = np.flatnonzero(pairs.max(axis=1, initial=0) >= n_gt[pair_img])
+        bad = np.flatnonzero(np.maximum(pairs[:, 0], pairs[:, 1]) >= n_gt[pair_img])  # not max(axis=1): 2 columns
         if len(bad):  # an SGDet file evaluated as PredCls: raised by prepare, with its message
             prepare(*images[int(pair_img[bad[0]])], opts, source)
         n_obj, boxes, labels = n_gt, np.concatenate([g.boxes for g in gts]), np.concatenate([g.labels for g in gts])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.rowwise import row_reduce
 
 SIGNAL_KEYS = ("signal_images", "boxes_are_gt", "label_objects", "labels_are_gt", "pairs_are_gt", "score_rows",
                "score_rows_not_probabilities", "few_candidates")
@@ -108,7 +109,8 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
         firsts = [p.rel_scores[:ROWS_CHECKED] for p in preds if p.rel_scores.size]
         if firsts:
             rows = np.concatenate(firsts).astype(np.float32, copy=False)  # float16 arithmetic is slow
-            bad = (rows.min(axis=1) < -1e-6) | (np.abs(rows.sum(axis=1, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
+            bad = (row_reduce(np.minimum, rows) < -1e-6) | (
+                np.abs(row_reduce(np.add, rows, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
             signals["score_rows"] += len(rows)
             signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
     objects = n_gt if task == "predcls" else n_pred

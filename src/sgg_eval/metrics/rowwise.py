@@ -1,4 +1,4 @@
-"""Row maxima and first maxima of wide score matrices (``[pairs, predicates]``), faster than numpy's own.
+"""Row reductions and first maxima of wide score matrices (``[pairs, predicates]``), faster than numpy's own.
 
 numpy reduces along rows of ~50 columns at ~60 ns a row of set-up (``max(axis=1)``; ``argmax(axis=1)`` also
 copies a non-contiguous matrix first). ``reduceat`` over the flat matrix takes one segment per row for about
@@ -27,14 +27,19 @@ def _row_segments(n_rows: int, width: int, first: int) -> np.ndarray:
     return bounds
 
 
-def row_max(matrix: np.ndarray, first: int = 0) -> np.ndarray:
-    """Each row's maximum over columns ``first..`` (NaN propagates, as in ``max``); ``matrix`` has at least
-    one such column."""
+def row_reduce(ufunc: np.ufunc, matrix: np.ndarray, first: int = 0, dtype=None) -> np.ndarray:
+    """``ufunc.reduce`` of each row over columns ``first..`` (``dtype``: the accumulator's, as in ``reduce``);
+    ``matrix`` has at least one such column."""
     n, width = matrix.shape
     if n == 0:
-        return np.zeros(0, dtype=matrix.dtype)
-    maxima = np.maximum.reduceat(matrix.reshape(-1), _row_segments(n, width, first))
-    return maxima[0::2] if first else maxima
+        return np.zeros(0, dtype=dtype or matrix.dtype)
+    out = ufunc.reduceat(matrix.reshape(-1), _row_segments(n, width, first), dtype=dtype)
+    return out[0::2] if first else out
+
+
+def row_max(matrix: np.ndarray, first: int = 0) -> np.ndarray:
+    """Each row's maximum over columns ``first..`` (NaN propagates, as in ``max``)."""
+    return row_reduce(np.maximum, matrix, first)
 
 
 def first_max(matrix: np.ndarray, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
