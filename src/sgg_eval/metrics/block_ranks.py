@@ -171,12 +171,28 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
             tied_row[tied_pair < first[tied_row]], minlength=len(best))
         return np.where(has, counted, NO_MATCH).astype(np.int64)
     rows = np.flatnonzero(has)
-    row_of, within = expand_segments(n_pairs[row_img[rows]])  # every pair of the row's image
-    j = pair_off[row_img[rows]][row_of] + within
+    out = np.full(num_rows, NO_MATCH, dtype=np.int64)
+    if len(rows) == 0:
+        return out
+    img = row_img[rows]
+    size = n_pairs[img]
+    width = int(size.max())
+    if len(rows) * width <= 2 * int(size.sum()):
+        # images of similar sizes: a [rows, most pairs] matrix (past its image's pairs a row is masked), whose
+        # comparisons broadcast the row's best and first pair instead of gathering them per combination
+        k = np.arange(width)
+        j = np.minimum(pair_off[img][:, None] + k, len(per_pair) - 1)
+        score = per_pair[j] * probs.reshape(-1)[j * probs.shape[1] + gp[rows][:, None]]
+        b = best[rows][:, None]
+        counted = (score > b) | ((score == b) & (j < first[rows][:, None]))
+        counted &= k < size[:, None]
+        out[rows] = np.count_nonzero(counted, axis=1)
+        return out
+    row_of, within = expand_segments(size)  # every pair of the row's image
+    j = pair_off[img][row_of] + within
     r = rows[row_of]
     score = per_pair[j] * probs[j, gp[r]]
     counted = (score > best[r]) | ((score == best[r]) & (j < first[r]))
-    out = np.full(num_rows, NO_MATCH, dtype=np.int64)
     out[rows] = np.bincount(row_of, weights=counted, minlength=len(rows)).astype(np.int64)
     return out
 
