@@ -223,3 +223,24 @@ def test_one_image_block_with_lazy_predicates_equals_image_ranks(task, order, co
                 np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}")
         checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("images,predicates", [(40, 5), (1400, 50)])
+def test_within_predicate_positions_equal_a_loop(images, predicates):
+    """IMR's count of earlier GC candidates with the same predicate, per queried pair, against a loop over
+    each image's GC list; 1,400 images of 50 predicates overflow the 16-bit sort key (the general sort)."""
+    from sgg_eval.metrics.block_ranks import _within_predicate
+
+    rng = np.random.default_rng(images)
+    n_pairs = rng.integers(0, 6, size=images)
+    pair_img = np.repeat(np.arange(images), n_pairs)
+    starts = np.cumsum(n_pairs) - n_pairs
+    gc_pair = np.concatenate([s + rng.permutation(n) for s, n in zip(starts, n_pairs)]).astype(np.int64)
+    gc_pos = np.empty(len(gc_pair), dtype=np.int64)
+    gc_pos[gc_pair] = np.arange(len(gc_pair)) - starts[pair_img[gc_pair]]
+    preds = rng.integers(1, predicates + 1, size=len(gc_pair))
+    queries = rng.integers(0, len(gc_pair), size=60)
+    want = [sum(1 for q in gc_pair[starts[pair_img[j]]: starts[pair_img[j]] + gc_pos[j]] if preds[q] == preds[j])
+            for j in queries]
+    got = _within_predicate(queries, gc_pair, gc_pos, PairPredicates(preds), pair_img, single=False)
+    np.testing.assert_array_equal(got, want)

@@ -143,11 +143,12 @@ def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: 
             out[mine] = running[gc_pos[queries[mine]]] - 1
         return out
     gc_pred = predicted.all()
-    group = pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred
-    # by (group, position): one stable sort of a combined key is several times faster than np.lexsort
-    order = np.argsort(group * (int(gc_pos.max(initial=0)) + 1) + gc_pos, kind="stable")
+    group = (pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred)[gc_pair]  # along the GC lists
+    # a stable sort of the groups keeps each group in GC order; groups of a block fit 16 bits, which numpy
+    # sorts by radix (~7x a 64-bit stable sort)
+    order = np.argsort(group.astype(np.uint16) if group.max(initial=0) < 1 << 16 else group, kind="stable")
     within = np.empty(len(order), dtype=np.int64)
-    within[order] = position_in_runs(group[order])
+    within[gc_pair[order]] = position_in_runs(group[order])
     return within[queries]
 
 

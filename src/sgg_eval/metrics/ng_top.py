@@ -16,13 +16,13 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
     if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
         top_pairs, top_preds = ng_top(block, ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
         keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
+        order = np.argsort(keys)
+        keys, positions = keys[order], positions[order]
     else:
         keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img,
                                         block.n_pairs, pair_off, ng_limit)
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
-    order = np.argsort(keys)
-    keys, positions = keys[order], positions[order]
     wanted = cp * width + gp[cr]
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = keys[at] == wanted
@@ -32,7 +32,7 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
 def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
                   ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
-    per entry of each image's top ``n``: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
+    per entry of each image's top ``n``, in key order: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
     ties by the lower flat index (pair, then predicate).
 
     An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
@@ -61,8 +61,12 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
     order = np.argsort(key, kind="stable")
     position = position_in_runs(image[order])
-    keep = flat[order[position < n]]
-    return keep // (width - 1) * width + keep % (width - 1) + 1, position[position < n]
+    # the top entries back in flat order (which is key order), by a mask instead of a sort
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = position
+    top = at < n
+    keep = flat[top]
+    return keep // (width - 1) * width + keep % (width - 1) + 1, at[top]
 
 
 LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
