@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 import tracemalloc
 
 import numpy as np
@@ -16,7 +17,7 @@ from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
 from sgg_eval.formats import eval_results, torchfile
 from sgg_eval.formats.eval_results import EvalResults
-from sgg_eval.formats.isolated import run_isolated
+from sgg_eval.formats.isolated import run_isolated, start_isolated
 from sgg_eval.formats.torchfile import load
 from torch_writer import Strided, eval_results_object, save_legacy, save_zip
 
@@ -182,6 +183,22 @@ def test_run_isolated_returns_the_result_and_raises_the_error_of_the_child():
     assert (err.value.path, err.value.image_id, err.value.field) == ("f.pytorch", 3, "labels")
     with pytest.raises(ZeroDivisionError, match="a bug"):
         run_isolated(_fails, "bug")
+
+
+def test_a_started_child_works_while_this_process_does_and_is_stopped_when_not_wanted():
+    """``start_isolated``: the result is taken after this process's own work; leaving the ``with`` block without
+    it (this process failed first) stops the child at once instead of waiting for it, and leaves no child."""
+    with start_isolated(np.arange, 3) as running:
+        mine = os.getpid()
+        assert running.result().tolist() == [0, 1, 2] and mine == os.getpid()
+    started = time.monotonic()
+    with pytest.raises(InputError):
+        with start_isolated(time.sleep, 120) as running:
+            child = running._pid
+            raise InputError("the split failed first", path="split.h5")
+    assert time.monotonic() - started < 60  # not the child's 120 s
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)  # reaped already
 
 
 @pytest.mark.parametrize("layout", SAVES)

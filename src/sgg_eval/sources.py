@@ -18,7 +18,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.formats.eval_results import EvalResults
+from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 
 Pairs = Iterator[tuple[GTImage, PredImage]]
@@ -177,14 +177,16 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
         loaded = EvalResults(path, vocab)
         return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
                                 loaded.read)
-    from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
-
     if fmt == "eval_results":
-        with SplitStore(gt) as split:
-            n_split, split_vocab = len(split.image_ids), split.vocab
-        if vocab is not None and vocab != split_vocab:
-            raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
-        loaded = EvalResults(path, split_vocab)
+        # the file parses in a child while this process imports h5py and opens the split (~50 ms)
+        with start_parse(path) as parsing:
+            from sgg_eval.data.store import SplitStore
+
+            with SplitStore(gt) as split:
+                n_split, split_vocab = len(split.image_ids), split.vocab
+            if vocab is not None and vocab != split_vocab:
+                raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
+            loaded = EvalResults(path, split_vocab, parsing)
         vocab, count = loaded.vocab, len(loaded)
         if n_split != count:
             raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set",
@@ -194,6 +196,8 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                                 count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt), path))
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
+    from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
+
     with SplitStore(gt) as split:
         gt_vocab, count = split.vocab, len(split)
     if fmt == "sgbench_json":

@@ -20,7 +20,7 @@ from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
 from sgg_eval.formats.bulk_pickle import BulkBoxList
-from sgg_eval.formats.isolated import run_isolated
+from sgg_eval.formats.isolated import Isolated, run_isolated, start_isolated
 from sgg_eval.formats.torchfile import _map_file, load
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
@@ -41,11 +41,12 @@ class EvalResults:
     (``gt_tensors[image, GT_FIELDS]``, ``pred_tensors[image, PRED_FIELDS]``) and the file's tensor table:
     a few hundred bytes, in arrays a ``--jobs`` worker reads without copying them."""
 
-    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None):
+    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None, parsing: Isolated | None = None):
+        """``parsing``: this file's parse already under way (:func:`start_parse`), else it is parsed here."""
         self.path = os.fspath(path)
         # parsed in a child process: the parse's transient objects never fragment this one's heap
-        self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = run_isolated(
-            _parse, self.path)
+        parsed = parsing.result() if parsing is not None else run_isolated(_parse, self.path)
+        self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = parsed
         self.table.tensors.whole = _map_file(self.path) if len(self.gt_rows) else None
         if vocab is None:
             width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
@@ -104,6 +105,12 @@ class EvalResults:
 
 
 _READ_BATCH = 64  # images whose tensor views are made in one call
+
+
+def start_parse(path: str | os.PathLike) -> Isolated:
+    """The parse of ``path`` started in a child process, for ``EvalResults(path, parsing=...)``; this process
+    may open the GT split meanwhile. Use it in a ``with`` block (leaving it unused stops the child)."""
+    return start_isolated(_parse, os.fspath(path))
 
 
 def _parse(path: str) -> tuple[BoxListTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

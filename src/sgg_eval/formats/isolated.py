@@ -6,7 +6,8 @@ allocators fragmented (pymalloc arenas pinned by a few later objects, partly use
 size of the file even though what the parse keeps is a few arrays. In a child, the transient objects die
 with it; the parent receives the result (this package's own objects: arrays, numbers and strings, pickled
 by the child that built them; no file content is unpickled here) and never touches the parse's memory.
-Where fork is unavailable the function runs in this process.
+Where fork is unavailable the function runs in this process. :func:`start_isolated` lets this process work
+meanwhile.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -23,40 +25,83 @@ T = TypeVar("T")
 
 def run_isolated(func: Callable[..., T], *args) -> T:
     """``func(*args)`` computed in a forked child; its result is returned, its exception re-raised here."""
-    if not hasattr(os, "fork"):
-        return func(*args)
-    read_fd, write_fd = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
-        os.close(read_fd)
-        # A parse allocates hundreds of thousands of short-lived containers and no cycle needs collecting
-        # before the child exits: the cyclic collector would only rescan them (~7% of a parse).
-        gc.disable()
-        code = 0
+    with start_isolated(func, *args) as running:
+        return running.result()
+
+
+class Isolated:
+    """``func(*args)`` under way in a forked child (:func:`start_isolated`): this process may do other work
+    meanwhile (open the GT split while the file parses) and takes the result with :meth:`result`. Leaving the
+    ``with`` block without it stops the child: its pipe closes, so it never waits on a reader."""
+
+    def __init__(self, func: Callable[..., T], args: tuple):
+        self._pid, self._fd, self._func, self._args = None, None, func, args
+        if not hasattr(os, "fork"):
+            return
+        read_fd, write_fd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
+            os.close(read_fd)
+            _child(write_fd, func, args)
+        os.close(write_fd)
+        self._pid, self._fd = pid, read_fd
+
+    def result(self) -> T:
+        """The child's result (or its exception, raised here); where fork is unavailable, computed now."""
+        if self._pid is None:
+            return self._func(*self._args)
         try:
-            try:
-                payload = pickle.dumps((True, func(*args)), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent
-                payload = _failure(exc)
-            with os.fdopen(write_fd, "wb") as out:
-                out.write(payload)
-        except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing
-            code = 1
-        os._exit(code)
-    os.close(write_fd)
+            with os.fdopen(self._fd, "rb") as inp:
+                self._fd = None
+                payload = inp.read()
+        finally:
+            self._reap()
+        if not payload:
+            raise RuntimeError("the parsing process ended without a result")
+        ok, value = pickle.loads(payload)
+        if ok:
+            return value
+        raise value
+
+    def _reap(self, stop: bool = False) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._pid is not None:
+            if stop:  # the result is not wanted (this process failed first): no need to wait for it
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+    def __enter__(self) -> Isolated:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._reap(stop=True)
+
+
+def start_isolated(func: Callable[..., T], *args) -> Isolated:
+    """Start ``func(*args)`` in a forked child (see :class:`Isolated`); use it in a ``with`` block."""
+    return Isolated(func, args)
+
+
+def _child(write_fd: int, func: Callable, args: tuple) -> None:
+    # A parse allocates hundreds of thousands of short-lived containers and no cycle needs collecting
+    # before the child exits: the cyclic collector would only rescan them (~7% of a parse).
+    gc.disable()
+    code = 0
     try:
-        with os.fdopen(read_fd, "rb") as inp:
-            payload = inp.read()
-    finally:
-        os.waitpid(pid, 0)
-    if not payload:
-        raise RuntimeError("the parsing process ended without a result")
-    ok, value = pickle.loads(payload)
-    if ok:
-        return value
-    raise value
+        try:
+            payload = pickle.dumps((True, func(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent
+            payload = _failure(exc)
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(payload)
+    except BaseException:  # noqa: BLE001 - the parent reports a child that sent nothing (or stopped reading)
+        code = 1
+    os._exit(code)
 
 
 def _failure(exc: BaseException) -> bytes:
