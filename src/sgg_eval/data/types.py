@@ -115,8 +115,13 @@ class PredImage:
                           within=(0.0, 1.0 + PROBABILITY_SLACK) if probabilities else None)
 
 
+_INT64, _FLOAT32 = np.dtype(np.int64), np.dtype(np.float32)
+
+
 def _int_array(x, tail: tuple[int, ...]) -> np.ndarray:
     """int64 when the values are integers (integral floats included); anything else is kept for validate()."""
+    if type(x) is np.ndarray and x.dtype == _INT64 and x.size:  # already canonical (a reader's view): as is
+        return x
     a = np.asarray(x)
     if a.size == 0:
         return np.zeros((0, *tail), dtype=np.int64)
@@ -128,6 +133,8 @@ def _int_array(x, tail: tuple[int, ...]) -> np.ndarray:
 
 
 def _float_array(x, tail: tuple[int, ...]) -> np.ndarray:
+    if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.size:  # already canonical: as is
+        return x
     a = np.asarray(x)
     if a.size == 0:
         return np.zeros((0, *tail), dtype=np.float32)

@@ -161,7 +161,7 @@ def _xyxy(table: BoxListTable, row: int, b: np.ndarray, path: str, index: int) -
     if b.ndim != 2 or b.shape[1] != 4 or b.dtype.kind not in "fiu":
         raise InputError(f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path,
                          image_id=index, field="bbox")
-    b = b.astype(np.float32)
+    b = b.astype(np.float32, copy=False)  # a float32 view of the file stays a (read-only) view
     mode = int(table.mode[row])
     if mode == MODES.index("xywh"):  # maskrcnn_benchmark: x2 = x1 + w - 1
         b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
