@@ -57,3 +57,21 @@ def test_row_sums_and_minima_equal_numpys_along_rows(first):
                                   matrix[:, first:].sum(axis=1, dtype=np.float64))
     np.testing.assert_array_equal(row_reduce(np.minimum, matrix, first), matrix[:, first:].min(axis=1))
     assert row_reduce(np.add, matrix[:0], first, dtype=np.float64).dtype == np.float64
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_row_max_of_float32_with_negatives_infinities_and_nan_is_maxs(first):
+    """float32 maxima are taken over the bits; rows with a sign bit set (negative values, -0.0, negative NaN)
+    are taken again as floats: every row as ``max`` gives it, NaN wherever a row holds one."""
+    rng = np.random.default_rng(first)
+    matrix = rng.normal(size=(400, 7)).astype(np.float32)
+    matrix[rng.random(matrix.shape) < 0.05] = -0.0
+    matrix[rng.random(matrix.shape) < 0.02] = np.inf
+    matrix[rng.random(matrix.shape) < 0.02] = -np.inf
+    matrix[rng.random(matrix.shape) < 0.02] = np.nan
+    matrix[rng.random(matrix.shape) < 0.02] = -np.float32(np.nan)
+    matrix[:50] = np.abs(matrix[:50])  # rows of non-negative values only (the fast rows)
+    want = matrix[:, first:].max(axis=1)
+    got = row_max(matrix, first)
+    np.testing.assert_array_equal(got, want)  # NaN equals NaN here
+    assert np.isnan(got).sum() == np.isnan(matrix[:, first:]).any(axis=1).sum()

@@ -45,7 +45,8 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     num_rows = len(gp)
     pair_img = np.repeat(np.arange(b), n_pairs)
     local_pairs = block.pairs
-    ps, po = local_pairs[:, 0] + obj_off[pair_img], local_pairs[:, 1] + obj_off[pair_img]
+    pair_at, obj_at = np.repeat(pair_off, n_pairs), np.repeat(obj_off, n_pairs)  # per pair: its image's offsets
+    ps, po = local_pairs[:, 0] + obj_at, local_pairs[:, 1] + obj_at
     # every pair as one (image, subject, object) key, sorted once: the matching combinations, the GT-pair
     # family and R_tr look pairs up in it
     pair_key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
@@ -53,9 +54,9 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     sorted_pair_key = pair_key[pair_order]
 
     # GC list: each pair's position in its image's list; its predicate is block.predicted's
-    gc_pair = block.gc_pairs + pair_off[pair_img]
+    gc_pair = block.gc_pairs + pair_at  # GC lists are image after image too
     gc_pos = np.empty(len(gc_pair), dtype=np.int64)
-    gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_off[pair_img]
+    gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_at
     predicted = block.predicted
 
     # object matching over every (GT object, predicted object) of the same image

@@ -37,9 +37,25 @@ def row_reduce(ufunc: np.ufunc, matrix: np.ndarray, first: int = 0, dtype=None) 
     return out[0::2] if first else out
 
 
+_SIGN = np.uint32(1 << 31)
+
+
 def row_max(matrix: np.ndarray, first: int = 0) -> np.ndarray:
-    """Each row's maximum over columns ``first..`` (NaN propagates, as in ``max``)."""
-    return row_reduce(np.maximum, matrix, first)
+    """Each row's maximum over columns ``first..`` (NaN propagates, as in ``max``).
+
+    float32 (scores): a float32 without its sign bit orders as its bits, so the maximum is taken over the
+    bits as uint32 (~1.5x faster than float comparisons); a row whose uint32 maximum has the sign bit set
+    holds a negative value, -0.0 or a negative NaN and is taken again as floats, so every row is exactly
+    ``max``'s."""
+    if matrix.dtype != np.float32 or not len(matrix):
+        return row_reduce(np.maximum, matrix, first)
+    matrix = np.ascontiguousarray(matrix)
+    bits = row_reduce(np.maximum, matrix.view(np.uint32), first)
+    signed = np.flatnonzero(bits >= _SIGN)
+    out = bits.view(np.float32)
+    if len(signed):
+        out[signed] = matrix[signed, first:].max(axis=1)
+    return out
 
 
 def first_max(matrix: np.ndarray, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
