@@ -69,12 +69,18 @@ def _indices_ok(indices: list[np.ndarray], counts: list[int]) -> bool:
     if not indices:
         return True
     if sum(a.size for a in indices) > CONCATENATED // 8:
-        return all(not a.size or (a.min() >= 0 and a.max() < n) for a, n in zip(indices, counts))
+        return all(not a.size or int(_unsigned(a).max()) < n for a, n in zip(indices, counts))
     flat = np.concatenate(indices)
     if not flat.size:
         return True
-    limit = np.repeat(np.asarray(counts, dtype=np.int64), [len(a) for a in indices])
-    return bool(flat.min() >= 0 and (flat < limit[:, None]).all())
+    limit = np.repeat(np.asarray(counts, dtype=np.uint64), [len(a) for a in indices])
+    return bool((_unsigned(flat) < limit[:, None]).all())
+
+
+def _unsigned(a: np.ndarray) -> np.ndarray:
+    """Integer indices viewed as unsigned: a negative one becomes larger than any count, so one comparison
+    with the count checks both ends (one pass instead of a minimum and a maximum)."""
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
 
 
 def _scores_ok(arrays: list[np.ndarray], probabilities: bool) -> bool:
