@@ -22,7 +22,7 @@ Families (all ties broken by the earlier candidate, i.e. stable orders):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -67,15 +67,10 @@ class Candidates:
     pair_best: np.ndarray | None = None
 
 
-@dataclass
-class ImageRanks:
-    """Per-row ranks of one image; ``None`` where the family does not apply."""
+@dataclass(kw_only=True)
+class _Families:
+    """The per-row ranks of the families that not every task or input has; ``None`` where one does not apply."""
 
-    predicates: np.ndarray
-    gc: np.ndarray
-    pair: np.ndarray
-    num_gt_objects: int
-    matched_gt_objects: int
     imr: np.ndarray | None = None
     ng: np.ndarray | None = None
     gt_pair: np.ndarray | None = None
@@ -84,11 +79,22 @@ class ImageRanks:
     predicate_rank: np.ndarray | None = None
 
 
-ROW_FAMILIES = ("predicates", "gc", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")
+@dataclass
+class ImageRanks(_Families):
+    """Per-row ranks of one image; ``None`` where the family does not apply."""
+
+    predicates: np.ndarray
+    gc: np.ndarray
+    pair: np.ndarray
+    num_gt_objects: int
+    matched_gt_objects: int
+
+
+ROW_FAMILIES = ("predicates", "gc", *(f.name for f in fields(_Families)))
 
 
 @dataclass
-class BlockRanks:
+class BlockRanks(_Families):
     """The ranks of a block of images, concatenated: every row field of :class:`ImageRanks` over the block's GT
     rows, image after image (``n_rows[image]`` rows each), ``pair`` over each image's distinct GT pairs
     (``n_pairs[image]`` each), and per image its GT object counts. ``block_ranks`` makes it and
@@ -101,12 +107,6 @@ class BlockRanks:
     predicates: np.ndarray
     gc: np.ndarray
     pair: np.ndarray
-    imr: np.ndarray | None = None
-    ng: np.ndarray | None = None
-    gt_pair: np.ndarray | None = None
-    per_predicate: np.ndarray | None = None
-    triplet: np.ndarray | None = None
-    predicate_rank: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n_rows)
@@ -122,16 +122,16 @@ class BlockRanks:
         else:
             counts = {k: np.concatenate([getattr(r, k) for r in parts]).astype(np.int64)
                       for k in ("n_rows", "n_pairs", "num_gt_objects", "matched_gt_objects")}
-        fields = {}
+        joined = {}
         for name in (*ROW_FAMILIES, "pair"):
             values = [getattr(r, name) for r in parts]
             if all(v is None for v in values):
-                fields[name] = None
+                joined[name] = None
                 continue
             if any(v is None for v in values):
                 raise ValueError(f"images of one block differ in the '{name}' family")
-            fields[name] = np.concatenate(values)
-        return cls(**counts, **fields)
+            joined[name] = np.concatenate(values)
+        return cls(**counts, **joined)
 
     def images(self) -> list[ImageRanks]:
         """Image by image, as :func:`image_ranks` gives them."""
