@@ -133,8 +133,8 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
 def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: bool) -> np.ndarray:
     """For pairs ``queries``: how many GC candidates of their image come before them with the same predicted
     predicate (``predicted``: :class:`PairPredicates`). A ``single`` image (an SGDet image, few queries): a
-    running count along its GC list per queried predicate; several: one stable sort of (image, predicate,
-    position) keys for every pair."""
+    running count along its GC list per queried predicate; several: one stable sort of every pair's (image,
+    predicate) group, taken along the GC lists so that each group stays in GC order."""
     if single and len(queries) <= 64:
         query_pred = predicted.at(queries)
         out = np.empty(len(queries), dtype=np.int64)

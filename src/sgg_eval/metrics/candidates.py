@@ -130,32 +130,31 @@ class CandidateBlock:
     def of(cls, cands: list[Candidates]) -> CandidateBlock:
         """The concatenation of per-image candidates (one image's arrays are used as they are)."""
         with_pairs = [c for c in cands if len(c.pairs)] or cands[:1]
-        predicted = np.zeros(sum(len(c.pairs) for c in cands), dtype=np.int64)
-        at = 0
-        for c in cands:  # each image's GC predicates, back in pair order
-            predicted[at + c.gc_pairs] = c.gc_preds
-            at += len(c.pairs)
+        n_pairs = np.array([len(c.pairs) for c in cands], dtype=np.int64)
+        gc_pairs = np.concatenate([c.gc_pairs for c in cands]).astype(np.int64)
+        predicted = np.zeros(len(gc_pairs), dtype=np.int64)  # each image's GC predicates, back in pair order
+        predicted[gc_pairs + np.repeat(segment_offsets(n_pairs), n_pairs)] = np.concatenate([c.gc_preds for c in cands])
         if len(cands) == 1:  # an SGDet image: its scores (~1 MB) are not copied
             c = cands[0]
             return cls(np.array([len(c.labels)]), np.array([len(c.pairs)]),
                        np.asarray(c.boxes, np.float32).reshape(-1, 4), c.labels.astype(np.int64),
                        np.asarray(c.obj_scores, np.float32), c.pairs.astype(np.int64).reshape(-1, 2), c.probs,
                        c.gc_pairs.astype(np.int64), PairPredicates(predicted), c.pair_best)
-        return cls(np.array([len(c.labels) for c in cands], dtype=np.int64),
-                   np.array([len(c.pairs) for c in cands], dtype=np.int64),
+        return cls(np.array([len(c.labels) for c in cands], dtype=np.int64), n_pairs,
                    np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands]),
                    np.concatenate([c.labels for c in cands]).astype(np.int64),
                    np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands]),
                    np.concatenate([c.pairs for c in cands]).astype(np.int64).reshape(-1, 2),
                    None if cands[0].probs is None else np.concatenate([c.probs for c in with_pairs]),
-                   np.concatenate([c.gc_pairs for c in cands]).astype(np.int64), PairPredicates(predicted),
+                   gc_pairs, PairPredicates(predicted),
                    None if cands[0].pair_best is None else np.concatenate([c.pair_best for c in cands]))
 
 
 def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBlock:
-    """:func:`prepare` of every (GT, prediction) of ``images`` at once, concatenated: one argmax and one gather
-    over all the scores, and no step per image but the concatenations. One image with scores keeps its
-    predicates lazy (:class:`PairPredicates`): only each row's maximum is computed for all of its pairs."""
+    """:func:`prepare` of every (GT, prediction) of ``images`` at once, concatenated: one first-maximum pass
+    over all the scores (``rowwise.first_max``), and no step per image but the concatenations. One image
+    with scores keeps its predicates lazy (:class:`PairPredicates`): only each row's maximum is computed for
+    all of its pairs."""
     if opts.score_kind == "ranked" or not any(len(p.pairs) for _, p in images):
         return CandidateBlock.of([prepare(gt, pred, opts, source) for gt, pred in images])
     if len(images) == 1:

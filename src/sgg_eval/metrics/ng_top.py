@@ -32,8 +32,8 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
 def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
                   ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
-    per entry of each image's top ``n``, in key order: entries by descending ``s_s·s_o·p_c`` (float32, as ``pair_scores``),
-    ties by the lower flat index (pair, then predicate).
+    per entry of each image's top ``n``, in key order: entries by descending ``s_s·s_o·p_c`` (float32, as
+    ``pair_scores``), ties by the lower flat index (pair, then predicate).
 
     An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
     its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
