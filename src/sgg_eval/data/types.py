@@ -167,7 +167,10 @@ def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict,
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise InputError(f"non-finite value ({a[~np.isfinite(a)].flat[0]})", field=name, **where)
     if within is not None and not (within[0] <= lo and hi <= within[1]):
-        bad = (a < within[0]) | (a > within[1])
+        # compared as float64, as lo and hi were: numpy would round the bound to a float32 array's dtype
+        # (1 + slack up to 1.00100005), and find no value outside it
+        wide = a.astype(np.float64)
+        bad = (wide < within[0]) | (wide > within[1])
         raise InputError(f"value {a[bad].flat[0]:.4g} is not a probability in [0, 1] (logits saved as "
                          "probabilities?)", field=name, **where)
 
