@@ -34,6 +34,12 @@ def _each_is_valid(cases, probabilities: bool) -> bool:
     return True
 
 
+# the largest float32 whose float64 value is at most 1 + slack, found by stepping (not by the code's own rule)
+_LAST_INSIDE = np.float32(1.0)
+while float(np.nextafter(_LAST_INSIDE, np.float32(np.inf))) <= 1.0 + PROBABILITY_SLACK:
+    _LAST_INSIDE = np.nextafter(_LAST_INSIDE, np.float32(np.inf))
+
+
 def _set(array: np.ndarray, value) -> np.ndarray:
     out = np.array(array, copy=True)
     if out.size:
@@ -72,6 +78,14 @@ DEFECTS = {  # name -> (image part, field, change); some are harmless at the bou
     "score_negative": ("pred", "rel_scores", lambda a: _set(a, -1e-4)),
     "score_one_plus_slack": ("pred", "rel_scores", lambda a: _set(a, np.float32(1.0 + PROBABILITY_SLACK / 2))),
     "score_above_slack": ("pred", "rel_scores", lambda a: _set(a, 1.0 + 2 * PROBABILITY_SLACK)),
+    # the float32 values either side of 1 + slack, -0.0 (valid), infinities and a NaN with its sign bit set:
+    # the bounds of the one-pass check over the bits
+    "score_last_float_inside": ("pred", "rel_scores", lambda a: _set(a, _LAST_INSIDE)),
+    "score_first_float_outside": ("pred", "rel_scores", lambda a: _set(a, np.nextafter(_LAST_INSIDE, np.inf))),
+    "score_negative_zero": ("pred", "rel_scores", lambda a: _set(a, np.float32(-0.0))),
+    "score_inf": ("pred", "rel_scores", lambda a: _set(a, np.inf)),
+    "score_minus_inf": ("pred", "rel_scores", lambda a: _set(a, -np.inf)),
+    "score_negative_nan": ("pred", "rel_scores", lambda a: _set(a, -np.float32(np.nan))),
     "score_logit": ("pred", "rel_scores", lambda a: _set(a, 4.2)),
     "scores_wide": ("pred", "rel_scores", lambda a: np.column_stack([a, a[:, :1]]) if len(a) else a),
     "scores_short": ("pred", "rel_scores", lambda a: a[:-1]),
@@ -119,5 +133,5 @@ def test_every_planted_defect_gets_the_same_answer(name):
         answers.add(want)
         assert batch_is_valid([g for g, _ in cases], [p for _, p in cases], VOCAB, probabilities=True) == want
     if name not in ("gt_label_max", "gt_rel_index_last", "pair_last", "score_one_plus_slack", "gt_box_zero_width",
-                    "obj_score_huge"):
+                    "obj_score_huge", "score_last_float_inside", "score_negative_zero"):
         assert False in answers  # the defect did land in a checked place at least once

@@ -83,10 +83,28 @@ def _unsigned(a: np.ndarray) -> np.ndarray:
     return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
 
 
+def _largest_probability_bits() -> np.uint32:
+    """The bits of the largest float32 that is at most ``1 + PROBABILITY_SLACK`` (compared as float64)."""
+    top = np.float32(1.0 + PROBABILITY_SLACK)
+    if float(top) > 1.0 + PROBABILITY_SLACK:
+        top = np.nextafter(top, np.float32(0))
+    return top.view(np.uint32)
+
+
+_PROBABILITY_BITS = _largest_probability_bits()
+
+
 def _scores_ok(arrays: list[np.ndarray], probabilities: bool) -> bool:
-    """Finite (and in [0, 1 + slack] for probabilities)."""
+    """Finite (and in [0, 1 + slack] for probabilities).
+
+    float32 probabilities take one pass over their bits: a float32 without its sign bit orders as its bits,
+    so every value is in [+0, 1 + slack] exactly when the largest bits are at most those of 1 + slack
+    (NaN, infinities and negative values all have larger bits). Anything else (-0.0 too, which is valid)
+    takes the two float passes."""
     for scores in arrays:
         if not scores.size:
+            continue
+        if probabilities and scores.dtype == np.float32 and scores.view(np.uint32).max() <= _PROBABILITY_BITS:
             continue
         lo, hi = float(scores.min()), float(scores.max())
         if not (np.isfinite(lo) and np.isfinite(hi)) or (probabilities and (lo < 0.0 or hi > 1.0 + PROBABILITY_SLACK)):
