@@ -132,9 +132,11 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
         fp = np.cumsum(~tp_all, axis=1).astype(np.float64)
         recall = tp / n_gt[c]
         precision = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
-        for t in range(len(IOU_THRESHOLDS)):  # every threshold's row as its own 1-D array: the same sums
-            at = np.searchsorted(recall[t], RECALL_THRESHOLDS, side="left")
-            ap[t, j] = np.where(at < e - s, precision[t, np.minimum(at, e - s - 1)], 0.0).mean()
+        # per threshold, where each recall threshold falls; then every threshold's 101 precisions at once, a
+        # contiguous [threshold, 101] array whose row means sum each row as a 1-D mean does
+        at = np.stack([np.searchsorted(recall[t], RECALL_THRESHOLDS, side="left") for t in range(len(recall))])
+        picked = precision[np.arange(len(recall))[:, None], np.minimum(at, e - s - 1)]
+        ap[:, j] = np.where(at < e - s, picked, 0.0).mean(axis=1)
     if len(with_gt) == 0:
         return float("nan"), float("nan")
     return float(ap.mean()), float(ap[0].mean())
