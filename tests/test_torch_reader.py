@@ -280,3 +280,21 @@ def test_an_unusual_file_is_left_to_the_careful_reader(tmp_path, monkeypatch, od
     careful = _tables(path)
     np.testing.assert_array_equal(fast[0]["fields"], careful[0]["fields"])
     assert fast[2] == careful[2]
+
+
+@pytest.mark.parametrize("layout", SAVES)
+def test_released_images_read_the_same_again(tmp_path, layout):
+    """``release`` drops this process's pages of a block of images (never the data): the views it had, and a
+    new read of the same images and of their neighbours, hold the same values."""
+    SAVES[layout](eval_results_object(_cases(30)), tmp_path / "e.pytorch")
+    loaded = EvalResults(tmp_path / "e.pytorch", VOCAB)
+    before = [(gt.rels.copy(), pred.rel_scores.copy()) for gt, pred in loaded.pairs()]
+    views = list(loaded.read(10, 20))
+    for start, stop in ((10, 20), (0, 30), (29, 40), (5, 5)):
+        loaded.release(start, stop)
+    for (gt, pred), (rels, scores) in zip(views, before[10:20]):  # views taken before the release
+        np.testing.assert_array_equal(pred.rel_scores, scores)
+        np.testing.assert_array_equal(gt.rels, rels)
+    for (gt, pred), (rels, scores) in zip(loaded.pairs(), before):
+        np.testing.assert_array_equal(pred.rel_scores, scores)
+        np.testing.assert_array_equal(gt.rels, rels)

@@ -28,7 +28,8 @@ Pairs = Iterator[tuple[GTImage, PredImage]]
 class PredictionSource:
     """``count`` images in GT split order; ``read(start, stop)`` streams the (GT, prediction) pairs at
     positions ``start:stop``, opening what it needs on each call, so a forked ``--jobs`` worker reads its own
-    block; ``pairs()`` streams them all. ``order``/``score_kind`` tell the engine how to rank."""
+    block; ``pairs()`` streams them all; ``release(start, stop)`` says a block is done (a mapped file drops
+    its pages from this process). ``order``/``score_kind`` tell the engine how to rank."""
 
     path: str
     fmt: str
@@ -39,6 +40,7 @@ class PredictionSource:
     notes: tuple[str, ...]
     count: int
     read: Callable[[int, int], Pairs]
+    release: Callable[[int, int], None] = lambda start, stop: None  # noqa: E731 - done with start:stop
 
     def pairs(self) -> Pairs:
         return self.read(0, self.count)
@@ -176,7 +178,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
     if fmt == "eval_results" and not gt:
         loaded = EvalResults(path, vocab)
         return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
-                                loaded.read)
+                                loaded.read, loaded.release)
     if fmt == "eval_results":
         # the file parses in a child while this process imports h5py and opens the split (~50 ms)
         with start_parse(path) as parsing:
@@ -193,7 +195,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                              path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
                                 (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
-                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt), path))
+                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt), path), loaded.release)
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store

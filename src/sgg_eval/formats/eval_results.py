@@ -9,6 +9,7 @@ row of tensor indices (``boxlists``, ``tensor_table``), not the pickle's object 
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterator
 
@@ -68,6 +69,25 @@ class EvalResults:
         stop = min(stop, len(self))
         for first in range(start, stop, _READ_BATCH):
             yield from self._batch(first, min(first + _READ_BATCH, stop))
+
+    def release(self, start: int, stop: int) -> None:
+        """This process is done with images ``start:stop``: drop its page-table entries for their bytes (the
+        file stays in the page cache). A worker that has read GBs of an SGDet file otherwise unmaps them all
+        when it exits, ~25 ms the run waits for at its end; per block, it is spread over the run."""
+        whole = self.table.tensors.whole
+        stop = min(stop, len(self))
+        if whole is None or not len(whole) or start >= stop:
+            return
+        ids = np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1).ravel()
+        ids = ids[ids >= 0]
+        if not len(ids):
+            return
+        tensors = self.table.tensors
+        lo = int(tensors.t_byte[ids].min())
+        hi = int((tensors.t_byte[ids] + np.maximum(tensors.t_nbytes[ids], 0)).max())
+        lo, hi = -(-lo // mmap.PAGESIZE) * mmap.PAGESIZE, hi // mmap.PAGESIZE * mmap.PAGESIZE  # whole pages inside
+        if hi > lo:
+            whole.base.obj.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
     def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
         ids = np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)

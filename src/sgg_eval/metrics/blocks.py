@@ -153,7 +153,8 @@ def _blocks(pairs: Iterable, size: int) -> Iterator[list]:
 
 class ImageSource(Protocol):
     """Random access to a stream of images: ``count`` of them; ``read(start, stop)`` yields the (GT,
-    prediction) pairs at positions ``start:stop`` (``sources.PredictionSource`` is one)."""
+    prediction) pairs at positions ``start:stop`` (``sources.PredictionSource`` is one). An optional
+    ``release(start, stop)`` is told when a process is done with a block (a mapped file drops its pages)."""
 
     count: int
 
@@ -163,12 +164,12 @@ class ImageSource(Protocol):
 # A worker's fixed arguments, set once by the pool initializer (the training counts are ~9 MB), and, on fork,
 # the source's block reader (inherited, never pickled).
 _WORKER: tuple = ()
-_READ = None
+_READ = _RELEASE = None
 
 
-def _init_worker(read, *fixed) -> None:
-    global _WORKER, _READ
-    _READ, _WORKER = read, fixed
+def _init_worker(read, release, *fixed) -> None:
+    global _WORKER, _READ, _RELEASE
+    _READ, _RELEASE, _WORKER = read, release, fixed
     reuse_freed_memory()
 
 
@@ -176,8 +177,14 @@ def _rank_in_worker(block):
     return rank_block(block, *_WORKER)
 
 
+def _keep(start: int, stop: int) -> None:
+    """A source without ``release``: nothing to drop."""
+
+
 def _read_and_rank_in_worker(span: tuple[int, int]):
-    return rank_block(list(_READ(*span)), *_WORKER)
+    result = rank_block(list(_READ(*span)), *_WORKER)
+    _RELEASE(*span)
+    return result
 
 
 def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts, *,
@@ -211,11 +218,15 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
     size = block_images(opts.task)
     spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
     forks = "fork" in multiprocessing.get_all_start_methods()
+    release = getattr(images, "release", None) or _keep
     if jobs <= 1 or (random_access and len(spans) <= 1):
         reuse_freed_memory()
-        blocks = (list(images.read(*span)) for span in spans) if random_access else _blocks(images, size)
-        for block in blocks:
-            merge(rank_block(block, *fixed))
+        if not random_access:
+            for block in _blocks(images, size):
+                merge(rank_block(block, *fixed))
+        for span in spans:
+            merge(rank_block(list(images.read(*span)), *fixed))
+            release(*span)
         return total, counts, all_boxes
     if random_access and forks:
         tasks = ((_read_and_rank_in_worker, span) for span in spans)
@@ -223,10 +234,11 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
     else:  # a plain stream, or no fork (the reader would have to be pickled): read here, ship the arrays
         stream = images.read(0, images.count) if random_access else images
         tasks = ((_rank_in_worker, block) for block in _blocks(stream, size))
-        read = None
+        read = release = None
     # fork: workers inherit the imported modules and the parsed source (no re-import, no re-parse per worker)
     method = "fork" if forks else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker, initargs=(read, *fixed)) as pool:
+    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker,
+                                                  initargs=(read, release, *fixed)) as pool:
         pending: deque = deque()
         for func, arg in tasks:
             pending.append(pool.apply_async(func, (arg,)))
