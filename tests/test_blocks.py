@@ -12,7 +12,7 @@ from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
 from sgg_eval.metrics import blocks
 from sgg_eval.metrics.engine import EvalOptions, evaluate
-from sgg_eval.metrics.ranks import BlockRanks
+from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import compute_stats
 

@@ -26,7 +26,7 @@ from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.ranks import BlockRanks
+from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.metrics.segments import segment_offsets
 

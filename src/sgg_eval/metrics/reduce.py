@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.ranks import BlockRanks, ImageRanks
+from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 from sgg_eval.metrics.segments import segment_offsets
 
 RECALL_KS = (20, 50, 100)
