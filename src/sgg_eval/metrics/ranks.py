@@ -95,23 +95,26 @@ def ng_top(cand: Candidates, n: int) -> tuple[np.ndarray, np.ndarray]:
     """
     n_pred = cand.probs.shape[1] - 1
     best = cand.pair_best
+    threshold = None
     if len(best) > n:
         threshold = np.partition(best, len(best) - n)[len(best) - n]
         rows = np.flatnonzero(best >= threshold)
     else:
         rows = np.arange(len(best))
-    top = stable_top(pair_scores(cand, rows), n)  # flat indices into [len(rows), C], i.e. row-major order
+    # flat indices into [len(rows), C], i.e. row-major order; the threshold bounds the n-th largest entry too
+    top = stable_top(pair_scores(cand, rows), n, at_least=threshold)
     return rows[top // n_pred], top % n_pred + 1
 
 
-def stable_top(scores: np.ndarray, n: int) -> np.ndarray:
-    """Flat indices of the ``n`` largest entries, descending, ties by lower flat index."""
+def stable_top(scores: np.ndarray, n: int, at_least=None) -> np.ndarray:
+    """Flat indices of the ``n`` largest entries, descending, ties by lower flat index. ``at_least``: a value
+    that at least ``n`` entries reach (a lower bound of the ``n``-th largest), so no partition is needed to
+    find the candidates unless it leaves many."""
     flat = scores.ravel()
-    if flat.size > n:
-        threshold = np.partition(flat, flat.size - n)[flat.size - n]
-        keep = np.flatnonzero(flat >= threshold)
-    else:
-        keep = np.arange(flat.size)
+    keep = np.flatnonzero(flat >= at_least) if at_least is not None else np.arange(flat.size)
+    if len(keep) > 4 * n:
+        values = flat[keep]
+        keep = keep[values >= np.partition(values, len(values) - n)[len(values) - n]]
     order = np.lexsort((keep, -flat[keep].astype(np.float64)))
     return keep[order][:n]
 
