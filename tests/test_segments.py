@@ -25,6 +25,13 @@ def test_offsets_and_expansion_equal_loops(seed):
     np.testing.assert_array_equal(within, within_want)
 
 
+def test_no_segment_has_no_offset():
+    """One offset per segment: none for none (a single 0 here once misaligned every array built from it)."""
+    assert segment_offsets(np.zeros(0, dtype=np.int64)).tolist() == []
+    seg, within = expand_segments(np.zeros(0, dtype=np.int64))
+    assert len(seg) == len(within) == 0
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_position_in_runs_equals_a_loop(seed):
     """Runs of equal values (any length, one element, the whole array), also of negative and float values."""

@@ -7,14 +7,16 @@ import numpy as np
 
 
 def segment_offsets(sizes: np.ndarray) -> np.ndarray:
-    """Where each segment of ``sizes`` starts in the concatenation (``[0, s0, s0 + s1, ...]``, one per segment)."""
-    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    """Where each segment of ``sizes`` starts in the concatenation (``[0, s0, s0 + s1, ...]``, one per segment;
+    none for no segment)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.cumsum(sizes) - sizes
 
 
 def expand_segments(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For segments of ``sizes``: each element's segment and its index within the segment."""
     seg = np.repeat(np.arange(len(sizes)), sizes)
-    return seg, np.arange(len(seg)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return seg, np.arange(len(seg)) - np.repeat(segment_offsets(sizes), sizes)
 
 
 def position_in_runs(values: np.ndarray) -> np.ndarray:
