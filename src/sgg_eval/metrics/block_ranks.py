@@ -44,7 +44,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     gs_loc, go_loc, gp = rels[:, 0], rels[:, 1], rels[:, 2]
     gs, go = gs_loc + gt_off[row_img], go_loc + gt_off[row_img]
     num_rows = len(gp)
-    pair_img = np.repeat(np.arange(b), n_pairs)
+    pair_img, pair_local = expand_segments(n_pairs)  # each pair's image and index there
     local_pairs = block.pairs
     pair_at, obj_at = np.repeat(pair_off, n_pairs), np.repeat(obj_off, n_pairs)  # per pair: its image's offsets
     ps, po = local_pairs[:, 0] + obj_at, local_pairs[:, 1] + obj_at
@@ -57,7 +57,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     # GC list: each pair's position in its image's list; its predicate is block.predicted's
     gc_pair = block.gc_pairs + pair_at  # GC lists are image after image too
     gc_pos = np.empty(len(gc_pair), dtype=np.int64)
-    gc_pos[gc_pair] = np.arange(len(gc_pair)) - pair_at
+    gc_pos[gc_pair] = pair_local  # the GC list's positions, image by image
     predicted = block.predicted
 
     # object matching over every (GT object, predicted object) of the same image

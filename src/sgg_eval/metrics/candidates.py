@@ -12,7 +12,7 @@ from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.ranks import Candidates
 from sgg_eval.metrics.rowwise import first_max as row_first_max, row_max
-from sgg_eval.metrics.segments import segment_offsets
+from sgg_eval.metrics.segments import expand_segments, segment_offsets
 
 if TYPE_CHECKING:
     from sgg_eval.metrics.engine import EvalOptions
@@ -162,7 +162,7 @@ def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBloc
     gts, preds = [g for g, _ in images], [p for _, p in images]
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
     pairs = np.concatenate([p.pairs for p in preds]).astype(np.int64).reshape(-1, 2)
-    pair_img = np.repeat(np.arange(len(images)), n_pairs)
+    pair_img, local = expand_segments(n_pairs)  # each pair's image, and its index there (the stored order)
     if opts.task == "predcls":
         n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
         bad = np.flatnonzero(np.maximum(pairs[:, 0], pairs[:, 1]) >= n_gt[pair_img])  # not max(axis=1): 2 columns
@@ -177,9 +177,9 @@ def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBloc
     scores = np.concatenate([p.rel_scores for p in preds if len(p.pairs)])
     probs = softmax(scores) if opts.score_kind == "logits" else scores.astype(np.float32, copy=False)
     first_max, best = row_first_max(probs, 1)  # the first maximum: the lowest predicate id on ties
-    obj_at = segment_offsets(n_obj)[pair_img]
+    obj_at = np.repeat(segment_offsets(n_obj), n_pairs)
     s_s, s_o = obj_scores[pairs[:, 0] + obj_at], obj_scores[pairs[:, 1] + obj_at]
-    gc_pairs = np.arange(len(pairs)) - segment_offsets(n_pairs)[pair_img]  # stored order
+    gc_pairs = local
     if opts.order == "score":  # by the reference's GC triplet score within each image, stable
         gc_pairs = gc_pairs[np.lexsort((-(best * s_s * s_o).astype(np.float64), pair_img))]
     return CandidateBlock(n_obj, n_pairs, boxes.astype(np.float32).reshape(-1, 4), labels.astype(np.int64),
