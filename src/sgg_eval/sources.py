@@ -40,7 +40,7 @@ class PredictionSource:
     notes: tuple[str, ...]
     count: int
     read: Callable[[int, int], Pairs]
-    release: Callable[[int, int], None] = lambda start, stop: None  # noqa: E731 - done with start:stop
+    release: Callable[[int, int], None] | None = None
 
     def pairs(self) -> Pairs:
         return self.read(0, self.count)

@@ -177,13 +177,10 @@ def _rank_in_worker(block):
     return rank_block(block, *_WORKER)
 
 
-def _keep(start: int, stop: int) -> None:
-    """A source without ``release``: nothing to drop."""
-
-
 def _read_and_rank_in_worker(span: tuple[int, int]):
     result = rank_block(list(_READ(*span)), *_WORKER)
-    _RELEASE(*span)
+    if _RELEASE is not None:
+        _RELEASE(*span)
     return result
 
 
@@ -218,7 +215,7 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
     size = block_images(opts.task)
     spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
     forks = "fork" in multiprocessing.get_all_start_methods()
-    release = getattr(images, "release", None) or _keep
+    release = getattr(images, "release", None)
     if jobs <= 1 or (random_access and len(spans) <= 1):
         reuse_freed_memory()
         if not random_access:
@@ -226,7 +223,8 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
                 merge(rank_block(block, *fixed))
         for span in spans:
             merge(rank_block(list(images.read(*span)), *fixed))
-            release(*span)
+            if release is not None:
+                release(*span)
         return total, counts, all_boxes
     if random_access and forks:
         tasks = ((_read_and_rank_in_worker, span) for span in spans)
