@@ -78,7 +78,7 @@ class EvalResults:
         stop = min(stop, len(self))
         if whole is None or not len(whole) or start >= stop:
             return
-        ids = np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1).ravel()
+        ids = self._tensor_ids(start, stop).ravel()
         ids = ids[ids >= 0]
         if not len(ids):
             return
@@ -89,8 +89,12 @@ class EvalResults:
         if hi > lo:
             whole.base.obj.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
+    def _tensor_ids(self, start: int, stop: int) -> np.ndarray:
+        """``[image, GT_FIELDS + PRED_FIELDS]`` tensor indices of images ``start:stop`` (below 0: none)."""
+        return np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)
+
     def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
-        ids = np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)
+        ids = self._tensor_ids(start, stop)
         views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
