@@ -104,7 +104,7 @@ class PairPredicates:
     def all(self) -> np.ndarray:
         """Every pair's predicate (int64); computed once."""
         if self._values is None:
-            self._values = 1 + self._probs[:, 1:].argmax(axis=1).astype(np.int64)
+            self._values = self.at(slice(None))
         return self._values
 
 
