@@ -13,7 +13,7 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import CandidateBlock, PairPredicates, prepare, prepare_block
+from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks
 from sgg_eval.metrics.rowwise import row_max
@@ -196,33 +196,66 @@ def test_lazy_pair_predicates_equal_the_first_maximum(width):
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
 @pytest.mark.parametrize("order", ["score", "stored"])
 @pytest.mark.parametrize("coarse", [False, True])
-def test_one_image_block_with_lazy_predicates_equals_image_ranks(task, order, coarse):
-    """A block of one image (the SGDet path: predicates derived on demand from row maxima) ranks every row as
-    ``image_ranks`` does, also on coarse scores where several predicates tie for a pair's maximum."""
-    rng = np.random.default_rng(len(task) + 10 * coarse + len(order))
-    opts = EvalOptions(task=task, order=order, ng_limit=int(rng.choice([3, 100])))
+@pytest.mark.parametrize("protocol", ["reference", "strict"])
+def test_blocks_with_scores_kept_apart_equal_image_ranks(task, order, coarse, protocol):
+    """Blocks whose scores stay image by image (``prepare_block(apart=True)``, the SGDet path: predicates
+    derived on demand from row maxima, per-image NG tops, ng-IMR matrices and IMR counts) rank every row as
+    ``image_ranks`` does: blocks of one and of several images, coarse scores where several predicates tie
+    for a pair's maximum (and -0.0), duplicate pairs, and (strict) images without any predicted pair."""
+    rng = np.random.default_rng(len(task) + 10 * coarse + len(order) + 100 * (protocol == "strict"))
+    opts = EvalOptions(task=task, order=order, protocol=protocol, ng_limit=int(rng.choice([3, 100])))
     families = {"gt_pair_family": task != "sgdet", "triplet_family": task != "sgdet"}
-    checked = 0
+    images = []
     for i in range(80):
         gt, pred = random_case(rng, VOCAB, task, i, max_objects=9)
-        if len(gt.rels) == 0 or len(pred.pairs) == 0:
+        if len(gt.rels) == 0 or (len(pred.pairs) == 0 and protocol == "reference"):
             continue
         if coarse:
             grid = rng.integers(0, 3, size=pred.rel_scores.shape).astype(np.float32) / 2
             grid[rng.random(grid.shape) < 0.2] = -0.0
             pred.rel_scores = grid
-        block = prepare_block([(gt, pred)], opts, "")
-        assert block.predicted._values is None  # the lazy path is the one under test
-        got = block_ranks([gt], block, ng_limit=opts.ng_limit, **families).images()[0]
-        want = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit,
-                           **families)
-        for name in FIELDS:
-            a, b = getattr(got, name), getattr(want, name)
-            assert (a is None) == (b is None), name
-            if a is not None:
-                np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}")
-        checked += 1
-    assert checked > 20
+        images.append((gt, _with_duplicate_pairs(rng, pred)))
+    assert len(images) > 20 and any(len(p.pairs) for _, p in images)
+    checked = 0
+    for size in (1, 7, len(images)):
+        for lo in range(0, len(images), size):
+            chunk = images[lo:lo + size]
+            block = prepare_block(chunk, opts, "", apart=True)
+            if not any(len(p.pairs) for _, p in chunk):
+                continue  # nothing to keep apart: the plain path
+            assert isinstance(block.probs, ImageScores) and block.predicted._values is None
+            got = block_ranks([g for g, _ in chunk], block, ng_limit=opts.ng_limit, **families).images()
+            for (gt, pred), ranks in zip(chunk, got):
+                want = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit,
+                                   **families)
+                for name in FIELDS:
+                    a, b = getattr(ranks, name), getattr(want, name)
+                    assert (a is None) == (b is None), name
+                    if a is not None:
+                        np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}, block of {size}")
+                checked += 1
+    assert checked > 60
+
+
+def test_image_scores_index_like_the_concatenated_matrix():
+    """Rows, a column slice and one element per row of block pairs in any order (repeats too), across images
+    of which some have no pair, against the concatenation; and the predicates derived from them."""
+    rng = np.random.default_rng(3)
+    probs = [rng.integers(0, 3, size=(n, 6)).astype(np.float32) / 2 for n in (4, 0, 1, 7, 0, 3)]
+    scores, whole = ImageScores(probs), np.concatenate(probs)
+    assert len(scores) == len(whole) and scores.shape == whole.shape
+    pairs = rng.integers(0, len(whole), size=40)
+    cols = rng.integers(0, 6, size=40)
+    np.testing.assert_array_equal(scores[pairs], whole[pairs])
+    np.testing.assert_array_equal(scores[pairs, 1:], whole[pairs, 1:])
+    np.testing.assert_array_equal(scores[pairs, cols], whole[pairs, cols])
+    assert scores[np.zeros(0, np.int64), 1:].shape == (0, 5)
+    want = 1 + whole[:, 1:].argmax(axis=1)
+    lazy = PairPredicates(probs=scores)
+    np.testing.assert_array_equal(lazy.at(pairs), want[pairs])
+    for c in range(1, 6):
+        np.testing.assert_array_equal(lazy.equal_to(c), want == c, err_msg=f"predicate {c}")
+    np.testing.assert_array_equal(lazy.all(), want)
 
 
 @pytest.mark.parametrize("images,predicates", [(40, 5), (1400, 50)])
@@ -242,5 +275,5 @@ def test_within_predicate_positions_equal_a_loop(images, predicates):
     queries = rng.integers(0, len(gc_pair), size=60)
     want = [sum(1 for q in gc_pair[starts[pair_img[j]]: starts[pair_img[j]] + gc_pos[j]] if preds[q] == preds[j])
             for j in queries]
-    got = _within_predicate(queries, gc_pair, gc_pos, PairPredicates(preds), pair_img, single=False)
+    got = _within_predicate(queries, gc_pair, gc_pos, PairPredicates(preds), pair_img)
     np.testing.assert_array_equal(got, want)

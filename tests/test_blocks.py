@@ -131,3 +131,27 @@ def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
             a, b = (value[key], theirs[key]) if key is not None else (value, theirs)
             if not isinstance(a, set):
                 np.testing.assert_allclose(b, a, rtol=0, atol=1e-9, err_msg=f"{name} {key}")
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
+def test_large_images_ranked_with_their_scores_apart_give_the_same_document(monkeypatch, task):
+    """Images above ``LARGE_IMAGE_PAIRS`` are ranked in runs of their own with their scores kept image by image;
+    with the bound lowered so that large and small images alternate within blocks, the document equals the
+    one where every image is ranked with the scores concatenated."""
+    rng = np.random.default_rng(17)
+    cases = [random_case(rng, VOCAB, task, i, max_objects=9) for i in range(60)]
+    opts = EvalOptions(task=task, score_kind="probabilities")
+    docs = []
+    for bound in (10 ** 9, 12):
+        monkeypatch.setattr(blocks, "LARGE_IMAGE_PAIRS", bound)
+        docs.append(json.dumps(evaluate(cases, VOCAB, opts), sort_keys=True))
+    assert sum(len(p.pairs) > 12 for _, p in cases) > 10 and docs[0] == docs[1]
+
+
+def test_runs_keep_large_and_small_images_apart_within_the_pair_limit(monkeypatch):
+    monkeypatch.setattr(blocks, "LARGE_IMAGE_PAIRS", 10)
+    sizes = [3, 4, 20, 30, 5, 11, 11, 11, 2, 0, 40]
+    kept = [(None, type("P", (), {"pairs": np.zeros((n, 2))})()) for n in sizes]
+    runs = [([len(p.pairs) for _, p in run], large) for run, large in blocks._by_pairs(kept, 25)]
+    assert runs == [([3, 4], False), ([20], True), ([30], True), ([5], False), ([11, 11], True), ([11], True),
+                    ([2, 0], False), ([40], True)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.boxes import iou
-from sgg_eval.metrics.candidates import CandidateBlock
+from sgg_eval.metrics.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ng_top import ng_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, first_match
@@ -95,7 +95,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     gc = first_match(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
     imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, predicted, pair_img,
-                                                                  single=b == 1))
+                                                                  block.probs))
     first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
@@ -120,7 +120,7 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
         probs, scores = block.probs, block.obj_scores
         per_pair = scores[ps] * scores[po]
         ng = ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
-        per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows)
+        per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_rows, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
             triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_order, sorted_pair_key,
@@ -131,18 +131,19 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
                       per_predicate=per_predicate, triplet=triplet, predicate_rank=predicate_rank)
 
 
-def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: bool) -> np.ndarray:
-    """For pairs ``queries``: how many GC candidates of their image come before them with the same predicted
-    predicate (``predicted``: :class:`PairPredicates`). A ``single`` image (an SGDet image, few queries): a
-    running count along its GC list per queried predicate; several: one stable sort of every pair's (image,
-    predicate) group, taken along the GC lists so that each group stays in GC order."""
-    if single and len(queries) <= 64:
-        query_pred = predicted.at(queries)
+def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, probs=None) -> np.ndarray:
+    """For pairs ``queries`` (in image order): how many GC candidates of their image come before them with the
+    same predicted predicate (``predicted``: :class:`PairPredicates`). Images whose scores are kept apart
+    (``probs``: :class:`ImageScores`; SGDet, few queries each): running counts along each image's GC list per
+    queried predicate; otherwise one stable sort of every pair's (image, predicate) group, taken along the GC
+    lists so that each group stays in GC order."""
+    if isinstance(probs, ImageScores):
         out = np.empty(len(queries), dtype=np.int64)
-        for c in np.unique(query_pred).tolist():
-            running = np.cumsum(predicted.equal_to(c)[gc_pair])  # along the GC list
-            mine = query_pred == c
-            out[mine] = running[gc_pos[queries[mine]]] - 1
+        bounds = np.searchsorted(pair_img[queries], np.arange(len(probs.probs) + 1))
+        for i in np.flatnonzero(np.diff(bounds)).tolist():
+            lo, at = int(probs.pair_off[i]), slice(bounds[i], bounds[i + 1])
+            gc_list = gc_pair[lo:lo + len(probs.probs[i])] - lo  # the image's GC list, by its own pair indices
+            out[at] = _within_image(queries[at] - lo, gc_list, gc_pos[queries[at]], probs.predicates(i))
         return out
     gc_pred = predicted.all()
     group = (pair_img * (int(gc_pred.max(initial=0)) + 1) + gc_pred)[gc_pair]  # along the GC lists
@@ -154,25 +155,36 @@ def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, *, single: 
     return within[queries]
 
 
-def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
+def _within_image(queries, gc_list, query_pos, predicted) -> np.ndarray:
+    """One image: per queried pair (at GC positions ``query_pos``), the earlier candidates of ``gc_list`` with
+    its predicate, counted along the list for each queried predicate."""
+    query_pred = predicted.at(queries)
+    out = np.empty(len(queries), dtype=np.int64)
+    for c in np.unique(query_pred).tolist():
+        running = np.cumsum(predicted.equal_to(c)[gc_list])
+        mine = query_pred == c
+        out[mine] = running[query_pos[mine]] - 1
+    return out
+
+
+def _per_predicate(per_pair, probs, gp, row_img, n_rows, n_pairs, pair_off, cr, cp, num_rows) -> np.ndarray:
     """ng-IMR: each row's rank when all pairs of its image are ranked by ``s_s·s_o·p_c`` for its predicate c
-    (ties: lower pair first), at its best matching pair. One image: a ``[pairs, rows]`` score matrix; several:
-    every (row, pair of its image) combination, so no row is compared with another image's pairs."""
+    (ties: lower pair first), at its best matching pair. Images whose scores are kept apart (:class:`ImageScores`)
+    take a ``[rows, pairs]`` score matrix each; otherwise every (row, pair of its image) combination at once,
+    so no row is compared with another image's pairs."""
     best = np.full(num_rows, -np.inf, dtype=np.float32)  # float32 scores: comparisons never widen the matrices
     own = per_pair[cp] * probs[cp, gp[cr]]
     np.maximum.at(best, cr, own)
     first = first_match(num_rows, cr[own == best[cr]], cp[own == best[cr]])
     has = np.isfinite(best)
-    if len(n_pairs) == 1:
-        # [rows, P]: the rows' score columns gathered pair by pair (np.take reads each pair's scores once),
-        # then made contiguous, so each row's comparisons run along one long array
-        col = np.ascontiguousarray(np.take(probs, gp, axis=1).T)
-        col *= per_pair
-        tied = np.flatnonzero(col == best[:, None])  # few: a row's own best pair, and exact ties
-        tied_row, tied_pair = tied // len(per_pair), tied % len(per_pair)
-        counted = np.count_nonzero(col > best[:, None], axis=1) + np.bincount(
-            tied_row[tied_pair < first[tied_row]], minlength=len(best))
-        return np.where(has, counted, NO_MATCH).astype(np.int64)
+    if isinstance(probs, ImageScores):
+        counted = np.zeros(num_rows, dtype=np.int64)
+        for i, (r0, m, lo) in enumerate(zip(segment_offsets(n_rows).tolist(), n_rows.tolist(), pair_off.tolist())):
+            if len(probs.probs[i]):
+                rows = slice(r0, r0 + m)
+                counted[rows] = _count_above(probs.probs[i], per_pair[lo:lo + len(probs.probs[i])], gp[rows],
+                                             best[rows], first[rows] - lo)
+        return np.where(has, counted, NO_MATCH)
     rows = np.flatnonzero(has)
     out = np.full(num_rows, NO_MATCH, dtype=np.int64)
     if len(rows) == 0:
@@ -198,6 +210,18 @@ def _per_predicate(per_pair, probs, gp, row_img, n_pairs, pair_off, cr, cp, num_
     counted = (score > best[r]) | ((score == best[r]) & (j < first[r]))
     out[rows] = np.bincount(row_of, weights=counted, minlength=len(rows)).astype(np.int64)
     return out
+
+
+def _count_above(probs, per_pair, gp, best, first) -> np.ndarray:
+    """One image's rows (predicates ``gp``, best scores ``best`` at pairs ``first``): the pairs scoring above
+    the row's best, or tying it at a lower pair index. The rows' score columns are gathered pair by pair
+    (np.take reads each pair's scores once) and made contiguous, so each row compares along one long array."""
+    col = np.ascontiguousarray(np.take(probs, gp, axis=1).T)
+    col *= per_pair
+    tied = np.flatnonzero(col == best[:, None])  # few: a row's own best pair, and exact ties
+    tied_row, tied_pair = tied // len(per_pair), tied % len(per_pair)
+    return np.count_nonzero(col > best[:, None], axis=1) + np.bincount(tied_row[tied_pair < first[tied_row]],
+                                                                       minlength=len(best))
 
 
 def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndarray:

@@ -44,8 +44,9 @@ def block_images(task: str) -> int:
 # Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
 # PredCls block (132 pairs per image); ~100 MB at most.
 MAX_RANKED_PAIRS = 50_000
-# An image with more pairs than this (an SGDet image: every ordered pair of ~80 detections) is ranked alone:
-# its own work dwarfs the per-call overhead that batching saves.
+# Images with more pairs than this (SGDet: every ordered pair of ~80 detections) are ranked in runs of their
+# own, with their scores kept image by image (``prepare_block(apart=True)``): a block-wide copy of the scores
+# would cost more than the per-call overhead that batching saves on them.
 LARGE_IMAGE_PAIRS = 2_000
 COUNT_KEYS = ("images_input", "images_evaluated", "images_skipped_no_gt", "images_skipped_no_pred",
               "images_with_zeroshot_gt")
@@ -83,9 +84,9 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     block_signals(counts, kept, opts.task, opts.score_kind)
     zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
-    ranked = [block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source), ng_limit=opts.ng_limit,
-                          gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
-              for chunk in _by_pairs(kept, MAX_RANKED_PAIRS)]
+    ranked = [block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source, apart=large),
+                          ng_limit=opts.ng_limit, gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
+              for chunk, large in _by_pairs(kept, MAX_RANKED_PAIRS)]
     if ranked:
         acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)
     return acc, counts, boxes.finish() if boxes is not None else None
@@ -119,25 +120,20 @@ def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     return table
 
 
-def _by_pairs(kept: list, limit: int) -> Iterator[list]:
+def _by_pairs(kept: list, limit: int) -> Iterator[tuple[list, bool]]:
     """Consecutive runs of (GT, candidates) with at most ``limit`` predicted pairs in all (at least one
-    image): ng-IMR compares each GT row with every pair of its image, so memory follows the pair count."""
-    run, total = [], 0
+    image), each with whether its images are large (``LARGE_IMAGE_PAIRS``): large and small images never share
+    a run. ng-IMR compares each GT row with every pair of its image, so memory follows the pair count."""
+    run, total, large = [], 0, False
     for item in kept:
         n = len(item[1].pairs)
-        if n > LARGE_IMAGE_PAIRS:  # alone: its scores are used in place, without a block-wide copy
-            if run:
-                yield run
-                run, total = [], 0
-            yield [item]
-            continue
-        if run and total + n > limit:
-            yield run
+        if run and (total + n > limit or (n > LARGE_IMAGE_PAIRS) != large):
+            yield run, large
             run, total = [], 0
         run.append(item)
-        total += n
+        total, large = total + n, n > LARGE_IMAGE_PAIRS
     if run:
-        yield run
+        yield run, large
 
 
 def _blocks(pairs: Iterable, size: int) -> Iterator[list]:

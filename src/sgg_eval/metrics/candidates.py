@@ -70,21 +70,64 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
                       pair_best)
 
 
+class ImageScores:
+    """The probabilities of a block's large images kept image by image, each with its rows' maxima over
+    columns 1..: an SGDet image's ~6,000 pairs hold ~1.3 MB of scores, which a block-wide concatenation would
+    only copy, while everything else about its pairs is small enough to rank a block of such images at once.
+
+    Indexed with block pair indices like the concatenated ``[pairs, C + 1]`` matrix would be, for gathers of
+    rows: ``scores[rows]``, ``scores[rows, 1:]`` (a column slice) and ``scores[rows, cols]`` (one element per
+    row); ``pair_off[i]`` is the block index of image i's first pair."""
+
+    def __init__(self, probs: list[np.ndarray]):
+        self.probs = probs
+        self.row_max = [row_max(p, 1) for p in probs]
+        self.pair_off = segment_offsets([len(p) for p in probs])
+        self.shape = (int(sum(len(p) for p in probs)), probs[0].shape[1])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def rows(self, pairs: np.ndarray) -> np.ndarray:
+        """The score rows of block pairs ``pairs``, ``[len(pairs), C + 1]``, in their order."""
+        pairs = np.asarray(pairs, dtype=np.int64)
+        image = np.searchsorted(self.pair_off, pairs, "right") - 1
+        order = np.argsort(image, kind="stable")
+        bounds = np.searchsorted(image[order], np.arange(len(self.probs) + 1))
+        out = np.empty((len(pairs), self.shape[1]), dtype=np.float32)
+        for i in np.flatnonzero(np.diff(bounds)).tolist():
+            mine = order[bounds[i]:bounds[i + 1]]
+            out[mine] = self.probs[i][pairs[mine] - self.pair_off[i]]
+        return out
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            return self.rows(key)
+        pairs, cols = key
+        rows = self.rows(pairs)
+        return rows[:, cols] if isinstance(cols, slice) else rows[np.arange(len(rows)), cols]
+
+    def predicates(self, i: int) -> PairPredicates:
+        """Image i's predicates, by its own pair indices."""
+        return PairPredicates(probs=self.probs[i], row_max=self.row_max[i])
+
+
 class PairPredicates:
     """Each predicted pair's GC predicate (by pair index): the first maximum of its scores over columns 1..,
     i.e. the lowest predicate id on ties.
 
-    Either given (``values``), or derived on demand from the probabilities and each row's maximum over
-    columns 1.. (``row_max``): an SGDet image has ~6,000 pairs, whose argmax cost a third of its evaluation,
-    while ranking asks for the predicates of a few matching pairs and, per GT predicate c, which pairs
-    predict c. A pair predicts c exactly when ``p_c`` equals its row maximum and no lower column does."""
+    Either given (``values``), or derived on demand from the probabilities and each row's maximum over columns
+    1.. (one image's matrix and ``row_max``, or a block's :class:`ImageScores`, which has both): an SGDet image
+    has ~6,000 pairs, whose argmax cost a third of its evaluation, while ranking asks for the predicates of a
+    few matching pairs and, per GT predicate c, which pairs predict c. A pair predicts c exactly when ``p_c``
+    equals its row maximum and no lower column does."""
 
-    def __init__(self, values: np.ndarray | None = None, probs: np.ndarray | None = None,
+    def __init__(self, values: np.ndarray | None = None, probs: np.ndarray | ImageScores | None = None,
                  row_max: np.ndarray | None = None):
         self._values, self._probs, self._row_max = values, probs, row_max
 
     def __len__(self) -> int:
-        return len(self._values) if self._values is not None else len(self._row_max)
+        return len(self._values) if self._values is not None else len(self._probs)
 
     def at(self, pairs: np.ndarray) -> np.ndarray:
         """The predicates of ``pairs`` (int64)."""
@@ -96,6 +139,8 @@ class PairPredicates:
         """Per pair, whether it predicts ``c`` (bool)."""
         if self._values is not None:
             return self._values == c
+        if isinstance(self._probs, ImageScores):
+            return np.concatenate([self._probs.predicates(i).equal_to(c) for i in range(len(self._probs.probs))])
         mask = np.zeros(len(self._row_max), dtype=bool)
         reach = np.flatnonzero(self._probs[:, c] == self._row_max)  # p_c is a maximum: c or a lower id ties
         mask[reach[self.at(reach) == c]] = True
@@ -104,7 +149,7 @@ class PairPredicates:
     def all(self) -> np.ndarray:
         """Every pair's predicate (int64); computed once."""
         if self._values is None:
-            self._values = self.at(slice(None))
+            self._values = self.at(np.arange(len(self)))
         return self._values
 
 
@@ -112,8 +157,9 @@ class PairPredicates:
 class CandidateBlock:
     """The candidates of several images, concatenated in image order (``block_ranks``' input): per image,
     ``n_obj`` objects and ``n_pairs`` pairs; per object its box, label and score; per pair its local index
-    pair, scores (``probs``, None for ranked-only input), predicted predicate (``predicted``) and best NG
-    score; ``gc_pairs`` each image's GC list (local pair indices in GC order), image after image."""
+    pair, scores (``probs``: concatenated, or :class:`ImageScores` image by image; None for ranked-only
+    input), predicted predicate (``predicted``) and best NG score; ``gc_pairs`` each image's GC list (local
+    pair indices in GC order), image after image."""
 
     n_obj: np.ndarray
     n_pairs: np.ndarray
@@ -121,7 +167,7 @@ class CandidateBlock:
     labels: np.ndarray
     obj_scores: np.ndarray
     pairs: np.ndarray
-    probs: np.ndarray | None
+    probs: np.ndarray | ImageScores | None
     gc_pairs: np.ndarray
     predicted: PairPredicates
     pair_best: np.ndarray | None
@@ -150,15 +196,15 @@ class CandidateBlock:
                    None if cands[0].pair_best is None else np.concatenate([c.pair_best for c in cands]))
 
 
-def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBlock:
-    """:func:`prepare` of every (GT, prediction) of ``images`` at once, concatenated: one first-maximum pass
-    over all the scores (``rowwise.first_max``), and no step per image but the concatenations. One image
-    with scores keeps its predicates lazy (:class:`PairPredicates`): only each row's maximum is computed for
-    all of its pairs."""
+def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool = False) -> CandidateBlock:
+    """:func:`prepare` of every (GT, prediction) of ``images`` at once, concatenated, with no step per image
+    but the concatenations and (``apart``) the score rows' maxima.
+
+    The scores are concatenated, with every pair's predicate from one first-maximum pass over them
+    (``rowwise.first_max``); or, ``apart`` (large images: SGDet), kept image by image (:class:`ImageScores`)
+    with only each row's maximum computed, the predicates being derived on demand (:class:`PairPredicates`)."""
     if opts.score_kind == "ranked" or not any(len(p.pairs) for _, p in images):
         return CandidateBlock.of([prepare(gt, pred, opts, source) for gt, pred in images])
-    if len(images) == 1:
-        return _prepare_one(*images[0], opts, source)
     gts, preds = [g for g, _ in images], [p for _, p in images]
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
     pairs = np.concatenate([p.pairs for p in preds]).astype(np.int64).reshape(-1, 2)
@@ -174,26 +220,24 @@ def prepare_block(images: list, opts: EvalOptions, source: str) -> CandidateBloc
         n_obj = np.array([len(p.labels) for p in preds], dtype=np.int64)
         boxes, labels = np.concatenate([p.boxes for p in preds]), np.concatenate([p.labels for p in preds])
         obj_scores = np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
-    scores = np.concatenate([p.rel_scores for p in preds if len(p.pairs)])
-    probs = softmax(scores) if opts.score_kind == "logits" else scores.astype(np.float32, copy=False)
-    first_max, best = row_first_max(probs, 1)  # the first maximum: the lowest predicate id on ties
+    if apart:
+        width = next(p.rel_scores.shape[1] for p in preds if len(p.pairs))
+        probs = ImageScores([_probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32)
+                             for p in preds])
+        best, predicted = np.concatenate(probs.row_max), PairPredicates(probs=probs)
+    else:
+        probs = _probabilities(np.concatenate([p.rel_scores for p in preds if len(p.pairs)]), opts)
+        first_max, best = row_first_max(probs, 1)  # the first maximum: the lowest predicate id on ties
+        predicted = PairPredicates(1 + first_max)
     obj_at = np.repeat(segment_offsets(n_obj), n_pairs)
     s_s, s_o = obj_scores[pairs[:, 0] + obj_at], obj_scores[pairs[:, 1] + obj_at]
     gc_pairs = local
     if opts.order == "score":  # by the reference's GC triplet score within each image, stable
         gc_pairs = gc_pairs[np.lexsort((-(best * s_s * s_o).astype(np.float64), pair_img))]
     return CandidateBlock(n_obj, n_pairs, boxes.astype(np.float32).reshape(-1, 4), labels.astype(np.int64),
-                          obj_scores, pairs, probs, gc_pairs, PairPredicates(1 + first_max),
-                          (s_s * s_o) * best)
+                          obj_scores, pairs, probs, gc_pairs, predicted, (s_s * s_o) * best)
 
 
-def _prepare_one(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> CandidateBlock:
-    """:func:`prepare` of one image with pairs and scores, as a block whose predicates are lazy."""
-    boxes, labels, obj_scores, probs, _ = _substituted(gt, pred, opts, source)
-    best = row_max(probs, 1)
-    pairs = pred.pairs.astype(np.int64).reshape(-1, 2)
-    s_s, s_o = obj_scores[pairs[:, 0]], obj_scores[pairs[:, 1]]
-    return CandidateBlock(np.array([len(labels)]), np.array([len(pairs)]),
-                          np.asarray(boxes, np.float32).reshape(-1, 4), labels.astype(np.int64), obj_scores, pairs,
-                          probs, _gc_order(best, s_s, s_o, opts), PairPredicates(probs=probs, row_max=best),
-                          (s_s * s_o) * best)
+def _probabilities(scores: np.ndarray, opts: EvalOptions) -> np.ndarray:
+    """Relation scores as float32 probabilities (logits through the softmax)."""
+    return softmax(scores) if opts.score_kind == "logits" else scores.astype(np.float32, copy=False)

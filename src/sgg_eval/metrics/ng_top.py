@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.metrics.candidates import ImageScores
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
 from sgg_eval.metrics.rowwise import row_max
 from sgg_eval.metrics.segments import position_in_runs
@@ -13,11 +14,8 @@ from sgg_eval.metrics.segments import position_in_runs
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
     """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
     width = block.probs.shape[1]
-    if len(block.n_pairs) == 1:  # one (large) image: ng_top scores only the pairs that can reach its top
-        top_pairs, top_preds = ng_top(block, ng_limit) if len(block.pairs) else (np.zeros(0, np.int64),) * 2
-        keys, positions = top_pairs * width + top_preds, np.arange(len(top_pairs))
-        order = np.argsort(keys)
-        keys, positions = keys[order], positions[order]
+    if isinstance(block.probs, ImageScores):  # large images: ng_top scores only the pairs that can reach a top
+        keys, positions = _ng_top_apart(block, per_pair, pair_off, ng_limit)
     else:
         keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img,
                                         block.n_pairs, pair_off, ng_limit)
@@ -27,6 +25,21 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     found = keys[at] == wanted
     return first_match(num_rows, cr[found], positions[at[found]])
+
+
+def _ng_top_apart(block, per_pair, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ranks.ng_top` of each image whose scores are kept apart, as ``_ng_top_block`` returns them (keys
+    of one image sorted, images in order: every key of an image is below the next image's)."""
+    width, keys, positions = block.probs.shape[1], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for i, probs in enumerate(block.probs.probs):
+        lo, hi = int(pair_off[i]), int(pair_off[i]) + len(probs)
+        if hi > lo:
+            top_pairs, top_preds = ng_top(probs, per_pair[lo:hi], block.pair_best[lo:hi], n)
+            image_keys = (top_pairs + lo) * width + top_preds
+            order = np.argsort(image_keys)
+            keys.append(image_keys[order])
+            positions.append(order)  # the position of each entry in the top, in key order
+    return np.concatenate(keys), np.concatenate(positions)
 
 
 def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n

@@ -76,33 +76,36 @@ def first_true(mask: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), idx, NO_MATCH)
 
 
+def pair_products(obj_scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Each pair's ``s_s * s_o`` (float32): the factor of all its NG scores."""
+    s = obj_scores.astype(np.float32)
+    return s[pairs[:, 0]] * s[pairs[:, 1]]
+
+
 def pair_scores(cand: Candidates, rows: np.ndarray | slice = slice(None), cols: np.ndarray | slice = slice(1, None)
                 ) -> np.ndarray:
     """``(s_s * s_o) * p_c`` (float32, the reference's order) for pairs ``rows`` and score columns ``cols``
     (default: every pair, predicates 1..C)."""
-    s = cand.obj_scores.astype(np.float32)
-    pairs = cand.pairs[rows]
-    per_pair = s[pairs[:, 0]] * s[pairs[:, 1]]
-    return per_pair[:, None] * cand.probs[rows][:, cols]
+    return pair_products(cand.obj_scores, cand.pairs[rows])[:, None] * cand.probs[rows][:, cols]
 
 
-def ng_top(cand: Candidates, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The global NG top ``n``: (pair index, predicate) per position, descending, ties by flat index. ``cand``:
-    one image's candidates (or a one-image ``CandidateBlock``, which has the same fields).
+def ng_top(probs: np.ndarray, per_pair: np.ndarray, pair_best: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The global NG top ``n`` of one image: (pair index, predicate) per position, descending, ties by flat
+    index. ``probs`` ``[P, C + 1]``, ``per_pair`` the pairs' ``s_s * s_o`` and ``pair_best`` their best NG
+    scores (``Candidates.pair_best``).
 
     Only pairs whose best score reaches the ``n``-th largest per-pair best can hold a top-``n`` entry (those
     ``n`` pair bests are ``n`` distinct entries), so only their rows are scored and sorted.
     """
-    n_pred = cand.probs.shape[1] - 1
-    best = cand.pair_best
+    n_pred = probs.shape[1] - 1
     threshold = None
-    if len(best) > n:
-        threshold = np.partition(best, len(best) - n)[len(best) - n]
-        rows = np.flatnonzero(best >= threshold)
+    if len(pair_best) > n:
+        threshold = np.partition(pair_best, len(pair_best) - n)[len(pair_best) - n]
+        rows = np.flatnonzero(pair_best >= threshold)
     else:
-        rows = np.arange(len(best))
+        rows = np.arange(len(pair_best))
     # flat indices into [len(rows), C], i.e. row-major order; the threshold bounds the n-th largest entry too
-    top = stable_top(pair_scores(cand, rows), n, at_least=threshold)
+    top = stable_top(per_pair[rows][:, None] * probs[rows, 1:], n, at_least=threshold)
     return rows[top // n_pred], top % n_pred + 1
 
 
@@ -154,7 +157,7 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
         out.gt_pair = _positions(first_true(gc_match[:, keep]), position[t_viable[keep]])
     if cand.probs is None:
         return out
-    top_pairs, top_preds = ng_top(cand, ng_limit)
+    top_pairs, top_preds = ng_top(cand.probs, pair_products(cand.obj_scores, cand.pairs), cand.pair_best, ng_limit)
     top_cols = col_of[top_pairs]
     sel = top_cols >= 0
     ng_match = pm[:, top_cols[sel]] & (top_preds[sel][None, :] == gp[:, None])
