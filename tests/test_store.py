@@ -38,6 +38,22 @@ def test_split_round_trip_in_batches(tmp_path, rng):
         _assert_gt_equal(store.image(56), images[56])
 
 
+def test_a_loaded_split_reads_the_same_images_without_its_file(tmp_path, rng):
+    """``load`` reads every column into memory and closes the file: the same images after (the file deleted),
+    by any batch, as read-only views."""
+    images = [random_gt(rng, VOCAB, i) for i in range(23)]
+    images[5] = GTImage(5, 10, 10, np.zeros((0, 4)), [], np.zeros((0, 3)))
+    write_split(tmp_path / "s.h5", _split_meta(), iter(images))
+    store = SplitStore(tmp_path / "s.h5").load()
+    assert store.h5 is None
+    (tmp_path / "s.h5").unlink()
+    for a, b in zip(images, [im for batch in store.batches(batch_size=4) for im in batch]):
+        _assert_gt_equal(a, b)
+    assert not store.image(7).boxes.flags.writeable
+    store.close()  # closing a loaded store is harmless
+    _assert_gt_equal(store.image(22), images[22])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_prediction_round_trip(tmp_path, rng, dtype):
     images = [random_pred(rng, VOCAB, i) for i in range(23)]

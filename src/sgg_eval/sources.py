@@ -65,18 +65,22 @@ def detect_format(path: str) -> str:
 class _Opened:
     """A store kept open while its source is used, opened once per process: a forked ``--jobs`` worker opens
     its own (an HDF5 handle does not survive fork) instead of opening it for every block of images, which
-    read the store's per-image columns each time (~3 ms per block, growing with the split)."""
+    read the store's per-image columns each time (~3 ms per block, growing with the split). Or a store already
+    read into memory (``loaded``), which every process uses as it is."""
 
-    def __init__(self, kind: type, path: str):
+    def __init__(self, kind: type, path: str, loaded=None):
         self.kind, self.path, self._pid, self._store = kind, path, None, None
+        self._loaded = loaded  # a store read into memory (``_Store.load``): valid in any forked process
 
     def __call__(self):
+        if self._loaded is not None:
+            return self._loaded
         if self._pid != os.getpid():
             self._store, self._pid = self.kind(self.path), os.getpid()
         return self._store
 
     def __getstate__(self) -> dict:  # a copy in another process opens the store again
-        return {**self.__dict__, "_pid": None, "_store": None}
+        return {**self.__dict__, "_pid": None, "_store": None, "_loaded": None}
 
     def __del__(self) -> None:  # with its source (a forked worker's copy closes in that worker)
         if self._store is not None and self._pid == os.getpid():
@@ -180,12 +184,14 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
         return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
                                 loaded.read, loaded.release)
     if fmt == "eval_results":
-        # the file parses in a child while this process imports h5py and opens the split (~50 ms)
+        # the file parses in a child while this process imports h5py and reads the split's GT into memory
+        # (~50 ms; forked workers then read it without opening the split)
         with start_parse(path) as parsing:
             from sgg_eval.data.store import SplitStore
 
             with SplitStore(gt) as split:
                 n_split, split_vocab = len(split.image_ids), split.vocab
+                split.load()
             if vocab is not None and vocab != split_vocab:
                 raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
             loaded = EvalResults(path, split_vocab, parsing)
@@ -195,7 +201,8 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                              path=path)
         return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
                                 (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
-                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt), path), loaded.release)
+                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
+                                loaded.release)
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store

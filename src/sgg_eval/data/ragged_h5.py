@@ -151,9 +151,18 @@ class RaggedReader:
             raise InputError("missing dataset", path=self.path, field=key)
         return self.h5[key]
 
-    def _column(self, key: str) -> h5py.Dataset:
-        """The dataset ``key``, one object per reader: HDF5's cache of decompressed chunks belongs to the
-        dataset object, so a new one per block decompressed its 64k-row chunk again (~2 ms per column)."""
+    def load(self) -> None:
+        """Read every column into memory (read-only arrays); the reader no longer touches the file."""
+        for seg, cols in self.segments.items():
+            for col in cols:
+                values = self._dataset(f"{seg}/{col}")[()]
+                values.flags.writeable = False  # images are views into it: a change would leak into others
+                self._columns[f"{seg}/{col}"] = values
+
+    def _column(self, key: str) -> h5py.Dataset | np.ndarray:
+        """The dataset ``key`` (or its rows, once loaded), one object per reader: HDF5's cache of decompressed
+        chunks belongs to the dataset object, so a new one per block decompressed its 64k-row chunk again
+        (~2 ms per column)."""
         column = self._columns.get(key)
         if column is None:
             column = self._columns[key] = self.h5[key]
