@@ -75,8 +75,7 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     counts["images_skipped_no_gt"] += int(np.count_nonzero(n_rels == 0))
     counts["images_skipped_no_pred"] += int(np.count_nonzero(no_pred & (n_rels > 0)))
     if boxes is not None:  # every image of the file, with or without relations
-        for gt, pred in block:
-            boxes.add(gt, pred)
+        boxes.add(block)
     for i in np.flatnonzero(no_pred & (n_rels > 0)).tolist():  # kept for the strict variant (a miss per row)
         acc.add_missed(block[i][0].rels[:, 2])
     kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together

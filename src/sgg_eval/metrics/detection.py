@@ -21,7 +21,7 @@ DET_METRICS = ("det_mAP@50", "det_mAP")
 
 
 class BoxCollector:
-    """The GT and predicted objects of a block of images (``add`` per image), matched as COCO matches them
+    """The GT and predicted objects of a block of images (``add``), matched as COCO matches them
     when the block is done (``finish``: what the AP needs of each kept detection, ~24 bytes, instead of the
     boxes), then merged per block in block order, so the result is the same for any number of workers."""
 
@@ -31,11 +31,19 @@ class BoxCollector:
         self.parts: list[Matched] = []
         self.num_gt = self.num_det = 0
 
-    def add(self, gt, pred) -> None:
-        ids = np.full((len(gt.labels), 1), gt.image_id, dtype=np.float64)
-        self.gt.append(np.hstack([ids, gt.boxes, gt.labels[:, None]]))
-        ids = np.full((len(pred.labels), 1), gt.image_id, dtype=np.float64)
-        self.det.append(np.hstack([ids, pred.boxes, pred.labels[:, None], pred.obj_scores[:, None]]))
+    def add(self, images: list) -> None:
+        """The objects of (GT, prediction) ``images``, as rows of one array each (built per block, not per image)."""
+        if not images:
+            return
+        ids = np.array([gt.image_id for gt, _ in images], dtype=np.float64)
+        gts, preds = [gt for gt, _ in images], [pred for _, pred in images]
+        self.gt.append(np.column_stack([np.repeat(ids, [len(g.labels) for g in gts]),
+                                        np.concatenate([g.boxes for g in gts]).reshape(-1, 4),
+                                        np.concatenate([g.labels for g in gts])]))
+        self.det.append(np.column_stack([np.repeat(ids, [len(p.labels) for p in preds]),
+                                         np.concatenate([p.boxes for p in preds]).reshape(-1, 4),
+                                         np.concatenate([p.labels for p in preds]),
+                                         np.concatenate([p.obj_scores for p in preds])]))
 
     def finish(self) -> BoxCollector:
         """Match the objects added so far; keep only the result."""
