@@ -6,7 +6,9 @@ concatenation of many images: every image's objects, GT rows and predicted pairs
 image, and each family's "first matching candidate" is a segment minimum over (GT row, matching pair)
 combinations. The Python cost per image is then a few slices instead of ~100 numpy calls on tiny arrays.
 
-The NG top-``ng_limit`` of every image is selected at once too (``ng_top.ng_ranks``).
+The NG top-``ng_limit`` of every image is selected at once too (``ng_top.ng_ranks``). Large images (SGDet)
+keep their scores apart (``candidates.ImageScores``): the work that reads every score of an image (NG top,
+ng-IMR, IMR counts) runs image by image on its own matrix, and everything else for the whole run.
 """
 
 from __future__ import annotations
