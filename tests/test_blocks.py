@@ -41,9 +41,9 @@ def test_merging_accumulators_adds_every_sum():
     rng = np.random.default_rng(3)
     cases = [random_case(rng, VOCAB, "predcls", i) for i in range(30)]
     opts = EvalOptions(task="predcls", score_kind="probabilities")
-    whole, _, _ = blocks.rank_block(cases, VOCAB, opts, "", None, None)
-    first, _, _ = blocks.rank_block(cases[:13], VOCAB, opts, "", None, None)
-    second, _, _ = blocks.rank_block(cases[13:], VOCAB, opts, "", None, None)
+    whole, _ = blocks.rank_block(cases, VOCAB, opts, "", None, None)
+    first, _ = blocks.rank_block(cases[:13], VOCAB, opts, "", None, None)
+    second, _ = blocks.rank_block(cases[13:], VOCAB, opts, "", None, None)
     first.merge(second)
     assert first.images == whole.images == 30 - sum(len(g.rels) == 0 or len(p.pairs) == 0 for g, p in cases)
     assert first.families == whole.families
@@ -91,6 +91,34 @@ def test_workers_reading_their_own_blocks_give_the_same_document(small_blocks, t
         assert json.dumps(doc, sort_keys=True) == stream
         size = blocks.block_images(task)
         assert done == list(range(size, 45, size)) + [45]  # after every block, in order
+
+
+@pytest.mark.parametrize("task_images", [1, 7, 20, 10 ** 6])
+def test_blocks_read_in_tasks_of_any_size_give_the_same_document(monkeypatch, task_images):
+    """Blocks are read and ranked in tasks of several (``TASK_IMAGES``), the last ones alone; the document
+    (block by block from a stream: one block per task) and the progress after every block do not depend on
+    it, on 1 or 2 processes."""
+    rng = np.random.default_rng(41)
+    cases = [random_case(rng, VOCAB, "sgdet", i) for i in range(45)]
+    opts = EvalOptions(task="sgdet", score_kind="probabilities")
+    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 24)  # SGDet blocks of 3 images: 15 blocks
+    stream = json.dumps(evaluate(iter(cases), VOCAB, opts, jobs=1), sort_keys=True)
+    monkeypatch.setattr(blocks, "TASK_IMAGES", task_images)
+    for jobs in (1, 2):
+        done = []
+        doc = evaluate(ListSource(cases), VOCAB, opts, jobs=jobs, progress=done.append)
+        assert json.dumps(doc, sort_keys=True) == stream
+        assert done == list(range(3, 46, 3))
+
+
+def test_tasks_group_blocks_and_leave_the_last_ones_alone(monkeypatch):
+    monkeypatch.setattr(blocks, "TASK_IMAGES", 128)
+    spans = [(i * 32, i * 32 + 32) for i in range(11)]
+    sizes = [len(t) for t in blocks.tasks_of(spans, 32, 2)]
+    assert sizes == [4, 3, 1, 1, 1, 1] and sum(blocks.tasks_of(spans, 32, 2), []) == spans
+    assert [len(t) for t in blocks.tasks_of(spans, 32, 1)] == [4, 4, 3]
+    assert [len(t) for t in blocks.tasks_of(spans, 256, 2)] == [1] * 11
+    assert blocks.tasks_of([], 32, 2) == []
 
 
 def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):
