@@ -144,3 +144,23 @@ def test_a_detection_equally_close_to_two_gt_boxes_takes_the_later_one():
     # both found at 0.50 ... 0.80 (7 thresholds); at 0.85 ... 0.95 only d2 (rank 2): precision 1/2 up to recall 1/2
     by_hand = (7 * 1.0 + 3 * (51 * 0.5) / 101) / 10
     assert abs(ap - by_hand) <= 1e-12 and abs(ours - by_hand) <= 1e-12 and ours50 == ap50 == 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_detection_order_is_the_lexsort_of_class_score_image_rank(seed):
+    """The AP's detection order from one 64-bit key against ``np.lexsort`` itself: tied scores (also 0.0
+    against -0.0, and negative scores), unsorted image ids, repeated keys, scores that are not float32 (the
+    lexsort is then used), and keys too wide for 64 bits."""
+    from sgg_eval.metrics.box_ap import _detection_order
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    classes = rng.integers(0, 151, size=n).astype(np.int64)
+    score = (rng.integers(-3, 6, size=n) / 4).astype(np.float32).astype(np.float64)
+    score[rng.random(n) < 0.1] = -0.0
+    image = rng.choice(rng.permutation(10 ** 6)[:400], size=n).astype(np.float64)
+    rank = rng.integers(0, 100, size=n).astype(np.int16)
+    for s, i, r in [(score, image, rank), (score + 1e-12, image, rank), (score, image, (rank * 300).astype(np.int16)),
+                    (score, np.arange(n, dtype=np.float64) * 7, rank),
+                    (score, np.arange(n, dtype=np.float64) * 7, (rank * 300).astype(np.int16))]:  # 67 bits
+        np.testing.assert_array_equal(_detection_order(classes, s, i, r), np.lexsort((r, i, -s, classes)))

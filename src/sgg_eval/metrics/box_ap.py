@@ -110,12 +110,9 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
     """``(AP over IoU 0.50:0.95, AP@50)`` of the matched detections of every image, in any grouping of the
     images into parts. Per class, detections by score, descending; ties by image id (COCO visits images by
     sorted id), then by rank within the image."""
-    image = np.concatenate([p.image for p in parts])
     classes = np.concatenate([p.cls for p in parts]).astype(np.int64)
-    score = np.concatenate([p.score for p in parts])
-    rank = np.concatenate([p.rank for p in parts])
-    order = np.lexsort((rank, image, -score, classes))
-    del image, score, rank
+    order = _detection_order(classes, np.concatenate([p.score for p in parts]),
+                             np.concatenate([p.image for p in parts]), np.concatenate([p.rank for p in parts]))
     tp_bits, classes = np.concatenate([p.tp for p in parts])[order], classes[order]
     width = max([len(p.n_gt) for p in parts] + [int(classes.max(initial=0)) + 1])
     n_gt = sum(np.pad(p.n_gt, (0, width - len(p.n_gt))) for p in parts)
@@ -129,7 +126,7 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
             continue  # GT boxes but no detection: AP 0
         tp_all = (tp_bits[None, s:e] >> shifts) & np.uint16(1) == 1  # [IoU threshold, detection of class c]
         tp = np.cumsum(tp_all, axis=1).astype(np.float64)
-        fp = np.cumsum(~tp_all, axis=1).astype(np.float64)
+        fp = np.arange(1, e - s + 1) - tp  # the false positives so far: exact integers, as their own cumsum
         recall = tp / n_gt[c]
         precision = np.maximum.accumulate((tp / (fp + tp + np.spacing(1)))[:, ::-1], axis=1)[:, ::-1]
         # per threshold, where each recall threshold falls; then every threshold's 101 precisions at once, a
@@ -140,3 +137,23 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
     if len(with_gt) == 0:
         return float("nan"), float("nan")
     return float(ap.mean()), float(ap[0].mean())
+
+
+def _detection_order(classes: np.ndarray, score: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """``np.lexsort((rank, image, -score, classes))``: by class, score descending, image id, rank. Where it
+    fits, one stable sort of a 64-bit key (class | inverted float32 score bits | dense image index | rank),
+    ~2x faster; otherwise (scores not exactly float32, too many bits) the lexsort itself."""
+    ids, dense = np.unique(image, return_inverse=True)
+    c_bits, i_bits = int(classes.max(initial=0)).bit_length(), max(1, (len(ids) - 1).bit_length())
+    r_bits = max(1, int(rank.max(initial=0)).bit_length())
+    narrow = score.astype(np.float32)
+    if (c_bits + 32 + i_bits + r_bits > 64 or rank.min(initial=0) < 0 or classes.min(initial=0) < 0
+            or not np.all(np.isfinite(narrow)) or not np.array_equal(narrow.astype(score.dtype), score)):
+        return np.lexsort((rank, image, -score, classes))
+    bits = (narrow + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0, which -score ties with 0.0
+    ascending = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(1 << 31))  # floats as unsigned
+    key = classes.astype(np.uint64) << np.uint64(32 + i_bits + r_bits)
+    key |= (~ascending).astype(np.uint64) << np.uint64(i_bits + r_bits)  # descending score
+    key |= dense.astype(np.uint64).reshape(-1) << np.uint64(r_bits)
+    key |= rank.astype(np.uint64)
+    return np.argsort(key, kind="stable")
