@@ -38,7 +38,7 @@ def _substituted(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str):
         boxes, labels, obj_scores = pred.boxes, pred.labels, pred.obj_scores.astype(np.float32)
     if opts.score_kind == "ranked":
         return boxes, labels, obj_scores, None, pred.rel_scores
-    probs = softmax(pred.rel_scores) if opts.score_kind == "logits" else np.asarray(pred.rel_scores, np.float32)
+    probs = _probabilities(pred.rel_scores, opts)
     return boxes, labels, obj_scores, probs, probs
 
 
