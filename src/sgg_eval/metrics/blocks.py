@@ -206,7 +206,8 @@ TASK_IMAGES = 128
 
 def tasks_of(spans: list[tuple[int, int]], size: int, jobs: int) -> list[list[tuple[int, int]]]:
     """The block ``spans`` grouped into tasks: ``TASK_IMAGES // size`` blocks each, the last ``2 · jobs`` alone."""
-    per_task, tail = max(1, TASK_IMAGES // size), max(0, len(spans) - 2 * jobs) if jobs > 1 else len(spans)
+    per_task = max(1, TASK_IMAGES // size)
+    tail = max(0, len(spans) - 2 * jobs) if jobs > 1 else len(spans)  # where the single blocks start
     return ([spans[i:min(i + per_task, tail)] for i in range(0, tail, per_task)]
             + [[span] for span in spans[tail:]])
 

@@ -154,6 +154,6 @@ def _detection_order(classes: np.ndarray, score: np.ndarray, image: np.ndarray, 
     ascending = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(1 << 31))  # floats as unsigned
     key = classes.astype(np.uint64) << np.uint64(32 + i_bits + r_bits)
     key |= (~ascending).astype(np.uint64) << np.uint64(i_bits + r_bits)  # descending score
-    key |= dense.astype(np.uint64).reshape(-1) << np.uint64(r_bits)
+    key |= dense.astype(np.uint64) << np.uint64(r_bits)
     key |= rank.astype(np.uint64)
     return np.argsort(key, kind="stable")

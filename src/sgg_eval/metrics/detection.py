@@ -21,9 +21,10 @@ DET_METRICS = ("det_mAP@50", "det_mAP")
 
 
 class BoxCollector:
-    """The GT and predicted objects of a block of images (``add``), matched as COCO matches them
-    when the block is done (``finish``: what the AP needs of each kept detection, ~24 bytes, instead of the
-    boxes), then merged per block in block order, so the result is the same for any number of workers."""
+    """The GT and predicted objects of some images (``add``; a task of blocks), matched as COCO matches them
+    when they are done (``finish``: what the AP needs of each kept detection, ~24 bytes, instead of the
+    boxes), then merged; matching never looks beyond an image, so the result is the same for any grouping
+    of the images and any number of workers."""
 
     def __init__(self) -> None:
         self.gt: list[np.ndarray] = []    # rows: image id, x1, y1, x2, y2, label (until finish)
