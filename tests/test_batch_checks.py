@@ -16,11 +16,32 @@ from sgg_eval.errors import InputError
 VOCAB = small_vocab(6, 5)
 
 
-@pytest.fixture(autouse=True, params=["concatenated", "array_by_array"])
-def _paths(request, monkeypatch):
-    """Every test runs with the batch's arrays checked concatenated and, as large ones are, array by array."""
+@pytest.fixture(params=["concatenated", "array_by_array", "keeping_row_maxima"])
+def check(request, monkeypatch):
+    """``batch_is_valid`` of a batch, with its arrays checked concatenated; array by array, as large ones are;
+    or keeping the row maxima of every score matrix, as evaluation asks for SGDet's. Keeping them, a batch that
+    passes must hold, for every float32 matrix without -0.0 (the one valid value with the sign bit), its row
+    maxima over predicates 1.., equal to a loop's."""
     if request.param == "array_by_array":
         monkeypatch.setattr(batch_checks, "CONCATENATED", 0)
+    keep = request.param == "keeping_row_maxima"
+    if keep:
+        monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
+
+    def run(cases, probabilities: bool) -> bool:
+        answer = batch_is_valid([g for g, _ in cases], [p for _, p in cases], VOCAB, probabilities=probabilities,
+                                keep_row_maxima=keep)
+        for _, pred in cases if keep and answer and probabilities else ():
+            scores, kept = pred.rel_scores, pred.row_maxima()
+            if len(pred.pairs) and scores.dtype == np.float32 and not np.signbit(scores).any():
+                want = np.array([max(row[1:]) for row in scores.tolist()], dtype=np.float32)
+                assert kept is not None and kept.dtype == np.float32
+                np.testing.assert_array_equal(kept, want)
+            else:
+                assert kept is None
+        return answer
+
+    return run
 
 
 def _each_is_valid(cases, probabilities: bool) -> bool:
@@ -40,10 +61,10 @@ while float(np.nextafter(_LAST_INSIDE, np.float32(np.inf))) <= 1.0 + PROBABILITY
     _LAST_INSIDE = np.nextafter(_LAST_INSIDE, np.float32(np.inf))
 
 
-def _set(array: np.ndarray, value) -> np.ndarray:
+def _set(array: np.ndarray, value, at: int = -1) -> np.ndarray:
     out = np.array(array, copy=True)
     if out.size:
-        out.flat[-1] = value
+        out.flat[at] = value
     return out
 
 
@@ -75,6 +96,8 @@ DEFECTS = {  # name -> (image part, field, change); some are harmless at the bou
     "pair_at_count": ("pred", "pairs", None),  # one past the last object: set in _planted
     "pairs_three_columns": ("pred", "pairs", lambda a: np.column_stack([a, a[:, :1]]) if len(a) else a),
     "score_nan": ("pred", "rel_scores", lambda a: _set(a, np.nan)),
+    "score_first_nan": ("pred", "rel_scores", lambda a: _set(a, np.nan, 0)),  # the first row's background
+    "score_first_above": ("pred", "rel_scores", lambda a: _set(a, 1.5, 0)),
     "score_negative": ("pred", "rel_scores", lambda a: _set(a, -1e-4)),
     "score_one_plus_slack": ("pred", "rel_scores", lambda a: _set(a, np.float32(1.0 + PROBABILITY_SLACK / 2))),
     "score_above_slack": ("pred", "rel_scores", lambda a: _set(a, 1.0 + 2 * PROBABILITY_SLACK)),
@@ -113,25 +136,23 @@ def _planted(cases, rng, name):
 
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
 @pytest.mark.parametrize("seed", range(4))
-def test_random_batches_agree_with_image_by_image_validation(task, seed):
+def test_random_batches_agree_with_image_by_image_validation(task, seed, check):
     rng = np.random.default_rng(seed)
     for _ in range(10):
         cases = [random_case(rng, VOCAB, task, i) for i in range(int(rng.integers(1, 12)))]
         for probabilities in (True, False):
-            want = _each_is_valid(cases, probabilities)
-            assert batch_is_valid([g for g, _ in cases], [p for _, p in cases], VOCAB,
-                                  probabilities=probabilities) == want
+            assert check(cases, probabilities) == _each_is_valid(cases, probabilities)
 
 
 @pytest.mark.parametrize("name", DEFECTS)
-def test_every_planted_defect_gets_the_same_answer(name):
+def test_every_planted_defect_gets_the_same_answer(name, check):
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     answers = set()
     for _ in range(25):
         cases = _planted([random_case(rng, VOCAB, "sgdet", i) for i in range(int(rng.integers(1, 8)))], rng, name)
         want = _each_is_valid(cases, True)
         answers.add(want)
-        assert batch_is_valid([g for g, _ in cases], [p for _, p in cases], VOCAB, probabilities=True) == want
+        assert check(cases, True) == want
     if name not in ("gt_label_max", "gt_rel_index_last", "pair_last", "score_one_plus_slack", "gt_box_zero_width",
                     "obj_score_huge", "score_last_float_inside", "score_negative_zero"):
         assert False in answers  # the defect did land in a checked place at least once

@@ -8,10 +8,13 @@ same-label objects, IoU exactly 0.5, ties, images without any predicted pair, du
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from conftest import random_case, small_vocab
+from sgg_eval.data import batch_checks
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
@@ -235,6 +238,36 @@ def test_blocks_with_scores_kept_apart_equal_image_ranks(task, order, coarse, pr
                         np.testing.assert_array_equal(a, b, err_msg=f"{name}, image {gt.image_id}, block of {size}")
                 checked += 1
     assert checked > 60
+
+
+def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch):
+    """Row maxima kept by validation (``batch_is_valid(keep_row_maxima=True)``, as evaluation reads an
+    eval_results file) are the very arrays a block ranks with, and give the ranks of maxima computed here;
+    scores replaced since (PKO's ``dataclasses.replace``, or assigned) are never paired with the old maxima."""
+    monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)  # the random images are small
+    rng = np.random.default_rng(21)
+    opts = EvalOptions(task="sgdet", ng_limit=5)
+    images = [case for case in (random_case(rng, VOCAB, "sgdet", i, max_objects=9) for i in range(40))
+              if len(case[0].rels) and len(case[1].pairs)]
+    gts = [g for g, _ in images]
+    computed = block_ranks(gts, prepare_block(images, opts, "", apart=True), ng_limit=5).images()
+    assert batch_checks.batch_is_valid(gts, [p for _, p in images], VOCAB, probabilities=True, keep_row_maxima=True)
+    block = prepare_block(images, opts, "", apart=True)
+    for (_, pred), used in zip(images, block.probs.row_max):
+        assert used is pred.row_maxima() is not None
+    for got, want in zip(block_ranks(gts, block, ng_limit=5).images(), computed):
+        for name in FIELDS:
+            a, b = getattr(got, name), getattr(want, name)
+            assert (a is None) == (b is None), name
+            if a is not None:
+                np.testing.assert_array_equal(a, b, err_msg=name)
+    gt, pred = images[0]
+    other = pred.rel_scores[:, ::-1].copy()
+    assert replace(pred, rel_scores=other).row_maxima() is None
+    pred.rel_scores = other
+    assert pred.row_maxima() is None
+    np.testing.assert_array_equal(prepare_block([(gt, pred)], opts, "", apart=True).probs.row_max[0],
+                                  other[:, 1:].max(axis=1))
 
 
 def test_image_scores_index_like_the_concatenated_matrix():

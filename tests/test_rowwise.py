@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.rowwise import first_max, row_max, row_reduce
+from sgg_eval.metrics.rowwise import first_max, row_max, row_reduce, row_reduce_and_whole
 
 
 def _loop_first_max(matrix: np.ndarray, first: int) -> tuple[list[int], list[float]]:
@@ -75,3 +75,18 @@ def test_row_max_of_float32_with_negatives_infinities_and_nan_is_maxs(first):
     got = row_max(matrix, first)
     np.testing.assert_array_equal(got, want)  # NaN equals NaN here
     assert np.isnan(got).sum() == np.isnan(matrix[:, first:]).any(axis=1).sum()
+
+
+@pytest.mark.parametrize("first", [1, 2])
+@pytest.mark.parametrize("rows", [1, 2, 97])
+def test_row_reduce_and_whole_equal_loops(first, rows):
+    """Each row's maximum over columns ``first..`` and the whole matrix's, with the largest value planted in
+    the first row's skipped columns (the one part the row segments leave out), in another row's, and inside."""
+    rng = np.random.default_rng(first * 100 + rows)
+    base = rng.integers(0, 1000, size=(rows, 7)).astype(np.uint32)
+    for spot in [(0, 0), (0, first - 1), (rows - 1, 0), (rows - 1, 6), (rows // 2, first)]:
+        matrix = base.copy()
+        matrix[spot] = 5000
+        maxima, whole = row_reduce_and_whole(np.maximum, matrix, first)
+        np.testing.assert_array_equal(maxima, np.array([max(row[first:]) for row in matrix.tolist()], np.uint32))
+        assert whole == max(max(row) for row in matrix.tolist())

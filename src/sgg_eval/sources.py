@@ -180,7 +180,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
     path = os.fspath(path)
     fmt = detect_format(path)
     if fmt == "eval_results" and not gt:
-        loaded = EvalResults(path, vocab)
+        loaded = EvalResults(path, vocab, row_maxima=True)
         return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
                                 loaded.read, loaded.release)
     if fmt == "eval_results":
@@ -194,7 +194,7 @@ def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | No
                 split.load()
             if vocab is not None and vocab != split_vocab:
                 raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
-            loaded = EvalResults(path, split_vocab, parsing)
+            loaded = EvalResults(path, split_vocab, parsing, row_maxima=True)
         vocab, count = loaded.vocab, len(loaded)
         if n_split != count:
             raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set",

@@ -12,10 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
+from sgg_eval.metrics.rowwise import row_reduce_and_whole
 
 
-def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool) -> bool:
-    """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there)."""
+def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool,
+                   keep_row_maxima: bool = False) -> bool:
+    """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there).
+
+    ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``MAXIMA_ROWS`` rows or more:
+    SGDet's) are checked by the pass that takes each row's maximum over predicates 1.., which is kept on the
+    image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is."""
     if not gts:
         return True
     width = vocab.num_predicates + 1
@@ -45,12 +51,34 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     with_pairs = [p for p in preds if len(p.pairs)]
     if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs]):
         return False
+    if keep_row_maxima and probabilities:
+        if not all(_probabilities_keeping_maxima(p) for p in with_pairs if len(p.pairs) >= MAXIMA_ROWS):
+            return False
+        with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]
     if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= CONCATENATED:
         return _scores_ok([np.concatenate([p.rel_scores.ravel() for p in with_pairs])], probabilities)
     return _scores_ok([p.rel_scores for p in with_pairs], probabilities)
 
 
 CONCATENATED = 1 << 22  # relation scores of a batch checked in one array up to this many (a 16 MB copy)
+# score matrices of at least this many rows keep their row maxima when asked: evaluation ranks images of over
+# 2,000 pairs with their scores apart (``blocks.LARGE_IMAGE_PAIRS``), from these maxima
+MAXIMA_ROWS = 1024
+
+
+def _probabilities_keeping_maxima(pred: PredImage) -> bool:
+    """``pred``'s scores are probabilities (as ``_scores_ok``), checked over their bits by the pass that takes
+    each row's maximum over predicates 1.. (``rowwise.row_reduce_and_whole``), kept on ``pred``. Every value is
+    in [+0, 1 + slack] exactly when the largest bits are at most those of 1 + slack; the row maxima are then
+    the floats' own. Anything else (float64, -0.0) takes ``_scores_ok``'s passes and keeps nothing."""
+    scores = pred.rel_scores
+    if scores.dtype != np.float32 or not scores.flags.c_contiguous or scores.shape[1] < 2:
+        return _scores_ok([scores], True)
+    maxima, largest = row_reduce_and_whole(np.maximum, scores.view(np.uint32), 1)
+    if largest > _PROBABILITY_BITS:
+        return _scores_ok([scores], True)
+    pred.keep_row_maxima(maxima.view(np.float32))
+    return True
 
 
 def _finite(values: np.ndarray) -> bool:

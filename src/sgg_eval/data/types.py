@@ -84,6 +84,9 @@ class PredImage:
     obj_scores: np.ndarray
     pairs: np.ndarray
     rel_scores: np.ndarray
+    # rel_scores' row maxima over predicates 1.., when a reader computed them in the pass that validated the
+    # scores (``keep_row_maxima``), held with the array they belong to; see :meth:`row_maxima`.
+    _row_maxima: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.boxes = _float_array(self.boxes, (4,))
@@ -113,6 +116,18 @@ class PredImage:
             _check_range(self.pairs, 0, q - 1, "pairs", where)
             _check_floats(self.rel_scores, (len(self.pairs), vocab.num_predicates + 1), "rel_scores", where,
                           within=(0.0, 1.0 + PROBABILITY_SLACK) if probabilities else None)
+
+    def keep_row_maxima(self, maxima: np.ndarray) -> None:
+        """Keep ``rel_scores[:, 1:].max(axis=1)`` (float32), computed by a reader in the pass that validated the
+        scores: ranking needs them, and an SGDet image's ~1.3 MB of scores then need not be read again for
+        them (issue 11)."""
+        self._row_maxima = (self.rel_scores, maxima)
+
+    def row_maxima(self) -> np.ndarray | None:
+        """The kept row maxima, if they were kept for these very scores: a copy of the image with other scores
+        (``dataclasses.replace``, as PKO makes) or scores assigned since never uses them; else None."""
+        kept = self._row_maxima
+        return kept[1] if kept is not None and kept[0] is self.rel_scores else None
 
 
 _INT64, _FLOAT32 = np.dtype(np.int64), np.dtype(np.float32)

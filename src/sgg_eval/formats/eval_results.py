@@ -42,9 +42,13 @@ class EvalResults:
     (``gt_tensors[image, GT_FIELDS]``, ``pred_tensors[image, PRED_FIELDS]``) and the file's tensor table:
     a few hundred bytes, in arrays a ``--jobs`` worker reads without copying them."""
 
-    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None, parsing: Isolated | None = None):
-        """``parsing``: this file's parse already under way (:func:`start_parse`), else it is parsed here."""
+    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None, parsing: Isolated | None = None,
+                 *, row_maxima: bool = False):
+        """``parsing``: this file's parse already under way (:func:`start_parse`), else it is parsed here.
+        ``row_maxima``: SGDet-sized score matrices keep the row maxima their validation computes, for ranking
+        (``batch_is_valid(keep_row_maxima=True)``); reading alone (the bench's floor) does without."""
         self.path = os.fspath(path)
+        self.row_maxima = row_maxima
         # parsed in a child process: the parse's transient objects never fragment this one's heap
         parsed = parsing.result() if parsing is not None else run_isolated(_parse, self.path)
         self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = parsed
@@ -123,7 +127,7 @@ class EvalResults:
     def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False) -> None:
         """Validate a batch at once; image by image, to name the first bad one, only when it fails."""
         if each or not batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab,
-                                      probabilities=True):
+                                      probabilities=True, keep_row_maxima=self.row_maxima):
             for gt, pred in images:
                 _validate(gt, pred, self.vocab, self.path, gt.image_id)
 

@@ -79,9 +79,11 @@ class ImageScores:
     rows: ``scores[rows]``, ``scores[rows, 1:]`` (a column slice) and ``scores[rows, cols]`` (one element per
     row); ``pair_off[i]`` is the block index of image i's first pair."""
 
-    def __init__(self, probs: list[np.ndarray]):
+    def __init__(self, probs: list[np.ndarray], row_maxima: list[np.ndarray | None] | None = None):
+        """``row_maxima``: each image's row maxima over columns 1.., where known (None: computed here)."""
         self.probs = probs
-        self.row_max = [row_max(p, 1) for p in probs]
+        known = row_maxima if row_maxima is not None else [None] * len(probs)
+        self.row_max = [row_max(p, 1) if m is None else m for p, m in zip(probs, known)]
         self.pair_off = segment_offsets([len(p) for p in probs])
         self.shape = (int(sum(len(p) for p in probs)), probs[0].shape[1])
 
@@ -202,7 +204,8 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
 
     The scores are concatenated, with every pair's predicate from one first-maximum pass over them
     (``rowwise.first_max``); or, ``apart`` (large images: SGDet), kept image by image (:class:`ImageScores`)
-    with only each row's maximum computed, the predicates being derived on demand (:class:`PairPredicates`)."""
+    with only each row's maximum (the reader's, where it kept them: :meth:`PredImage.row_maxima`), the
+    predicates being derived on demand (:class:`PairPredicates`)."""
     if opts.score_kind == "ranked" or not any(len(p.pairs) for _, p in images):
         return CandidateBlock.of([prepare(gt, pred, opts, source) for gt, pred in images])
     gts, preds = [g for g, _ in images], [p for _, p in images]
@@ -222,8 +225,10 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
         obj_scores = np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
     if apart:
         width = next(p.rel_scores.shape[1] for p in preds if len(p.pairs))
-        probs = ImageScores([_probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32)
-                             for p in preds])
+        scores = [_probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32)
+                  for p in preds]
+        # the reader's row maxima, where it kept them and the scores are those it validated
+        probs = ImageScores(scores, [p.row_maxima() if s is p.rel_scores else None for s, p in zip(scores, preds)])
         best, predicted = np.concatenate(probs.row_max), PairPredicates(probs=probs)
     else:
         probs = _probabilities(np.concatenate([p.rel_scores for p in preds if len(p.pairs)]), opts)

@@ -37,6 +37,15 @@ def row_reduce(ufunc: np.ufunc, matrix: np.ndarray, first: int = 0, dtype=None) 
     return out[0::2] if first else out
 
 
+def row_reduce_and_whole(ufunc: np.ufunc, matrix: np.ndarray, first: int) -> tuple[np.ndarray, np.generic]:
+    """:func:`row_reduce` over columns ``first..`` (``first`` >= 1) and ``ufunc``'s reduction of the whole
+    matrix, in one pass: the reduceat's odd segments are every next row's columns before ``first``, so only the
+    first row's are left to reduce. ``matrix`` is C-contiguous with at least one row."""
+    n, width = matrix.shape
+    out = ufunc.reduceat(matrix.reshape(-1), _row_segments(n, width, first))
+    return out[0::2], ufunc(ufunc.reduce(out), ufunc.reduce(matrix[0, :first]))
+
+
 _SIGN = np.uint32(1 << 31)
 
 
