@@ -89,6 +89,8 @@ DEFECTS = {  # name -> (image part, field, change); some are harmless at the bou
     "pred_label_too_big": ("pred", "labels", lambda a: _set(a, VOCAB.num_objects + 1)),
     "obj_score_nan": ("pred", "obj_scores", lambda a: _set(a, np.nan)),
     "obj_score_huge": ("pred", "obj_scores", lambda a: _set(a, 3e38)),
+    "obj_score_negative": ("pred", "obj_scores", lambda a: _set(a, -0.25)),
+    "obj_score_negative_zero": ("pred", "obj_scores", lambda a: _set(a, np.float32(-0.0))),
     "obj_scores_long": ("pred", "obj_scores", lambda a: np.append(a, np.float32(0.5))),
     "pair_negative": ("pred", "pairs", lambda a: _set(a, -1)),
     "pair_last": ("pred", "pairs", lambda a: a),
@@ -154,5 +156,5 @@ def test_every_planted_defect_gets_the_same_answer(name, check):
         answers.add(want)
         assert check(cases, True) == want
     if name not in ("gt_label_max", "gt_rel_index_last", "pair_last", "score_one_plus_slack", "gt_box_zero_width",
-                    "obj_score_huge", "score_last_float_inside", "score_negative_zero"):
+                    "obj_score_huge", "obj_score_negative_zero", "score_last_float_inside", "score_negative_zero"):
         assert False in answers  # the defect did land in a checked place at least once

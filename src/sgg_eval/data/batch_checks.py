@@ -41,7 +41,8 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     labels = np.concatenate([g.labels for g in gts] + [p.labels for p in preds])
     if len(labels) and (labels.min() < 1 or labels.max() > vocab.num_objects):
         return False
-    if not _finite(np.concatenate([p.obj_scores for p in preds])):
+    obj_scores = np.concatenate([p.obj_scores for p in preds])
+    if not _finite(obj_scores) or (obj_scores.size and obj_scores.min() < 0):
         return False
     if not _indices_ok([g.rels[:, :2] for g in gts], [len(g.labels) for g in gts]):
         return False

@@ -2,16 +2,16 @@
 for thousands of images, instead of a dozen per image).
 
 Same rules as :meth:`GTImage.validate` / :meth:`PredImage.validate`: dtypes and row shapes, finite boxes with
-``x2 >= x1`` and ``y2 >= y1``, finite scores, labels in ``1..C_obj``, predicates in ``1..C``, and object
-indices within their own image. A failure names the file, the first offending image (id and position) and
-the field.
+``x2 >= x1`` and ``y2 >= y1``, finite scores (object scores >= 0), labels in ``1..C_obj``, predicates in
+``1..C``, and object indices within their own image. A failure names the file, the first offending image
+(id and position) and the field.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.data.types import PROBABILITY_SLACK, Vocabulary
+from sgg_eval.data.types import NEGATIVE_OBJECT_SCORE, PROBABILITY_SLACK, Vocabulary
 from sgg_eval.errors import InputError
 
 # column -> (dtype kinds, row shape); the same for every store written by sgg-eval or by hand
@@ -53,6 +53,8 @@ def check_batch(blocks: dict[str, np.ndarray], offsets: dict[str, np.ndarray], i
         fail(bad, "objects", "labels", f"value {labels[bad][0]} outside [1, {vocab.num_objects}]")
     if "obj_scores" in blocks and not np.isfinite(blocks["obj_scores"]).all():
         fail(~np.isfinite(blocks["obj_scores"]), "objects", "obj_scores", "non-finite value")
+    if "obj_scores" in blocks and (blocks["obj_scores"] < 0).any():
+        fail(blocks["obj_scores"] < 0, "objects", "obj_scores", NEGATIVE_OBJECT_SCORE)
     seg, col = ("relations", "rels") if "rels" in blocks else ("pairs", "pairs")
     rows = blocks[col]
     n_objects = np.repeat(np.diff(objects), np.diff(offsets[seg]))  # objects of each row's own image

@@ -103,7 +103,7 @@ class PredImage:
     def validate(self, vocab: Vocabulary, source: str, position: int | None = None, *,
                  probabilities: bool = False) -> None:
         """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
-        inconsistency: shapes, dtypes, finite boxes and scores, label and pair-index ranges; with
+        inconsistency: shapes, dtypes, finite boxes and scores, object scores >= 0, label and pair-index ranges; with
         ``probabilities``, relation scores within [0, 1] (logits saved as probabilities would rank wrongly)."""
         where = dict(path=source, image_id=self.image_id, position=position)
         q = len(self.boxes)
@@ -111,6 +111,9 @@ class PredImage:
         _check_ints(self.labels, (q,), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
         _check_floats(self.obj_scores, (q,), "obj_scores", where)
+        if q and float(self.obj_scores.min()) < 0.0:
+            raise InputError(f"value {float(self.obj_scores.min()):.4g}: {NEGATIVE_OBJECT_SCORE}", field="obj_scores",
+                             **where)
         _check_ints(self.pairs, (None, 2), "pairs", where)
         if len(self.pairs):
             _check_range(self.pairs, 0, q - 1, "pairs", where)
@@ -191,6 +194,10 @@ def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict,
 
 
 PROBABILITY_SLACK = 1e-3  # float16 rounding of a softmax can exceed 1 by a few ulps
+# Object scores are confidences: a triplet's score multiplies its subject's and object's, so a negative one would
+# turn the ranking around (and the NG top's pruning relies on products that grow with p_c).
+NEGATIVE_OBJECT_SCORE = ("a negative object score: triplet scores multiply the subject's and object's scores, "
+                         "which must be >= 0 (logits saved as scores?)")
 
 
 def _check_boxes(boxes: np.ndarray, name: str, where: dict) -> None:

@@ -51,7 +51,8 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
     its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
     comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an image of fewer pairs
-    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits),
+    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits;
+    scores are >= 0, as readers refuse negative object scores),
     sorted stably so that ties keep the flat order."""
     width = probs.shape[1]
     scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order

@@ -95,7 +95,8 @@ def ng_top(probs: np.ndarray, per_pair: np.ndarray, pair_best: np.ndarray, n: in
     scores (``Candidates.pair_best``).
 
     Only pairs whose best score reaches the ``n``-th largest per-pair best can hold a top-``n`` entry (those
-    ``n`` pair bests are ``n`` distinct entries), so only their rows are scored and sorted.
+    ``n`` pair bests are ``n`` distinct entries), so only their rows are scored and sorted. A pair's best is
+    its largest entry because ``per_pair`` >= 0: readers refuse negative object scores.
     """
     n_pred = probs.shape[1] - 1
     threshold = None
