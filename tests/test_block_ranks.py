@@ -8,6 +8,7 @@ same-label objects, IoU exactly 0.5, ties, images without any predicted pair, du
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -18,7 +19,7 @@ from sgg_eval.data import batch_checks
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.engine import EvalOptions
-from sgg_eval.metrics.ranks import image_ranks
+from sgg_eval.metrics.ranks import image_ranks, nth_largest
 from sgg_eval.metrics.rowwise import row_max
 
 VOCAB = small_vocab(6, 5)
@@ -310,3 +311,20 @@ def test_within_predicate_positions_equal_a_loop(images, predicates):
             for j in queries]
     got = _within_predicate(queries, gc_pair, gc_pos, PairPredicates(preds), pair_img)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("size", [101, 399, 400, 401, 6320])
+def test_nth_largest_equals_sorting(size):
+    """Against a sort (NaN as the largest, as np.partition places it): coarse values with many ties, -0.0,
+    NaNs, sizes either side of where the blocks' bound starts to filter."""
+    rng = np.random.default_rng(size)
+    for trial in range(12):
+        values = (rng.integers(0, 5, size) / 4 if trial % 2 else rng.random(size)).astype(np.float32)
+        if trial % 3 == 0:
+            values[rng.integers(size, size=5)] = -0.0
+        if trial % 4 == 0:
+            values[rng.integers(size, size=3)] = np.nan
+        for n in (1, 3, 100):
+            want = sorted(values.tolist(), key=lambda v: (math.isnan(v), v))[-n]
+            got = nth_largest(values, n)
+            assert (math.isnan(want) and np.isnan(got)) or got == want, (trial, n, got, want)
