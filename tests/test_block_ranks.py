@@ -316,7 +316,7 @@ def test_within_predicate_positions_equal_a_loop(images, predicates):
 @pytest.mark.parametrize("size", [101, 399, 400, 401, 6320])
 def test_nth_largest_equals_sorting(size):
     """Against a sort (NaN as the largest, as np.partition places it): coarse values with many ties, -0.0,
-    NaNs, sizes either side of where the blocks' bound starts to filter."""
+    NaNs, values in random, descending and ascending order, sizes either side of where the bound filters."""
     rng = np.random.default_rng(size)
     for trial in range(12):
         values = (rng.integers(0, 5, size) / 4 if trial % 2 else rng.random(size)).astype(np.float32)
@@ -324,6 +324,10 @@ def test_nth_largest_equals_sorting(size):
             values[rng.integers(size, size=5)] = -0.0
         if trial % 4 == 0:
             values[rng.integers(size, size=3)] = np.nan
+        if trial % 6 == 1:  # the reference's pair order: bests descending (the bound is then exact)
+            values = np.sort(values)[::-1].copy()
+        if trial % 6 == 5:
+            values = np.sort(values)
         for n in (1, 3, 100):
             want = sorted(values.tolist(), key=lambda v: (math.isnan(v), v))[-n]
             got = nth_largest(values, n)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.candidates import ImageScores
-from sgg_eval.metrics.ranks import NO_MATCH, first_match, ng_top
+from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
 from sgg_eval.metrics.rowwise import row_max
-from sgg_eval.metrics.segments import position_in_runs
+from sgg_eval.metrics.segments import position_in_runs, segment_offsets
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
     """NG: the position of the first matching entry of each image's global top ``ng_limit``."""
     width = block.probs.shape[1]
-    if isinstance(block.probs, ImageScores):  # large images: ng_top scores only the pairs that can reach a top
-        keys, positions = _ng_top_apart(block, per_pair, pair_off, ng_limit)
+    if isinstance(block.probs, ImageScores):  # large images: only the pairs that can reach a top are gathered
+        keys, positions = _ng_top_apart(block, per_pair, pair_img, pair_off, ng_limit)
     else:
         keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img,
                                         block.n_pairs, pair_off, ng_limit)
@@ -27,19 +27,36 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
     return first_match(num_rows, cr[found], positions[at[found]])
 
 
-def _ng_top_apart(block, per_pair, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`ranks.ng_top` of each image whose scores are kept apart, as ``_ng_top_block`` returns them (keys
-    of one image sorted, images in order: every key of an image is below the next image's)."""
-    width, keys, positions = block.probs.shape[1], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for i, probs in enumerate(block.probs.probs):
-        lo, hi = int(pair_off[i]), int(pair_off[i]) + len(probs)
-        if hi > lo:
-            top_pairs, top_preds = ng_top(probs, per_pair[lo:hi], block.pair_best[lo:hi], n)
-            image_keys = (top_pairs + lo) * width + top_preds
-            order = np.argsort(image_keys)
-            keys.append(image_keys[order])
-            positions.append(order)  # the position of each entry in the top, in key order
-    return np.concatenate(keys), np.concatenate(positions)
+def _ng_top_apart(block, per_pair, pair_img, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ranks.ng_top` of each image whose scores are kept apart (:class:`ImageScores`), as
+    ``_ng_top_block`` returns them. As in ``ng_top``, only an image's pairs whose best reaches the ``n``-th
+    largest of its pair bests (all pairs of an image of ``n`` or fewer) can hold an entry of its top, and
+    only entries reaching it: those rows alone are gathered, in block order, their entries above the bound
+    kept (where many tie near it, only each image's ``n`` largest: one partition for all images) and ranked
+    for every image at once."""
+    pair_best, n_images = block.pair_best, len(block.n_pairs)
+    bound = np.full(n_images, -np.inf, dtype=np.float32)
+    rows, matrices = [np.zeros(0, np.int64)], [np.zeros((0, block.probs.shape[1]), np.float32)]
+    for i, (probs, lo) in enumerate(zip(block.probs.probs, pair_off.tolist())):
+        mine = np.arange(len(probs))
+        if len(probs) > n:
+            bound[i] = nth_largest(pair_best[lo:lo + len(probs)], n)
+            mine = np.flatnonzero(pair_best[lo:lo + len(probs)] >= bound[i])
+        rows.append(lo + mine)
+        matrices.append(probs[mine])
+    rows = np.concatenate(rows)
+    row_img = pair_img[rows]
+    entries = per_pair[rows][:, None] * np.concatenate(matrices)[:, 1:]  # row-major: each image's flat order
+    flat = np.flatnonzero(entries >= bound[row_img][:, None])
+    value, image = entries.ravel()[flat], row_img[flat // entries.shape[1]]
+    counts = np.bincount(image, minlength=n_images)
+    if counts.max(initial=0) > LOOSE * n:
+        local = np.arange(len(flat)) - segment_offsets(counts)[image]
+        kept = value >= _image_bound([value], image, local, n_images, int(counts.max()), n)[image]
+        flat, value, image = flat[kept], value[kept], image[kept]
+    keys, positions = _top_entries(flat, value, image, entries.shape[1], n)
+    width = entries.shape[1] + 1
+    return rows[keys // width] * width + keys % width, positions  # rows ascend: the keys stay sorted
 
 
 def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
@@ -49,12 +66,9 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     ``pair_scores``), ties by the lower flat index (pair, then predicate).
 
     An image's ``n``-th largest pair best (``pair_best``: its pairs' best entries, distinct entries) bounds
-    its ``n``-th largest entry from below, so only entries reaching it are sorted: the bound of every image
-    comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an image of fewer pairs
-    keeps all). The sort key is the image, then the score's bits inverted (a float32 >= 0 orders as its bits;
-    scores are >= 0, as readers refuse negative object scores),
-    sorted stably so that ties keep the flat order."""
-    width = probs.shape[1]
+    its ``n``-th largest entry from below, so only entries reaching it are sorted (:func:`_top_entries`): the
+    bound of every image comes from one partition of a ``[images, most pairs]`` matrix padded with -inf (an
+    image of fewer pairs keeps all)."""
     scores = per_pair[:, None] * probs[:, 1:]  # [pairs, predicates 1..C], row-major = the flat tie order
     pairs = np.arange(len(pair_img))
     local, most = pairs - pair_off[pair_img], int(n_pairs.max(initial=0))
@@ -70,8 +84,16 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
         scores[pairs, top] = held
         mask = scores >= _image_bound([held, second], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
     flat = np.flatnonzero(mask)  # in flat order within each image
-    value = scores.ravel()[flat] + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
-    image = pair_img[flat // (width - 1)]
+    return _top_entries(flat, scores.ravel()[flat], pair_img[flat // scores.shape[1]], scores.shape[1], n)
+
+
+def _top_entries(flat, value, image, n_pred: int, n) -> tuple[np.ndarray, np.ndarray]:
+    """Each image's top ``n`` of candidate entries (``flat`` indices into a ``[pairs, n_pred]`` score matrix,
+    in flat order, with their values and images; all that can reach each image's top), as (pair · width +
+    predicate, position in the top) in key order. The sort key is the image, then the score's bits inverted
+    (a float32 >= 0 orders as its bits; scores are >= 0, as readers refuse negative object scores), sorted
+    stably so that ties keep the flat order."""
+    value = value + np.float32(0.0)  # -0.0 -> +0.0, so that equal scores have equal bits
     key = (image.astype(np.uint64) << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - value.view(np.uint32))
     order = np.argsort(key, kind="stable")
     position = position_in_runs(image[order])
@@ -80,7 +102,7 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     at[order] = position
     top = at < n
     keep = flat[top]
-    return keep // (width - 1) * width + keep % (width - 1) + 1, at[top]
+    return keep // n_pred * (n_pred + 1) + keep % n_pred + 1, at[top]
 
 
 LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
