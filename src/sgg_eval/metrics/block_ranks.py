@@ -46,10 +46,9 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     gs_loc, go_loc, gp = rels[:, 0], rels[:, 1], rels[:, 2]
     gs, go = gs_loc + gt_off[row_img], go_loc + gt_off[row_img]
     num_rows = len(gp)
-    pair_img, pair_local = expand_segments(n_pairs)  # each pair's image and index there
+    pair_img, pair_local = block.pair_images()  # each pair's image and index there
     local_pairs = block.pairs
-    pair_at, obj_at = np.repeat(pair_off, n_pairs), np.repeat(obj_off, n_pairs)  # per pair: its image's offsets
-    ps, po = local_pairs[:, 0] + obj_at, local_pairs[:, 1] + obj_at
+    pair_at = np.repeat(pair_off, n_pairs)  # per pair: its image's first pair
     # every pair as one (image, subject, object) key, sorted once: the matching combinations, the GT-pair
     # family and R_tr look pairs up in it
     pair_key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
@@ -119,14 +118,14 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
 
     ng = per_predicate = predicate_rank = triplet = None
     if block.probs is not None:
-        probs, scores = block.probs, block.obj_scores
-        per_pair = scores[ps] * scores[po]
+        probs, per_pair = block.probs, block.pair_products()
         ng = ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_rows, n_pairs, pair_off, cr, cp, num_rows)
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
+            obj_at = np.repeat(obj_off, n_pairs)  # per pair: its image's first object
             triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_order, sorted_pair_key,
-                               ps, po, matches)
+                               local_pairs[:, 0] + obj_at, local_pairs[:, 1] + obj_at, matches)
 
     return BlockRanks(n_rows=n_rows, n_pairs=n_uniq, num_gt_objects=n_gt, matched_gt_objects=matched_gt,
                       predicates=gp, gc=gc, pair=pair_rank, imr=imr, ng=ng, gt_pair=gt_pair,

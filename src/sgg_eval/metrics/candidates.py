@@ -173,6 +173,24 @@ class CandidateBlock:
     gc_pairs: np.ndarray
     predicted: PairPredicates
     pair_best: np.ndarray | None
+    # per pair: its image and index there, and its object scores' product s_s·s_o (float32), where the
+    # preparation made them already; else :meth:`pair_images` and :meth:`pair_products` make them
+    pair_index: tuple[np.ndarray, np.ndarray] | None = None
+    per_pair: np.ndarray | None = None
+
+    def pair_images(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each pair's image and its index within that image."""
+        if self.pair_index is None:
+            self.pair_index = expand_segments(self.n_pairs)
+        return self.pair_index
+
+    def pair_products(self) -> np.ndarray:
+        """Each pair's ``s_s · s_o`` (float32): the factor of all its NG scores."""
+        if self.per_pair is None:
+            obj_at = np.repeat(segment_offsets(self.n_obj), self.n_pairs)
+            s_s, s_o = self.obj_scores[self.pairs[:, 0] + obj_at], self.obj_scores[self.pairs[:, 1] + obj_at]
+            self.per_pair = s_s * s_o
+        return self.per_pair
 
     @classmethod
     def of(cls, cands: list[Candidates]) -> CandidateBlock:
@@ -239,8 +257,9 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
     gc_pairs = local
     if opts.order == "score":  # by the reference's GC triplet score within each image, stable
         gc_pairs = gc_pairs[np.lexsort((-(best * s_s * s_o).astype(np.float64), pair_img))]
+    per_pair = s_s * s_o
     return CandidateBlock(n_obj, n_pairs, boxes.astype(np.float32).reshape(-1, 4), labels.astype(np.int64),
-                          obj_scores, pairs, probs, gc_pairs, predicted, (s_s * s_o) * best)
+                          obj_scores, pairs, probs, gc_pairs, predicted, per_pair * best, (pair_img, local), per_pair)
 
 
 def _probabilities(scores: np.ndarray, opts: EvalOptions) -> np.ndarray:
