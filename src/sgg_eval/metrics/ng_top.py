@@ -76,10 +76,11 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
         # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
         # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
-        # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out.
+        # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out: set to
+        # 0, which no score is below (scores are >= 0), and -inf would send every row to row_max's float path.
         top = gc_pred - 1
         held = scores[pairs, top]
-        scores[pairs, top] = -np.inf
+        scores[pairs, top] = 0.0
         second = row_max(scores)
         scores[pairs, top] = held
         mask = scores >= _image_bound([held, second], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
