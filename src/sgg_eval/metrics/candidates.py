@@ -10,7 +10,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.ranks import Candidates
+from sgg_eval.metrics.ranks import Candidates, pair_products
 from sgg_eval.metrics.rowwise import first_max as row_first_max, row_max
 from sgg_eval.metrics.segments import expand_segments, segment_offsets
 
@@ -186,10 +186,9 @@ class CandidateBlock:
 
     def pair_products(self) -> np.ndarray:
         """Each pair's ``s_s · s_o`` (float32): the factor of all its NG scores."""
-        if self.per_pair is None:
+        if self.per_pair is None:  # the pairs' object indices made block-wide
             obj_at = np.repeat(segment_offsets(self.n_obj), self.n_pairs)
-            s_s, s_o = self.obj_scores[self.pairs[:, 0] + obj_at], self.obj_scores[self.pairs[:, 1] + obj_at]
-            self.per_pair = s_s * s_o
+            self.per_pair = pair_products(self.obj_scores, self.pairs + obj_at[:, None])
         return self.per_pair
 
     @classmethod
