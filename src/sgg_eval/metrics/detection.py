@@ -33,7 +33,7 @@ class BoxCollector:
         self.num_gt = self.num_det = 0
 
     def add(self, images: list) -> None:
-        """The objects of (GT, prediction) ``images``, as rows of one array each (built per block, not per image)."""
+        """The objects of (GT, prediction) ``images``, as rows of one array each (built per call, not per image)."""
         if not images:
             return
         ids = np.array([gt.image_id for gt, _ in images], dtype=np.float64)

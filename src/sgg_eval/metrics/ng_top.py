@@ -38,10 +38,11 @@ def _ng_top_apart(block, per_pair, pair_img, pair_off, n) -> tuple[np.ndarray, n
     bound = np.full(n_images, -np.inf, dtype=np.float32)
     rows, matrices = [np.zeros(0, np.int64)], [np.zeros((0, block.probs.shape[1]), np.float32)]
     for i, (probs, lo) in enumerate(zip(block.probs.probs, pair_off.tolist())):
-        mine = np.arange(len(probs))
         if len(probs) > n:
             bound[i] = nth_largest(pair_best[lo:lo + len(probs)], n)
             mine = np.flatnonzero(pair_best[lo:lo + len(probs)] >= bound[i])
+        else:
+            mine = np.arange(len(probs))
         rows.append(lo + mine)
         matrices.append(probs[mine])
     rows = np.concatenate(rows)
