@@ -10,6 +10,7 @@ from conftest import random_gt, random_pred, small_vocab
 from sgg_eval.data.store import PredictionStore, SplitStore, write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import seal
 
 VOCAB = small_vocab()
 
@@ -94,5 +95,6 @@ def test_wrong_kind_missing_file_and_missing_dataset(tmp_path, rng):
         SplitStore(tmp_path / "nope.h5")
     with h5py.File(tmp_path / "s.h5", "a") as h5:
         del h5["relations/offsets"]
+    seal(tmp_path / "s.h5")
     with pytest.raises(InputError, match="field 'relations/offsets'"):
         SplitStore(tmp_path / "s.h5")

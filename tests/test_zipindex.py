@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import random_case, small_vocab
+from sgg_eval.errors import InputError
 from sgg_eval.formats import zipindex
 from sgg_eval.formats.torchfile import _map_file, load
 from torch_writer import eval_results_object, save_zip
@@ -111,8 +112,6 @@ def test_find_looks_names_up_like_a_dict_of_decoded_names(tmp_path, fast, monkey
     with zipfile.ZipFile(path, "w") as zf:
         for i in range(300):
             zf.writestr(f"archive/data/{i}", b"")
-        with pytest.warns(UserWarning, match="Duplicate name"):
-            zf.writestr("archive/data/7", b"again")  # a duplicate name: the last one counts
         zf.writestr("archive/data.pkl", b"")
         zf.writestr("other/data/5", b"")
         zf.writestr("archive/data/", b"")  # the prefix itself: an empty suffix
@@ -125,6 +124,35 @@ def test_find_looks_names_up_like_a_dict_of_decoded_names(tmp_path, fast, monkey
                                                                                                  "byteorder"])
     assert m.find("archive/data/", []).tolist() == []
     assert [m.name(i) for i in m.ending_with("data.pkl")] == ["archive/data.pkl"]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_two_members_of_one_name_are_refused(tmp_path, fast, monkeypatch):
+    """zipfile reads the last of two same-named members, other readers the first: refused, naming it."""
+    path = tmp_path / "d.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i in range(50):
+            zf.writestr(f"archive/data/{i}", b"x")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr("archive/data/7", b"again")
+    if not fast:
+        monkeypatch.setattr(zipindex, "_central_directory", lambda whole: None)
+    with pytest.raises(InputError, match="d.zip: two zip members are named 'archive/data/7'"):
+        zipindex.members(str(path), _map_file(path))
+
+
+def test_first_duplicate_agrees_with_a_set_of_names(tmp_path):
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        names = [bytes(rng.integers(97, 100, size=int(rng.integers(0, 5))).astype(np.uint8)) for _ in range(30)]
+        length = np.array([len(n) for n in names], dtype=np.int64)
+        m = zipindex.Members(np.frombuffer(b"".join(names) or b"\0", np.uint8),
+                             np.concatenate([[0], np.cumsum(length)[:-1]]), length, np.ones(30, bool),
+                             *(np.zeros(30, np.int64) for _ in range(4)))
+        got = zipindex.first_duplicate(m)
+        assert (got is not None) == (len(set(names)) < len(names)), trial
+        if got is not None:
+            assert names.count(names[got]) > 1
 
 
 def test_find_falls_back_to_decoded_names_for_non_ascii_names(tmp_path):

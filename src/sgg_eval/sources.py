@@ -18,6 +18,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import SEAL_MAGIC
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 
@@ -51,8 +52,8 @@ def detect_format(path: str) -> str:
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     with open(path, "rb") as fh:
-        head = fh.read(8)
-    if head.startswith(b"\x89HDF"):
+        head = fh.read(32)
+    if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
         return "store"
     if zipfile.is_zipfile(path) or head[:1] == b"\x80":
         return "eval_results"
@@ -171,6 +172,15 @@ def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: i
 
 
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
+    """:func:`_open_predictions`, refusing an input of no image: nothing would be evaluated, and every metric
+    would be a silent 0 or null."""
+    source = _open_predictions(path, gt=gt, vocab=vocab)
+    if source.count == 0:
+        raise InputError("no image to evaluate (0 images)", path=gt or path)
+    return source
+
+
+def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
     """Recognise ``path`` and pair it with its ground truth (inside the file, or the split store ``gt``).
 
     An ``eval_results.pytorch`` carries its own GT, used when ``gt`` is not given. Given ``gt``, its images are

@@ -59,6 +59,8 @@ def build_stats(train_path: str | os.PathLike, test_path: str | os.PathLike | No
                 background_must_overlap: bool = True) -> dict:
     """Compute SPEC §4 statistics from split stores and write them (and a JSON summary); returns the summary."""
     with SplitStore(train_path) as train:
+        if len(train) == 0:
+            raise InputError("the training split has no image: there is nothing to count", path=str(train_path))
         test = SplitStore(test_path) if test_path else None
         if test is not None and test.vocab != train.vocab:
             test.close()

@@ -24,6 +24,7 @@ import numpy as np
 from sgg_eval.atomic import atomic_output, ensure_space
 from sgg_eval.data.types import GTImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
 
 _ARRAYS = ("triplet_counts", "background_counts", "predicate_counts", "object_counts",
            "zeroshot_triplets", "graph_density")
@@ -117,6 +118,7 @@ def write_stats(path: str | os.PathLike, stats: TrainingStats) -> None:
     with atomic_output(path) as tmp:
         ensure_space(tmp, sum(getattr(stats, name).nbytes for name in _ARRAYS))
         _write_stats_h5(tmp, stats)
+        seal(tmp)
 
 
 def _write_stats_h5(tmp, stats: TrainingStats) -> None:
@@ -124,7 +126,7 @@ def _write_stats_h5(tmp, stats: TrainingStats) -> None:
 
     from sgg_eval.data.ragged_h5 import write_attrs
 
-    with h5py.File(tmp, "w") as h5:
+    with h5py.File(tmp, "w", **hdf5_create_options()) as h5:
         write_attrs(h5, {"kind": "train_stats", "simulated": bool(stats.simulated), "source": stats.source,
                          "object_classes": list(stats.vocab.object_classes),
                          "predicate_classes": list(stats.vocab.predicate_classes)})
@@ -135,28 +137,20 @@ def _write_stats_h5(tmp, stats: TrainingStats) -> None:
 
 def read_stats(path: str | os.PathLike) -> TrainingStats:
     """Read a statistics file written by :func:`write_stats`."""
+    from sgg_eval.data.ragged_h5 import check_schema_version, read_attr, read_names
+
     path = str(path)
-    if not os.path.exists(path):
-        raise InputError("file not found", path=path)
-    import h5py
-
-    from sgg_eval.data.ragged_h5 import read_attr
-
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as exc:
-        raise InputError(f"not a readable HDF5 file ({exc})", path=path) from None
-    with h5:
+    with open_sealed(path, "write it again with `sgg-eval stats`") as h5:
+        check_schema_version(h5, path)
         if read_attr(h5, "kind", path) != "train_stats":
             raise InputError("not a training-statistics file", path=path, field="kind")
-        vocab = Vocabulary(tuple(read_attr(h5, "object_classes", path, as_json=True)),
-                           tuple(read_attr(h5, "predicate_classes", path, as_json=True)))
+        vocab = Vocabulary(read_names(h5, "object_classes", path), read_names(h5, "predicate_classes", path))
         missing = [n for n in _ARRAYS if n not in h5]
         if missing:
             raise InputError("missing dataset", path=path, field=missing[0])
         arrays = {n: h5[n][()] for n in _ARRAYS}
         _validate_arrays(arrays, vocab, path)
-        return TrainingStats(vocab, simulated=bool(read_attr(h5, "simulated", path)),
+        return TrainingStats(vocab, simulated=read_attr(h5, "simulated", path, kind=bool),
                              source=read_attr(h5, "source", path), **arrays)
 
 

@@ -25,9 +25,10 @@ import numpy as np
 
 from sgg_eval.atomic import atomic_output
 from sgg_eval.data.store_checks import check_batch, check_columns
-from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, write_attrs
+from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, read_names, write_attrs
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
 
 _SPLIT_SEGMENTS = {
     "objects": [Column("boxes", "float32", (4,)), Column("labels", "int32")],
@@ -51,44 +52,54 @@ def _vocab_attrs(vocab: Vocabulary) -> dict:
 
 def _read_vocab(h5: h5py.File, path: str) -> Vocabulary:
     return Vocabulary(
-        tuple(read_attr(h5, "object_classes", path, as_json=True)),
-        tuple(read_attr(h5, "predicate_classes", path, as_json=True)),
+        read_names(h5, "object_classes", path), read_names(h5, "predicate_classes", path),
     )
 
 
 def write_split(path: str | os.PathLike, meta: SplitMeta, images: Iterable[GTImage]) -> int:
     """Write a split store atomically, streaming ``images``; validates each image; returns the image count."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w", track_order=False) as h5:
-        write_attrs(h5, {"kind": "split", "split": meta.split, "dataset": meta.dataset,
-                         "simulated": bool(meta.simulated), "source": meta.source, "extra": meta.extra,
-                         **_vocab_attrs(meta.vocab)})
-        writer = RaggedWriter(h5, _SPLIT_SEGMENTS, _SPLIT_IMAGE)
-        for img in images:
-            img.validate(meta.vocab, str(path))
-            writer.append(
-                {"image_id": img.image_id, "width": img.width, "height": img.height},
-                {"objects": {"boxes": img.boxes, "labels": img.labels}, "relations": {"rels": img.rels}},
-            )
-        return writer.close()
+    with atomic_output(path) as tmp:
+        with h5py.File(tmp, "w", track_order=False, **hdf5_create_options()) as h5:
+            write_attrs(h5, {"kind": "split", "split": meta.split, "dataset": meta.dataset,
+                             "simulated": bool(meta.simulated), "source": meta.source, "extra": meta.extra,
+                             **_vocab_attrs(meta.vocab)})
+            writer = RaggedWriter(h5, _SPLIT_SEGMENTS, _SPLIT_IMAGE)
+            for img in images:
+                img.validate(meta.vocab, str(path))
+                writer.append(
+                    {"image_id": img.image_id, "width": img.width, "height": img.height},
+                    {"objects": {"boxes": img.boxes, "labels": img.labels}, "relations": {"rels": img.rels}},
+                )
+            count = writer.close()
+        seal(tmp)
+    return count
 
 
 def write_predictions(
     path: str | os.PathLike, meta: PredictionMeta, images: Iterable[PredImage], *, score_dtype: str = "float32"
 ) -> int:
     """Write a prediction store atomically, streaming ``images``; ``score_dtype`` may be float16 to halve disk."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w", track_order=False) as h5:
-        write_attrs(h5, {"kind": "predictions", "task": meta.task, "score_kind": meta.score_kind,
-                         "model": meta.model, "simulated": bool(meta.simulated), "source": meta.source,
-                         "extra": meta.extra, **_vocab_attrs(meta.vocab)})
-        writer = RaggedWriter(h5, _pred_segments(meta.vocab.num_predicates, score_dtype), [Column("image_id", "int64")])
-        for img in images:
-            img.validate(meta.vocab, str(path))
-            writer.append(
-                {"image_id": img.image_id},
-                {"objects": {"boxes": img.boxes, "labels": img.labels, "obj_scores": img.obj_scores},
-                 "pairs": {"pairs": img.pairs, "rel_scores": img.rel_scores}},
-            )
-        return writer.close()
+    with atomic_output(path) as tmp:
+        with h5py.File(tmp, "w", track_order=False, **hdf5_create_options()) as h5:
+            write_attrs(h5, {"kind": "predictions", "task": meta.task, "score_kind": meta.score_kind,
+                             "model": meta.model, "simulated": bool(meta.simulated), "source": meta.source,
+                             "extra": meta.extra, **_vocab_attrs(meta.vocab)})
+            writer = RaggedWriter(h5, _pred_segments(meta.vocab.num_predicates, score_dtype),
+                                  [Column("image_id", "int64")])
+            for img in images:
+                img.validate(meta.vocab, str(path))
+                writer.append(
+                    {"image_id": img.image_id},
+                    {"objects": {"boxes": img.boxes, "labels": img.labels, "obj_scores": img.obj_scores},
+                     "pairs": {"pairs": img.pairs, "rel_scores": img.rel_scores}},
+                )
+            count = writer.close()
+        seal(tmp)
+    return count
+
+
+_REWRITE = {"split": "write it again with `sgg-eval split`",
+            "predictions": "write it again with the command that made it (`sgg-eval pko`, `simulate`)"}
 
 
 class _Store:
@@ -101,10 +112,7 @@ class _Store:
         self.path = str(path)
         if not os.path.exists(self.path):
             raise InputError("file not found", path=self.path)
-        try:
-            self.h5 = h5py.File(self.path, "r")
-        except OSError as exc:
-            raise InputError(f"not a readable HDF5 file ({exc})", path=self.path) from None
+        self.h5 = open_sealed(self.path, _REWRITE[self.kind])
         kind = read_attr(self.h5, "kind", self.path)
         if kind != self.kind:
             self.h5.close()
@@ -183,7 +191,7 @@ class SplitStore(_Store):
         h5, p = self.h5, self.path
         self.meta = SplitMeta(
             split=read_attr(h5, "split", p), vocab=self.vocab, dataset=read_attr(h5, "dataset", p),
-            simulated=bool(read_attr(h5, "simulated", p)), source=read_attr(h5, "source", p),
+            simulated=read_attr(h5, "simulated", p, kind=bool), source=read_attr(h5, "source", p),
             extra=read_attr(h5, "extra", p, as_json=True),
         )
         return RaggedReader(h5, p, {"objects": ["boxes", "labels"], "relations": ["rels"]},
@@ -204,7 +212,7 @@ class PredictionStore(_Store):
         try:
             self.meta = PredictionMeta(
                 task=read_attr(h5, "task", p), score_kind=read_attr(h5, "score_kind", p), vocab=self.vocab,
-                model=read_attr(h5, "model", p), simulated=bool(read_attr(h5, "simulated", p)),
+                model=read_attr(h5, "model", p), simulated=read_attr(h5, "simulated", p, kind=bool),
                 source=read_attr(h5, "source", p), extra=read_attr(h5, "extra", p, as_json=True),
             )
         except InputError as exc:

@@ -53,6 +53,12 @@ class EvalResults:
         parsed = parsing.result() if parsing is not None else run_isolated(_parse, self.path)
         self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = parsed
         self.table.tensors.whole = _map_file(self.path) if len(self.gt_rows) else None
+        if self.table.tensors.whole is not None:
+            ids = self._tensor_ids(0, len(self)).ravel()
+            try:
+                self.table.tensors.check_all_but(ids[ids >= 0])
+            except InputError as exc:
+                raise InputError(exc.message, path=self.path) from None
         if vocab is None:
             width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
             if width != 51:
@@ -99,7 +105,15 @@ class EvalResults:
 
     def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
         ids = self._tensor_ids(start, stop)
-        views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
+        try:
+            views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
+        except InputError as exc:  # a storage failing its CRC-32: name the first image that reads it
+            for k in range(len(ids)):
+                try:
+                    self.table.tensors.check(ids[k][ids[k] >= 0])
+                except InputError:
+                    raise InputError(exc.message, path=self.path, image_id=start + k) from None
+            raise InputError(exc.message, path=self.path) from None
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []

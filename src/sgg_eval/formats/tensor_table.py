@@ -16,6 +16,7 @@ from array import array
 import numpy as np
 
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import crc32
 
 _MAX_DIMS = 8
 _LIMIT = float(2**62)  # element counts beyond this are refused before any int64 arithmetic could overflow
@@ -68,6 +69,7 @@ class TensorTable:
         self.s_dtype, self.s_numel, self.s_view, self.s_root = array("b"), array("q"), array("q"), array("q")
         self.t_storage, self.t_offset, self.t_ndim, self.t_dims = array("q"), array("q"), array("b"), array("q")
         self.whole: np.ndarray | None = None
+        self.s_crc: np.ndarray | None = None  # zip layout: each storage member's CRC-32 (``expect_crc``)
 
     # --- while the pickle is read ------------------------------------------------------------------------
     def storage(self, key: str, dtype: int, numel: int, root: StorageToken | None = None, view_offset: int = 0
@@ -187,9 +189,42 @@ class TensorTable:
                                   f"{self.key(s[t])}")
                          for t in np.flatnonzero(~fits)[:1000]}
         self.t_bad = ~fits
+        root_dtype = np.int32 if self.count < 2**31 else np.int64  # kept per tensor: ~4 bytes, not 8
+        self.t_root = np.frombuffer(self.s_root, dtype=np.int64)[s].astype(root_dtype)
         self._index_of, self._other_keys = {}, []  # only needed to locate the storages
         del self.t_storage, self.t_offset, self.t_ndim, self.t_dims
         del self.s_numel, self.s_view, self.s_dtype, self.s_root
+
+    def expect_crc(self, byte_at: np.ndarray, nbytes: np.ndarray, crc: np.ndarray) -> None:
+        """Storage ``i``'s ``nbytes[i]`` bytes at ``byte_at[i]`` must have CRC-32 ``crc[i]`` (a zip member's
+        data and the CRC its directory records). Checked the first time a tensor of it is read, in the process
+        that reads it (``check``), so a file is read once, block by block, however large."""
+        self.s_at, self.s_nbytes, self.s_crc = byte_at.astype(np.int64), nbytes.astype(np.int64), crc.astype(np.uint32)
+        self.s_checked = np.zeros(len(crc), dtype=bool)
+
+    def check_all_but(self, ids: np.ndarray) -> None:
+        """Check now every storage that no tensor of ``ids`` reads (fields the evaluation never looks at): a
+        flipped bit anywhere in the file is then found, whatever it belongs to."""
+        if self.s_crc is None:
+            return
+        others = np.ones(len(self.s_crc), dtype=bool)
+        others[self.t_root[ids]] = False
+        self.check(np.flatnonzero(others[self.t_root]))
+
+    def check(self, ids: np.ndarray) -> None:
+        """Raise InputError if a storage of tensors ``ids`` fails its CRC-32 (no-op for the legacy layout,
+        which records none)."""
+        if self.s_crc is None or not len(ids):
+            return
+        roots = self.t_root[ids]
+        roots = np.unique(roots[~self.s_checked[roots]])
+        whole = self.whole
+        for s, at, n, want in zip(roots.tolist(), self.s_at[roots].tolist(), self.s_nbytes[roots].tolist(),
+                                  self.s_crc[roots].tolist()):
+            if crc32(whole[at: at + n]) != want:
+                raise InputError(f"tensor storage #{s} fails its CRC-32 check: the file is corrupt (changed "
+                                 "after torch wrote it)")
+        self.s_checked[roots] = True
 
     def shape(self, t: int) -> tuple[int, ...]:
         at, nd = int(self.t_dims_at[t]), int(self.t_ndim_np[t])
@@ -199,6 +234,7 @@ class TensorTable:
         """Tensor ``t`` as a read-only view of the file (InputError if it does not fit its storage)."""
         if self.t_bad[t]:
             raise InputError(self.problems.get(t, "tensor reads past the end of its storage"))
+        self.check(np.array([t]))
         dtype, byte, nbytes = self.dtypes[self.t_code[t]], int(self.t_byte[t]), int(self.t_nbytes[t])
         shape = self.shape(t)
         if nbytes >= 0:
@@ -214,6 +250,7 @@ class TensorTable:
         """Tensors ``ids`` (a 1-d int64 array) as views; None where ``array`` would raise (the caller names the
         image and field). Contiguous 1-d and 2-d tensors, all of an eval_results file, take the fast path."""
         ids = np.asarray(ids, dtype=np.int64)
+        self.check(ids[~self.t_bad[ids]])
         nd, at = self.t_ndim_np[ids], self.t_dims_at[ids]
         d0, d1 = self.t_dims_np[at], self.t_dims_np[at + 1]  # meaningful where nd >= 1, nd == 2
         fast = (nd >= 1) & (nd <= 2) & (self.t_nbytes[ids] >= 0)

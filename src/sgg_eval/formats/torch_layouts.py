@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import crc32
 from sgg_eval.formats.tensor_table import TensorTable
 from sgg_eval.formats.torchfile import LEGACY_MAGIC, LEGACY_PROTOCOL, _map_file, _RestrictedUnpickler, unpickle
 from sgg_eval.formats.zipindex import Members, members
@@ -41,6 +42,8 @@ def _member_bytes(whole: np.ndarray, zm: Members, row: int, path: str) -> bytes:
         raise InputError(f"zip member {name} uses compression method {method}, not supported", path=path)
     if len(raw) > cap:
         raise InputError(f"{name} expands beyond {cap >> 20} MiB (limit for a file of this size)", path=path)
+    if crc32(raw) != int(zm.crc[row]):
+        raise InputError(f"zip member {name} fails its CRC-32 check: the file is corrupt", path=path)
     return raw
 
 
@@ -85,6 +88,7 @@ def _load_zip_members(path: str):
         raise InputError(f"storage {keys[bad[0]]} declares {tensors.declared_bytes()[bad[0]]:.0f} bytes but its "
                          f"member holds {sizes[bad[0]]} bytes", path=path)
     tensors.locate(whole, data_at, sizes // tensors.itemsizes())
+    tensors.expect_crc(data_at, sizes, zm.crc[rows])
     return obj
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.errors import InputError
 from sgg_eval.metrics.segments import segment_offsets
 
 _END = b"PK\x05\x06"
@@ -28,7 +29,7 @@ _FULL32 = 0xFFFFFFFF
 @dataclass
 class Members:
     """Each member's name (``name_len`` bytes at ``name_at`` of ``raw``; UTF-8 where ``utf8``, else cp437) and,
-    as int64 arrays, its local header offset, stored size and method. ``find`` looks many names up at once;
+    as int64 arrays, its local header offset, stored size, method and CRC-32 (of its uncompressed bytes). ``find`` looks many names up at once;
     ``name`` and ``names`` decode (a list of every name costs ~100 bytes per member)."""
 
     raw: np.ndarray
@@ -38,10 +39,14 @@ class Members:
     header_at: np.ndarray
     size: np.ndarray
     method: np.ndarray
+    crc: np.ndarray
+
+    def raw_name(self, i: int) -> bytes:
+        at, n = int(self.name_at[i]), int(self.name_len[i])
+        return self.raw[at: at + n].tobytes()
 
     def name(self, i: int) -> str:
-        at, n = int(self.name_at[i]), int(self.name_len[i])
-        return self.raw[at: at + n].tobytes().decode("utf-8" if self.utf8[i] else "cp437")
+        return self.raw_name(i).decode("utf-8" if self.utf8[i] else "cp437", errors="replace")
 
     @property
     def names(self) -> list[str]:
@@ -125,6 +130,8 @@ def _find_short(members: Members, prefix: str, suffixes: list[str]) -> np.ndarra
     if (member_key & np.uint64(0x0080808080808080)).any():
         return None  # a non-ASCII member name may decode to one of the wanted names
     want_key = _packed(np.frombuffer(blob, np.uint8), segment_offsets(want_len), want_len)
+    if not len(member_key):
+        return np.full(len(suffixes), -1, dtype=np.int64)
     order = np.argsort(member_key, kind="stable")
     pos = np.searchsorted(member_key[order], want_key, "right") - 1  # the last member of a name
     found = (pos >= 0) & (member_key[order][np.maximum(pos, 0)] == want_key)
@@ -132,10 +139,41 @@ def _find_short(members: Members, prefix: str, suffixes: list[str]) -> np.ndarra
 
 
 def members(path: str, whole: np.ndarray) -> Members:
-    """The archive's members: read vectorised where the archive is a plain one, else by ``zipfile``."""
-    fast = _central_directory(whole)
-    if fast is not None:
-        return fast
+    """The archive's members: read vectorised where the archive is a plain one, else by ``zipfile``. Two
+    members of one name are refused: readers disagree on which one a name means (``zipfile`` takes the last,
+    others the first), so such a file could give one number here and another elsewhere."""
+    found = _central_directory(whole)
+    if found is None:
+        found = _by_zipfile(path)
+    duplicate = first_duplicate(found)
+    if duplicate is not None:
+        raise InputError(f"two zip members are named {found.name(duplicate)!r:.120}: the archive is ambiguous",
+                         path=path)
+    return found
+
+
+def first_duplicate(zm: Members) -> int | None:
+    """A row whose name another member also has, or None. Names are hashed as whole arrays (FNV-1a over the
+    bytes, column by column), and only rows of equal hash are compared as bytes."""
+    n = len(zm.name_at)
+    if n < 2:
+        return None
+    hashed = np.full(n, 0xCBF29CE484222325, dtype=np.uint64)
+    prime, last = np.uint64(0x100000001B3), len(zm.raw) - 1
+    with np.errstate(over="ignore"):
+        for k in range(int(zm.name_len.max())):
+            inside = k < zm.name_len
+            byte = zm.raw[np.minimum(zm.name_at + k, last)].astype(np.uint64)
+            hashed = np.where(inside, (hashed ^ byte) * prime, hashed)
+    order = np.argsort(hashed, kind="stable")
+    same = np.flatnonzero(hashed[order][1:] == hashed[order][:-1])
+    for a, b in zip(order[same].tolist(), order[same + 1].tolist()):
+        if zm.raw_name(a) == zm.raw_name(b):
+            return b
+    return None
+
+
+def _by_zipfile(path: str) -> Members:
     with zipfile.ZipFile(path) as zf:  # raises zipfile's own errors on a corrupt archive
         infos = zf.infolist()
     encoded = [i.filename.encode("utf-8") for i in infos]
@@ -143,7 +181,8 @@ def members(path: str, whole: np.ndarray) -> Members:
     return Members(np.frombuffer(b"".join(encoded), np.uint8), segment_offsets(length), length,
                    np.ones(len(infos), dtype=bool), np.array([i.header_offset for i in infos], dtype=np.int64),
                    np.array([i.compress_size for i in infos], dtype=np.int64),
-                   np.array([i.compress_type for i in infos], dtype=np.int64))
+                   np.array([i.compress_type for i in infos], dtype=np.int64),
+                   np.array([i.CRC for i in infos], dtype=np.int64))
 
 
 def _central_directory(whole: np.ndarray) -> Members | None:
@@ -191,7 +230,7 @@ def _central_directory(whole: np.ndarray) -> Members | None:
     flags = u16(8)
     if (flags & 1).any() or (u16(34) != 0).any():  # encrypted, or on another disk
         return None
-    out = Members(cd, starts + 46, name_len, (flags & 0x800) != 0, u32(42), u32(20), u16(10))
+    out = Members(cd, starts + 46, name_len, (flags & 0x800) != 0, u32(42), u32(20), u16(10), u32(16))
     usize = u32(24)
     big = np.flatnonzero((usize == _FULL32) | (out.size == _FULL32) | (out.header_at == _FULL32))
     raw = cd.tobytes() if len(big) else b""

@@ -1,0 +1,158 @@
+"""Checksums (sgg_eval.integrity): a flipped bit anywhere in an eval_results.pytorch member or in a store is
+refused with one line naming the file, never read as other numbers."""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import small_vocab
+from sgg_eval.cli import main
+from sgg_eval.data.store import SplitStore, write_split
+from sgg_eval.data.types import SplitMeta
+from sgg_eval.errors import InputError
+from sgg_eval.formats.eval_results import EvalResults
+from sgg_eval.integrity import SEAL_BYTES, crc32, seal
+from sgg_eval.stats import compute_stats, read_stats, write_stats
+from test_bad_inputs import _cases
+from torch_writer import eval_results_object, save_zip
+
+VOCAB = small_vocab(6, 5)
+
+
+def test_crc32_is_the_zip_crc():
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 64, 1000, 1 << 20):
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        assert crc32(data) == zlib.crc32(data.tobytes())
+        assert crc32(data[n // 2:], crc32(data[:n // 2])) == zlib.crc32(data.tobytes())
+
+
+def _storage_spans(path) -> list[tuple[str, int, int]]:
+    """(name, first data byte, size) of every tensor storage member of a torch zip file."""
+    spans = []
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if "/data/" in info.filename:
+                with open(path, "rb") as fh:
+                    fh.seek(info.header_offset + 26)
+                    n, m = np.frombuffer(fh.read(4), "<u2")
+                spans.append((info.filename, info.header_offset + 30 + int(n) + int(m), info.file_size))
+    return spans
+
+
+@pytest.fixture(scope="module")
+def eval_zip(tmp_path_factory):
+    path = tmp_path_factory.mktemp("z") / "eval_results.pytorch"
+    save_zip(eval_results_object(_cases()), path)
+    return path
+
+
+def test_a_flipped_bit_in_any_tensor_member_is_refused(eval_zip, tmp_path, capsys):
+    gts = [g for g, _ in _cases()]
+    write_stats(tmp_path / "stats.h5", compute_stats(gts, VOCAB, gts))
+    rng = np.random.default_rng(1)
+    spans = [s for s in _storage_spans(eval_zip) if s[2]]
+    assert len(spans) >= 20
+    for name, at, size in spans:
+        data = bytearray(eval_zip.read_bytes())
+        data[at + int(rng.integers(0, size))] ^= 1 << int(rng.integers(0, 8))
+        bad = tmp_path / "flipped.pytorch"
+        bad.write_bytes(bytes(data))
+        assert main(["evaluate", str(bad), "--task", "predcls", "--stats", str(tmp_path / "stats.h5"),
+                     "--jobs", "1"]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(bad) in err and "CRC-32" in err, (name, err)
+
+
+def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path):
+    spans = _storage_spans(eval_zip)
+    name, at, size = max(spans, key=lambda s: s[2])  # the largest: a score matrix
+    data = bytearray(eval_zip.read_bytes())
+    data[at + size - 1] ^= 0x80
+    bad = tmp_path / "flipped.pytorch"
+    bad.write_bytes(bytes(data))
+    loaded = EvalResults(bad, VOCAB)
+    with pytest.raises(InputError, match=r"flipped.pytorch: image \d+: tensor storage #\d+ fails its CRC-32"):
+        list(loaded.pairs())
+
+
+def test_a_flipped_bit_in_the_pickle_member_is_refused(eval_zip, tmp_path, capsys):
+    with zipfile.ZipFile(eval_zip) as zf:
+        info = next(i for i in zf.infolist() if i.filename.endswith("data.pkl"))
+    data = bytearray(eval_zip.read_bytes())
+    data[info.header_offset + 30 + len(info.filename) + info.file_size // 2] ^= 4
+    bad = tmp_path / "pkl.pytorch"
+    bad.write_bytes(bytes(data))
+    assert main(["evaluate", str(bad), "--task", "predcls"]) == 2
+    assert str(bad) in capsys.readouterr().err
+
+
+def _split(path):
+    gts = [g for g, _ in _cases()]
+    write_split(path, SplitMeta("test", VOCAB, "unit", True, "unit"), gts)
+    return gts
+
+
+def test_stores_are_sealed_and_every_flipped_byte_is_refused(tmp_path):
+    path = tmp_path / "test.h5"
+    _split(path)
+    good = path.read_bytes()
+    assert good[:len(b"sgg-eval sealed")] == b"sgg-eval sealed"
+    rng = np.random.default_rng(2)
+    for at in list(rng.integers(SEAL_BYTES, len(good), 40)) + [SEAL_BYTES, len(good) - 1]:
+        data = bytearray(good)
+        data[at] ^= 1 << int(rng.integers(0, 8))
+        path.write_bytes(bytes(data))
+        with pytest.raises(InputError, match="test.h5: checksum mismatch"):
+            SplitStore(path)
+    for cut in (len(good) - 1, SEAL_BYTES + 10):
+        path.write_bytes(good[:cut])
+        with pytest.raises(InputError, match="test.h5: .*truncated"):
+            SplitStore(path)
+    path.write_bytes(good[:40] + b"\1" + good[41:])  # the header's own bytes
+    with pytest.raises(InputError, match="test.h5: corrupt checksum header|checksum mismatch"):
+        SplitStore(path)
+
+
+def test_an_unsealed_hdf5_file_is_refused_with_the_command_that_writes_it(tmp_path):
+    path = tmp_path / "test.h5"
+    _split(path)
+    path.write_bytes(path.read_bytes()[SEAL_BYTES:])  # an older store: plain HDF5 from byte 0
+    with pytest.raises(InputError, match="test.h5: an HDF5 file without sgg-eval's checksum .*sgg-eval split"):
+        SplitStore(path)
+
+
+def test_a_resealed_store_reads_back_the_same(tmp_path):
+    path = tmp_path / "test.h5"
+    gts = _split(path)
+    seal(path)  # sealing twice is idempotent
+    with SplitStore(path) as store:
+        for got, want in zip(store, gts):
+            assert np.array_equal(got.rels, want.rels)
+
+
+def test_statistics_are_sealed(tmp_path):
+    gts = [g for g, _ in _cases()]
+    path = tmp_path / "stats.h5"
+    write_stats(path, compute_stats(gts, VOCAB, gts))
+    assert read_stats(path).vocab == VOCAB
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 2
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="stats.h5: checksum mismatch"):
+        read_stats(path)
+
+
+def test_zero_images_are_refused(tmp_path, capsys):
+    empty = tmp_path / "empty.h5"
+    write_split(empty, SplitMeta("test", VOCAB, "unit", True, "unit"), [])
+    assert main(["stats", str(empty), "-o", str(tmp_path / "s.h5")]) == 2
+    assert "empty.h5: the training split has no image" in capsys.readouterr().err
+    save_zip({"groundtruths": [], "predictions": []}, tmp_path / "none.pytorch")
+    assert main(["evaluate", str(tmp_path / "none.pytorch"), "--task", "predcls"]) == 2
+    assert "none.pytorch: no image to evaluate" in capsys.readouterr().err
+    assert not (tmp_path / "s.h5").exists()
