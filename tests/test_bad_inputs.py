@@ -24,6 +24,7 @@ from conftest import small_vocab
 from sgg_eval.cli import main
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta
+from sgg_eval.integrity import seal
 from sgg_eval.stats import compute_stats, write_stats
 from torch_writer import _dump, eval_results_object, save_legacy, save_zip
 from vg150_fixture import IMAGE_DATA, write_vg150_fixture
@@ -246,6 +247,7 @@ def test_store_content(world, tmp_path, capsys, mutation):
         (tmp_path / name).write_bytes((root / name).read_bytes())
     target, mutate, field = STORE_MUTATIONS[mutation]
     mutate(tmp_path / target)
+    seal(tmp_path / target)  # as a tool that writes the seal would: the content checks behind it are tested
     out = tmp_path / "out"
     out.mkdir()
     refused(capsys, ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "predcls",
@@ -328,6 +330,7 @@ def test_statistics_with_bad_content(world, tmp_path, capsys, dataset, make):
         data = make(h5[dataset][()])
         del h5[dataset]
         h5[dataset] = data
+    seal(stats)
     refused(capsys, ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(stats)],
             tmp_path, must_name=("stats.h5", dataset))
 

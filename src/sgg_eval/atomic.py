@@ -38,20 +38,54 @@ def atomic_outputs(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
     """Yield temporary paths for ``paths``; on success rename each onto its target. On any failure (the
     body's, or a rename's) every temporary file is removed and the existing targets are left as they were."""
     targets = [Path(p) for p in paths]
-    for t in targets:
-        if t.is_dir():
-            raise InputError("is a directory; give a file name for the output", path=str(t))
-        t.parent.mkdir(parents=True, exist_ok=True)
+    made: list[Path] = []  # folders created here, removed again (if still empty) when the write fails
+    try:
+        for t in targets:
+            if t.is_dir():
+                raise InputError("is a directory; give a file name for the output", path=str(t))
+            made += [d for d in reversed(t.parent.absolute().parents) if not d.exists()]
+            made += [] if t.parent.exists() else [t.parent.absolute()]
+            try:
+                t.parent.mkdir(parents=True, exist_ok=True)
+                ensure_space(t, 0)  # the margin, before libhdf5 opens a file it may not be able to close
+            except OSError as exc:
+                raise InputError(f"cannot write here: {_reason(exc)}", path=str(t)) from None
+    except BaseException:
+        _remove_empty(made)
+        raise
     temps = [_tmp_name(t) for t in targets]
     try:
         yield temps
         for tmp, target in zip(temps, targets):
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         for tmp in temps:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+        _remove_empty(made)
+        if isinstance(exc, OSError):  # named as the user's output, not our temporary file beside it
+            target = next((t for t, tmp in zip(targets, temps) if tmp.name in str(exc)), targets[0])
+            raise InputError(f"cannot write: {_reason(exc)}", path=str(target)) from None
         raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in sorted(set(folders), key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _reason(exc: OSError) -> str:
+    """What went wrong, without file names (libhdf5 puts the temporary file's name and its own error stack
+    in the message; ``errno = 28`` is the disk being full)."""
+    text = " ".join(str(exc).split())
+    if exc.errno == errno.ENOSPC or "errno = 28" in text:
+        return "no space left on the device"
+    if exc.errno == errno.EACCES or "errno = 13" in text:
+        return "permission denied"
+    if exc.errno == errno.EROFS or "errno = 30" in text:
+        return "read-only file system"
+    return exc.strerror or text[:160]
 
 
 @contextlib.contextmanager

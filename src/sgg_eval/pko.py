@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sgg_eval.data.store import write_predictions
-from sgg_eval.data.types import PredictionMeta, PredImage
+from sgg_eval.data.types import PredictionMeta, PredImage, check_predcls_pairs
 from sgg_eval.errors import InputError
 
 
@@ -105,6 +105,8 @@ def pko_predictions(source, task: str, stats, out_path: str | os.PathLike, param
 
     def images() -> Iterator[PredImage]:
         for gt, pred in source.pairs():
+            if task == "predcls":
+                check_predcls_pairs(gt, pred, source.path)
             labels = gt.labels if task == "predcls" else pred.labels
             yield apply_pko_image(pred, labels, prior, params, source.score_kind, only=only)
 

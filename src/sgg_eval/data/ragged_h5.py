@@ -105,14 +105,30 @@ def write_attrs(h5: h5py.File, attrs: dict) -> None:
         h5.attrs[key] = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list, tuple)) else value
 
 
-def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False):
+_KINDS = {str: "text", bool: "true or false", int: "an integer"}
+
+
+def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False, kind: type = str):
+    """Attribute ``key``: a scalar of ``kind`` (text by default; ``bool`` for flags, ``int`` for numbers, a bool
+    not counting as one), or with ``as_json`` the JSON document its text holds. Anything else is refused:
+    ``bool("false")`` is True, so a flag stored as text would silently read as set."""
     if key not in h5.attrs:
         raise InputError("missing attribute", path=path, field=key)
-    value = h5.attrs[key]
+    try:
+        value = h5.attrs[key]
+    except (OSError, RuntimeError, ValueError, TypeError) as exc:
+        raise InputError(f"unreadable attribute ({' '.join(str(exc).split())[:80]})", path=path, field=key) from None
     if isinstance(value, bytes):
-        value = value.decode()
+        try:
+            value = value.decode()
+        except UnicodeDecodeError:
+            raise InputError("attribute is not UTF-8 text", path=path, field=key) from None
     if isinstance(value, np.generic):
         value = value.item()
+    want = str if as_json else kind
+    if type(value) is not want:
+        raise InputError(f"attribute holds {type(value).__name__} {value!r:.40}, expected {_KINDS[want]}", path=path,
+                         field=key)
     if not as_json:
         return value
     try:
@@ -121,20 +137,34 @@ def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False):
         raise InputError("attribute is not valid JSON", path=path, field=key) from None
 
 
+def read_names(h5: h5py.File, key: str, path: str) -> tuple[str, ...]:
+    """A JSON list of class names (``object_classes``, ``predicate_classes``): non-empty, distinct strings."""
+    names = read_attr(h5, key, path, as_json=True)
+    if not (isinstance(names, list) and names and all(type(n) is str for n in names) and len(set(names)) == len(names)):
+        raise InputError("expected a non-empty list of distinct names", path=path, field=key)
+    return tuple(names)
+
+
+def check_schema_version(h5: h5py.File, path: str) -> None:
+    """The store's ``schema_version`` must be the one this sgg-eval writes (an integer, not a bool)."""
+    version = read_attr(h5, "schema_version", path, kind=int)
+    if version != SCHEMA_VERSION:
+        raise InputError(f"schema version {version!r:.40}, this sgg-eval reads {SCHEMA_VERSION}", path=path,
+                         field="schema_version")
+
+
 class RaggedReader:
     """Read consecutive images of the segments written by :class:`RaggedWriter`."""
 
     def __init__(self, h5: h5py.File, path: str, segments: dict[str, list[str]], per_image: list[str]):
         self.h5, self.path, self.segments = h5, path, segments
         self._columns: dict[str, h5py.Dataset] = {}
-        version = read_attr(h5, "schema_version", path)
-        if version != SCHEMA_VERSION:
-            raise InputError(f"schema version {version}, this sgg-eval reads {SCHEMA_VERSION}", path=path)
-        self.images = {name: self._dataset(f"images/{name}")[()] for name in per_image}
-        self.offsets = {seg: self._dataset(f"{seg}/offsets")[()] for seg in segments}
+        check_schema_version(h5, path)
+        self.images = {name: self._vector(f"images/{name}") for name in per_image}
+        self.offsets = {seg: self._vector(f"{seg}/offsets") for seg in segments}
         self.num_images = len(self.images[per_image[0]])
         for name, values in self.images.items():
-            if values.ndim != 1 or len(values) != self.num_images:
+            if len(values) != self.num_images:
                 raise InputError(f"shape {list(values.shape)}, expected [{self.num_images}]", path=path,
                                  field=f"images/{name}")
         if "image_id" in self.images and len(np.unique(self.images["image_id"])) != self.num_images:
@@ -143,8 +173,25 @@ class RaggedReader:
             if len(offs) != self.num_images + 1 or offs[0] != 0 or np.any(np.diff(offs) < 0):
                 raise InputError("offsets are not a non-decreasing [images+1] array from 0", path=path, field=f"{seg}/offsets")
             for col in segments[seg]:
-                if self._dataset(f"{seg}/{col}").shape[0] != offs[-1]:
-                    raise InputError(f"{self.h5[f'{seg}/{col}'].shape[0]} rows, offsets say {offs[-1]}", path=path, field=f"{seg}/{col}")
+                shape = self._dataset(f"{seg}/{col}").shape
+                if not shape or shape[0] != offs[-1]:
+                    raise InputError(f"shape {list(shape)}: {offs[-1]} rows expected (from the offsets)", path=path,
+                                     field=f"{seg}/{col}")
+
+    def _vector(self, key: str) -> np.ndarray:
+        """A per-image column or an offsets array: one-dimensional integers (``image_id``, sizes, offsets)."""
+        ds = self._dataset(key)
+        if ds.ndim != 1 or ds.dtype.kind not in "iu":
+            raise InputError(f"dtype {ds.dtype} shape {list(ds.shape)}, expected a one-dimensional integer array",
+                             path=self.path, field=key)
+        return self._read(ds, key, ())
+
+    def _read(self, ds, key: str, index) -> np.ndarray:
+        """``ds[index]``, libhdf5's errors (a chunk its filter cannot decode) named with this file and field."""
+        try:
+            return ds[index]
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise InputError(f"unreadable ({' '.join(str(exc).split())[:120]})", path=self.path, field=key) from None
 
     def _dataset(self, key: str) -> h5py.Dataset:
         if key not in self.h5:
@@ -155,7 +202,7 @@ class RaggedReader:
         """Read every column into memory (read-only arrays); the reader no longer touches the file."""
         for seg, cols in self.segments.items():
             for col in cols:
-                values = self._dataset(f"{seg}/{col}")[()]
+                values = self._read(self._dataset(f"{seg}/{col}"), f"{seg}/{col}", ())
                 values.flags.writeable = False  # images are views into it: a change would leak into others
                 self._columns[f"{seg}/{col}"] = values
 
@@ -177,7 +224,7 @@ class RaggedReader:
             offs = self.offsets[seg][start : stop + 1]
             offsets[seg] = offs - offs[0]
             for col in cols:
-                blocks[col] = self._column(f"{seg}/{col}")[offs[0] : offs[-1]]
+                blocks[col] = self._read(self._column(f"{seg}/{col}"), f"{seg}/{col}", slice(offs[0], offs[-1]))
         return scalars, blocks, offsets
 
     def split(self, scalars: dict, blocks: dict, offsets: dict) -> list[dict[str, np.ndarray]]:

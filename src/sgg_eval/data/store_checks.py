@@ -24,7 +24,7 @@ def check_columns(datasets: dict, vocab: Vocabulary, path: str) -> None:
     for name, ds in datasets.items():
         kinds, row = _COLUMNS[name]
         row = (vocab.num_predicates + 1,) if row is None else row
-        if ds.dtype.kind not in kinds or tuple(ds.shape[1:]) != row:
+        if ds.dtype.kind not in kinds or ds.ndim != 1 + len(row) or tuple(ds.shape[1:]) != row:
             raise InputError(f"dtype {ds.dtype} rows {list(ds.shape[1:])}, expected rows {list(row)} of "
                              f"{'integers' if kinds == 'iu' else 'numbers'}", path=path, field=name)
 

@@ -91,14 +91,12 @@ class PredImage:
     def __post_init__(self) -> None:
         self.boxes = _float_array(self.boxes, (4,))
         self.labels = _int_array(self.labels, ())
-        self.obj_scores = _float_array(self.obj_scores, ())
+        self.obj_scores = _float_array(self.obj_scores, (), "f")
         self.pairs = _int_array(self.pairs, (2,))
         rel = np.asarray(self.rel_scores)
         if rel.size == 0 and rel.ndim != 2:
             rel = np.zeros((0, 0), dtype=np.float32)
-        elif rel.dtype.kind in "iub":
-            rel = rel.astype(np.float32)
-        self.rel_scores = rel
+        self.rel_scores = rel  # an integer or bool dtype is refused by validate(): scores are floats
 
     def validate(self, vocab: Vocabulary, source: str, position: int | None = None, *,
                  probabilities: bool = False) -> None:
@@ -133,30 +131,40 @@ class PredImage:
         return kept[1] if kept is not None and kept[0] is self.rel_scores else None
 
 
+def check_predcls_pairs(gt: GTImage, pred: PredImage, source: str) -> None:
+    """PredCls pairs index the GT objects (the task gives the model the GT boxes and labels): a pair index past
+    them means an SGDet or SGCls output given as PredCls."""
+    if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
+        raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
+                         "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
+                         "given as PredCls; check --task", path=source, image_id=gt.image_id, field="pairs")
+
+
 _INT64, _FLOAT32 = np.dtype(np.int64), np.dtype(np.float32)
 
 
 def _int_array(x, tail: tuple[int, ...]) -> np.ndarray:
-    """int64 when the values are integers (integral floats included); anything else is kept for validate()."""
+    """int64 when the values have an integer dtype; anything else (bool, float, object) is kept as it is for
+    validate() to refuse: a bool index array would select, not index, and a float label is not a label."""
     if type(x) is np.ndarray and x.dtype == _INT64 and x.size:  # already canonical (a reader's view): as is
         return x
     a = np.asarray(x)
-    if a.size == 0:
+    if a.size == 0 and a.dtype.kind in "iuf":
         return np.zeros((0, *tail), dtype=np.int64)
-    if a.dtype.kind in "iub":
+    if a.dtype.kind in "iu":
         return a.astype(np.int64, copy=False)
-    if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(np.abs(a) < 2**53) and np.all(a == np.round(a)):
-        return a.astype(np.int64)
     return a
 
 
-def _float_array(x, tail: tuple[int, ...]) -> np.ndarray:
+def _float_array(x, tail: tuple[int, ...], kinds: str = "fiu") -> np.ndarray:
+    """float32 when the dtype is of ``kinds`` (boxes: floats or integer pixels; scores: floats only); anything
+    else (bool, object, integer scores) is kept as it is for validate() to refuse."""
     if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.size:  # already canonical: as is
         return x
     a = np.asarray(x)
-    if a.size == 0:
+    if a.size == 0 and a.dtype.kind in "iuf":
         return np.zeros((0, *tail), dtype=np.float32)
-    return a.astype(np.float32, copy=False) if a.dtype.kind in "fiub" else a
+    return a.astype(np.float32, copy=False) if a.dtype.kind in kinds else a
 
 
 def _check_shape(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:

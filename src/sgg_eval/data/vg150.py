@@ -26,6 +26,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.errors import InputError
+from sgg_eval.formats.isolated import run_isolated
 from sgg_eval.jsonio import load_json
 
 CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})
@@ -89,18 +90,47 @@ def load_image_sizes(image_data_path: str) -> tuple[np.ndarray, np.ndarray, np.n
             np.array([e["height"] for e in kept], dtype=np.int64))
 
 
+# Seconds libhdf5 may take to read the VG150 h5 (~2 s for the real 170 MB file), plus a second per 20 MB: it
+# has no checksums, and a damaged B-tree can make libhdf5 loop forever.
+H5_READ_SECONDS, H5_READ_BYTES_PER_SECOND = 10.0, 20e6
+# key -> (rank, columns of a row or None): every array is integers ([n, 1] columns may also be [n])
+_H5_SHAPES = {"split": (1, None), "img_to_first_box": (1, None), "img_to_last_box": (1, None),
+              "img_to_first_rel": (1, None), "img_to_last_rel": (1, None), "labels": (2, 1),
+              "relationships": (2, 2), "predicates": (2, 1), "boxes": (2, 4)}
+
+
 def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
-    if not os.path.exists(path):
-        raise InputError("file not found", path=path)
+    """The arrays the reader uses, read in a child process with a time limit (see ``H5_READ_SECONDS``)."""
+    if not os.path.isfile(path):
+        raise InputError("file not found" if not os.path.exists(path) else "not a file", path=path)
+    limit = H5_READ_SECONDS + os.path.getsize(path) / H5_READ_BYTES_PER_SECOND
+    try:
+        arrays = run_isolated(_read_h5_now, path, box_scale, timeout=limit)
+    except TimeoutError:
+        raise InputError(f"libhdf5 did not finish reading it in {limit:.0f} s: the file's structure is corrupt",
+                         path=path) from None
+    for key, values in arrays.items():
+        rank, cols = _H5_SHAPES["boxes" if key.startswith("boxes_") else key]
+        flat_ok = rank == 2 and cols == 1 and values.ndim == 1
+        if values.dtype.kind not in "iu" or not (flat_ok or (values.ndim == rank and (cols is None or values.shape[1] == cols))):
+            raise InputError(f"dtype {values.dtype} shape {list(values.shape)}, expected integers of rank {rank}"
+                             + (f" with {cols} columns" if cols else ""), path=path, field=key)
+    return arrays
+
+
+def _read_h5_now(path: str, box_scale: int) -> dict[str, np.ndarray]:
     box_key = f"boxes_{box_scale}"
     try:
         with h5py.File(path, "r") as h5:
             missing = [k for k in (*_H5_KEYS, box_key) if k not in h5]
             if missing:
                 raise InputError("missing h5 key", path=path, field=missing[0])
+            not_arrays = [k for k in (*_H5_KEYS, box_key) if not isinstance(h5[k], h5py.Dataset)]
+            if not_arrays:
+                raise InputError("not a dataset", path=path, field=not_arrays[0])
             return {k: h5[k][()] for k in (*_H5_KEYS, box_key)}
-    except OSError as exc:
-        raise InputError(f"not a readable HDF5 file ({exc})", path=path) from None
+    except (OSError, RuntimeError, ValueError, KeyError, TypeError) as exc:  # libhdf5's errors on a damaged file
+        raise InputError(f"not a readable HDF5 file ({' '.join(str(exc).split())[:160]})", path=path) from None
 
 
 def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str,

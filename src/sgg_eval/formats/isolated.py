@@ -15,18 +15,21 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import select
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def run_isolated(func: Callable[..., T], *args) -> T:
-    """``func(*args)`` computed in a forked child; its result is returned, its exception re-raised here."""
+def run_isolated(func: Callable[..., T], *args, timeout: float | None = None) -> T:
+    """``func(*args)`` computed in a forked child; its result is returned, its exception re-raised here (and
+    ``TimeoutError`` after ``timeout`` seconds, the child killed)."""
     with start_isolated(func, *args) as running:
-        return running.result()
+        return running.result(timeout)
 
 
 class Isolated:
@@ -48,16 +51,28 @@ class Isolated:
         os.close(write_fd)
         self._pid, self._fd = pid, read_fd
 
-    def result(self) -> T:
-        """The child's result (or its exception, raised here); where fork is unavailable, computed now."""
+    def result(self, timeout: float | None = None) -> T:
+        """The child's result (or its exception, raised here); where fork is unavailable, computed now. With
+        ``timeout`` (seconds), a child still working then is killed and ``TimeoutError`` raised: a library
+        that spins on a damaged file (libhdf5 on a corrupt B-tree) cannot hang the command."""
         if self._pid is None:
             return self._func(*self._args)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        chunks = []
         try:
-            with os.fdopen(self._fd, "rb") as inp:
-                self._fd = None
-                payload = inp.read()
+            while True:
+                if deadline is not None:
+                    ready, _, _ = select.select([self._fd], [], [], max(0.0, deadline - time.monotonic()))
+                    if not ready:
+                        self._reap(stop=True)
+                        raise TimeoutError(f"no result after {timeout:.0f} s")
+                chunk = os.read(self._fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
         finally:
             self._reap()
+        payload = b"".join(chunks)
         if not payload:
             raise RuntimeError("the parsing process ended without a result")
         ok, value = pickle.loads(payload)

@@ -16,7 +16,7 @@ import numpy as np
 
 from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import load_json
+from sgg_eval.jsonio import is_number_tree, load_json
 
 
 def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[int, PredImage], int]:
@@ -42,6 +42,9 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
         cats = _numbers([i.get("category") for i in inst], (len(inst),), np.int64, "instances.category", where)
         if not np.all(np.isfinite(boxes)):
             raise InputError("non-finite box", field="instances.bbox", **where)
+        if np.any(boxes[:, 2] < boxes[:, 0]) or np.any(boxes[:, 3] < boxes[:, 1]):
+            raise InputError("box with x2 < x1 or y2 < y1 (expected [x1, y1, x2, y2])", field="instances.bbox",
+                             **where)
         if np.any(cats < 0) or np.any(cats >= vocab.num_objects):
             raise InputError(f"category outside [0, {vocab.num_objects - 1}]", field="instances.category", **where)
         triplets = entry.get("triplets", [])
@@ -64,7 +67,11 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
 
 
 def _numbers(value, shape: tuple[int, ...], dtype, field: str, where: dict) -> np.ndarray:
-    """``value`` as an array of exactly ``shape`` (integers must be whole numbers), or one clear error."""
+    """``value`` as an array of exactly ``shape`` (integers must be whole numbers), or one clear error. JSON
+    booleans and strings are not numbers, even where numpy would convert them."""
+    if not is_number_tree(value):
+        raise InputError(f"expected numbers of shape {list(shape)} (not true/false, strings or null)", field=field,
+                         **where)
     try:
         raw = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):

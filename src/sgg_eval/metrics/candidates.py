@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, PredImage
-from sgg_eval.errors import InputError
+from sgg_eval.data.types import GTImage, PredImage, check_predcls_pairs
 from sgg_eval.metrics.ranks import Candidates, pair_products
 from sgg_eval.metrics.rowwise import first_max as row_first_max, row_max
 from sgg_eval.metrics.segments import expand_segments, segment_offsets
@@ -29,10 +28,7 @@ def _substituted(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str):
     """The task's objects and scores for ranking: (boxes, labels, object scores, probabilities or None,
     scores to rank by). PredCls substitutes the GT boxes and labels, with object scores 1."""
     if opts.task == "predcls":
-        if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
-            raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
-                             "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
-                             "evaluated as PredCls; check --task", path=source, image_id=gt.image_id, field="pairs")
+        check_predcls_pairs(gt, pred, source)
         boxes, labels, obj_scores = gt.boxes, gt.labels, np.ones(len(gt.labels), dtype=np.float32)
     else:
         boxes, labels, obj_scores = pred.boxes, pred.labels, pred.obj_scores.astype(np.float32)
