@@ -21,10 +21,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
 
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
+from sgg_eval.jsonio import load_yaml
 from sgg_eval.pipeline.entries import parse_entry
 
 SIMULATION_FILE = "simulation/default.yaml"
@@ -36,10 +36,7 @@ DATA_LAYOUT = ("splits", "stats", "predictions", "results")
 def _read(path: Path, what: str) -> dict:
     if not path.is_file():
         raise InputError(f"no such {what} (add {path.name} to {path.parent})", path=str(path))
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {' '.join(str(exc).split())}", path=str(path)) from None
+    doc = load_yaml(path)
     if not isinstance(doc, dict):
         raise InputError(f"must be a mapping of {what} settings", path=str(path))
     return doc
@@ -50,7 +47,9 @@ def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
     rule, ``entries.parse_entry``: ``<model>_pko`` and ``pko_only`` name their base model), ``pko.apply_to``,
     ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*`` and ``evaluation.model``. A name without a file
     is left out; the schema reports it."""
-    evaluation, pko, figures = (params.get(k) or {} for k in ("evaluation", "pko", "figures"))
+    evaluation, pko, figures = (params.get(k) if isinstance(params.get(k), Mapping) else {}
+                                for k in ("evaluation", "pko", "figures"))
+    only_from = pko.get("pko_only_from") if isinstance(pko.get("pko_only_from"), str) else None
     names = list(evaluation.get("entries") or [])
     apply_to = pko.get("apply_to") or []
     names += apply_to if isinstance(apply_to, list) else [apply_to]
@@ -61,7 +60,7 @@ def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
         if not isinstance(name, str):
             continue  # not a name: the schema reports it
         try:
-            model = parse_entry(name, available, pko.get("pko_only_from")).model
+            model = parse_entry(name, available, only_from).model
         except KeyError:  # no such model
             continue
         if model in available and model not in out:

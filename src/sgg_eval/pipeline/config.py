@@ -18,6 +18,7 @@ from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.simulate.world import SimParams
 from sgg_eval.data.vg150 import VG150Files
 from sgg_eval.errors import InputError, guarded
+from sgg_eval.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
 from sgg_eval.splits import DatasetSpec
 
 def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = (), config_name: str = "config") -> str:
@@ -30,12 +31,14 @@ def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] 
 
     if not Path(conf_dir).is_dir():
         raise InputError("config folder not found", path=str(conf_dir))
+    for file in sorted(Path(conf_dir).rglob("*.yaml")):  # every file checked before Hydra reads any of them
+        check_yaml(read_text(file, "YAML file", MAX_YAML_BYTES), str(file))
     try:
         with initialize_config_dir(str(Path(conf_dir).resolve()), version_base="1.3"):
             cfg = compose(config_name=config_name, overrides=list(overrides))
         OmegaConf.resolve(cfg)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise InputError(f"config: {' '.join(str(exc).split())}", path=str(conf_dir)) from None
+    except (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError) as exc:
+        raise InputError(f"config: {' '.join(str(exc).split())[:300]}", path=str(conf_dir)) from None
     return OmegaConf.to_yaml(cfg)
 
 
@@ -58,8 +61,10 @@ def load_params(path: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
     ``conf_dir`` (:func:`sgg_eval.pipeline.catalogue.resolve`)."""
     if not os.path.exists(path):
         raise InputError("file not found (generate it with `sgg-eval params`)", path=str(path))
-    with open(path, encoding="utf-8") as fh:
-        return resolve(yaml.safe_load(fh), conf_dir)
+    params = load_yaml(path)
+    if not isinstance(params, dict):
+        raise InputError("must be a mapping of settings", path=str(path))
+    return resolve(params, conf_dir)
 
 
 def dataset_spec(params: Mapping) -> DatasetSpec:

@@ -50,7 +50,7 @@ def _number(params: Mapping, key: str, lo: float, hi: float, *, integer: bool = 
 
 def _choice(params: Mapping, key: str, allowed) -> str:
     value = _get(params, key)
-    if value not in allowed:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value not in allowed:
         raise InputError(f"{value!r:.40} is not one of {', '.join(map(str, allowed))}", field=key)
     return value
 
@@ -63,16 +63,52 @@ def _flag(params: Mapping, key: str) -> None:
 def _known_keys(section: Mapping, cls, key: str) -> None:
     if not isinstance(section, Mapping):
         raise InputError("must be a mapping", field=key)
-    unknown = sorted(set(section) - {f.name for f in fields(cls)})
+    unknown = sorted(set(section) - {f.name for f in fields(cls)}, key=str)
     if unknown:
         raise InputError(f"unknown setting {unknown[0]!r}", field=key)
+
+
+# every key params.yaml may hold (its sections' keys: what conf/ composes; models, tasks and simulation are
+# added by the catalogue), so a misspelt or stray key is refused instead of silently ignored
+SECTIONS = {
+    "dataset": None,  # by kind: see _check_dataset
+    "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
+    "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot"),
+    "tracking": ("uri", "experiment", "enabled"),
+    "evaluation": ("tasks", "entries", "summary_entry", "model"),
+    "figures": ("biased_model", "debiased_model", "per_predicate_model"),
+    "paths": ("data", "reports", *("splits", "stats", "predictions", "results")),
+    "stats": ("drop_non_overlapping", "background_must_overlap"),
+    "models": None, "tasks": None, "simulation": None,
+}
+DATASET_KEYS = ("name", "kind", "raw", "sim", "num_val_im", "box_scale")
+
+
+def _sections(params: Mapping) -> None:
+    unknown = sorted(set(params) - set(SECTIONS), key=str)
+    if unknown:
+        raise InputError(f"unknown section {unknown[0]!r:.40}", field=str(unknown[0])[:40])
+    for section, keys in SECTIONS.items():
+        node = _get(params, section)
+        if not isinstance(node, Mapping):
+            raise InputError("must be a mapping", field=section)
+        allowed = DATASET_KEYS if section == "dataset" else keys
+        stray = sorted(set(node) - set(allowed), key=str) if allowed is not None else []
+        if stray:
+            raise InputError(f"unknown setting {stray[0]!r:.40}", field=section)
+    for key in ("dataset.name", "dataset.raw", "paths.data", "paths.reports"):
+        value = _get(params, key)
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"{value!r:.40} is not a name or path", field=key)
 
 
 def check_params(params: Mapping) -> None:
     """Raise :class:`InputError` (naming the dotted key) on the first out-of-schema value."""
     if not isinstance(params, Mapping):
         raise InputError("params must be a mapping")
+    _sections(params)
     _number(params, "metrics.tau", 0.0, 1.0)
+    _number(params, "metrics.iou_threshold", 0.0, 1.0, lo_open=True)
     _choice(params, "metrics.protocol", PROTOCOLS)
     _choice(params, "metrics.imr_k", IMR_KS)
     if not isinstance(_get(params, "metrics.zeroshot"), str):
@@ -103,7 +139,7 @@ def _check_dataset(params: Mapping) -> None:
         knobs = _get(params, "dataset.sim")
         if not isinstance(knobs, Mapping):
             raise InputError("must be a mapping", field="dataset.sim")
-        unknown = sorted(set(knobs) - set(SIM_KNOBS))
+        unknown = sorted(set(knobs) - set(SIM_KNOBS), key=str)
         if unknown:
             raise InputError(f"unknown setting {unknown[0]!r} (the world's shape is in conf/simulation/default.yaml,"
                              " `world`)", field="dataset.sim")
@@ -111,7 +147,7 @@ def _check_dataset(params: Mapping) -> None:
         _number(params, "dataset.sim.seed", 0, 2**32 - 1, integer=True)
         world = _get(params, "simulation.world")
         _known_keys(world, SimParams, "simulation.world")
-        misplaced = sorted(set(world) & set(SIM_KNOBS))
+        misplaced = sorted(set(world) & set(SIM_KNOBS), key=str)
         if misplaced:
             raise InputError(f"{misplaced[0]!r} is a knob: set dataset.sim.{misplaced[0]}", field="simulation.world")
         for key in ("mean_objects", "mean_relations"):
@@ -183,11 +219,12 @@ def _check_models(params: Mapping) -> None:
             if not isinstance(files, Mapping) or not files or not set(files) <= set(TASKS):
                 raise InputError(f"must map tasks ({', '.join(TASKS)}) to prediction files", field=f"{key}.files")
     tasks = _get(params, "evaluation.tasks")
-    if not isinstance(tasks, list) or not tasks or not set(tasks) <= set(TASKS):
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) and t in TASKS for t in tasks):
         raise InputError(f"must be a non-empty list of {', '.join(TASKS)}", field="evaluation.tasks")
     apply_to = _get(params, "pko.apply_to")
-    for i, model in enumerate(apply_to if isinstance(apply_to, list) else [apply_to]):
-        if model not in models:
+    apply_to = apply_to if isinstance(apply_to, list) else [apply_to]
+    for i, model in enumerate(apply_to):
+        if not isinstance(model, str) or model not in models:
             raise InputError(f"{model!r} is not a model (no conf/model/{model}.yaml)", field=f"pko.apply_to[{i}]")
     for key in ("pko.pko_only_from", "pko.blind_model"):
         _choice(params, key, tuple(models))
@@ -198,7 +235,7 @@ def _check_models(params: Mapping) -> None:
     if not isinstance(entries, list) or not entries:
         raise InputError("must be a non-empty list", field="evaluation.entries")
     for i, entry in enumerate(entries):
-        if entry not in known:
+        if not isinstance(entry, str) or entry not in known:
             raise InputError(f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor "
                              "pko_only", field=f"evaluation.entries[{i}]")
     # a model read from files needs one for every task it is evaluated on (checked now, not stages later)
