@@ -68,16 +68,23 @@ def test_a_flipped_bit_in_any_tensor_member_is_refused(eval_zip, tmp_path, capsy
         assert err.count("\n") == 1 and str(bad) in err and "CRC-32" in err, (name, err)
 
 
-def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path):
+@pytest.mark.parametrize("threaded", [True, False])
+def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch,
+                                                                          threaded):
+    """On the helper thread (files of large tensors) and in line (small ones), the same refusal."""
+    from sgg_eval.formats import eval_results
+
+    monkeypatch.setattr(eval_results, "_THREADED_CRC_BYTES", 0 if threaded else float("inf"))
     spans = _storage_spans(eval_zip)
     name, at, size = max(spans, key=lambda s: s[2])  # the largest: a score matrix
     data = bytearray(eval_zip.read_bytes())
-    data[at + size - 1] ^= 0x80
+    data[at + size - 4] ^= 1  # the last score's lowest mantissa bit: still a valid probability, another number
     bad = tmp_path / "flipped.pytorch"
     bad.write_bytes(bytes(data))
     loaded = EvalResults(bad, VOCAB)
     with pytest.raises(InputError, match=r"flipped.pytorch: image \d+: tensor storage #\d+ fails its CRC-32"):
         list(loaded.pairs())
+    assert len(list(EvalResults(eval_zip, VOCAB).pairs())) == len(_cases())  # the intact file reads whole
 
 
 def test_a_flipped_bit_in_the_pickle_member_is_refused(eval_zip, tmp_path, capsys):

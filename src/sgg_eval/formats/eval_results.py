@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -77,8 +78,26 @@ class EvalResults:
         """Images at positions ``start:stop``: random access, so each ``--jobs`` worker reads its own block
         from the parsed file (inherited on fork) instead of receiving the arrays through a pipe."""
         stop = min(stop, len(self))
-        for first in range(start, stop, _READ_BATCH):
-            yield from self._batch(first, min(first + _READ_BATCH, stop))
+        ranges = [(first, min(first + _READ_BATCH, stop)) for first in range(start, stop, _READ_BATCH)]
+        if not ranges:
+            return
+        # Files of large tensors (SGDet: ~1.3 MB of scores per image) have a batch's CRC-32s computed on a helper
+        # thread (ISA-L releases the GIL) while this thread reads and validates the same bytes; the batch is
+        # yielded once they match. In line, reading an SGDet file's ~1.4 GB once more from memory cost ~10% of
+        # an evaluation; overlapped, ~1% with --jobs 1. Small tensors (PredCls: 45,000 of ~3.6 kB) are checked
+        # in line: per call, the thread's Python overhead would contend for the GIL (docs/performance.md).
+        if self._bytes_per_tensor(start, stop) < _THREADED_CRC_BYTES:
+            for first, last in ranges:
+                yield from self._batch(first, last)
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="crc") as pool:
+            for first, last in ranges:
+                yield from self._batch(first, last, crc=pool.submit(self._crc, first, last))
+
+    def _bytes_per_tensor(self, start: int, stop: int) -> float:
+        ids = self._tensor_ids(start, stop).ravel()
+        ids = ids[ids >= 0]
+        return float(self.table.tensors.t_nbytes[ids].clip(0).mean()) if len(ids) else 0.0
 
     def release(self, start: int, stop: int) -> None:
         """This process is done with images ``start:stop``: drop its page-table entries for their bytes (the
@@ -103,17 +122,13 @@ class EvalResults:
         """``[image, GT_FIELDS + PRED_FIELDS]`` tensor indices of images ``start:stop`` (below 0: none)."""
         return np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)
 
-    def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
+    def _batch(self, start: int, stop: int, validate: bool = True, crc: Future | None = None
+               ) -> Iterator[tuple[GTImage, PredImage]]:
+        """Images ``start:stop``, validated, and their bytes checked against the file's CRC-32s before any is
+        yielded: by ``crc`` (this batch's check under way on another thread), else here."""
         ids = self._tensor_ids(start, stop)
-        try:
-            views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
-        except InputError as exc:  # a storage failing its CRC-32: name the first image that reads it
-            for k in range(len(ids)):
-                try:
-                    self.table.tensors.check(ids[k][ids[k] >= 0])
-                except InputError:
-                    raise InputError(exc.message, path=self.path, image_id=start + k) from None
-            raise InputError(exc.message, path=self.path) from None
+        tensors = self.table.tensors
+        views = tensors.arrays(np.maximum(ids.ravel(), 0), check=False)
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []
@@ -130,13 +145,30 @@ class EvalResults:
                 gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1],
                              got[2])
                 images.append((gt, PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])))
+            if validate:
+                self._check(images)
         except InputError:
+            self._crc(start, stop) if crc is None else crc.result()  # corrupt bytes are named as such first
             if validate:  # an earlier image's problem is reported first, as when images were checked one by one
                 self._check(images, each=True)
             raise
-        if validate:
-            self._check(images)
+        self._crc(start, stop) if crc is None else crc.result()
         yield from images
+
+    def _crc(self, start: int, stop: int) -> None:
+        """Check the CRC-32 of images ``start:stop``'s tensors not yet checked; a failure names the first image
+        whose bytes are corrupt."""
+        ids = self._tensor_ids(start, stop)
+        tensors = self.table.tensors
+        try:
+            tensors.check(ids[(ids >= 0)])
+        except InputError as exc:
+            for k in range(len(ids)):
+                try:
+                    tensors.check(ids[k][ids[k] >= 0])
+                except InputError:
+                    raise InputError(exc.message, path=self.path, image_id=start + k) from None
+            raise InputError(exc.message, path=self.path) from None
 
     def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False) -> None:
         """Validate a batch at once; image by image, to name the first bad one, only when it fails."""
@@ -147,6 +179,7 @@ class EvalResults:
 
 
 _READ_BATCH = 64  # images whose tensor views are made in one call
+_THREADED_CRC_BYTES = 64 << 10  # mean tensor size from which CRC-32s are checked on a helper thread
 
 
 def start_parse(path: str | os.PathLike) -> Isolated:
