@@ -9,7 +9,8 @@ both torch layouts (zip and legacy) plus the matching GT split store, then runs,
 
 Times are the best of ``--repeat`` runs (default 3; a shared machine only ever adds time). It prints
 seconds, the ratio ours/floor, images/s, the peak heap (anonymous memory of the process and its
-workers; the file's mapped pages are page cache, not heap) of each, and our peak RSS. Shapes follow VG150's
+workers; the file's mapped pages are page cache, not heap) of each, our peak RSS, and the checksums' own cost
+within ours (every zip member's CRC-32 and the split store's seal; ``CHECKS``). Shapes follow VG150's
 test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/SGCls; 80 detections
 (6,320 pairs) for SGDet. No timing is asserted anywhere.
 
@@ -17,6 +18,7 @@ test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/
     make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
     make bench ARGS="--full-sgdet 26446"   # plus the VG test split's size in SGDet (~33 GB on disk)
     make bench ARGS="--reference ~/Scene-Graph-Benchmark.pytorch --reference-python ~/torch-env/bin/python"
+    make bench ARGS="--images 0 --sgdet-images 300 --iou-threshold 0.7 --reference ..."  # both at IoU 0.7
 
 With ``--reference`` (a clone of Scene-Graph-Benchmark.pytorch and a Python that has torch) each row also
 times the reference evaluator on the same file (``scripts/reference_eval.py``: torch.load + its seven relation
@@ -93,12 +95,32 @@ OURS = """
 import json, sys
 from sgg_eval.evaluate import run_evaluation
 t = time.perf_counter()
-doc = run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]), zeroshot=sys.argv[5] or None)
+doc = run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]), zeroshot=sys.argv[5] or None,
+                     iou_threshold=float(sys.argv[7]))
 seconds = time.perf_counter() - t
 if sys.argv[6]:
     with open(sys.argv[6], "w") as fh:
         json.dump(doc["metrics"], fh)
 report(seconds)
+"""
+# The checksums' share of a run (both inside "ours"): every CRC-32 of the file's members and the split store's
+# seal, timed on pages already read once (as they are when the evaluation checks them; the page faults are
+# the floor's), so this is the checks' own cost.
+CHECKS = """
+import sys, time
+import numpy as np
+from sgg_eval.formats.eval_results import EvalResults
+from sgg_eval.integrity import _check_seal
+tensors = EvalResults(sys.argv[1]).table.tensors
+ids = np.flatnonzero(~tensors.t_bad)
+for timed in (False, True):
+    if tensors.s_crc is not None:
+        tensors.s_checked[:] = False
+    t = time.perf_counter()
+    tensors.check(ids)
+    _check_seal(sys.argv[2], "")
+    seconds = time.perf_counter() - t
+print(seconds)
 """
 # What both evaluators compute (the reference's seven families; A@K in PredCls and SGCls only).
 SHARED = [f"{m}@{k}" for m in ("R", "ngR", "zR", "ng-zR", "mR", "ng-mR", "A") for k in (20, 50, 100)]
@@ -181,6 +203,8 @@ def main() -> None:
     ap.add_argument("--reference", metavar="CHECKOUT", help="also time Scene-Graph-Benchmark.pytorch's evaluator "
                     "from this clone on every file, and compare its metrics with ours")
     ap.add_argument("--reference-python", default="python3", help="a Python with torch, for --reference")
+    ap.add_argument("--iou-threshold", type=float, default=0.5, help="sgg-eval's --iou-threshold and the "
+                    "reference's TEST.RELATION.IOU_THRESHOLD (default: %(default)s)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of floor and ours, best kept (default: "
                     "%(default)s; the reference, ~40 s a file, runs once)")
     args = ap.parse_args()
@@ -192,7 +216,8 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}; floor and ours: "
           f"best of {args.repeat}")
     print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
-          f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11}"
+          f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11} {'checks s':>8} "
+          f"{'of ours':>8}"
           + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
@@ -207,34 +232,38 @@ def main() -> None:
             for layout, save in (("zip", save_zip), ("legacy", save_legacy)):
                 path = os.path.join(tmp, f"{task}_{layout}.pytorch")
                 save(obj, path)
-                _row(task, layout, n, path, split, args.jobs, reference, args.repeat)
+                _row(task, layout, n, path, split, args.jobs, reference, args.repeat, args.iou_threshold)
                 os.remove(path)
             del obj
         if args.full_sgdet:
             path, split = os.path.join(tmp, "sgdet_full.pytorch"), os.path.join(tmp, "sgdet_full_test.h5")
             _streamed_sgdet(args.full_sgdet, vocab, split, path)
-            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs, reference, 1)
+            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs, reference, 1, args.iou_threshold)
             os.remove(path)
 
 
 def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
-         reference: tuple[str, str] | None, repeat: int) -> None:
+         reference: tuple[str, str] | None, repeat: int, iou: float = 0.5) -> None:
     floor, floor_heap, _ = _run(FLOOR, path, repeat=repeat)
+    checks = min(float(subprocess.run([sys.executable, "-c", CHECKS, path, split], capture_output=True, text=True,
+                                      check=True).stdout) for _ in range(max(1, repeat)))
     zeroshot = os.path.join(reference[0], REFERENCE_ZEROSHOT) if reference else ""
     mine = path + ".metrics.json"
     ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(jobs), zeroshot, mine if reference else "",
-                                     repeat=repeat)
+                                     str(iou), repeat=repeat)
     size = os.path.getsize(path) / 2**20
     extra = ""
     if reference:
         ref = json.loads(subprocess.run([reference[1], str(ROOT / "scripts" / "reference_eval.py"), reference[0], path,
-                                         task, zeroshot], capture_output=True, text=True, check=True).stdout)
+                                         task, zeroshot, str(iou)], capture_output=True, text=True,
+                                        check=True).stdout)
         with open(mine) as fh:
             got = json.load(fh)
         diff = max(_difference(got[k], ref["metrics"][k]) for k in SHARED if k in ref["metrics"])
         extra = f" {ref['seconds']:>7.2f} {ref['seconds'] / ours:>7.1f}x {diff:>10.1e}"
     print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
-          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f}{extra}", flush=True)
+          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f} {checks:>8.3f} "
+          f"{100 * checks / ours:>7.1f}%{extra}", flush=True)
 
 
 def _difference(ours: float | None, ref: float) -> float:

@@ -2,7 +2,9 @@
 ``--reference``): load the file with ``torch.load`` and run its seven relation metrics (R, ngR, zR, ng-zR,
 A, mR, ng-mR) image by image, exactly as its ``do_vg_evaluation`` does after saving the file.
 
-    PYTHON_WITH_TORCH scripts/reference_eval.py CHECKOUT FILE TASK ZEROSHOT
+    PYTHON_WITH_TORCH scripts/reference_eval.py CHECKOUT FILE TASK ZEROSHOT [IOU]
+
+IOU is the reference's ``cfg.TEST.RELATION.IOU_THRESHOLD`` (default 0.5, its own default).
 
 CHECKOUT is the user's clone of the reference codebase; nothing of it is copied or built. Its evaluation
 modules are loaded from their files. The imports they make but the relation metrics never call (the compiled
@@ -37,6 +39,7 @@ def _load(checkout: str, dotted: str):
 
 def main() -> None:
     checkout, path, mode, zeroshot_path = sys.argv[1:5]
+    iou_thres = float(sys.argv[5]) if len(sys.argv) > 5 else 0.5
     sys.path.insert(0, checkout)  # BoxList must unpickle from maskrcnn_benchmark.structures.bounding_box
     _stub("maskrcnn_benchmark.layers", nms=None)
     _stub("maskrcnn_benchmark.data", get_dataset_statistics=None)
@@ -69,7 +72,7 @@ def main() -> None:
         evaluator.register_container(mode)
     container = {"zeroshot_triplet": torch.load(zeroshot_path, map_location="cpu").long().numpy(),
                  "result_dict": result_dict, "mode": mode, "multiple_preds": False, "num_rel_category": 51,
-                 "iou_thres": 0.5, "attribute_on": False, "num_attributes": 0}
+                 "iou_thres": iou_thres, "attribute_on": False, "num_attributes": 0}
     for gt, pred in zip(results["groundtruths"], results["predictions"]):
         vg.evaluate_relation_of_one_image(gt, pred, container, evaluators)
     evaluators["eval_mean_recall"].calculate_mean_recall(mode)

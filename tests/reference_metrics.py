@@ -21,8 +21,8 @@ def iou(a, b) -> np.float32:
     return f(inter / (area_a + area_b - inter))
 
 
-def obj_ok(gt, g, boxes, labels, q) -> bool:
-    return int(gt.labels[g]) == int(labels[q]) and iou(gt.boxes[g], boxes[q]) >= np.float32(0.5)
+def obj_ok(gt, g, boxes, labels, q, thr=0.5) -> bool:
+    return int(gt.labels[g]) == int(labels[q]) and iou(gt.boxes[g], boxes[q]) >= np.float32(thr)
 
 
 def softmax(row):
@@ -34,8 +34,8 @@ def softmax(row):
 class Image:
     """One image's predictions after the task's substitution, with every candidate list spelled out."""
 
-    def __init__(self, gt, pred, task, order, score_kind):
-        self.gt = gt
+    def __init__(self, gt, pred, task, order, score_kind, thr=0.5):
+        self.gt, self.thr = gt, thr
         if task == "predcls":
             self.boxes, self.labels = gt.boxes, gt.labels
             self.scores = [np.float32(1)] * len(gt.labels)
@@ -75,7 +75,7 @@ class Image:
     def cand_matches(self, r, j, c) -> bool:
         gs, go, gp = (int(v) for v in self.gt.rels[r])
         a, b = self.pairs[j]
-        return c == gp and obj_ok(self.gt, gs, self.boxes, self.labels, a) and obj_ok(self.gt, go, self.boxes, self.labels, b)
+        return c == gp and obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr)
 
     def hit_rows(self, cands, k):
         """GT rows matched by any of the first k candidates (a set: each row counted once)."""
@@ -110,7 +110,7 @@ class Image:
         gs, go, gp = (int(v) for v in self.gt.rels[r])
         for j, _ in self.gc:
             a, b = self.pairs[j]
-            if obj_ok(self.gt, gs, self.boxes, self.labels, a) and obj_ok(self.gt, go, self.boxes, self.labels, b):
+            if obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr):
                 p = self.probs[j]
                 return sum(1 for c in range(1, self.C + 1) if p[c] > p[gp] or (p[c] == p[gp] and c < gp))
         return None
@@ -121,14 +121,14 @@ class Image:
         for gs, go in gt_pairs:
             for j, _ in self.gc[:k]:
                 a, b = self.pairs[j]
-                if obj_ok(self.gt, gs, self.boxes, self.labels, a) and obj_ok(self.gt, go, self.boxes, self.labels, b):
+                if obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr):
                     hit += 1
                     break
         return hit, len(gt_pairs)
 
 
 def reference_evaluate(cases, num_predicates, task, *, protocol="reference", order="score", score_kind="probabilities",
-                       tau=0.5, zeroshot=None, triplet_counts=None, num_pairs=None):
+                       tau=0.5, zeroshot=None, triplet_counts=None, num_pairs=None, iou_threshold=0.5):
     C = num_predicates
     zs = {tuple(int(v) for v in t) for t in zeroshot} if zeroshot is not None else None
     R = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
@@ -149,7 +149,7 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         if len(pred.pairs) == 0 and protocol == "reference":
             continue
         evaluated += 1
-        im = Image(gt, pred, task, order, score_kind)
+        im = Image(gt, pred, task, order, score_kind, iou_threshold)
         M = len(gt.rels)
         preds_of = [int(p) for p in gt.rels[:, 2]]
         for fam, cands in (("gc", im.gc), ("ng", im.ng)):
@@ -191,7 +191,7 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         for k in (20, 50, 100):
             h, u = im.pair_hits(k)
             pr[k].append(h / u)
-        matched = sum(any(obj_ok(gt, g, im.boxes, im.labels, q) for q in range(len(im.labels))) for g in range(len(gt.labels)))
+        matched = sum(any(obj_ok(gt, g, im.boxes, im.labels, q, im.thr) for q in range(len(im.labels))) for g in range(len(gt.labels)))
         inst.append(matched / len(gt.labels))
         for x in (1, 2, 10):
             hits = im.hit_rows(im.gc, int(math.floor(x * M + 0.5)))

@@ -114,3 +114,45 @@ def test_f1_is_the_harmonic_mean_of_the_same_runs_r_and_mr(task):
     from sgg_eval.metrics.reduce import f1_score
 
     assert f1_score(0.0, 0.0) == 0.0 and f1_score(0.5, 0.0) == 0.0 and f1_score(0.3, 0.3) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("task", ["sgdet", "sgcls"])
+@pytest.mark.parametrize("iou_threshold", [0.3, 0.7, 1.0])
+def test_iou_threshold_is_the_matchers(task, iou_threshold):
+    """The engine's matcher, its InstR and every recall use ``iou_threshold``, as the loop reference does; on
+    SGDet it moves the numbers (the fixtures hold boxes at IoU exactly 0.5 and just below), on SGCls (GT
+    boxes) it cannot."""
+    cases = _cases(task, 11)
+    ours = evaluate(iter(cases), VOCAB, EvalOptions(task=task, iou_threshold=iou_threshold))
+    ref, _ = reference_evaluate(cases, VOCAB.num_predicates, task, iou_threshold=iou_threshold)
+    _compare(ours, ref)
+    at_half = evaluate(iter(cases), VOCAB, EvalOptions(task=task))["metrics"]
+    moved = [k for k, v in ours["metrics"].items() if v != at_half[k]]
+    if task == "sgdet":
+        assert {"R@50", "InstR"} <= set(moved), moved
+        assert not [k for k in moved if k.startswith("det_mAP")]  # COCO's thresholds, not this one
+    else:
+        assert moved == []
+    assert ours["iou_threshold"] == iou_threshold
+
+
+def test_every_option_is_read():
+    """Each field of EvalOptions changes the document when changed: a field nothing reads must not exist.
+    A new field fails here until it is given an alternative value below."""
+    from dataclasses import fields, replace
+
+    cases = _cases("sgdet", 12)
+    for gt, pred in cases[::3]:
+        pred.pairs = pred.pairs[:0]  # images without predicted pairs: the protocols differ on them
+        pred.rel_scores = pred.rel_scores[:0]
+    base = EvalOptions(task="sgdet", score_kind="probabilities")
+    alternatives = {"task": "sgcls", "protocol": "strict", "order": "stored", "score_kind": "logits", "tau": 0.0,
+                    "ng_limit": 3, "iou_threshold": 0.7}
+    assert {f.name for f in fields(EvalOptions)} == set(alternatives)
+    stats = compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases])
+    run = lambda opts: evaluate(iter(cases), VOCAB, opts, triplet_counts=stats.triplet_counts,  # noqa: E731
+                                num_pairs=stats.num_pairs)["metrics"]
+    reference = run(base)
+    for name, value in alternatives.items():
+        changed = run(replace(base, **{name: value}))
+        assert changed != reference, name

@@ -14,7 +14,7 @@ from sgg_eval.sources import open_predictions
 
 
 def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subset: int = 1000,
-              published: tuple[str, ...] = (), jobs: int = 1) -> dict:
+              published: tuple[str, ...] = (), jobs: int = 1, iou_threshold: float = 0.5) -> dict:
     """The variants of one file's evaluation (all images, and the first ``subset`` when the file has more),
     and a verdict per published value (``"mR@100=12.3"``, percent, compared to its printed precision)."""
     for text in published:
@@ -24,7 +24,8 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
             raise InputError(str(exc), field="--published") from None
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
-    opts = EvalOptions(task=task, protocol="reference", order=source.order, score_kind=source.score_kind)
+    opts = EvalOptions(task=task, protocol="reference", order=source.order, score_kind=source.score_kind,
+                       iou_threshold=iou_threshold)
     # only recall counts are needed: no detector boxes (they would hold every object of the file)
     acc, counts, _ = accumulate(source, source.vocab, opts, source=path, jobs=jobs, detector_boxes=False)
     first = None
@@ -33,6 +34,7 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
                                  detector_boxes=False)
     rows = variants(acc, first, subset)
     return {"input": {"path": os.path.basename(path), "format": source.fmt}, "task": task,
+            "iou_threshold": iou_threshold,
             "images": {"input": counts["images_input"], "evaluated": counts["images_evaluated"],
                        "without_predicted_pairs": counts["images_skipped_no_pred"],
                        "without_gt_relations": counts["images_skipped_no_gt"],

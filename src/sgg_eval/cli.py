@@ -88,7 +88,7 @@ def _cmd_audit(args: argparse.Namespace) -> None:
     from sgg_eval.metrics.blocks import default_jobs
 
     doc = run_audit(args.predictions, args.task, gt=args.gt, subset=args.subset, published=tuple(args.published),
-                    jobs=args.jobs or default_jobs())
+                    jobs=args.jobs or default_jobs(), iou_threshold=args.iou_threshold)
     text = audit_markdown(doc)
     if args.output:
         write_json(args.output, doc)
@@ -118,7 +118,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.metrics.misuse import warning_summary
 
     result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
-                            zeroshot=args.zeroshot, tau=args.tau, progress=sys.stderr.isatty(),
+                            zeroshot=args.zeroshot, tau=args.tau, iou_threshold=args.iou_threshold,
+                            progress=sys.stderr.isatty(),
                             jobs=args.jobs or default_jobs())
     if args.output:
         write_json(args.output, result)
@@ -191,6 +192,13 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
                    default=task_default)
 
 
+def _add_iou_threshold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--iou-threshold", type=_bounded(float, 0.0, 1.0, lo_open=True), default=0.5,
+                   help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
+                        "recalls and InstR (default: %(default)s, the reference's; PredCls and SGCls use the GT "
+                        "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="sgg-eval",
@@ -244,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
                                       "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")
     p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
+    _add_iou_threshold(p)
     p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
                    help="processes ranking images in parallel (default: every core); the result does not "
                         "depend on it")
@@ -265,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "restrict the match to no-graph-constraint variants")
     p.add_argument("--subset", type=_bounded(int, 0, 10**9), default=1000,
                    help="also report the first N images (0: no subset; default: %(default)s)")
+    _add_iou_threshold(p)
     p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
                    help="processes ranking images in parallel (default: every core)")
     p.add_argument("-o", "--output", help="write the audit JSON here")

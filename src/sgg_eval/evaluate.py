@@ -63,12 +63,19 @@ def check_tau(tau: float) -> None:
         raise InputError(f"tau = {tau} must be in [0, 1]", field="tau")
 
 
+def check_iou_threshold(value: float) -> None:
+    """The IoU at which a predicted object matches a GT object must be a finite number in (0, 1]."""
+    if not (isinstance(value, (int, float)) and np.isfinite(value) and 0.0 < value <= 1.0):
+        raise InputError(f"iou_threshold = {value} must be in (0, 1]", field="iou_threshold")
+
+
 def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protocol: str = "reference",
                    stats: str | None = None, zeroshot: str | None = None, tau: float = 0.5,
-                   progress: bool = False, jobs: int = 1) -> dict:
+                   iou_threshold: float = 0.5, progress: bool = False, jobs: int = 1) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.blocks``), with the same document for any number."""
     check_tau(tau)
+    check_iou_threshold(iou_threshold)
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
@@ -80,7 +87,8 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
-    opts = EvalOptions(task=task, protocol=protocol, order=source.order, score_kind=source.score_kind, tau=tau)
+    opts = EvalOptions(task=task, protocol=protocol, order=source.order, score_kind=source.score_kind, tau=tau,
+                       iou_threshold=iou_threshold)
     report = _Progress() if progress else None
     result = evaluate(source, source.vocab, opts, source=predictions, jobs=jobs, progress=report,
                       triplet_counts=train.triplet_counts if train else None,

@@ -79,7 +79,8 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
     ranked = [block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source, apart=large),
-                          ng_limit=opts.ng_limit, gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs)
+                          ng_limit=opts.ng_limit, gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs,
+                          iou_threshold=opts.iou_threshold)
               for chunk, large in _by_pairs(kept, MAX_RANKED_PAIRS)]
     if ranked:
         acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)

@@ -48,6 +48,8 @@ class EvalOptions:
             raise ValueError(f"order must be one of {ORDERS}")
         if not 0.0 <= self.tau <= 1.0:
             raise ValueError("tau must lie in [0, 1]")
+        if not 0.0 < self.iou_threshold <= 1.0:
+            raise ValueError("iou_threshold must lie in (0, 1]")
 
 
 def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts: EvalOptions, *,
@@ -182,7 +184,11 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
                      "(reference protocol); the strict protocol counts them as misses")
     if zeroshot_source:
         notes.append(f"zero-shot set: {zeroshot_source}")
-    return {"task": opts.task, "protocol": opts.protocol, "tau": opts.tau, "metrics": metrics,
+    if opts.task == "sgdet" and opts.iou_threshold != 0.5:
+        notes.append(f"objects match at IoU >= {opts.iou_threshold} (the reference: 0.5); det_mAP keeps COCO's "
+                     "thresholds (0.50:0.95, and 0.5 for det_mAP@50)")
+    return {"task": opts.task, "protocol": opts.protocol, "tau": opts.tau, "iou_threshold": opts.iou_threshold,
+            "metrics": metrics,
             "per_predicate": per_pred, "counts": counts, "notes": notes}
 
 

@@ -139,14 +139,14 @@ def stable_top(scores: np.ndarray, n: int, at_least=None) -> np.ndarray:
 
 
 def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int = 100,
-                gt_pair_family: bool = True, triplet_family: bool = True) -> ImageRanks:
+                gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5) -> ImageRanks:
     """All first-match ranks of one image. ``gt_rels`` ``[M, 3]`` must be non-empty.
 
     Only *viable* pairs (both predicted objects match some GT object) can match any row, so the
     ``[rows, candidates]`` matrices are built over viable pairs only; positions still count every candidate.
     """
     gs, go, gp = gt_rels[:, 0], gt_rels[:, 1], gt_rels[:, 2]
-    ok = object_matches(gt_boxes, gt_labels, cand.boxes, cand.labels)
+    ok = object_matches(gt_boxes, gt_labels, cand.boxes, cand.labels, iou_threshold)
     n_pairs = len(cand.pairs)
     q_ok = ok.any(axis=0)
     viable = np.flatnonzero(q_ok[cand.pairs[:, 0]] & q_ok[cand.pairs[:, 1]]) if n_pairs else np.zeros(0, np.int64)

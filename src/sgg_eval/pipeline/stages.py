@@ -149,6 +149,7 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
     result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
                             protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU,
+                            iou_threshold=float(m["iou_threshold"]),
                             progress=True, jobs=default_jobs())
     write_json(ranked_file(params, entry, task), result)
     return result
@@ -288,7 +289,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     results = load_results(params)
     uri = t["uri"] or default_uri(root)
     common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
-              "tau": params["metrics"]["tau"], "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
+              "tau": params["metrics"]["tau"], "iou_threshold": params["metrics"]["iou_threshold"], "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
               "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
               "git_commit": git_commit(root)}
     children = []
