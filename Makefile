@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock test test-full repro params deps bench ui plots clean-venv
+.PHONY: install lock test test-full repro params deps bench fuzz ui plots clean-venv
 
 install: $(STAMP)
 
@@ -60,6 +60,12 @@ clean-venv:
 # e.g. make bench ARGS="--images 5000 --sgdet-images 1000".
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py $(ARGS)
+
+# The fuzzer (tests/fuzz): N mutated inputs of every format through the real CLI, a table of outcomes; exits 1
+# on any case other than refused / same result / valid change. `make test` runs 300 of them.
+N ?= 10000
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz/fuzz.py --cases $(N) $(ARGS)
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

@@ -10,7 +10,7 @@ import numpy as np
 
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torchfile import LazyTensor, load
-from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.metrics.engine import EvalOptions, evaluate, require_evaluated
 from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 
@@ -95,6 +95,7 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
                       num_pairs=train.num_pairs if train else None, zeroshot=zs, zeroshot_source=zs_source)
     if report is not None:
         report.close()
+    require_evaluated(result, predictions, gt)
     result["notes"] = list(source.notes) + result["notes"]
     result["input"] = {"predictions": os.path.basename(predictions), "format": source.fmt}
     return result

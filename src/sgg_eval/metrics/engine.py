@@ -81,6 +81,20 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vo
     return doc
 
 
+def require_evaluated(doc: dict, predictions: str, gt: str | None) -> None:
+    """Refuse a document in which no image was evaluated: every metric would be null, from an empty input.
+    Names the GT when no image has a GT relation, else the predictions (all of them empty)."""
+    c = doc["counts"]
+    if c["images_evaluated"]:
+        return
+    if c["images_skipped_no_gt"] == c["images_input"]:
+        raise InputError(f"none of the {c['images_input']} images has a GT relation: nothing to evaluate",
+                         path=gt or predictions)
+    raise InputError(f"none of the {c['images_input'] - c['images_skipped_no_gt']} images with GT relations has a "
+                     "predicted pair (every prediction is empty); --protocol strict counts them as misses",
+                     path=predictions)
+
+
 def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dict, *, num_pairs=None,
              has_triplet_counts: bool = False, zeroshot_source: str = "") -> dict:
     """Turn the accumulators into ``{"task", "protocol", "metrics", "per_predicate", "counts", "notes"}``."""

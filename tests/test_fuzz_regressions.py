@@ -1,0 +1,204 @@
+"""Every defect the fuzzer found (``tests/fuzz``), as a named case with its input: each is refused with exit 2
+and one line naming the file (and the field where there is one), nothing written."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+
+from seeds import _cases, write_seeds  # noqa: E402
+from sgg_eval.cli import main  # noqa: E402
+from sgg_eval.data import vg150  # noqa: E402
+from sgg_eval.errors import InputError  # noqa: E402
+from sgg_eval.integrity import seal  # noqa: E402
+from sgg_eval.pipeline.config import load_params  # noqa: E402
+from sgg_eval.pipeline.params_check import check_params  # noqa: E402
+from test_bad_inputs import refused  # noqa: E402
+from torch_writer import eval_results_object, save_zip  # noqa: E402
+
+EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]
+
+
+@pytest.fixture(scope="module")
+def seeds(tmp_path_factory):
+    return write_seeds(tmp_path_factory.mktemp("fuzzseeds") / "s")
+
+
+@pytest.fixture
+def case(seeds, tmp_path, monkeypatch):
+    folder = tmp_path / "case"
+    shutil.copytree(seeds, folder)
+    (folder / "out").mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _store_edit(path: Path, fn) -> None:
+    with h5py.File(path, "r+") as h5:
+        fn(h5)
+    seal(path)
+
+
+def _replace(h5, name, value):
+    del h5[name]
+    h5[name] = value
+
+
+STORE_CASES = {  # name: (file, edit, command, words the line must hold)
+    "attribute_array_for_flag": ("pred.h5", lambda h5: h5.attrs.__setitem__("simulated", np.array([1, 2])),
+                                 ["blind-replace", "pred.h5", "--gt", "test.h5", "--stats", "stats.h5", "--task",
+                                  "sgdet", "--max-n", "2"], ("pred.h5", "simulated")),
+    "attribute_text_for_flag": ("test.h5", lambda h5: h5.attrs.__setitem__("simulated", "false"),
+                                ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "simulated")),
+    "schema_version_negative": ("stats.h5", lambda h5: h5.attrs.__setitem__("schema_version", -1),
+                                ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
+                                ("stats.h5", "schema_version")),
+    "zero_d_pairs": ("pred.h5", lambda h5: _replace(h5, "pairs/pairs", np.int32(1)),
+                     ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("pred.h5", "pairs")),
+    "zero_d_rels": ("train.h5", lambda h5: _replace(h5, "relations/rels", np.int32(1)),
+                    ["stats", "train.h5", "-o", "out/s.h5"], ("train.h5", "rels")),
+    "zero_d_offsets": ("pred.h5", lambda h5: _replace(h5, "pairs/offsets", np.int64(0)),
+                       ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("pred.h5", "pairs/offsets")),
+    "float_offsets": ("test.h5", lambda h5: _replace(h5, "objects/offsets", h5["objects/offsets"][()] * 1.0),
+                      ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "objects/offsets")),
+    "bool_labels": ("test.h5", lambda h5: _replace(h5, "objects/labels", h5["objects/labels"][()] > 0),
+                    ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "labels")),
+    "names_not_a_list": ("test.h5", lambda h5: h5.attrs.__setitem__("object_classes", '{"a": 1}'),
+                         ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "object_classes")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STORE_CASES))
+def test_store_content_found_by_the_fuzzer(case, capsys, name):
+    file, edit, argv, words = STORE_CASES[name]
+    _store_edit(case / file, edit)
+    refused(capsys, argv, case / "out", must_name=words)
+
+
+def _eval_with(field: str, value_of, image: int = 1, which: str = "predictions"):
+    def make(path: Path) -> None:
+        obj = eval_results_object(_cases())
+        box = obj[which][image]
+        box.extra_fields[field] = value_of(box.extra_fields[field])
+        save_zip(obj, path)
+    return make
+
+
+TORCH_CASES = {
+    "bool_pair_indices_in_pko": (_eval_with("rel_pair_idxs", lambda a: a != 0),
+                                 ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet",
+                                  "-o", "out/p.h5"], "rel_pair_idxs"),
+    "bool_relation_tuple": (_eval_with("relation_tuple", lambda a: a != 0, which="groundtruths"),
+                            ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "relation_tuple"),
+    "bool_labels": (_eval_with("labels", lambda a: a != 0, which="groundtruths"),
+                    ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "labels"),
+    "float_labels": (_eval_with("pred_labels", lambda a: a.astype(np.float32)),
+                     ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "pred_labels"),
+    "integer_object_scores": (_eval_with("pred_scores", lambda a: (a * 0).astype(np.uint8)),
+                              ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet",
+                               "-o", "out/p.h5"], "pred_scores"),
+    "sgdet_file_as_predcls_in_pko": (lambda path: None,
+                                     ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "predcls",
+                                      "-o", "out/p.h5"], "pairs"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_torch_content_found_by_the_fuzzer(case, capsys, name):
+    make, argv, field = TORCH_CASES[name]
+    make(case / "eval_zip.pytorch")
+    refused(capsys, argv, case / "out", must_name=("eval_zip.pytorch", field))
+
+
+def test_zip_member_names_without_the_storage_prefix(case, capsys):
+    """A zero-shot file whose storage member's name lost its folder: no candidate member (IndexError before)."""
+    data = (case / "zs.pytorch").read_bytes()
+    (case / "zs.pytorch").write_bytes(data.replace(b"archive/data/0", b"archive/dat\x00/0"))
+    refused(capsys, ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
+            case / "out", must_name=("zs.pytorch",))
+
+
+YAML_CASES = {
+    "huge_integer": "k: " + "9" * 5000 + "\n",
+    "unclosed_flow": "k: [1, 2\n",
+    "alias_bomb": "a: &a [x, x]\nb: [*a, *a]\n",
+    "binary_tag": "k: !!binary AAAA\n",
+    "python_tag": "k: !!python/object/apply:os.system ['true']\n",
+    "not_utf8": "k: \udcff\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(YAML_CASES))
+def test_conf_yaml_found_by_the_fuzzer(case, capsys, name):
+    path = case / "conf" / "metrics" / "default.yaml"
+    with open(path, "a", encoding="utf-8", errors="surrogateescape") as fh:
+        fh.write(YAML_CASES[name])
+    refused(capsys, ["params", "--conf-dir", "conf", "-o", "out/params.yaml"], case / "out",
+            must_name=("conf",))
+
+
+PARAMS_CASES = {
+    "list_for_a_model_name": ("pko_only_from: sim_motifs_baseline", "pko_only_from: []", "pko"),
+    "dict_for_a_model_name": ("pko_only_from: sim_motifs_baseline", "pko_only_from: {}", "pko"),
+    "number_for_the_dataset_name": ("name: vg150_sim", "name: -1", "dataset.name"),
+    "null_dataset_name": ("name: vg150_sim", "name: null", "dataset.name"),
+    "list_of_lists_for_tasks": ("  - predcls\n", "  - [predcls]\n", "evaluation.tasks"),
+    "stray_metrics_key": ("  tau: 0.5\n", "  tau: 0.5\n  taw: 1\n", "metrics"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARAMS_CASES))
+def test_params_found_by_the_fuzzer(case, name):
+    old, new, field = PARAMS_CASES[name]
+    text = (case / "params.yaml").read_text()
+    assert old in text
+    (case / "params.yaml").write_text(text.replace(old, new, 1))
+    with pytest.raises(InputError, match=field.replace(".", r"\.")):
+        check_params(load_params(case / "params.yaml", case / "conf"))
+
+
+def test_params_yaml_that_is_not_utf8(case):
+    (case / "params.yaml").write_bytes((case / "params.yaml").read_bytes()[:100] + b"\xa5\n")
+    with pytest.raises(InputError, match="params.yaml: not UTF-8 text"):
+        load_params(case / "params.yaml", case / "conf")
+
+
+def test_damaged_vg150_h5_names_the_file(case, capsys):
+    """libhdf5's RuntimeError (a damaged heap) was an internal error."""
+    path = case / "vg" / "VG-SGG-with-attri.h5"
+    data = bytearray(path.read_bytes())
+    data[4064:4064 + 64] = data[4000:4064]
+    path.write_bytes(bytes(data))
+    line = refused(capsys, ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
+                   case / "out", must_name=("VG-SGG-with-attri.h5",))
+    assert "internal" not in line
+
+
+def test_a_vg150_h5_that_hangs_libhdf5_is_stopped(case, capsys, monkeypatch):
+    """No input may hang a reader: the raw VG150 h5 (no checksum) is read in a child with a time limit."""
+    import time
+
+    monkeypatch.setattr(vg150, "_read_h5_now", lambda path, scale: time.sleep(60))
+    monkeypatch.setattr(vg150, "H5_READ_SECONDS", 0.5)
+    start = time.monotonic()
+    refused(capsys, ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
+            case / "out", must_name=("VG-SGG-with-attri.h5", "did not finish"))
+    assert time.monotonic() - start < 10
+
+
+def test_a_split_without_relations_in_any_image_is_refused(case, capsys):
+    from sgg_eval.data.store import SplitStore, write_split
+
+    with SplitStore(case / "test.h5") as split:
+        meta, images = split.meta, list(split)
+    for g in images:
+        g.rels = g.rels[:0]
+    write_split(case / "test.h5", meta, images)
+    refused(capsys, ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], case / "out", must_name=("test.h5",))
