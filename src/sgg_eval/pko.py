@@ -170,7 +170,8 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100)
                 replaced += count
                 yield gt, new
 
-        res = evaluate(replaced_pairs(), source.vocab, EvalOptions(task=task, order=source.order, score_kind="logits"))
+        res = evaluate(replaced_pairs(), source.vocab, EvalOptions(task=task, order=source.order, score_kind="logits"),
+                       source=source.path)
         require_evaluated(res, source.path, None)
         value = res["metrics"][f"mR@{k}"]
         base = value if n == 0 else base

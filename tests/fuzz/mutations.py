@@ -131,8 +131,23 @@ def yaml_mutation(rnd: random.Random, text: str) -> tuple[str, str, bool]:
     key, _, value = lines[i].partition(":")
     new = rnd.choice(["true", "'1'", "null", "[]", "{}", "-1", "1e999", "'x'", ".nan", "2", "0.25"])
     lines[i] = f"{key}: {new}" if value.strip() else lines[i] + " " + new
-    corrupting = new not in ("2", "0.25")  # another number may be a valid value
+    # another value of the old one's type may be valid: a number for a number, a text for a text (a name, a
+    # path); any other type is not
+    old_type, new_type = _yaml_type(value.strip()), _yaml_type(new)
+    corrupting = not (old_type == new_type and old_type in ("number", "text"))
     return "\n".join(lines) + "\n", f"line {i + 1}: {value.strip()!r:.20} -> {new}", corrupting
+
+
+def _yaml_type(scalar: str) -> str:
+    import yaml
+
+    try:
+        value = yaml.safe_load(scalar) if scalar else None
+    except yaml.YAMLError:
+        return "other"
+    if isinstance(value, bool) or value is None:
+        return "other"
+    return "number" if isinstance(value, (int, float)) else "text" if isinstance(value, str) else "other"
 
 
 # --------------------------------------------------------------------------- torch files (by their content)
@@ -198,6 +213,9 @@ def _bad_array(rnd: random.Random, kind: str, value: np.ndarray, name: str) -> n
 
 # --------------------------------------------------------------------------- our HDF5 stores (resealed)
 
+FREE_TEXT_ATTRS = ("source", "model", "dataset", "split")  # provenance: any text is a valid value
+
+
 def store_field_mutation(rnd: random.Random, path: Path) -> tuple[str, bool]:
     """One dataset or attribute of a sealed store made invalid, then sealed again (as a tool writing hostile
     content with a valid checksum would): the content checks behind the seal are what is tested."""
@@ -206,9 +224,12 @@ def store_field_mutation(rnd: random.Random, path: Path) -> tuple[str, bool]:
         h5.visititems(lambda name, obj: datasets.append(name) if isinstance(obj, h5py.Dataset) else None)
         if rnd.random() < 0.2:
             key = rnd.choice(list(h5.attrs))
+            old = h5.attrs[key]
             new = rnd.choice([-1, True, "x", "{", 1.5, np.array([1, 2])])
             h5.attrs[key] = new
             what = f"attr {key} -> {new!r:.20}"
+            # a provenance text is any text
+            corrupting = not (isinstance(new, str) and isinstance(old, (str, bytes)) and key in FREE_TEXT_ATTRS)
         else:
             name = rnd.choice(datasets)
             data = h5[name][()]
@@ -225,11 +246,9 @@ def store_field_mutation(rnd: random.Random, path: Path) -> tuple[str, bool]:
             if new is not None:
                 h5.create_dataset(name, data=new)
             what = f"{name}: {kind}"
-            if kind == "negative" and name.endswith("boxes"):
-                seal(path)
-                return what, False  # see torch_field_mutation: a valid box value
-    seal(path)
-    return what, True
+            corrupting = not (kind == "negative" and name.endswith("boxes"))  # see torch_field_mutation
+    seal(path)  # after the file is closed: libhdf5 writes its last metadata then
+    return what, corrupting
 
 
 def corrupt_store_bytes(rnd: random.Random, data: bytes) -> tuple[bytes, str]:
