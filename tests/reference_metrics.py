@@ -68,6 +68,11 @@ class Image:
                 ng.append((-float(self.pair_score(j, c)), j * self.C + (c - 1), j, c))
         self.ng = [(j, c) for _, _, j, c in sorted(ng)[:100]]
 
+    def both_ok(self, gs, go, a, b) -> bool:
+        """Predicted objects a and b match GT objects gs and go (label and IoU >= the threshold)."""
+        return (obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr)
+                and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr))
+
     def pair_score(self, j, c):
         a, b = self.pairs[j]
         return np.float32(self.scores[a] * self.scores[b]) * self.probs[j][c]
@@ -75,7 +80,7 @@ class Image:
     def cand_matches(self, r, j, c) -> bool:
         gs, go, gp = (int(v) for v in self.gt.rels[r])
         a, b = self.pairs[j]
-        return c == gp and obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr)
+        return c == gp and self.both_ok(gs, go, a, b)
 
     def hit_rows(self, cands, k):
         """GT rows matched by any of the first k candidates (a set: each row counted once)."""
@@ -110,7 +115,7 @@ class Image:
         gs, go, gp = (int(v) for v in self.gt.rels[r])
         for j, _ in self.gc:
             a, b = self.pairs[j]
-            if obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr):
+            if self.both_ok(gs, go, a, b):
                 p = self.probs[j]
                 return sum(1 for c in range(1, self.C + 1) if p[c] > p[gp] or (p[c] == p[gp] and c < gp))
         return None
@@ -121,7 +126,7 @@ class Image:
         for gs, go in gt_pairs:
             for j, _ in self.gc[:k]:
                 a, b = self.pairs[j]
-                if obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr):
+                if self.both_ok(gs, go, a, b):
                     hit += 1
                     break
         return hit, len(gt_pairs)
@@ -191,7 +196,8 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         for k in (20, 50, 100):
             h, u = im.pair_hits(k)
             pr[k].append(h / u)
-        matched = sum(any(obj_ok(gt, g, im.boxes, im.labels, q, im.thr) for q in range(len(im.labels))) for g in range(len(gt.labels)))
+        matched = sum(any(obj_ok(gt, g, im.boxes, im.labels, q, im.thr) for q in range(len(im.labels)))
+                      for g in range(len(gt.labels)))
         inst.append(matched / len(gt.labels))
         for x in (1, 2, 10):
             hits = im.hit_rows(im.gc, int(math.floor(x * M + 0.5)))

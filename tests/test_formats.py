@@ -149,7 +149,8 @@ def test_sgbench_json_rank_metrics_match_reference(tmp_path):
 @pytest.mark.parametrize("mutate,fragment", [
     (lambda d: d["images"][0]["triplets"].append([-1, 0, 0]), "field 'triplets'"),
     (lambda d: d["images"][0]["triplets"].append([0, 1, 99]), "predicate outside"),
-    (lambda d: d["images"][0]["instances"].append({"bbox": [0, 0, float("nan"), 1], "category": 0}), "NaN is not a JSON number"),
+    (lambda d: d["images"][0]["instances"].append({"bbox": [0, 0, float("nan"), 1], "category": 0}),
+     "NaN is not a JSON number"),
 ])
 def test_sgbench_json_bad_input_is_refused(tmp_path, mutate, fragment):
     cases = [c for c in _cases("sgdet", seed=11, n=20) if len(c[1].boxes) >= 2][:3]

@@ -14,7 +14,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
 from seeds import _cases, write_seeds  # noqa: E402
-from sgg_eval.cli import main  # noqa: E402
 from sgg_eval.data import vg150  # noqa: E402
 from sgg_eval.errors import InputError  # noqa: E402
 from sgg_eval.integrity import seal  # noqa: E402

@@ -20,7 +20,8 @@ import numpy as np
 _STORAGE_NAMES = {np.dtype(np.float32): "FloatStorage", np.dtype(np.float64): "DoubleStorage",
                   np.dtype(np.int64): "LongStorage", np.dtype(np.int32): "IntStorage",
                   np.dtype(np.float16): "HalfStorage", np.dtype(np.uint8): "ByteStorage",
-                  np.dtype(np.bool_): "BoolStorage", np.dtype(np.int8): "CharStorage", np.dtype(np.int16): "ShortStorage"}
+                  np.dtype(np.bool_): "BoolStorage", np.dtype(np.int8): "CharStorage",
+                  np.dtype(np.int16): "ShortStorage"}
 
 
 class BoxList:

@@ -193,7 +193,7 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
 
 
 def _add_iou_threshold(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--iou-threshold", type=_bounded(float, 0.0, 1.0, lo_open=True), default=0.5,
+    p.add_argument("--iou-threshold", type=_bounded(float, 0.0, 1.0, lo_open=True), default=0.5, metavar="T",
                    help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
                         "recalls and InstR (default: %(default)s, the reference's; PredCls and SGCls use the GT "
                         "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds)")

@@ -112,7 +112,8 @@ def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
     for key, values in arrays.items():
         rank, cols = _H5_SHAPES["boxes" if key.startswith("boxes_") else key]
         flat_ok = rank == 2 and cols == 1 and values.ndim == 1
-        if values.dtype.kind not in "iu" or not (flat_ok or (values.ndim == rank and (cols is None or values.shape[1] == cols))):
+        shaped = values.ndim == rank and (cols is None or values.shape[1] == cols)
+        if values.dtype.kind not in "iu" or not (flat_ok or shaped):
             raise InputError(f"dtype {values.dtype} shape {list(values.shape)}, expected integers of rank {rank}"
                              + (f" with {cols} columns" if cols else ""), path=path, field=key)
     return arrays

@@ -29,7 +29,8 @@ _FULL32 = 0xFFFFFFFF
 @dataclass
 class Members:
     """Each member's name (``name_len`` bytes at ``name_at`` of ``raw``; UTF-8 where ``utf8``, else cp437) and,
-    as int64 arrays, its local header offset, stored size, method and CRC-32 (of its uncompressed bytes). ``find`` looks many names up at once;
+    as int64 arrays, its local header offset, stored size, method and CRC-32 (of its uncompressed bytes).
+    ``find`` looks many names up at once;
     ``name`` and ``names`` decode (a list of every name costs ~100 bytes per member)."""
 
     raw: np.ndarray

@@ -289,7 +289,8 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     results = load_results(params)
     uri = t["uri"] or default_uri(root)
     common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
-              "tau": params["metrics"]["tau"], "iou_threshold": params["metrics"]["iou_threshold"], "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
+              "tau": params["metrics"]["tau"], "iou_threshold": params["metrics"]["iou_threshold"],
+              "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
               "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
               "git_commit": git_commit(root)}
     children = []
