@@ -30,11 +30,18 @@ lock:
 	  .venv-lock/bin/python -m pip freeze --exclude-editable | LC_ALL=C sort -f; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
-test: $(STAMP)
+test: $(STAMP) .venv-sgbench/.installed
 	$(BIN)/python -m pytest -q
 
+# sgbench 1.0.0, the panoptic parity test's reference tool, in its own virtualenv (it pins numpy < 2).
+.venv-sgbench/.installed: requirements-sgbench.lock
+	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv .venv-sgbench
+	.venv-sgbench/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sgbench.lock
+	@touch $@
+
 # The slow cases at full size (CI runs them reduced).
-test-full: $(STAMP)
+test-full: $(STAMP) .venv-sgbench/.installed
 	SGG_EVAL_FULL=1 $(BIN)/python -m pytest -q
 
 repro: $(STAMP) .dvc/plots_offline.html

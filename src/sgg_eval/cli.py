@@ -108,15 +108,27 @@ examples:
   sgg-eval evaluate checkpoints/motifs/inference/VG_stanford_filtered_with_attribute_test/eval_results.pytorch \\
       --task predcls --stats data/vg150/stats/stats.h5 -o motifs_predcls.json
   sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
+  # panoptic SGG: an SGBench submission (ZIP of triplets.json + TIFF masks) on PSG's test split
+  sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json
 """
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
-    from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.errors import InputError
     from sgg_eval.metrics.blocks import default_jobs
+
+    if args.psg:
+        return _evaluate_psg(args)
+    if args.task is None:
+        raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
+    if args.protocol == "sgbench" or args.boxes or args.psg_root:
+        raise InputError("--protocol sgbench, --boxes and --psg-root are for panoptic SGG: give --psg psg.json",
+                         field="--psg")
+    from sgg_eval.evaluate import run_evaluation
     from sgg_eval.metrics.misuse import warning_summary
 
+    args.protocol = args.protocol or "reference"
     result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
                             zeroshot=args.zeroshot, tau=args.tau, iou_threshold=args.iou_threshold,
                             progress=sys.stderr.isatty(),
@@ -132,6 +144,33 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     warnings = warning_summary(result["notes"])
     if warnings:
         print(warnings, file=sys.stderr)
+
+
+def _evaluate_psg(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json
+    from sgg_eval.errors import InputError
+    from sgg_eval.metrics.blocks import default_jobs
+    from sgg_eval.psg_evaluate import run_psg_evaluation
+
+    if args.task not in (None, "sgdet"):
+        raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
+    if args.protocol in ("reference", "strict") or args.gt or args.stats or args.zeroshot:
+        raise InputError("--psg takes --protocol sgbench, and no --gt, --stats or --zeroshot", field="--psg")
+    result = run_psg_evaluation(args.predictions, args.psg, args.psg_root or "", protocol=args.protocol or "sgbench",
+                                boxes=args.boxes, jobs=args.jobs or default_jobs())
+    if args.output:
+        write_json(args.output, result)
+    m = result["metrics"]
+    shown = [f"{k}={'null' if m[k] is None else format(100 * m[k], '.2f')}"
+             for k in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "InstR")]
+    print(" ".join(shown + [f"PRk={'null' if m['PRk'] is None else format(m['PRk'], '.3f')}"]))
+    c = result["counts"]
+    print(f"{c['images_evaluated']} of {c['images_input']} test images evaluated on {result['mode']} "
+          f"({c['images_absent']} without a prediction, {c['images_skipped_no_gt']} without GT relations); "
+          f"protocol {result['protocol']}")
+    warnings = [n for n in result["notes"] if n.startswith("WARNING")]
+    if warnings:
+        print(" | ".join(warnings), file=sys.stderr)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> None:
@@ -242,12 +281,19 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Evaluate scene graph predictions: R@K, mR@K, ngR, zR, A@K, IMR, wIMR, R_tr, "
                                    "wR_tr, PR@K, PRk, InstR, relative K, per-predicate vectors.",
                        epilog=_EPILOG_EVALUATE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5)")
+    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5); "
+                                        "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)")
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
-    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
-    p.add_argument("--protocol", default="reference", choices=["reference", "strict"],
+    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg (sgdet)")
+    p.add_argument("--protocol", choices=["reference", "strict", "sgbench"],
                    help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
-                        "strict: they count as misses (default: %(default)s)")
+                        "strict: they count as misses (default: reference); sgbench: panoptic SGG as the sgbench "
+                        "1.0.0 command computes it (the default with --psg)")
+    psg = p.add_argument_group("panoptic SGG (PSG)")
+    psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
+    psg.add_argument("--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to "
+                                                      "(mask mode)")
+    psg.add_argument("--boxes", action="store_true", help="evaluate on boxes even when the submission has masks")
     p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
     p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
                                       "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")

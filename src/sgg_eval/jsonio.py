@@ -37,9 +37,16 @@ def load_json(path: str | os.PathLike):
         raise InputError("file not found", path=path)
     if os.path.isdir(path):
         raise InputError("is a directory, expected a JSON file", path=path)
+    with open(path, "rb") as fh:
+        return parse_json(fh.read(), path)
+
+
+def parse_json(data: bytes, path: str):
+    """The document of the JSON text ``data`` (UTF-8), read as :func:`load_json` reads a file; ``path`` names
+    where it came from in errors (a file, or a member of an archive)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh, parse_int=_number(int), parse_float=_number(float), parse_constant=_no_constant)
+        return json.loads(data.decode("utf-8"), parse_int=_number(int), parse_float=_number(float),
+                          parse_constant=_no_constant)
     except _NumberTooLong as exc:
         raise InputError(f"invalid JSON: {exc}", path=path) from None
     except json.JSONDecodeError as exc:

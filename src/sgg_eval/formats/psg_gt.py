@@ -1,0 +1,166 @@
+"""Panoptic scene graph ground truth: OpenPSG's ``psg.json`` and the COCO panoptic PNGs it names.
+
+``psg.json``: ``{"data": [image, ...], "test_image_ids": [...], "thing_classes": [...], "stuff_classes": [...],
+"predicate_classes": [...]}``. Object classes are ``thing_classes + stuff_classes`` (PSG: 80 + 53), predicates
+``predicate_classes`` (PSG: 56), both 0-based. An image: ``image_id`` (PSG's are strings), ``segments_info``
+(``id``, ``category_id``), ``relations`` (``[s, o, p]``: s and o index ``segments_info``), ``annotations``
+(``bbox`` xyxy pixels, one per segment, for box mode) and ``pan_seg_file_name`` (relative to the COCO root).
+A PNG pixel's segment id is ``R + 256·G + 256²·B``.
+
+The test split is the images whose ``image_id`` is in ``test_image_ids`` (compared by value and type, as the
+file has them); those without relations are not evaluated (both sgbench and OpenPSG skip them) and are
+counted. GT triplets are the unique ``relations`` rows, sorted (duplicates dropped, several predicates on one
+pair kept).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgg_eval.errors import InputError
+from sgg_eval.jsonio import is_number_tree, load_json
+
+
+@dataclass(frozen=True)
+class PsgImage:
+    """One evaluated test image: its id, segment ids and 0-based classes (``segments_info`` order), unique GT
+    triplets ``[M, 3]`` (subject, object: segment indices; predicate), boxes ``[N, 4]`` xyxy and PNG name."""
+
+    image_id: int | str
+    position: int
+    segment_ids: np.ndarray
+    labels: np.ndarray
+    triplets: np.ndarray
+    boxes: np.ndarray
+    png: str
+
+
+@dataclass(frozen=True)
+class PsgGT:
+    """The test images with relations (file order), names, and the test images without relations."""
+
+    path: str
+    root: str
+    object_classes: tuple[str, ...]
+    predicate_classes: tuple[str, ...]
+    images: list[PsgImage]
+    without_relations: int
+
+    @property
+    def num_predicates(self) -> int:
+        return len(self.predicate_classes)
+
+
+def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bool = False) -> PsgGT:
+    """The test split of ``path``; ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
+    path, root = os.fspath(path), os.fspath(root)
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object with 'data' and 'test_image_ids'", path=path)
+    names = {key: _names(doc, key, path) for key in ("thing_classes", "stuff_classes", "predicate_classes")}
+    classes = names["thing_classes"] + names["stuff_classes"]
+    data, test_ids = doc.get("data"), doc.get("test_image_ids")
+    if not isinstance(data, list) or not isinstance(test_ids, list):
+        raise InputError("expected lists 'data' and 'test_image_ids'", path=path, field="data")
+    test = {}
+    for i, image_id in enumerate(test_ids):
+        if type(image_id) not in (int, str):
+            raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=path,
+                             field=f"test_image_ids[{i}]")
+        test[(type(image_id), image_id)] = False  # by value and type: "1" and 1 are different images
+    images, without = [], 0
+    for position, entry in enumerate(data):
+        image_id = entry.get("image_id") if isinstance(entry, dict) else None
+        key = (type(image_id), image_id)
+        if type(image_id) not in (int, str) or key not in test:
+            continue
+        if test[key]:
+            raise InputError("image listed twice in 'data'", path=path, image_id=image_id, position=position)
+        test[key] = True
+        relations = entry.get("relations")
+        if isinstance(relations, list) and not relations:
+            without += 1
+            continue
+        images.append(_image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes,
+                             root, path))
+    return PsgGT(path, root, classes, names["predicate_classes"], images, without)
+
+
+def _names(doc: dict, key: str, path: str) -> tuple[str, ...]:
+    names = doc.get(key)
+    if not isinstance(names, list) or not all(type(n) is str for n in names) or (key != "stuff_classes" and not names):
+        raise InputError("expected a list of class names", path=path, field=key)
+    return tuple(names)
+
+
+def _ints(value, shape: tuple, field: str, where: dict) -> np.ndarray:
+    if not is_number_tree(value):
+        raise InputError("expected integers (not true/false, strings or null)", field=field, **where)
+    a = np.array(value, dtype=np.float64)
+    if a.size == 0:
+        return np.zeros((0, *shape[1:]), dtype=np.int64)
+    if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)) or \
+            not np.all(a == np.round(a)) or np.abs(a).max() > 2**31:
+        raise InputError(f"expected integers of shape {['n' if w is None else w for w in shape]}", field=field,
+                         **where)
+    return a.astype(np.int64)
+
+
+def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str,
+           path: str) -> PsgImage:
+    where = dict(path=path, image_id=image_id, position=position)
+    segments = entry.get("segments_info")
+    if not isinstance(segments, list) or not segments or not all(isinstance(s, dict) for s in segments):
+        raise InputError("expected a non-empty list of {'id', 'category_id'}", field="segments_info", **where)
+    ids = _ints([s.get("id") for s in segments], (None,), "segments_info.id", where)
+    labels = _ints([s.get("category_id") for s in segments], (None,), "segments_info.category_id", where)
+    if len(np.unique(ids)) != len(ids) or ids.min() < 0 or ids.max() >= 256 ** 3:
+        raise InputError("segment ids must be distinct and in [0, 256³)", field="segments_info.id", **where)
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise InputError(f"category outside [0, {n_classes - 1}]", field="segments_info.category_id", **where)
+    rels = _ints(entry.get("relations"), (None, 3), "relations", where)
+    if rels[:, :2].min() < 0 or rels[:, :2].max() >= len(ids):
+        raise InputError(f"segment index outside [0, {len(ids) - 1}]", field="relations", **where)
+    if rels[:, 2].min() < 0 or rels[:, 2].max() >= n_predicates:
+        raise InputError(f"predicate outside [0, {n_predicates - 1}]", field="relations", **where)
+    xyxy = np.zeros((0, 4))
+    if boxes:
+        annotations = entry.get("annotations")
+        if not isinstance(annotations, list) or not all(isinstance(a, dict) for a in annotations):
+            raise InputError("expected a list of {'bbox', 'category_id'}", field="annotations", **where)
+        if len(annotations) != len(ids):
+            raise InputError(f"{len(annotations)} annotations for {len(ids)} segments", field="annotations", **where)
+        bbox = [a.get("bbox") for a in annotations]
+        if not is_number_tree(bbox) or np.array(bbox, dtype=np.float64).shape != (len(ids), 4):
+            raise InputError("expected one [x1, y1, x2, y2] per segment", field="annotations.bbox", **where)
+        xyxy = np.array(bbox, dtype=np.float64)
+        if not np.isfinite(xyxy).all() or (xyxy[:, 2] < xyxy[:, 0]).any() or (xyxy[:, 3] < xyxy[:, 1]).any():
+            raise InputError("boxes must be finite with x1 <= x2, y1 <= y2", field="annotations.bbox", **where)
+    png = entry.get("pan_seg_file_name")
+    if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
+        raise InputError("expected a file name relative to --psg-root", field="pan_seg_file_name", **where)
+    return PsgImage(image_id, position, ids, labels, np.unique(rels, axis=0), xyxy, png or "")
+
+
+def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
+    """``[H, W]`` int64: each pixel's index into the image's ``segments_info``, -1 where no segment is (void, or
+    an id the list does not name). Read from the PNG under ``gt.root`` with Pillow (RGB or RGBA only)."""
+    from PIL import Image, UnidentifiedImageError
+
+    file = os.path.join(gt.root, image.png)
+    where = dict(path=file, image_id=image.image_id)
+    try:
+        with Image.open(file) as im:
+            if im.mode not in ("RGB", "RGBA"):
+                raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
+            rgb = np.asarray(im)[..., :3].astype(np.int64)
+    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as exc:
+        raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", **where) from None
+    ids = rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]
+    order = np.argsort(image.segment_ids)
+    sorted_ids = image.segment_ids[order]
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return np.where(sorted_ids[at] == ids, order[at], -1)

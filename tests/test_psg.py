@@ -1,0 +1,194 @@
+"""Panoptic SGG, protocol sgbench: the vectorised evaluation against the loop reference written from the
+protocol's documentation (tests/psg_reference.py), on generated PSG-like files with every edge case of the
+fixture; the matcher's ties and IoU exactly 0.5; bad submissions refused in one line."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+
+import numpy as np
+import pytest
+import tifffile
+from PIL import Image
+
+import psg_reference as ref
+from psg_fixture import write_psg_fixture
+from sgg_eval.cli import main
+from sgg_eval.metrics.panoptic import match_boxes, match_masks
+from sgg_eval.psg_evaluate import run_psg_evaluation
+from test_bad_inputs import refused
+
+
+EVALUATED: set = set()  # ids of the fixture's test images with relations (the ones whose files are read)
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory):
+    files = write_psg_fixture(tmp_path_factory.mktemp("psg"), seed=3, test=30, other=6)
+    psg = json.loads(files["psg"].read_text())
+    EVALUATED.update(e["image_id"] for e in psg["data"] if e["image_id"] in psg["test_image_ids"] and e["relations"])
+    return files
+
+
+def _reference(files, masks: bool) -> dict:
+    psg = json.loads(files["psg"].read_text())
+    preds = json.loads(files["json"].read_text())["images"]
+    by_id = {p["id"]: p for p in preds}
+    zf = zipfile.ZipFile(files["zip"])
+    c = len(psg["predicate_classes"])
+    present, absent = [], 0
+    for entry in psg["data"]:
+        if entry["image_id"] not in psg["test_image_ids"] or not entry["relations"]:
+            continue
+        pred = by_id.get(entry["image_id"])
+        if pred is None:
+            absent += 1
+            continue
+        inst = pred.get("annotation") or pred.get("instances")
+        cats = [i["category"] for i in inst] if inst is not None else pred["categories"]
+        boxes = [i["bbox"] for i in inst] if inst is not None else pred["bboxes"]
+        gt_labels = [s["category_id"] for s in entry["segments_info"]]
+        if masks:
+            rgb = np.asarray(Image.open(files["root"] / entry["pan_seg_file_name"])).astype(np.int64)
+            ids = rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]
+            gt_items = [ids == s["id"] for s in entry["segments_info"]]
+            layers = tifffile.imread(io.BytesIO(zf.read(pred["seg_filename"])))
+            layers = layers.reshape(len(cats), *ids.shape) != 0
+            pred2gt = ref.match(gt_items, gt_labels, list(layers), cats, ref.iou_masks)
+        else:
+            gt_items = [a["bbox"] for a in entry["annotations"]]
+            pred2gt = ref.match(gt_items, gt_labels, boxes, cats, ref.iou_boxes)
+        gt_triplets = {tuple(r) for r in entry["relations"]}
+        present.append(ref.image(gt_triplets, len(gt_labels), pred2gt, pred["triplets"],
+                                 pred.get("ng_triplets") or [], c))
+    return ref.aggregate(present, absent, c)
+
+
+@pytest.mark.parametrize("masks", [True, False])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sgbench_protocol_equals_the_loop_reference(fixture, masks, jobs):
+    pred = fixture["zip"] if masks else fixture["json"]
+    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), jobs=jobs)
+    want = _reference(fixture, masks)
+    assert doc["mode"] == ("masks" if masks else "boxes")
+    for key, value in want.items():
+        got = doc["metrics"][key]
+        if value is None:
+            assert got is None, key
+        else:
+            assert got == pytest.approx(value, abs=1e-12), key
+    assert doc["counts"]["images_absent"] == 2 and doc["counts"]["images_skipped_no_gt"] > 0
+    assert any(v is not None and 0 < v < 1 for v in doc["metrics"].values())
+
+
+def test_forcing_boxes_on_a_zip_reads_its_boxes(fixture):
+    forced = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), boxes=True)
+    plain = run_psg_evaluation(str(fixture["json"]), str(fixture["psg"]))
+    assert forced["mode"] == "boxes" and forced["metrics"] == plain["metrics"]
+
+
+def test_iou_exactly_half_matches_and_ties_go_to_the_lowest_gt_index():
+    seg = np.full((4, 8), -1)
+    seg[:, 0:2] = 0  # GT 0: 8 px, class 1
+    seg[:, 6:8] = 1  # GT 1: 8 px, class 1
+    masks = np.zeros((3, 4, 8), dtype=bool)
+    masks[0, :, 0:4] = True  # 8 of GT 0 in 16: IoU exactly 0.5
+    masks[1, :, 0:2] = masks[1, :, 6:8] = True  # IoU 0.5 with both: the lower index
+    masks[2, :, 0:5] = True  # 8 / 20 = 0.4
+    assert match_masks(seg, np.array([1, 1]), masks, np.array([1, 1, 1])).tolist() == [0, 0, -1]
+    assert match_masks(seg, np.array([1, 1]), masks, np.array([2, 1, 1])).tolist() == [-1, 0, -1]  # label
+    gt_boxes = np.array([[0.0, 0, 2, 4], [6, 0, 8, 4]])
+    boxes = np.array([[0.0, 0, 4, 4], [0, 0, 0, 0]])
+    assert match_boxes(gt_boxes, np.array([1, 1]), boxes, np.array([1, 1])).tolist() == [0, -1]
+
+
+def test_metric_values_of_a_hand_made_image():
+    gt = np.array([[0, 1, 0], [0, 1, 2], [1, 2, 1]])
+    from sgg_eval.metrics.panoptic import image_metrics
+
+    m = image_metrics(gt, 3, np.array([0, 1, -1, 2]), np.array([[0, 1, 2], [2, 1, 0], [0, 1, 0]]),
+                      np.array([[0, 1, 1], [0, 1, 0], [2, 1, 3], [0, 1, 2], [1, 3, 1]]), 4)
+    # mapped: (0,1,2) hit, (-1,1,0) miss, (0,1,0) hit
+    assert m["R@20"] == pytest.approx(2 / 3)
+    assert m["mR@20"][:3].tolist() == [1.0, 0.0, 1.0] and math.isnan(m["mR@20"][3])
+    assert m["InstR"] == 1.0
+    # ng, mapped: (0,1,1) rank 0, (0,1,0) rank 1, (-1,1,3) skipped, (0,1,2) rank 2, (1,2,1) rank 0
+    assert m["PRk"][:3].tolist() == [1.0, 0.0, 2.0] and math.isnan(m["PRk"][3])
+
+
+def _edit_submission(files, tmp_path, edit, name="bad.zip"):
+    doc = json.loads(zipfile.ZipFile(files["zip"]).read("triplets.json"))
+    members = {n: zipfile.ZipFile(files["zip"]).read(n) for n in zipfile.ZipFile(files["zip"]).namelist()}
+    edit(doc, members)
+    members["triplets.json"] = json.dumps(doc).encode()
+    out = tmp_path / name
+    with zipfile.ZipFile(out, "w") as zf:
+        for n, data in members.items():
+            zf.writestr(n, data)
+    return out
+
+
+def _first(doc):
+    """The first predicted image that is evaluated and has triplets."""
+    return next(i for i in doc["images"] if i["triplets"] and i["id"] in EVALUATED)
+
+
+BAD = {
+    "negative_index": (lambda d, m: _first(d)["triplets"][0].__setitem__(0, -1), "triplets"),
+    "predicate_out_of_range": (lambda d, m: _first(d)["triplets"][0].__setitem__(2, 5), "triplets"),
+    "category_out_of_range": (lambda d, m: _set_category(_first(d), 99), "categor"),
+    "duplicate_ids": (lambda d, m: d["images"].append(dict(d["images"][0])), "listed twice"),
+    "path_outside": (lambda d, m: m.__setitem__("../evil.tiff", b"x"), "outside the archive"),
+    "layer_count": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((9, 48, 64)))),
+                    "expected"),
+    "mask_size": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((
+        len(_first(d).get("annotation") or _first(d).get("instances") or _first(d)["categories"]), 10, 10)))), "px"),
+    "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
+    "version": (lambda d, m: d.__setitem__("version", 7), "version"),
+}
+
+
+def _set_category(image: dict, value) -> None:
+    listed = image.get("annotation") or image.get("instances")
+    if listed is not None:
+        listed[0]["category"] = value
+    else:
+        image["categories"][0] = value
+
+
+def _tiff_of(stack) -> bytes:
+    out = io.BytesIO()
+    tifffile.imwrite(out, np.asarray(stack, dtype=np.uint8))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case):
+    edit, words = BAD[case]
+    bad = _edit_submission(fixture, tmp_path, edit)
+    out = tmp_path / "out"
+    out.mkdir()
+    refused(capsys, ["evaluate", str(bad), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"]),
+                     "--jobs", "1", "-o", str(out / "m.json")], out, must_name=(words,))
+
+
+def test_a_zip_bomb_is_refused(fixture, tmp_path, capsys):
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("triplets.json", b'{"version": 1, "images": []}' + b" " * (50 << 20))
+    refused(capsys, ["evaluate", str(bomb), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"])],
+            tmp_path, must_name=("bomb.zip", "ZIP bomb"))
+
+
+def test_the_cli_writes_the_metrics_json_and_warns_of_absent_images(fixture, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["evaluate", str(fixture["zip"]), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"]),
+                 "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "R@20=" in captured.out and "protocol sgbench" in captured.out
+    assert "2 test images with relations have no prediction" in captured.err
+    doc = json.loads(out.read_text())
+    assert set(doc["metrics"]) >= {"R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "InstR", "PRk"}
