@@ -204,3 +204,76 @@ def test_a_split_without_relations_in_any_image_is_refused(case, capsys):
         g.rels = g.rels[:0]
     write_split(case / "test.h5", meta, images)
     refused(capsys, ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], case / "out", must_name=("test.h5",))
+
+
+PSG = ["evaluate", "psg/submission.zip", "--psg", "psg/psg.json", "--psg-root", "psg/coco", "--jobs", "1",
+       "-o", "out/m.json"]
+
+
+def _psg_json(case, edit) -> None:
+    import json
+
+    path = case / "psg" / "psg.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _first_evaluated(doc) -> dict:
+    return next(e for e in doc["data"] if e["image_id"] in doc["test_image_ids"] and e["relations"])
+
+
+PSG_JSON_CASES = {
+    "ragged_relations": (lambda d: _first_evaluated(d)["relations"].__setitem__(0, [0, 1]), "relations"),
+    "list_inside_a_box": (lambda d: _first_evaluated(d)["annotations"][0]["bbox"].__setitem__(1, [[1]]),
+                          "annotations.bbox"),
+    "bool_image_id": (lambda d: d["data"][0].__setitem__("image_id", False), "image_id"),
+    "test_id_without_data": (lambda d: d["test_image_ids"].append("999999"), "test_image_ids"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PSG_JSON_CASES))
+def test_psg_json_found_by_the_fuzzer(case, capsys, name):
+    edit, field = PSG_JSON_CASES[name]
+    _psg_json(case, edit)
+    argv = PSG[:1] + ["psg/submission.json"] + PSG[2:4] + PSG[6:] if "box" in name else PSG
+    refused(capsys, argv, case / "out", must_name=("psg.json", field))
+
+
+def test_a_damaged_deflate_stream_in_the_submission(case, capsys):
+    import zipfile
+
+    path = case / "psg" / "submission.zip"
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("triplets.json")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + 10:start + 14] = b"\xff\xff\xff\xff"
+    path.write_bytes(bytes(data))
+    refused(capsys, PSG, case / "out", must_name=("submission.zip",))
+
+
+def test_an_unsupported_zip_version(case, capsys):
+    path = case / "psg" / "submission.zip"
+    data = bytearray(path.read_bytes())
+    at = data.rfind(b"PK\x01\x02")  # the last central directory record: its 'version needed' field
+    data[at + 6] = 255
+    path.write_bytes(bytes(data))
+    refused(capsys, PSG, case / "out", must_name=("submission.zip",))
+
+
+def test_a_broken_png(case, capsys):
+    png = case / "psg" / "coco" / "panoptic" / "1002.png"
+    data = bytearray(png.read_bytes())
+    data[40:44] = b"\xff\xff\xff\xff"
+    png.write_bytes(bytes(data))
+    refused(capsys, PSG, case / "out", must_name=("1002.png",))
+
+
+def test_score_rows_without_pairs_are_refused(case, capsys):
+    """An eval_results prediction whose rel_pair_idxs is empty but pred_rel_scores has rows: was written to a
+    store by pko and failed there (internal error)."""
+    make = _eval_with("rel_pair_idxs", lambda a: a[:0], image=2)  # image 2 has 49 pairs
+    make(case / "eval_zip.pytorch")
+    refused(capsys, ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"],
+            case / "out", must_name=("eval_zip.pytorch", "pred_rel_scores"))

@@ -259,7 +259,7 @@ def corrupt_store_bytes(rnd: random.Random, data: bytes) -> tuple[bytes, str]:
 def mutate(rnd: random.Random, target, folder: Path) -> tuple[str, bool]:
     """Apply one mutation to ``target``'s file in ``folder``; returns (description, corrupting)."""
     path = folder / target.path
-    if rnd.random() < 0.5 or target.kind in ("hdf5_foreign",):
+    if rnd.random() < 0.5 or target.kind in ("hdf5_foreign", "binary"):
         data, what = (corrupt_store_bytes if target.kind == "store" else byte_mutation)(rnd, path.read_bytes())
         path.write_bytes(data)
         return f"bytes {what}", target.checksummed

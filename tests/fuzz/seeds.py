@@ -25,6 +25,7 @@ from sgg_eval.data.types import PredictionMeta, SplitMeta  # noqa: E402
 from sgg_eval.pipeline.config import write_params  # noqa: E402
 from sgg_eval.stats import compute_stats, write_stats  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
+from psg_fixture import write_psg_fixture  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
 
 VOCAB = small_vocab(6, 5)
@@ -43,6 +44,10 @@ class Target:
     checksummed: bool
     commands: tuple[tuple[str, ...], ...]
 
+
+PSG_MASKS = ("evaluate", "psg/submission.zip", "--psg", "psg/psg.json", "--psg-root", "psg/coco", "--jobs", "1",
+             "-o", "out/m.json")
+PSG_BOXES = ("evaluate", "psg/submission.json", "--psg", "psg/psg.json", "--jobs", "1", "-o", "out/m.json")
 
 TARGETS = [
     Target("eval_zip", "eval_zip.pytorch", "torch_zip", True,
@@ -73,6 +78,10 @@ TARGETS = [
     Target("conf_model", "conf/model/sim_motifs_baseline.yaml", "yaml", False,
            (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),)),
     Target("params", "params.yaml", "yaml", False, (("@check_params",),)),
+    Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
+    Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
+    Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
+    Target("psg_png", "psg/coco/panoptic/1002.png", "binary", True, (PSG_MASKS,)),
 ]
 
 
@@ -107,6 +116,7 @@ def write_seeds(folder: Path) -> Path:
     write_vg150_fixture(_mkdir(folder / "vg"))
     shutil.copytree(ROOT / "conf", folder / "conf", dirs_exist_ok=True)
     write_params(folder / "params.yaml", folder / "conf", ["dataset.sim.scale=tiny"])
+    write_psg_fixture(_mkdir(folder / "psg"), seed=1, test=6, other=2, absent=1)  # image 1002: evaluated
     return folder
 
 

@@ -33,7 +33,8 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
                 and pred.labels.shape == (q,) and pred.labels.dtype.kind in "iu" and pred.obj_scores.shape == (q,)
                 and pred.obj_scores.dtype.kind == "f" and pred.pairs.ndim == 2 and pred.pairs.shape[1] == 2
                 and pred.pairs.dtype.kind in "iu"
-                and (p == 0 or (pred.rel_scores.shape == (p, width) and pred.rel_scores.dtype.kind == "f"))):
+                and ((p == 0 and pred.rel_scores.ndim == 2 and len(pred.rel_scores) == 0)
+                     or (pred.rel_scores.shape == (p, width) and pred.rel_scores.dtype.kind == "f"))):
             return False
     boxes = np.concatenate([g.boxes for g in gts] + [p.boxes for p in preds])
     if not _boxes_ok(boxes):

@@ -113,6 +113,9 @@ class PredImage:
             raise InputError(f"value {float(self.obj_scores.min()):.4g}: {NEGATIVE_OBJECT_SCORE}", field="obj_scores",
                              **where)
         _check_ints(self.pairs, (None, 2), "pairs", where)
+        if self.rel_scores.ndim != 2 or len(self.rel_scores) != len(self.pairs):
+            raise InputError(f"{len(self.rel_scores) if self.rel_scores.ndim else 0} score rows for {len(self.pairs)} "
+                             "pairs: one row per pair", field="rel_scores", **where)
         if len(self.pairs):
             _check_range(self.pairs, 0, q - 1, "pairs", where)
             _check_floats(self.rel_scores, (len(self.pairs), vocab.num_predicates + 1), "rel_scores", where,

@@ -74,8 +74,11 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
     images, without = [], 0
     for position, entry in enumerate(data):
         image_id = entry.get("image_id") if isinstance(entry, dict) else None
+        if type(image_id) not in (int, str):
+            raise InputError(f"image_id {image_id!r:.40} is neither an integer nor a string", path=path,
+                             position=position, field="image_id")
         key = (type(image_id), image_id)
-        if type(image_id) not in (int, str) or key not in test:
+        if key not in test:
             continue
         if test[key]:
             raise InputError("image listed twice in 'data'", path=path, image_id=image_id, position=position)
@@ -86,6 +89,10 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
             continue
         images.append(_image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes,
                              root, path))
+    missing = [image_id for (_, image_id), seen in test.items() if not seen]
+    if missing:
+        raise InputError(f"{len(missing)} test image ids have no entry in 'data' (e.g. {missing[0]!r:.40})", path=path,
+                         field="test_image_ids")
     return PsgGT(path, root, classes, names["predicate_classes"], images, without)
 
 
@@ -99,7 +106,10 @@ def _names(doc: dict, key: str, path: str) -> tuple[str, ...]:
 def _ints(value, shape: tuple, field: str, where: dict) -> np.ndarray:
     if not is_number_tree(value):
         raise InputError("expected integers (not true/false, strings or null)", field=field, **where)
-    a = np.array(value, dtype=np.float64)
+    try:
+        a = np.array(value, dtype=np.float64)
+    except ValueError:  # rows of different lengths
+        raise InputError("expected rows of equal length", field=field, **where) from None
     if a.size == 0:
         return np.zeros((0, *shape[1:]), dtype=np.int64)
     if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)) or \
@@ -134,9 +144,9 @@ def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: i
         if len(annotations) != len(ids):
             raise InputError(f"{len(annotations)} annotations for {len(ids)} segments", field="annotations", **where)
         bbox = [a.get("bbox") for a in annotations]
-        if not is_number_tree(bbox) or np.array(bbox, dtype=np.float64).shape != (len(ids), 4):
+        if not all(type(b) is list and len(b) == 4 and all(type(v) in (int, float) for v in b) for b in bbox):
             raise InputError("expected one [x1, y1, x2, y2] per segment", field="annotations.bbox", **where)
-        xyxy = np.array(bbox, dtype=np.float64)
+        xyxy = np.array(bbox, dtype=np.float64).reshape(-1, 4)
         if not np.isfinite(xyxy).all() or (xyxy[:, 2] < xyxy[:, 0]).any() or (xyxy[:, 3] < xyxy[:, 1]).any():
             raise InputError("boxes must be finite with x1 <= x2, y1 <= y2", field="annotations.bbox", **where)
     png = entry.get("pan_seg_file_name")
@@ -157,7 +167,7 @@ def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
             if im.mode not in ("RGB", "RGBA"):
                 raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
             rgb = np.asarray(im)[..., :3].astype(np.int64)
-    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as exc:
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", **where) from None
     ids = rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]
     order = np.argsort(image.segment_ids)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 
@@ -83,7 +84,7 @@ class Submission:
 
     def _member(self, name: str) -> bytes:
         if self._pid != os.getpid():  # a forked worker: its own file handle (a shared one shares the offset)
-            self._zip, self._pid = zipfile.ZipFile(self.path), os.getpid()
+            self._zip, self._pid = _open_zip(self.path), os.getpid()
         try:
             info = self._zip.getinfo(name)
         except KeyError:
@@ -91,7 +92,7 @@ class Submission:
         try:
             with self._zip.open(info) as fh:
                 return fh.read(MAX_MEMBER_BYTES + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as exc:
             raise InputError(f"member {name!r} unreadable ({' '.join(str(exc).split())[:100]})",
                              path=self.path) from None
 
@@ -115,7 +116,7 @@ def _open_zip(path: str) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(path)
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as exc:
         raise InputError(f"corrupt ZIP ({' '.join(str(exc).split())[:100]})", path=path) from None
     twice = [n for n, c in Counter(i.filename for i in infos).items() if c > 1]
     if twice:
@@ -133,7 +134,11 @@ def _open_zip(path: str) -> zipfile.ZipFile:
 def _numbers(value, shape: tuple, kind, field: str, where: dict) -> np.ndarray:
     if not is_number_tree(value):
         raise InputError("expected numbers (not true/false, strings or null)", field=field, **where)
-    a = np.array(value, dtype=np.float64)
+    try:
+        a = np.array(value, dtype=np.float64)
+    except ValueError:  # rows of different lengths
+        raise InputError(f"expected a {len(shape)}-dimensional array of numbers (rows of equal length)", field=field,
+                         **where) from None
     if a.size == 0:
         return np.zeros((0, *shape[1:]), dtype=kind)
     if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
