@@ -71,6 +71,32 @@ def is_number_tree(value) -> bool:
     return True
 
 
+def json_array(value, shape: tuple, *, integer: bool, field: str, where: dict):
+    """``value`` (a JSON list nesting) as an int64 (``integer``) or float64 array of ``shape`` (``None``: any
+    length), or one InputError naming ``field`` and ``where`` (path, image): only numbers (not ``true``,
+    ``"1"`` or ``null``), rows of equal length, finite values, whole numbers within ±2³¹ for integers. An empty
+    list is the empty array of the shape."""
+    import numpy as np
+
+    if not is_number_tree(value):
+        raise InputError("expected numbers (not true/false, strings or null)", field=field, **where)
+    try:
+        a = np.array(value, dtype=np.float64)
+    except ValueError:  # rows of different lengths
+        raise InputError("expected rows of equal length", field=field, **where) from None
+    kind = np.int64 if integer else np.float64
+    if a.size == 0:
+        return np.zeros((0, *[w or 0 for w in shape[1:]]), dtype=kind)
+    if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
+        raise InputError(f"shape {list(a.shape)}, expected {['n' if w is None else w for w in shape]}", field=field,
+                         **where)
+    if not np.isfinite(a).all():
+        raise InputError("non-finite number", field=field, **where)
+    if integer and (not np.all(a == np.round(a)) or np.abs(a).max() > 2**31):
+        raise InputError("expected integers", field=field, **where)
+    return a.astype(kind)
+
+
 MAX_YAML_BYTES = 1 << 20  # a configuration file; params.yaml is ~2 kB
 MAX_YAML_DEPTH = 32
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import is_number_tree, load_json
+from sgg_eval.jsonio import json_array, load_json
 
 
 @dataclass(frozen=True)
@@ -104,19 +104,7 @@ def _names(doc: dict, key: str, path: str) -> tuple[str, ...]:
 
 
 def _ints(value, shape: tuple, field: str, where: dict) -> np.ndarray:
-    if not is_number_tree(value):
-        raise InputError("expected integers (not true/false, strings or null)", field=field, **where)
-    try:
-        a = np.array(value, dtype=np.float64)
-    except ValueError:  # rows of different lengths
-        raise InputError("expected rows of equal length", field=field, **where) from None
-    if a.size == 0:
-        return np.zeros((0, *shape[1:]), dtype=np.int64)
-    if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)) or \
-            not np.all(a == np.round(a)) or np.abs(a).max() > 2**31:
-        raise InputError(f"expected integers of shape {['n' if w is None else w for w in shape]}", field=field,
-                         **where)
-    return a.astype(np.int64)
+    return json_array(value, shape, integer=True, field=field, where=where)
 
 
 def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str,

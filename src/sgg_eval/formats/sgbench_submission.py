@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import is_number_tree, load_json, parse_json
+from sgg_eval.jsonio import json_array, load_json, parse_json
 
 TRIPLETS = "triplets.json"
 MAX_MEMBER_BYTES = 4 << 30  # one member, uncompressed
@@ -132,23 +132,7 @@ def _open_zip(path: str) -> zipfile.ZipFile:
 
 
 def _numbers(value, shape: tuple, kind, field: str, where: dict) -> np.ndarray:
-    if not is_number_tree(value):
-        raise InputError("expected numbers (not true/false, strings or null)", field=field, **where)
-    try:
-        a = np.array(value, dtype=np.float64)
-    except ValueError:  # rows of different lengths
-        raise InputError(f"expected a {len(shape)}-dimensional array of numbers (rows of equal length)", field=field,
-                         **where) from None
-    if a.size == 0:
-        return np.zeros((0, *shape[1:]), dtype=kind)
-    if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
-        raise InputError(f"shape {list(a.shape)}, expected {['n' if w is None else w for w in shape]}", field=field,
-                         **where)
-    if not np.isfinite(a).all():
-        raise InputError("non-finite number", field=field, **where)
-    if kind is np.int64 and (not np.all(a == np.round(a)) or np.abs(a).max() > 2**31):
-        raise InputError("expected integers", field=field, **where)
-    return a.astype(kind)
+    return json_array(value, shape, integer=kind is np.int64, field=field, where=where)
 
 
 def _instances(entry: dict, where: dict) -> tuple[list, list]:
