@@ -82,3 +82,36 @@ def aggregate(present: list[dict], absent: int, num_predicates: int) -> dict:
     cells = [v for m in present for v in m["PRk"] if not math.isnan(v)]
     out["PRk"] = sum(cells) / len(cells) if cells else None
     return out
+
+
+# --------------------------------------------------------------------------- protocol openpsg
+
+def openpsg_image(gt_triplets, gt_items, gt_labels, rows, pred_items, pred_labels, iou, num_predicates) -> dict:
+    """Per-triplet matching: a row hits a GT triplet with its predicate, both classes and both IoUs >= 0.5."""
+    gt = sorted({tuple(int(v) for v in r) for r in gt_triplets})
+
+    def same(q, g):
+        return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= 0.5
+
+    out = {}
+    for k in (20, 50, 100):
+        hit = {t for t in gt if any(p == t[2] and same(s, t[0]) and same(o, t[1]) for s, o, p in rows[:k])}
+        out[f"R@{k}"] = len(hit) / len(gt)
+        vec = [math.nan] * num_predicates
+        for p in {t[2] for t in gt}:
+            gp = [t for t in gt if t[2] == p]
+            vec[p] = sum(t in hit for t in gp) / len(gp)
+        out[f"mR@{k}"] = vec
+    return out
+
+
+def openpsg_aggregate(evaluated: list[dict], num_predicates: int) -> dict:
+    out = {"InstR": None, "PRk": None}
+    for k in (20, 50, 100):
+        out[f"R@{k}"] = sum(m[f"R@{k}"] for m in evaluated) / len(evaluated)
+        means = []
+        for p in range(num_predicates):
+            values = [m[f"mR@{k}"][p] for m in evaluated if not math.isnan(m[f"mR@{k}"][p])]
+            means.append(sum(values) / len(values) if values else 0.0)
+        out[f"mR@{k}"] = sum(means) / num_predicates
+    return out

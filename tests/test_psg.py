@@ -33,7 +33,7 @@ def fixture(tmp_path_factory):
     return files
 
 
-def _reference(files, masks: bool) -> dict:
+def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
     psg = json.loads(files["psg"].read_text())
     preds = json.loads(files["json"].read_text())["images"]
     by_id = {p["id"]: p for p in preds}
@@ -44,7 +44,7 @@ def _reference(files, masks: bool) -> dict:
         if entry["image_id"] not in psg["test_image_ids"] or not entry["relations"]:
             continue
         pred = by_id.get(entry["image_id"])
-        if pred is None:
+        if pred is None or (protocol == "openpsg" and not pred["triplets"]):
             absent += 1
             continue
         inst = pred.get("annotation") or pred.get("instances")
@@ -56,15 +56,18 @@ def _reference(files, masks: bool) -> dict:
             ids = rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]
             gt_items = [ids == s["id"] for s in entry["segments_info"]]
             layers = tifffile.imread(io.BytesIO(zf.read(pred["seg_filename"])))
-            layers = layers.reshape(len(cats), *ids.shape) != 0
-            pred2gt = ref.match(gt_items, gt_labels, list(layers), cats, ref.iou_masks)
+            pred_items, iou = list(layers.reshape(len(cats), *ids.shape) != 0), ref.iou_masks
         else:
-            gt_items = [a["bbox"] for a in entry["annotations"]]
-            pred2gt = ref.match(gt_items, gt_labels, boxes, cats, ref.iou_boxes)
+            gt_items, pred_items, iou = [a["bbox"] for a in entry["annotations"]], boxes, ref.iou_boxes
         gt_triplets = {tuple(r) for r in entry["relations"]}
+        if protocol == "openpsg":
+            present.append(ref.openpsg_image(gt_triplets, gt_items, gt_labels, pred["triplets"], pred_items, cats,
+                                             iou, c))
+            continue
+        pred2gt = ref.match(gt_items, gt_labels, pred_items, cats, iou)
         present.append(ref.image(gt_triplets, len(gt_labels), pred2gt, pred["triplets"],
                                  pred.get("ng_triplets") or [], c))
-    return ref.aggregate(present, absent, c)
+    return ref.openpsg_aggregate(present, c) if protocol == "openpsg" else ref.aggregate(present, absent, c)
 
 
 @pytest.mark.parametrize("masks", [True, False])
@@ -82,6 +85,19 @@ def test_sgbench_protocol_equals_the_loop_reference(fixture, masks, jobs):
             assert got == pytest.approx(value, abs=1e-12), key
     assert doc["counts"]["images_absent"] == 2 and doc["counts"]["images_skipped_no_gt"] > 0
     assert any(v is not None and 0 < v < 1 for v in doc["metrics"].values())
+
+
+@pytest.mark.parametrize("masks", [True, False])
+def test_openpsg_protocol_equals_the_loop_reference(fixture, masks):
+    pred = fixture["zip"] if masks else fixture["json"]
+    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol="openpsg", jobs=2)
+    want = _reference(fixture, masks, "openpsg")
+    assert doc["protocol"] == "openpsg"
+    for key, value in want.items():
+        got = doc["metrics"][key]
+        assert got == value if value is None else got == pytest.approx(value, abs=1e-12), key
+    sgbench = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]))["metrics"]
+    assert doc["metrics"]["R@20"] != sgbench["R@20"]  # the protocols differ on this fixture
 
 
 def test_forcing_boxes_on_a_zip_reads_its_boxes(fixture):

@@ -122,8 +122,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
         return _evaluate_psg(args)
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
-    if args.protocol == "sgbench" or args.boxes or args.psg_root:
-        raise InputError("--protocol sgbench, --boxes and --psg-root are for panoptic SGG: give --psg psg.json",
+    if args.protocol in ("sgbench", "openpsg") or args.boxes or args.psg_root:
+        raise InputError("--protocol sgbench or openpsg, --boxes and --psg-root are for panoptic SGG: give --psg",
                          field="--psg")
     from sgg_eval.evaluate import run_evaluation
     from sgg_eval.metrics.misuse import warning_summary
@@ -155,7 +155,8 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     if args.task not in (None, "sgdet"):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
     if args.protocol in ("reference", "strict") or args.gt or args.stats or args.zeroshot:
-        raise InputError("--psg takes --protocol sgbench, and no --gt, --stats or --zeroshot", field="--psg")
+        raise InputError("--psg takes --protocol sgbench or openpsg, and no --gt, --stats or --zeroshot",
+                         field="--psg")
     result = run_psg_evaluation(args.predictions, args.psg, args.psg_root or "", protocol=args.protocol or "sgbench",
                                 boxes=args.boxes, jobs=args.jobs or default_jobs())
     if args.output:
@@ -285,10 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
                                         "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)")
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
     p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg (sgdet)")
-    p.add_argument("--protocol", choices=["reference", "strict", "sgbench"],
+    p.add_argument("--protocol", choices=["reference", "strict", "sgbench", "openpsg"],
                    help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
-                        "strict: they count as misses (default: reference); sgbench: panoptic SGG as the sgbench "
-                        "1.0.0 command computes it (the default with --psg)")
+                        "strict: they count as misses (default: reference); with --psg: sgbench (the default), "
+                        "as the sgbench 1.0.0 command computes it, or openpsg, as OpenPSG's evaluator (the "
+                        "numbers PSG papers publish)")
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
     psg.add_argument("--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to "

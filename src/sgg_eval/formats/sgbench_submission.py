@@ -37,7 +37,7 @@ MAX_RATIO = 1000  # uncompressed / compressed size of a member: beyond it, a ZIP
 @dataclass
 class SubmissionImage:
     """One image's predictions: instance classes ``[N]`` and boxes ``[N, 4]``; ``triplets`` and ``ng_triplets``
-    ``[T, 3]`` de-duplicated in their order; the TIFF's name (mask mode)."""
+    ``[T, 3]`` de-duplicated in their order; the TIFF's name (mask mode); ``rows``, the triplets as given."""
 
     image_id: int | str
     position: int
@@ -47,6 +47,7 @@ class SubmissionImage:
     ng_triplets: np.ndarray
     duplicates: int
     seg_filename: str | None
+    rows: np.ndarray  # the triplets as given, duplicates included (what OpenPSG's protocol ranks)
 
 
 def submission_mode(path: str | os.PathLike, boxes: bool = False) -> str:
@@ -165,7 +166,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
     if (boxes[:, 2] < boxes[:, 0]).any() or (boxes[:, 3] < boxes[:, 1]).any():
         raise InputError("box with x2 < x1 or y2 < y1 (expected [x1, y1, x2, y2])", field="bbox", **where)
-    lists, dropped = {}, 0
+    lists, dropped, raw = {}, 0, None
     for field in ("triplets", "ng_triplets"):
         value = entry.get(field, [] if field == "ng_triplets" else None)
         rows = _numbers([] if value is None and field == "ng_triplets" else value, (None, 3), np.int64, field, where)
@@ -175,6 +176,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
             raise InputError(f"predicate outside [0, {num_predicates - 1}]", field=field, **where)
         _, first = np.unique(rows, axis=0, return_index=True)
         lists[field] = rows[np.sort(first)]
+        raw = rows if field == "triplets" else raw
         dropped += len(rows) - len(first) if field == "triplets" else 0
     if "scores" in entry:
         scores = _numbers(entry["scores"], (len(entry.get("triplets") or []),), np.float64, "scores", where)
@@ -185,7 +187,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
                   or ".." in seg.split("/")):
         raise InputError("expected a .tiff file name inside the submission", field="seg_filename", **where)
     return SubmissionImage(image_id, position, labels, boxes, lists["triplets"], lists["ng_triplets"], dropped,
-                           seg if masks else None)
+                           seg if masks else None, raw)
 
 
 def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> np.ndarray:

@@ -32,9 +32,14 @@ IOU = 0.5
 def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """``pred2gt[P]``: each predicted mask's GT segment (−1: none). ``seg_index [H, W]`` gives each pixel's GT
     segment (−1: none), ``masks [P, H, W]`` bool."""
-    g, p = len(gt_labels), len(masks)
+    return assign(mask_ious(seg_index, len(gt_labels), masks), labels, gt_labels)
+
+
+def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray) -> np.ndarray:
+    """``[P, G]`` IoU of every predicted mask with every GT segment, from one ``bincount``."""
+    p = len(masks)
     if p == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros((0, g))
     flat = seg_index.reshape(-1)
     gt_area = np.bincount(flat[flat >= 0], minlength=g)
     layer, pixel = np.nonzero(masks.reshape(p, -1))
@@ -43,14 +48,18 @@ def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray,
     inter = np.bincount(layer[inside] * g + seg[inside], minlength=p * g).reshape(p, g)
     area = np.bincount(layer, minlength=p)
     union = area[:, None] + gt_area[None, :] - inter
-    iou = np.divide(inter, union, out=np.zeros((p, g)), where=union > 0)
-    return _assign(iou, labels, gt_labels)
+    return np.divide(inter, union, out=np.zeros((p, g)), where=union > 0)
 
 
 def match_boxes(gt_boxes: np.ndarray, gt_labels: np.ndarray, boxes: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """``pred2gt[P]`` for xyxy boxes, the float64 operations in sgbench's order."""
+    return assign(box_ious(gt_boxes, boxes), labels, gt_labels)
+
+
+def box_ious(gt_boxes: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """``[P, G]`` IoU of xyxy boxes; two empty boxes: 0."""
     if len(boxes) == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros((0, len(gt_boxes)))
     area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     gt_area = (gt_boxes[:, 2] - gt_boxes[:, 0]) * (gt_boxes[:, 3] - gt_boxes[:, 1])
     lt = np.maximum(boxes[:, None, :2], gt_boxes[:, :2])
@@ -58,11 +67,13 @@ def match_boxes(gt_boxes: np.ndarray, gt_labels: np.ndarray, boxes: np.ndarray, 
     wh = np.clip(rb - lt, 0, None)
     inter = wh[:, :, 0] * wh[:, :, 1]
     union = area[:, None] + gt_area - inter
-    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-    return _assign(iou, labels, gt_labels)
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
-def _assign(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
+def assign(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
+    """``pred2gt``: the same-class GT instance of highest IoU (the first on ties) if ≥ 0.5, else −1."""
+    if len(iou) == 0:
+        return np.zeros(0, dtype=np.int64)
     iou = np.where(labels[:, None] == gt_labels[None, :], iou, 0.0)
     best = iou.argmax(axis=1)  # the first maximum: the lowest GT index on ties
     return np.where(iou[np.arange(len(iou)), best] >= IOU, best, -1)
