@@ -119,6 +119,14 @@ def test_torch_content_found_by_the_fuzzer(case, capsys, name):
     refused(capsys, argv, case / "out", must_name=("eval_zip.pytorch", field))
 
 
+def test_zip_bytes_inserted_before_the_members(case, capsys):
+    """Bytes inserted into a zero-shot zip: zipfile's member offsets went below 0 (IndexError before)."""
+    data = (case / "zs.pytorch").read_bytes()
+    (case / "zs.pytorch").write_bytes(data[:653] + b"\x00\x01\x02" + data[653:])
+    refused(capsys, ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
+            case / "out", must_name=("zs.pytorch",))
+
+
 def test_zip_member_names_without_the_storage_prefix(case, capsys):
     """A zero-shot file whose storage member's name lost its folder: no candidate member (IndexError before)."""
     data = (case / "zs.pytorch").read_bytes()

@@ -66,7 +66,7 @@ class Members:
         at = self.header_at[rows]
         if len(at) == 0:
             return at
-        if at.max() + 30 > len(whole):
+        if at.max() + 30 > len(whole) or at.min() < 0:  # zipfile's offsets can go below 0 on a damaged file
             return None
         # only the bytes needed (signature, name and extra lengths): the whole 30-byte headers of ~45,000
         # members as int64 took ~20 MB of fresh memory, and on a VM every new page costs a fault of ~3 µs
