@@ -167,7 +167,8 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     print(" ".join(shown + [f"PRk={'null' if m['PRk'] is None else format(m['PRk'], '.3f')}"]))
     c = result["counts"]
     print(f"{c['images_evaluated']} of {c['images_input']} test images evaluated on {result['mode']} "
-          f"({c['images_absent']} without a prediction, {c['images_skipped_no_gt']} without GT relations); "
+          f"({c['images_absent']} without a prediction, {c['images_skipped_no_pred']} without a predicted triplet, "
+          f"{c['images_skipped_no_gt']} without GT relations); "
           f"protocol {result['protocol']}")
     warnings = [n for n in result["notes"] if n.startswith("WARNING")]
     if warnings:

@@ -36,9 +36,10 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
     work = [(gt.images[i], sub.images.get((type(gt.images[i].image_id), gt.images[i].image_id)))
             for i in range(len(gt.images))]
     present = [(image, pred) for image, pred in work if pred is not None]
-    absent = len(work) - len(present)
+    absent, with_predictions = len(work) - len(present), len(present)
     if protocol == "openpsg":  # images without a predicted triplet are skipped, not counted 0
         present = [(image, pred) for image, pred in present if len(pred.rows)]
+    no_rows = with_predictions - len(present)
     results = _map(gt, sub, present, jobs, protocol)
     if protocol == "openpsg":
         metrics, notes = openpsg.aggregate(results, gt.num_predicates)
@@ -51,6 +52,8 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
         how = "are skipped (as OpenPSG)" if protocol == "openpsg" else \
             "count 0 in R@K and InstR and are left out of mR@K and PRk (as sgbench)"
         notes.insert(0, f"WARNING: {absent} test images with relations have no prediction: they {how}")
+    if no_rows:
+        notes.append(f"{no_rows} images without a predicted triplet were skipped (as OpenPSG)")
     if extra:
         notes.append(f"{extra} predicted images are not test images with relations and were not evaluated")
     dropped = sum(pred.duplicates for _, pred in present)
@@ -58,6 +61,7 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
         notes.append(f"{dropped} duplicate triplets dropped (first kept)")
     return {"task": "sgdet", "protocol": protocol, "mode": sub.mode, "metrics": metrics,
             "counts": {"images_input": len(work), "images_evaluated": len(present), "images_absent": absent,
+                       "images_skipped_no_pred": no_rows,
                        "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": extra},
             "notes": notes, "input": {"predictions": os.path.basename(predictions), "psg": os.path.basename(psg),
                                       "format": f"sgbench {sub.kind}"}}
