@@ -37,6 +37,11 @@ def test_the_classifier_can_fail(tmp_path):
     before = {}
     assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True)[0] == "SILENT"
     assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, False)[0] == "valid"
+    (tmp_path / ".stderr").write_text("WARNING: 1 image absent\n")  # as the unmutated run warned: no excuse
+    assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True, "WARNING: 1 image absent\n")[0] \
+        == "SILENT"
+    assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True, "")[0] == "valid"
+    (tmp_path / ".stderr").write_text("")
     assert fuzz.classify(2, None, tmp_path, before, None, True)[0] == "leftover"
     (tmp_path / "out" / "m.json").unlink()
     (tmp_path / ".stderr").write_text("sgg-eval: error: a\nsecond line\n")

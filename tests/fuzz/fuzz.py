@@ -135,7 +135,9 @@ def _outputs(snap: dict[str, str], before: dict[str, str]) -> dict[str, str]:
 
 
 def classify(code, sig, folder: Path, before: dict[str, str], baseline: dict[str, str] | None,
-             corrupting: bool) -> tuple[str, str]:
+             corrupting: bool, baseline_err: str = "") -> tuple[str, str]:
+    """The outcome's class and a detail. A warning excuses changed outputs only if the unmutated run did not
+    print it too (a seed whose run always warns would otherwise excuse every change)."""
     if code is None and sig is None:
         return "hang", ""
     if sig is not None:
@@ -163,8 +165,9 @@ def classify(code, sig, folder: Path, before: dict[str, str], baseline: dict[str
         return "unclean", first
     if baseline is not None and new == baseline:
         return "same", ""
-    if "warning" in err.lower():
-        return "valid", f"with warning: {first}"
+    new_warnings = [ln for ln in err.splitlines() if "warning" in ln.lower() and ln not in baseline_err]
+    if new_warnings:
+        return "valid", f"with warning: {new_warnings[0][:200]}"
     return ("SILENT" if corrupting else "valid"), ", ".join(sorted(set(new) ^ set(baseline or {})) or
                                                                [k for k in new if baseline.get(k) != new[k]])[:200]
 
@@ -185,7 +188,7 @@ def fuzz(cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = N
             if code != 0:
                 raise SystemExit(f"seed command failed ({code}, {sig}): {' '.join(cmd)}\n"
                                  + (folder / ".stderr").read_text())
-            baselines[cmd] = _outputs(_snapshot(folder), seed_snap)
+            baselines[cmd] = (_outputs(_snapshot(folder), seed_snap), (folder / ".stderr").read_text())
         rnd = random.Random(seed)
         work_items = []
         for i in range(cases):
@@ -240,7 +243,7 @@ def _poll(state, seed_snap, baselines, timeout) -> Outcome | None:
         with _suppress():
             os.killpg(pid, signal.SIGKILL)
         code, sig = (None, os.WTERMSIG(status)) if os.WIFSIGNALED(status) else (os.WEXITSTATUS(status), None)
-    cls, detail = classify(code, sig, folder, before, baselines[cmd], corrupting)
+    cls, detail = classify(code, sig, folder, before, baselines[cmd][0], corrupting, baselines[cmd][1])
     return Outcome(target.name, cmd[0], what, cls, detail)
 
 

@@ -15,12 +15,15 @@ pair kept).
 
 from __future__ import annotations
 
+import io
 import os
+import struct
 from dataclasses import dataclass
 
 import numpy as np
 
 from sgg_eval.errors import InputError
+from sgg_eval.integrity import crc32
 from sgg_eval.jsonio import json_array, load_json
 
 
@@ -143,6 +146,28 @@ def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: i
     return PsgImage(image_id, position, ids, labels, np.unique(rels, axis=0), xyxy, png or "")
 
 
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def check_png(raw: bytes, where: dict) -> None:
+    """Every chunk's CRC-32, as the PNG format records it: Pillow skips those of the image data (IDAT), so a
+    flipped bit there could decode to other segment ids, i.e. another ground truth."""
+    if raw[:8] != _PNG:
+        raise InputError("not a PNG file", **where)
+    at, view = 8, memoryview(raw)
+    while at + 12 <= len(raw):
+        (length,) = struct.unpack_from(">I", raw, at)
+        end = at + 8 + length
+        if end + 4 > len(raw):
+            raise InputError(f"PNG chunk at byte {at} runs past the end of the file", **where)
+        if crc32(view[at + 4:end]) != struct.unpack_from(">I", raw, end)[0]:
+            raise InputError(f"PNG chunk {bytes(raw[at + 4:at + 8])!r} fails its CRC-32: the file is corrupt", **where)
+        if raw[at + 4:at + 8] == b"IEND":
+            return
+        at = end + 4
+    raise InputError("PNG without its end chunk: truncated", **where)
+
+
 def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
     """``[H, W]`` int64: each pixel's index into the image's ``segments_info``, -1 where no segment is (void, or
     an id the list does not name). Read from the PNG under ``gt.root`` with Pillow (RGB or RGBA only)."""
@@ -150,8 +175,13 @@ def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
 
     file = os.path.join(gt.root, image.png)
     where = dict(path=file, image_id=image.image_id)
+    if not os.path.isfile(file):
+        raise InputError("PNG not found (is --psg-root the folder its pan_seg_file_name is relative to?)", **where)
+    with open(file, "rb") as fh:
+        raw = fh.read()
+    check_png(raw, where)
     try:
-        with Image.open(file) as im:
+        with Image.open(io.BytesIO(raw)) as im:
             if im.mode not in ("RGB", "RGBA"):
                 raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
             # R + 256 G + 256² B is the pixel's little-endian uint32 without its alpha byte
