@@ -127,8 +127,7 @@ class EvalResults:
         """Images ``start:stop``, validated, and their bytes checked against the file's CRC-32s before any is
         yielded: by ``crc`` (this batch's check under way on another thread), else here."""
         ids = self._tensor_ids(start, stop)
-        tensors = self.table.tensors
-        views = tensors.arrays(np.maximum(ids.ravel(), 0), check=False)
+        views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []

@@ -250,13 +250,12 @@ class TensorTable:
         return np.lib.stride_tricks.as_strided(window, shape=shape, strides=[st * dtype.itemsize for st in stride],
                                                writeable=False)
 
-    def arrays(self, ids: np.ndarray, *, check: bool = True) -> list[np.ndarray | None]:
+    def arrays(self, ids: np.ndarray) -> list[np.ndarray | None]:
         """Tensors ``ids`` (a 1-d int64 array) as views; None where ``array`` would raise (the caller names the
         image and field). Contiguous 1-d and 2-d tensors, all of an eval_results file, take the fast path.
-        ``check=False``: their CRC-32 is left to the caller, who must :meth:`check` them before using them."""
+        Their CRC-32 is not checked here: the caller :meth:`check`\ s them before using them (``eval_results``
+        overlaps that with validation)."""
         ids = np.asarray(ids, dtype=np.int64)
-        if check:
-            self.check(ids[~self.t_bad[ids]])
         nd, at = self.t_ndim_np[ids], self.t_dims_at[ids]
         d0, d1 = self.t_dims_np[at], self.t_dims_np[at + 1]  # meaningful where nd >= 1, nd == 2
         fast = (nd >= 1) & (nd <= 2) & (self.t_nbytes[ids] >= 0)
