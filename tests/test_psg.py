@@ -164,6 +164,7 @@ BAD = {
         len(_first(d).get("annotation") or _first(d).get("instances") or _first(d)["categories"]), 10, 10)))), "px"),
     "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
     "version": (lambda d, m: d.__setitem__("version", 7), "version"),
+    "box_inverted": (lambda d, m: _set_bbox(_first(d), [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
 }
 
 
@@ -173,6 +174,14 @@ def _set_category(image: dict, value) -> None:
         listed[0]["category"] = value
     else:
         image["categories"][0] = value
+
+
+def _set_bbox(image: dict, value) -> None:
+    listed = image.get("annotation") or image.get("instances")
+    if listed is not None:
+        listed[0]["bbox"] = value
+    else:
+        image["bboxes"][0] = value
 
 
 def _tiff_of(stack) -> bytes:

@@ -60,7 +60,7 @@ class GTImage:
         """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
         inconsistency: shapes, integer dtypes, finite boxes with ``x2 >= x1``, label, index and predicate ranges."""
         where = dict(path=source, image_id=self.image_id, position=position)
-        _check_boxes(self.boxes, "boxes", where)
+        check_xyxy(self.boxes, "boxes", where)
         _check_ints(self.labels, (len(self.boxes),), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
         _check_ints(self.rels, (None, 3), "rels", where)
@@ -105,7 +105,7 @@ class PredImage:
         ``probabilities``, relation scores within [0, 1] (logits saved as probabilities would rank wrongly)."""
         where = dict(path=source, image_id=self.image_id, position=position)
         q = len(self.boxes)
-        _check_boxes(self.boxes, "boxes", where)
+        check_xyxy(self.boxes, "boxes", where)
         _check_ints(self.labels, (q,), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
         _check_floats(self.obj_scores, (q,), "obj_scores", where)
@@ -211,7 +211,8 @@ NEGATIVE_OBJECT_SCORE = ("a negative object score: triplet scores multiply the s
                          "which must be >= 0 (logits saved as scores?)")
 
 
-def _check_boxes(boxes: np.ndarray, name: str, where: dict) -> None:
+def check_xyxy(boxes: np.ndarray, name: str, where: dict) -> None:
+    """Boxes ``[n, 4]`` of floats, finite, with ``x1 <= x2`` and ``y1 <= y2`` (every reader's box rule)."""
     _check_floats(boxes, (None, 4), name, where)
     bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if bad.any():

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
 from sgg_eval.jsonio import json_array, load_json
@@ -138,8 +139,7 @@ def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: i
         if not all(type(b) is list and len(b) == 4 and all(type(v) in (int, float) for v in b) for b in bbox):
             raise InputError("expected one [x1, y1, x2, y2] per segment", field="annotations.bbox", **where)
         xyxy = np.array(bbox, dtype=np.float64).reshape(-1, 4)
-        if not np.isfinite(xyxy).all() or (xyxy[:, 2] < xyxy[:, 0]).any() or (xyxy[:, 3] < xyxy[:, 1]).any():
-            raise InputError("boxes must be finite with x1 <= x2, y1 <= y2", field="annotations.bbox", **where)
+        check_xyxy(xyxy, "annotations.bbox", where)
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
         raise InputError("expected a file name relative to --psg-root", field="pan_seg_file_name", **where)

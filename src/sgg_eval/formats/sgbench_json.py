@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from sgg_eval.data.types import PredImage, Vocabulary
+from sgg_eval.data.types import PredImage, Vocabulary, check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import is_number_tree, load_json
 
@@ -40,11 +40,7 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
             raise InputError("expected a list of {'bbox', 'category'} objects", field="instances", **where)
         boxes = _numbers([i.get("bbox") for i in inst], (len(inst), 4), np.float64, "instances.bbox", where)
         cats = _numbers([i.get("category") for i in inst], (len(inst),), np.int64, "instances.category", where)
-        if not np.all(np.isfinite(boxes)):
-            raise InputError("non-finite box", field="instances.bbox", **where)
-        if np.any(boxes[:, 2] < boxes[:, 0]) or np.any(boxes[:, 3] < boxes[:, 1]):
-            raise InputError("box with x2 < x1 or y2 < y1 (expected [x1, y1, x2, y2])", field="instances.bbox",
-                             **where)
+        check_xyxy(boxes, "instances.bbox", where)
         if np.any(cats < 0) or np.any(cats >= vocab.num_objects):
             raise InputError(f"category outside [0, {vocab.num_objects - 1}]", field="instances.category", **where)
         triplets = entry.get("triplets", [])

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import json_array, load_json, parse_json
 
@@ -164,8 +165,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
     boxes = _numbers(bbox, (len(labels), 4), np.float64, "bbox", where) if len(labels) else np.zeros((0, 4))
     if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
         raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
-    if (boxes[:, 2] < boxes[:, 0]).any() or (boxes[:, 3] < boxes[:, 1]).any():
-        raise InputError("box with x2 < x1 or y2 < y1 (expected [x1, y1, x2, y2])", field="bbox", **where)
+    check_xyxy(boxes, "bbox", where)
     lists, dropped, raw = {}, 0, None
     for field in ("triplets", "ng_triplets"):
         value = entry.get(field, [] if field == "ng_triplets" else None)
