@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from sgg_eval.errors import InputError
+from sgg_eval.errors import InputError, os_error_reason
 
 
 # Free space kept in reserve below every HDF5 write. h5py crashes the interpreter (segmentation fault) when a
@@ -49,7 +49,7 @@ def atomic_outputs(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
                 t.parent.mkdir(parents=True, exist_ok=True)
                 ensure_space(t, 0)  # the margin, before libhdf5 opens a file it may not be able to close
             except OSError as exc:
-                raise InputError(f"cannot write here: {_reason(exc)}", path=str(t)) from None
+                raise InputError(f"cannot write here: {os_error_reason(exc)}", path=str(t)) from None
     except BaseException:
         _remove_empty(made)
         raise
@@ -65,7 +65,7 @@ def atomic_outputs(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
         _remove_empty(made)
         if isinstance(exc, OSError):  # named as the user's output, not our temporary file beside it
             target = next((t for t, tmp in zip(targets, temps) if tmp.name in str(exc)), targets[0])
-            raise InputError(f"cannot write: {_reason(exc)}", path=str(target)) from None
+            raise InputError(f"cannot write: {os_error_reason(exc)}", path=str(target)) from None
         raise
 
 
@@ -73,19 +73,6 @@ def _remove_empty(folders: list[Path]) -> None:
     for folder in sorted(set(folders), key=lambda p: len(p.parts), reverse=True):
         with contextlib.suppress(OSError):
             folder.rmdir()
-
-
-def _reason(exc: OSError) -> str:
-    """What went wrong, without file names (libhdf5 puts the temporary file's name and its own error stack
-    in the message; ``errno = 28`` is the disk being full)."""
-    text = " ".join(str(exc).split())
-    if exc.errno == errno.ENOSPC or "errno = 28" in text:
-        return "no space left on the device"
-    if exc.errno == errno.EACCES or "errno = 13" in text:
-        return "permission denied"
-    if exc.errno == errno.EROFS or "errno = 30" in text:
-        return "read-only file system"
-    return exc.strerror or text[:160]
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -53,15 +54,28 @@ def _rebuild_input_error(message, path, image_id, field, position) -> InputError
     return InputError(message, path=path, image_id=image_id, field=field, position=position)
 
 
+_OS_ERRORS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+              errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+              errno.EISDIR: "is a directory", errno.ENOTDIR: "a parent is not a directory",
+              errno.EROFS: "read-only file system", errno.ENOENT: "no such file or directory"}
+
+
+def os_error_reason(exc: OSError) -> str:
+    """What an I/O failure was, without file names: from its errno, or from the ``errno = N`` libhdf5 writes
+    into its message (with the temporary file's name and its error stack, which are left out)."""
+    code = exc.errno
+    if code is None:
+        found = re.search(r"errno = (\d+)", str(exc))
+        code = int(found.group(1)) if found else None
+    what = _OS_ERRORS.get(code)
+    detail = exc.strerror if exc.strerror and exc.strerror.startswith(what or "\0") else what or exc.strerror
+    return " ".join(str(detail or exc).split())[:160]
+
+
 def os_error_message(exc: OSError) -> str:
     """A one-line description of an I/O failure the user can act on (disk full, permission, not a file)."""
-    what = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-            errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-            errno.EISDIR: "is a directory", errno.ENOTDIR: "a parent is not a directory",
-            errno.EROFS: "read-only file system", errno.ENOENT: "no such file or directory"}.get(exc.errno)
     name = exc.filename if exc.filename is not None else ""
-    detail = exc.strerror if exc.strerror and exc.strerror.startswith(what or "\0") else what or exc.strerror or exc
-    return f"{name}: {' '.join(str(detail).split())}".lstrip(": ")
+    return f"{name}: {os_error_reason(exc)}".lstrip(": ")
 
 
 def debug_enabled(flag: bool = False) -> bool:
