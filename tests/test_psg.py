@@ -165,6 +165,7 @@ BAD = {
     "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
     "version": (lambda d, m: d.__setitem__("version", 7), "version"),
     "box_inverted": (lambda d, m: _set_bbox(_first(d), [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
+    "triplets_of_one_empty_row": (lambda d, m: _first(d).__setitem__("triplets", [[]]), "triplets"),
 }
 
 

@@ -85,7 +85,7 @@ def json_array(value, shape: tuple, *, integer: bool, field: str, where: dict):
     except ValueError:  # rows of different lengths
         raise InputError("expected rows of equal length", field=field, **where) from None
     kind = np.int64 if integer else np.float64
-    if a.size == 0:
+    if a.shape[:1] == (0,) and shape[0] in (None, 0):  # [] (not [[]], nor [] where rows are required)
         return np.zeros((0, *[w or 0 for w in shape[1:]]), dtype=kind)
     if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
         raise InputError(f"shape {list(a.shape)}, expected {['n' if w is None else w for w in shape]}", field=field,

@@ -16,7 +16,7 @@ import numpy as np
 
 from sgg_eval.data.types import PredImage, Vocabulary, check_xyxy
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import is_number_tree, load_json
+from sgg_eval.jsonio import json_array, load_json
 
 
 def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[int, PredImage], int]:
@@ -63,20 +63,4 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
 
 
 def _numbers(value, shape: tuple[int, ...], dtype, field: str, where: dict) -> np.ndarray:
-    """``value`` as an array of exactly ``shape`` (integers must be whole numbers), or one clear error. JSON
-    booleans and strings are not numbers, even where numpy would convert them."""
-    if not is_number_tree(value):
-        raise InputError(f"expected numbers of shape {list(shape)} (not true/false, strings or null)", field=field,
-                         **where)
-    try:
-        raw = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"expected numbers of shape {list(shape)}", field=field, **where) from None
-    if raw.size == 0 and shape[0] == 0:
-        return np.zeros(shape, dtype=dtype)
-    if raw.shape != shape:
-        raise InputError(f"shape {list(raw.shape)}, expected {list(shape)}", field=field, **where)
-    if dtype == np.int64:
-        if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)) or np.any(np.abs(raw) > 2**31):
-            raise InputError("values must be integers", field=field, **where)
-    return raw.astype(dtype)
+    return json_array(value, shape, integer=dtype == np.int64, field=field, where=where)
