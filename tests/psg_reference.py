@@ -1,5 +1,6 @@
-"""A slow, obviously-correct loop implementation of the ``sgbench`` protocol, written from its documentation
-(``sgg_eval.metrics.panoptic``'s docstring; tests only): Python sets and per-pixel boolean masks."""
+"""A slow, obviously-correct loop implementation of the three panoptic protocols and their whole metric family,
+written from their documentation (the docstrings of ``sgg_eval.metrics.panoptic``, ``panoptic_ranks`` and
+``panoptic_reduce``, and docs/metrics.md; tests only): Python sets, dicts and per-pixel boolean masks."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def iou_boxes(a, b) -> float:
 
 
 def match(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
+    """sgbench 1.0.0: the best same-class GT instance (the first of equal IoUs) if its IoU >= 0.5."""
     out = []
     for q, item in enumerate(pred_items):
         best, best_iou = -1, -1.0
@@ -30,6 +32,24 @@ def match(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
             if value > best_iou:  # strictly greater: the first of equal values (the lowest GT index) stays
                 best, best_iou = g, value
         out.append(best if best_iou >= 0.5 else -1)
+    return out
+
+
+def match_paper(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
+    """The paper's Algorithm 2, line by line: J[x] keeps the prediction of highest IoU (> t) among those whose
+    best same-class GT instance is x; L is J's inverse."""
+    j: dict[int, tuple[int, float]] = {}
+    for q, item in enumerate(pred_items):
+        same = [g for g in range(len(gt_items)) if int(gt_labels[g]) == int(pred_labels[q])]
+        if not same:
+            continue
+        x = max(same, key=lambda g: (iou(item, gt_items[g]), -g))  # argmax, the first on ties
+        value = iou(item, gt_items[x])
+        if value > 0.5 and (x not in j or value > j[x][1]):
+            j[x] = (q, value)
+    out = [-1] * len(pred_items)
+    for x, (q, _) in j.items():
+        out[q] = x
     return out
 
 
@@ -43,75 +63,136 @@ def dedup(rows) -> list[tuple]:
     return out
 
 
-def image(gt_triplets, n_gt, pred2gt, triplets, ng_triplets, num_predicates) -> dict:
-    gt = {tuple(int(v) for v in r) for r in gt_triplets}
-    mapped = [(pred2gt[s], pred2gt[o], p) for s, o, p in dedup(triplets)]
+def one_per_pair(rows) -> list[tuple]:
+    seen, out = set(), []
+    for r in rows:
+        if r[:2] not in seen:
+            seen.add(r[:2])
+            out.append(r)
+    return out
+
+
+def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, triplets, ng, iou, c) -> dict:
+    """One evaluated image's values; ``ng`` is None when the submission has no ng lists."""
+    gt = sorted({tuple(int(v) for v in r) for r in gt_triplets})
+    n_gt = len(gt_labels)
+    if protocol == "openpsg":
+        pred2gt = None
+
+        def ok(q, g):
+            return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= 0.5
+        gc = [tuple(int(v) for v in r) for r in triplets]
+    else:
+        pred2gt = (match if protocol == "sgbench" else match_paper)(gt_items, gt_labels, pred_items, pred_labels, iou)
+
+        def ok(q, g):
+            return pred2gt[q] == g
+        gc = dedup(triplets) if protocol == "sgbench" else one_per_pair(dedup(triplets))
+
+    def hits(rows, t):
+        return ok(rows[0], t[0]) and ok(rows[1], t[1]) and rows[2] == t[2]
+
+    def recall_and_vector(rows):
+        hit = {t for t in gt if any(hits(r, t) for r in rows)}
+        vec = [math.nan] * c
+        for p in {t[2] for t in gt}:
+            gp = [t for t in gt if t[2] == p]
+            vec[p] = sum(t in hit for t in gp) / len(gp)
+        return len(hit) / len(gt), vec
+
     out = {}
     for k in (20, 50, 100):
-        top = set(mapped[:k])
-        out[f"R@{k}"] = len(gt & top) / len(gt)
-        vec = [math.nan] * num_predicates
+        out[f"R@{k}"], out[f"mR@{k}"] = recall_and_vector(gc[:k])
+        if ng is not None:
+            out[f"ngR@{k}"], out[f"ng-mR@{k}"] = recall_and_vector(dedup(ng)[:k])
+        pairs = sorted({t[:2] for t in gt})
+        out[f"PR@{k}"] = sum(any(ok(r[0], a) and ok(r[1], b) for r in gc[:k]) for a, b in pairs) / len(pairs)
+    for x in (1, 2, 10):
+        out[f"R@{x}x"], out[f"mR@{x}x"] = recall_and_vector(gc[:math.floor(x * len(gt) + 0.5)])
+    for k in (10, 20, 50):
+        vec = [math.nan] * c
         for p in {t[2] for t in gt}:
-            gp = {t for t in gt if t[2] == p}
-            vec[p] = len(gp & top) / len(gp)
-        out[f"mR@{k}"] = vec
-    out["InstR"] = len({g for g in pred2gt if g >= 0}) / n_gt
+            own = [r for r in gc if r[2] == p][:k]
+            gp = [t for t in gt if t[2] == p]
+            vec[p] = sum(any(hits(r, t) for r in own) for t in gp) / len(gp)
+        out[f"IMR@{k}"] = vec
+    stood_for = {g for g in range(n_gt) if any(ok(q, g) for q in range(len(pred_items)))}
+    reach = [t for t in gt if t[0] in stood_for and t[1] in stood_for]
+    out["R@inf"] = len(reach) / len(gt)
+    out["mR@inf"] = [math.nan] * c
+    for p in {t[2] for t in gt}:
+        out["mR@inf"][p] = sum(t in reach for t in gt if t[2] == p) / sum(t[2] == p for t in gt)
+    out["InstR"] = len(stood_for) / n_gt
+    out["PRk"] = None if pred2gt is None else predicate_ranks(gt, pred2gt, ng or [], c)
+    return out
+
+
+def predicate_ranks(gt, pred2gt, ng, c) -> list[float]:
     rank, per_pair = {}, {}
-    for t in [(pred2gt[s], pred2gt[o], p) for s, o, p in dedup(ng_triplets)]:
+    for t in [(pred2gt[s], pred2gt[o], p) for s, o, p in dedup(ng)]:
         if t[0] == -1 or t[1] == -1 or t in rank:
             continue
         rank[t] = per_pair.get(t[:2], 0)
         per_pair[t[:2]] = rank[t] + 1
     prk = []
-    for p in range(num_predicates):
+    for p in range(c):
         found = [rank[t] for t in gt if t[2] == p and t in rank]
         prk.append(sum(found) / len(found) if found else math.nan)
-    out["PRk"] = prk
-    return out
+    return prk
 
 
-def aggregate(present: list[dict], absent: int, num_predicates: int) -> dict:
-    n = len(present) + absent
-    out = {key: sum(m[key] for m in present) / n for key in ("R@20", "R@50", "R@100", "InstR")}
-    for k in (20, 50, 100):
-        means = []
-        for p in range(num_predicates):
-            values = [m[f"mR@{k}"][p] for m in present if not math.isnan(m[f"mR@{k}"][p])]
-            means.append(sum(values) / len(values) if values else None)
-        out[f"mR@{k}"] = None if None in means else sum(means) / num_predicates
-    cells = [v for m in present for v in m["PRk"] if not math.isnan(v)]
-    out["PRk"] = sum(cells) / len(cells) if cells else None
-    return out
+R_TYPE = [f"{f}@{k}" for f in ("R", "ngR", "PR") for k in (20, 50, 100)] + ["R@1x", "R@2x", "R@10x", "R@inf",
+                                                                              "InstR"]
+M_TYPE = [f"{f}@{k}" for f in ("mR", "ng-mR") for k in (20, 50, 100)] + ["mR@1x", "mR@2x", "mR@10x", "mR@inf"]
 
 
-# --------------------------------------------------------------------------- protocol openpsg
-
-def openpsg_image(gt_triplets, gt_items, gt_labels, rows, pred_items, pred_labels, iou, num_predicates) -> dict:
-    """Per-triplet matching: a row hits a GT triplet with its predicate, both classes and both IoUs >= 0.5."""
-    gt = sorted({tuple(int(v) for v in r) for r in gt_triplets})
-
-    def same(q, g):
-        return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= 0.5
-
+def aggregate(protocol: str, images: list[dict], absent: int, c: int) -> dict:
+    over = len(images) + (0 if protocol == "openpsg" else absent)
     out = {}
-    for k in (20, 50, 100):
-        hit = {t for t in gt if any(p == t[2] and same(s, t[0]) and same(o, t[1]) for s, o, p in rows[:k])}
-        out[f"R@{k}"] = len(hit) / len(gt)
-        vec = [math.nan] * num_predicates
-        for p in {t[2] for t in gt}:
-            gp = [t for t in gt if t[2] == p]
-            vec[p] = sum(t in hit for t in gp) / len(gp)
-        out[f"mR@{k}"] = vec
-    return out
-
-
-def openpsg_aggregate(evaluated: list[dict], num_predicates: int) -> dict:
-    out = {"InstR": None, "PRk": None}
-    for k in (20, 50, 100):
-        out[f"R@{k}"] = sum(m[f"R@{k}"] for m in evaluated) / len(evaluated)
+    for key in R_TYPE:
+        if key in images[0]:
+            out[key] = sum(m[key] for m in images) / over
+    for key in M_TYPE:
+        if key not in images[0]:
+            continue
+        if protocol == "sgbench-paper":
+            total = 0.0
+            for m in images:
+                values = [v for v in m[key] if not math.isnan(v)]
+                total += sum(values) / len(values)
+            out[key] = total / over
+            continue
         means = []
-        for p in range(num_predicates):
-            values = [m[f"mR@{k}"][p] for m in evaluated if not math.isnan(m[f"mR@{k}"][p])]
+        for p in range(c):
+            values = [m[key][p] for m in images if not math.isnan(m[key][p])]
+            means.append(sum(values) / len(values) if values else None)
+        if protocol == "sgbench":
+            out[key] = None if None in means else sum(means) / c
+        else:
+            out[key] = sum(v or 0.0 for v in means) / c
+    for k in (20, 50, 100):
+        for r, m, f in ((f"R@{k}", f"mR@{k}", f"F1@{k}"), (f"ngR@{k}", f"ng-mR@{k}", f"ng-F1@{k}")):
+            if r not in out:
+                continue
+            out[f] = None
+            if out[r] is not None and out[m] is not None:
+                out[f] = 0.0 if out[r] + out[m] == 0 else 2 * out[r] * out[m] / (out[r] + out[m])
+    for k in (10, 20, 50):
+        means = []
+        for p in range(c):
+            values = [m[f"IMR@{k}"][p] for m in images if not math.isnan(m[f"IMR@{k}"][p])]
             means.append(sum(values) / len(values) if values else 0.0)
-        out[f"mR@{k}"] = sum(means) / num_predicates
+        out[f"IMR@{k}"] = sum(means) / c
+    if protocol == "openpsg":
+        out["PRk"] = None
+    elif protocol == "sgbench":
+        cells = [v for m in images for v in m["PRk"] if not math.isnan(v)]
+        out["PRk"] = sum(cells) / len(cells) if cells else None
+    else:
+        per_image = []
+        for m in images:
+            values = [v for v in m["PRk"] if not math.isnan(v)]
+            if values:
+                per_image.append(sum(values) / len(values))
+        out["PRk"] = sum(per_image) / len(per_image) if per_image else None
     return out

@@ -60,3 +60,11 @@ def test_missing_file_is_named(tmp_path, capsys):
     assert main(["stats", str(tmp_path / "nope.h5"), "-o", str(tmp_path / "s.h5")]) == 2
     err = capsys.readouterr().err
     assert "nope.h5: file not found" in err and not (tmp_path / "s.h5").exists()
+
+
+def test_the_cli_protocol_names_are_the_librarys():
+    from sgg_eval import cli
+    from sgg_eval.metrics.engine import PROTOCOLS as BOX
+    from sgg_eval.metrics.panoptic_reduce import PROTOCOLS as PSG
+
+    assert cli.BOX_PROTOCOLS == BOX and cli.PSG_PROTOCOLS == PSG

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 
 import numpy as np
@@ -17,7 +16,7 @@ from PIL import Image
 import psg_reference as ref
 from psg_fixture import write_psg_fixture
 from sgg_eval.cli import main
-from sgg_eval.metrics.panoptic import match_boxes, match_masks
+from sgg_eval.metrics.panoptic import assign, assign_one_to_one, match_boxes, match_masks
 from sgg_eval.psg_evaluate import run_psg_evaluation
 from test_bad_inputs import refused
 
@@ -40,6 +39,7 @@ def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
     zf = zipfile.ZipFile(files["zip"])
     c = len(psg["predicate_classes"])
     present, absent = [], 0
+    has_ng = any(p.get("ng_triplets") for p in preds)
     for entry in psg["data"]:
         if entry["image_id"] not in psg["test_image_ids"] or not entry["relations"]:
             continue
@@ -59,24 +59,21 @@ def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
             pred_items, iou = list(layers.reshape(len(cats), *ids.shape) != 0), ref.iou_masks
         else:
             gt_items, pred_items, iou = [a["bbox"] for a in entry["annotations"]], boxes, ref.iou_boxes
-        gt_triplets = {tuple(r) for r in entry["relations"]}
-        if protocol == "openpsg":
-            present.append(ref.openpsg_image(gt_triplets, gt_items, gt_labels, pred["triplets"], pred_items, cats,
-                                             iou, c))
-            continue
-        pred2gt = ref.match(gt_items, gt_labels, pred_items, cats, iou)
-        present.append(ref.image(gt_triplets, len(gt_labels), pred2gt, pred["triplets"],
-                                 pred.get("ng_triplets") or [], c))
-    return ref.openpsg_aggregate(present, c) if protocol == "openpsg" else ref.aggregate(present, absent, c)
+        ng = (pred.get("ng_triplets") or []) if has_ng else None
+        present.append(ref.image(protocol, entry["relations"], gt_items, gt_labels, pred_items, cats,
+                                 pred["triplets"], ng, iou, c))
+    return ref.aggregate(protocol, present, absent, c)
 
 
+@pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
 @pytest.mark.parametrize("masks", [True, False])
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_sgbench_protocol_equals_the_loop_reference(fixture, masks, jobs):
+def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs):
     pred = fixture["zip"] if masks else fixture["json"]
-    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), jobs=jobs)
-    want = _reference(fixture, masks)
-    assert doc["mode"] == ("masks" if masks else "boxes")
+    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol=protocol, jobs=jobs)
+    want = _reference(fixture, masks, protocol)
+    assert doc["mode"] == ("masks" if masks else "boxes") and doc["protocol"] == protocol
+    assert set(want) == set(doc["metrics"]) and len(want) == 34
     for key, value in want.items():
         got = doc["metrics"][key]
         if value is None:
@@ -88,16 +85,11 @@ def test_sgbench_protocol_equals_the_loop_reference(fixture, masks, jobs):
 
 
 @pytest.mark.parametrize("masks", [True, False])
-def test_openpsg_protocol_equals_the_loop_reference(fixture, masks):
-    pred = fixture["zip"] if masks else fixture["json"]
-    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol="openpsg", jobs=2)
-    want = _reference(fixture, masks, "openpsg")
-    assert doc["protocol"] == "openpsg"
-    for key, value in want.items():
-        got = doc["metrics"][key]
-        assert got == value if value is None else got == pytest.approx(value, abs=1e-12), key
-    sgbench = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]))["metrics"]
-    assert doc["metrics"]["R@20"] != sgbench["R@20"]  # the protocols differ on this fixture
+def test_the_protocols_differ_on_the_fixture(fixture, masks):
+    pred = str(fixture["zip"] if masks else fixture["json"])
+    r = {p: run_psg_evaluation(pred, str(fixture["psg"]), str(fixture["root"]), protocol=p)["metrics"]
+         for p in ("sgbench", "sgbench-paper", "openpsg")}
+    assert len({r[p]["R@100"] for p in r}) == 3 and r["sgbench-paper"]["mR@20"] is not None
 
 
 def test_forcing_boxes_on_a_zip_reads_its_boxes(fixture):
@@ -121,18 +113,17 @@ def test_iou_exactly_half_matches_and_ties_go_to_the_lowest_gt_index():
     assert match_boxes(gt_boxes, np.array([1, 1]), boxes, np.array([1, 1])).tolist() == [0, -1]
 
 
-def test_metric_values_of_a_hand_made_image():
-    gt = np.array([[0, 1, 0], [0, 1, 2], [1, 2, 1]])
-    from sgg_eval.metrics.panoptic import image_metrics
-
-    m = image_metrics(gt, 3, np.array([0, 1, -1, 2]), np.array([[0, 1, 2], [2, 1, 0], [0, 1, 0]]),
-                      np.array([[0, 1, 1], [0, 1, 0], [2, 1, 3], [0, 1, 2], [1, 3, 1]]), 4)
-    # mapped: (0,1,2) hit, (-1,1,0) miss, (0,1,0) hit
-    assert m["R@20"] == pytest.approx(2 / 3)
-    assert m["mR@20"][:3].tolist() == [1.0, 0.0, 1.0] and math.isnan(m["mR@20"][3])
-    assert m["InstR"] == 1.0
-    # ng, mapped: (0,1,1) rank 0, (0,1,0) rank 1, (-1,1,3) skipped, (0,1,2) rank 2, (1,2,1) rank 0
-    assert m["PRk"][:3].tolist() == [1.0, 0.0, 2.0] and math.isnan(m["PRk"][3])
+def test_the_papers_assignment_keeps_one_prediction_per_gt_instance():
+    iou = np.array([[0.5, 0.0],    # exactly 0.5: not > 0.5, no match (sgbench's code: a match)
+                    [0.7, 0.6],    # best is GT 0 ...
+                    [0.9, 0.2],    # ... which this one takes; row 1 does not fall back to GT 1
+                    [0.0, 0.8],    # GT 1, tied with the next: the earlier stays
+                    [0.0, 0.8]])
+    labels, gt_labels = np.ones(5, dtype=np.int64), np.ones(2, dtype=np.int64)
+    assert assign_one_to_one(iou, labels, gt_labels).tolist() == [-1, -1, 0, 1, -1]
+    assert assign(iou, labels, gt_labels).tolist() == [0, 0, 0, 1, 1]
+    assert assign_one_to_one(iou, np.array([2, 1, 1, 1, 1]), gt_labels).tolist() == [-1, -1, 0, 1, -1]
+    assert assign_one_to_one(np.zeros((0, 2)), labels[:0], gt_labels).tolist() == []
 
 
 def _edit_submission(files, tmp_path, edit, name="bad.zip"):

@@ -8,6 +8,12 @@ import sys
 
 from sgg_eval.errors import EXIT_USER, guarded
 
+# The protocols of --protocol, for boxes and for --psg: metrics.engine.PROTOCOLS and
+# metrics.panoptic_reduce.PROTOCOLS define them (tests/test_cli.py checks these are theirs); named here so
+# that `sgg-eval --help` does not import numpy.
+BOX_PROTOCOLS = ("reference", "strict")
+PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad command line in one line (exit 2), like every other user error."""
@@ -122,16 +128,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
         return _evaluate_psg(args)
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
-    if args.protocol in ("sgbench", "openpsg") or args.boxes or args.psg_root:
-        raise InputError("--protocol sgbench or openpsg, --boxes and --psg-root are for panoptic SGG: give --psg",
-                         field="--psg")
+    if args.protocol in PSG_PROTOCOLS or args.boxes or args.psg_root:
+        raise InputError(f"--protocol {' or '.join(PSG_PROTOCOLS)}, --boxes and --psg-root are for panoptic SGG: "
+                         "give --psg", field="--psg")
     from sgg_eval.evaluate import run_evaluation
     from sgg_eval.metrics.misuse import warning_summary
 
     args.protocol = args.protocol or "reference"
+    given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
     result = run_evaluation(args.predictions, args.task, gt=args.gt, protocol=args.protocol, stats=args.stats,
-                            zeroshot=args.zeroshot, tau=args.tau, iou_threshold=args.iou_threshold,
-                            progress=sys.stderr.isatty(),
+                            zeroshot=args.zeroshot, **given, progress=sys.stderr.isatty(),
                             jobs=args.jobs or default_jobs())
     if args.output:
         write_json(args.output, result)
@@ -154,9 +160,10 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
 
     if args.task not in (None, "sgdet"):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
-    if args.protocol in ("reference", "strict") or args.gt or args.stats or args.zeroshot:
-        raise InputError("--psg takes --protocol sgbench or openpsg, and no --gt, --stats or --zeroshot",
-                         field="--psg")
+    if args.protocol in BOX_PROTOCOLS or args.gt or args.stats or args.zeroshot or args.tau is not None \
+            or args.iou_threshold is not None:
+        raise InputError(f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt, --stats, --zeroshot, "
+                         "--tau or --iou-threshold (each protocol matches at IoU 0.5)", field="--psg")
     result = run_psg_evaluation(args.predictions, args.psg, args.psg_root or "", protocol=args.protocol or "sgbench",
                                 boxes=args.boxes, jobs=args.jobs or default_jobs())
     if args.output:
@@ -233,10 +240,10 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
                    default=task_default)
 
 
-def _add_iou_threshold(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--iou-threshold", type=_bounded(float, 0.0, 1.0, lo_open=True), default=0.5, metavar="T",
+def _add_iou_threshold(p: argparse.ArgumentParser, default: float | None = 0.5) -> None:
+    p.add_argument("--iou-threshold", type=_bounded(float, 0.0, 1.0, lo_open=True), default=default, metavar="T",
                    help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
-                        "recalls and InstR (default: %(default)s, the reference's; PredCls and SGCls use the GT "
+                        "recalls and InstR (default: 0.5, the reference's; PredCls and SGCls use the GT "
                         "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds)")
 
 
@@ -287,11 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
                                         "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)")
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
     p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg (sgdet)")
-    p.add_argument("--protocol", choices=["reference", "strict", "sgbench", "openpsg"],
+    p.add_argument("--protocol", choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
                    help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
                         "strict: they count as misses (default: reference); with --psg: sgbench (the default), "
-                        "as the sgbench 1.0.0 command computes it, or openpsg, as OpenPSG's evaluator (the "
-                        "numbers PSG papers publish)")
+                        "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
+                        "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish)")
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
     psg.add_argument("--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to "
@@ -300,8 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
     p.add_argument("--zeroshot", help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
                                       "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval")
-    p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=0.5, help="wIMR exponent in [0, 1] (default: %(default)s)")
-    _add_iou_threshold(p)
+    p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=None, help="wIMR exponent in [0, 1] (default: 0.5)")
+    _add_iou_threshold(p, default=None)
     p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
                    help="processes ranking images in parallel (default: every core); the result does not "
                         "depend on it")

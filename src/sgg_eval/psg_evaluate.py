@@ -1,11 +1,12 @@
 """``sgg-eval evaluate PRED --psg psg.json --psg-root ROOT``: a panoptic SGG submission against PSG's test split.
 
 PRED is an SGBench ZIP or folder (masks: evaluated on masks) or its JSON alone (boxes); ``boxes=True`` forces
-boxes. The protocol is ``sgbench`` (``metrics.panoptic``: what the sgbench 1.0.0 command computes) or
-``openpsg`` (``metrics.panoptic_openpsg``: OpenPSG's evaluator, behind most published PSG numbers). Images
-are matched by id (value and type, as the files have them); an image of the test split absent from the
-predictions is counted and noted, never silent. Work is spread over ``jobs`` forked processes, a chunk of
-images each, with the same result for any number.
+boxes. The protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
+``sgbench-paper`` (the SGBench paper's definitions) or ``openpsg`` (OpenPSG's evaluator, behind most
+published PSG numbers). Images are matched by id (value and type, as the files have them); an image of the
+test split absent from the predictions is counted and noted, never silent. Work is spread over ``jobs``
+forked processes, a chunk of images each; chunks are reduced in file order, so any number gives the same
+document.
 """
 
 from __future__ import annotations
@@ -16,16 +17,22 @@ import os
 from sgg_eval.errors import InputError
 from sgg_eval.formats.psg_gt import PsgGT, read_psg, segment_index
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
-from sgg_eval.metrics import panoptic_openpsg as openpsg
-from sgg_eval.metrics.panoptic import aggregate, assign, box_ious, image_metrics, mask_ious
+import numpy as np
 
-PROTOCOLS = ("sgbench", "openpsg")
+from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
+from sgg_eval.metrics.panoptic_ranks import (graph_constrained, image_ranks, instance_ok, predicate_rank_cells,
+                                             triplet_ok)
+from sgg_eval.metrics.panoptic_reduce import PROTOCOLS, psg_metrics
+from sgg_eval.metrics.rank_records import BlockRanks
+from sgg_eval.metrics.reduce import Accumulator
+
 _CHUNK = 16  # images a worker evaluates per task
 
 
 def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: str = "sgbench",
                        boxes: bool = False, jobs: int = 1) -> dict:
-    """The metrics document (``task``, ``protocol``, ``mode``, ``metrics``, ``counts``, ``notes``)."""
+    """The metrics document (``task``, ``protocol``, ``mode``, ``metrics``, ``per_predicate``, ``counts``,
+    ``notes``)."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG",
                          field="protocol")
@@ -40,17 +47,16 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
     if protocol == "openpsg":  # images without a predicted triplet are skipped, not counted 0
         present = [(image, pred) for image, pred in present if len(pred.rows)]
     no_rows = with_predictions - len(present)
-    results = _map(gt, sub, present, jobs, protocol)
-    if protocol == "openpsg":
-        metrics, notes = openpsg.aggregate(results, gt.num_predicates)
-    else:
-        metrics, notes = aggregate(results, absent, gt.num_predicates)
+    has_ng = any(len(pred.ng_triplets) for pred in sub.images.values())
+    acc, reach, cells = _map(gt, sub, present, jobs, protocol, has_ng)
+    metrics, per_predicate, notes = psg_metrics(acc, reach, cells, absent, protocol, gt.predicate_classes, has_ng)
     test_ids = {(type(i.image_id), i.image_id) for i in gt.images}
     extra = sum(key not in test_ids for key in sub.images)
     _check_id_types(gt, sub, test_ids)
     if absent:
-        how = "are skipped (as OpenPSG)" if protocol == "openpsg" else \
-            "count 0 in R@K and InstR and are left out of mR@K and PRk (as sgbench)"
+        how = {"openpsg": "are skipped (as OpenPSG)",
+               "sgbench": "count 0 in R@K and InstR and are left out of mR@K and PRk (as sgbench)",
+               "sgbench-paper": "count 0 in every recall and are left out of PRk"}[protocol]
         notes.insert(0, f"WARNING: {absent} test images with relations have no prediction: they {how}")
     if no_rows:
         notes.append(f"{no_rows} images without a predicted triplet were skipped (as OpenPSG)")
@@ -60,6 +66,7 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
     if dropped:
         notes.append(f"{dropped} duplicate triplets dropped (first kept)")
     return {"task": "sgdet", "protocol": protocol, "mode": sub.mode, "metrics": metrics,
+            "per_predicate": per_predicate,
             "counts": {"images_input": len(work), "images_evaluated": len(present), "images_absent": absent,
                        "images_skipped_no_pred": no_rows,
                        "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": extra},
@@ -79,40 +86,60 @@ def _check_id_types(gt: PsgGT, sub: Submission, test_ids: set) -> None:
                              field="id")
 
 
-def _map(gt: PsgGT, sub: Submission, present: list, jobs: int, protocol: str) -> list[dict]:
+def _map(gt: PsgGT, sub: Submission, present: list, jobs: int, protocol: str, has_ng: bool
+         ) -> tuple[Accumulator, Accumulator, np.ndarray]:
+    """The run's accumulated ranks, reach ranks and PRk cells, chunk results reduced in file order."""
     chunks = [present[i:i + _CHUNK] for i in range(0, len(present), _CHUNK)]
     if jobs <= 1 or len(chunks) <= 1:
-        return [m for chunk in chunks for m in _evaluate_chunk(gt, sub, chunk, protocol)]
-    global _SHARED
-    _SHARED = (gt, sub, chunks, protocol)  # inherited by the forked workers: nothing is pickled but the results
-    try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
-            return [m for part in pool.imap(_worker, range(len(chunks)), chunksize=1) for m in part]
-    finally:
-        _SHARED = None
+        parts = [_evaluate_chunk(gt, sub, chunk, protocol, has_ng) for chunk in chunks]
+    else:
+        global _SHARED
+        _SHARED = (gt, sub, chunks, protocol, has_ng)  # inherited by the forked workers: only results are pickled
+        try:
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
+                parts = list(pool.imap(_worker, range(len(chunks)), chunksize=1))
+        finally:
+            _SHARED = None
+    acc, reach = Accumulator(gt.num_predicates), Accumulator(gt.num_predicates)
+    for part_acc, part_reach, _ in parts:
+        acc.merge(part_acc)
+        reach.merge(part_reach)
+    cells = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, gt.num_predicates))
+    return acc, reach, cells
 
 
 _SHARED: tuple | None = None
 
 
-def _worker(index: int) -> list[dict]:
-    gt, sub, chunks, protocol = _SHARED
-    return _evaluate_chunk(gt, sub, chunks[index], protocol)
+def _worker(index: int) -> tuple[Accumulator, Accumulator, np.ndarray]:
+    gt, sub, chunks, protocol, has_ng = _SHARED
+    return _evaluate_chunk(gt, sub, chunks[index], protocol, has_ng)
 
 
-def _evaluate_chunk(gt: PsgGT, sub: Submission, chunk: list, protocol: str) -> list[dict]:
-    out = []
-    for image, pred in chunk:
+def _evaluate_chunk(gt: PsgGT, sub: Submission, chunk: list, protocol: str, has_ng: bool
+                    ) -> tuple[Accumulator, Accumulator, np.ndarray]:
+    ranks, reaches = [], []
+    cells = np.full((len(chunk), gt.num_predicates), np.nan)
+    for j, (image, pred) in enumerate(chunk):
         if sub.mode == "masks":
             seg = segment_index(gt, image)
             iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape))
         else:
             iou = box_ious(image.boxes, pred.boxes)
+        ng = pred.ng_triplets if has_ng else None
         if protocol == "openpsg":
-            out.append(openpsg.image_metrics(image.triplets, image.labels, iou, pred.labels, pred.rows,
-                                             gt.num_predicates))
-            continue
-        pred2gt = assign(iou, pred.labels, image.labels)
-        out.append(image_metrics(image.triplets, len(image.labels), pred2gt, pred.triplets, pred.ng_triplets,
-                                 gt.num_predicates))
-    return out
+            ok, gc = triplet_ok(iou, pred.labels, image.labels), pred.rows
+        else:
+            pred2gt = (assign if protocol == "sgbench" else assign_one_to_one)(iou, pred.labels, image.labels)
+            ok = instance_ok(pred2gt, len(image.labels))
+            gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
+            cells[j] = predicate_rank_cells(image.triplets, len(image.labels), pred2gt, pred.ng_triplets,
+                                            gt.num_predicates)
+        image_rank, reach = image_ranks(image.triplets, ok, gc, ng)
+        ranks.append(image_rank)
+        reaches.append(reach)
+    acc, reach_acc = Accumulator(gt.num_predicates), Accumulator(gt.num_predicates)
+    if ranks:
+        acc.add_many(BlockRanks.of(ranks))
+        reach_acc.add_many(BlockRanks.of(reaches))
+    return acc, reach_acc, cells

@@ -253,7 +253,7 @@ class TensorTable:
     def arrays(self, ids: np.ndarray) -> list[np.ndarray | None]:
         """Tensors ``ids`` (a 1-d int64 array) as views; None where ``array`` would raise (the caller names the
         image and field). Contiguous 1-d and 2-d tensors, all of an eval_results file, take the fast path.
-        Their CRC-32 is not checked here: the caller :meth:`check`\ s them before using them (``eval_results``
+        Their CRC-32 is not checked here: the caller checks them (:meth:`check`) before using them (``eval_results``
         overlaps that with validation)."""
         ids = np.asarray(ids, dtype=np.int64)
         nd, at = self.t_ndim_np[ids], self.t_dims_at[ids]

@@ -162,7 +162,7 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
     uniq = np.column_stack([uniq_keys >> PAIR_BITS, uniq_keys & ((1 << PAIR_BITS) - 1)])
     pm_u = ok[uniq[:, 0]][:, vs] & ok[uniq[:, 1]][:, vo]
     gc = _positions(first_true(gc_match), t_viable)
-    out = ImageRanks(predicates=gp, gc=gc, imr=_within_predicate(gc, cand.gc_preds),
+    out = ImageRanks(predicates=gp, gc=gc, imr=within_predicate(gc, cand.gc_preds),
                      pair=_positions(first_true(pm_u[:, cols]), t_viable),
                      num_gt_objects=len(gt_labels), matched_gt_objects=int(ok.any(axis=1).sum()))
     if gt_pair_family:
@@ -193,7 +193,7 @@ def _positions(index: np.ndarray, position_of: np.ndarray) -> np.ndarray:
     return out
 
 
-def _within_predicate(gc: np.ndarray, gc_preds: np.ndarray) -> np.ndarray:
+def within_predicate(gc: np.ndarray, gc_preds: np.ndarray) -> np.ndarray:
     """IMR ranks from GC ranks: a GC candidate matches a row only if its predicate is the row's, so the first
     match in the full GC list is also the first in the row predicate's own sub-list; its IMR rank is the number
     of earlier GC candidates with that same predicate."""

@@ -17,6 +17,9 @@ Dense accumulators, updated per image and reduced once at the end (axes: ``[pred
 - ``PRk``    = mean over predicates with ≥1 matched row of the mean predicate rank of their rows
 - ``InstR``  = (1/|I|) Σ_i (GT boxes matched by a same-label predicted box, IoU ≥ 0.5) / N_i
 - ``R@k×``   = R with K_i = round(k · M_i) per image, k ∈ {1, 2, 10}; ``mR@k×`` likewise.
+- ``image_mean``: Σ_i (1/|P_i|) Σ_{c ∈ P_i} hits_i(c, K) / count_i(c), P_i the predicates of image i's GT: the
+  sum of per-image mean recalls (the SGBench paper's Eq. 2 for mR, ng-mR and mR@k×; panoptic protocol
+  ``sgbench-paper`` divides it by the images).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class Accumulator:
         self.prk_sum, self.prk_rows = np.zeros(c), np.zeros(c)
         self.inst = 0.0
         self.rel_recall, self.rel_per_pred = np.zeros(nr), np.zeros((c, nr))
+        self.image_mean = {"gc": np.zeros(nk), "ng": np.zeros(nk), "rel": np.zeros(nr)}
         # for the variants published numbers mix (metrics/variants.py): hits and GT rows per predicate pooled
         # over images, and the GT of images skipped for having no predicted pair
         self.pooled_hits = {f: np.zeros((c, nk)) for f in ("gc", "ng")}
@@ -113,8 +117,11 @@ class Accumulator:
             cols = [np.bincount(key, weights=hits[:, k], minlength=b * c) for k in range(hits.shape[1])]
             return np.stack(cols, axis=1).reshape(b, c, hits.shape[1])
 
-        def mean_over_cells(hits_c: np.ndarray) -> np.ndarray:  # [c, k]: Σ_i hits_i(c) / count_i(c)
+        def mean_over_cells(hits_c: np.ndarray, family: str | None = None) -> np.ndarray:
+            """[c, k]: Σ_i hits_i(c) / count_i(c); with ``family``, its per-image mean over P_i is added up too."""
             ratio = np.divide(hits_c, count_c[:, :, None], out=np.zeros_like(hits_c), where=present[:, :, None])
+            if family is not None:
+                self.image_mean[family] += (ratio.sum(axis=1) / present.sum(axis=1)[:, None]).sum(axis=0)
             return ratio.sum(axis=0)
 
         zs = None if zeroshot is None else np.asarray(zeroshot, dtype=bool)
@@ -126,7 +133,7 @@ class Accumulator:
             hits = hit(family_ranks)
             self.recall[family] += (per_image(hits) / m[:, None]).sum(axis=0)
             hits_c = per_cell(hits)
-            self.per_pred[family] += mean_over_cells(hits_c)
+            self.per_pred[family] += mean_over_cells(hits_c, family)
             self.pooled_hits[family] += hits_c.sum(axis=0)
             if zs is not None:
                 zs_hits = per_image(hits & zs[:, None])
@@ -145,7 +152,7 @@ class Accumulator:
         rel_k = np.floor(np.asarray(RELATIVE_KS)[None, :] * m[:, None] + 0.5)  # [b, r]: K_i = round(k · M_i)
         rel_hits = gc[:, None] < rel_k[img]
         self.rel_recall += (per_image(rel_hits) / m[:, None]).sum(axis=0)
-        self.rel_per_pred += mean_over_cells(per_cell(rel_hits))
+        self.rel_per_pred += mean_over_cells(per_cell(rel_hits), "rel")
         ng = ranks.ng
         if ng is not None:
             self.families.add("ng")

@@ -1,0 +1,115 @@
+"""Panoptic SGG: the metric family of a run from its accumulated ranks (``panoptic_ranks``), by protocol.
+
+Each protocol is a matching, a ranked list and an averaging (sources: ``docs/metrics.md``, "Panoptic SGG"):
+
+| protocol | instances (``ok``) | gc list | images averaged | mean over predicates |
+|---|---|---|---|---|
+| ``sgbench`` (1.0.0's code) | best same-class GT, IoU ≥ 0.5, many-to-one | ``triplets``, duplicates dropped | absent counted 0 | ``null`` if a predicate has no image |
+| ``sgbench-paper`` (its Algorithms 2-5, Eq. 2) | best same-class GT, IoU > 0.5, one-to-one | graph-constrained | absent counted 0 | per image over its predicates (Eq. 2) |
+| ``openpsg`` (OpenPSG's evaluator) | per triplet: same class, IoU ≥ 0.5 | ``triplets`` as given | absent and empty skipped | absent predicate counted 0 |
+
+With ``hit_i(r, K) = rank_i(r) < K`` for GT row r of evaluated image i (M_i rows, predicates P_i), I the
+evaluated images and A the test images with relations absent from the predictions (A = 0 under openpsg):
+
+- ``R@K = Σ_i hits_i(K) / M_i / (|I| + A)``; ``ngR@K`` the same on the ng list; ``PR@K`` on distinct GT pairs;
+  ``R@k×`` with ``K_i = round(k · M_i)``; ``R@inf`` with the reach ranks; ``InstR = Σ_i matched_i / N_i /
+  (|I| + A)``.
+- ``mR@K``: ``r_c = mean over images i ∈ I with c ∈ P_i of hits_i(c, K) / count_i(c)``, then
+  sgbench: ``mean_c r_c`` over all C predicates, ``null`` when some c is in no P_i (sgbench prints NaN);
+  openpsg: the same with such a c counting 0; sgbench-paper (Eq. 2):
+  ``Σ_i (1/|P_i|) Σ_{c ∈ P_i} hits_i(c, K) / count_i(c) / (|I| + A)``. ``ng-mR@K``, ``mR@k×`` and ``mR@inf``
+  alike.
+- ``F1@K = 2 R mR / (R + mR)`` (``reduce.f1_score``), ``ng-F1@K`` from ngR and ng-mR.
+- ``IMR@K`` (K = 10, 20, 50): the IMR paper's definition under every protocol: per predicate c the mean over
+  images containing it of the share of its rows hit by the first K gc rows predicting c, then the mean over
+  all C (absent predicates 0).
+- ``PRk`` (sgbench's PRank) from per-image cells ``prk_i(c)``: sgbench pools every defined (image, predicate)
+  cell; sgbench-paper (Algorithm 6 in Algorithm 1) averages each image's cells, then the images with one;
+  openpsg has none (``null``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, Accumulator, f1_score
+
+PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
+
+
+def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, absent: int, protocol: str,
+                predicates: tuple[str, ...], has_ng: bool) -> tuple[dict, dict, list[str]]:
+    """``(metrics, per_predicate, notes)`` of a run (module docstring). ``prk_cells [images, C]`` (NaN where
+    undefined) for the evaluated images; ``absent``: test images with relations and no prediction."""
+    metrics: dict[str, float | None] = {}
+    per_pred: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
+    n = acc.images
+    over = n + (0 if protocol == "openpsg" else absent)
+
+    def recall(total: float) -> float | None:
+        return float(total / over) if over else None
+
+    def mean_recall(name: str, sums: np.ndarray, image_sum: float, images_c: np.ndarray) -> float | None:
+        """One m-type value from ``sums [C]`` (Σ over images containing c) and the per-image sum (Eq. 2)."""
+        if not n:
+            return None
+        seen = images_c > 0
+        r_c = np.divide(sums, images_c, out=np.zeros(len(sums)), where=seen)
+        per_pred[name] = {predicates[c]: float(r_c[c]) for c in np.flatnonzero(seen)}
+        if protocol == "sgbench-paper":
+            return float(image_sum / over)
+        if protocol == "sgbench" and not seen.all():
+            note = (f"mR-type metrics are undefined (null): {int((~seen).sum())} predicates never occur in the "
+                    "GT of an evaluated image (sgbench prints NaN)")
+            if note not in notes:
+                notes.append(note)
+            return None
+        return float(r_c.mean())
+
+    images_c = acc.pred_images[1:]
+    for k in RECALL_KS:
+        i = acc.k_index(k)
+        for prefix, family in (("", "gc"), ("ng", "ng")):
+            r_name, m_name, f_name = (f"{prefix}R@{k}", f"{prefix}-mR@{k}", f"{prefix}-F1@{k}") if prefix \
+                else (f"R@{k}", f"mR@{k}", f"F1@{k}")
+            if family == "ng" and not has_ng:
+                metrics[r_name] = metrics[m_name] = metrics[f_name] = None
+                continue
+            metrics[r_name] = recall(acc.recall[family][i])
+            metrics[m_name] = mean_recall(m_name, acc.per_pred[family][1:, i], acc.image_mean[family][i], images_c)
+            both = metrics[r_name] is not None and metrics[m_name] is not None
+            metrics[f_name] = f1_score(metrics[r_name], metrics[m_name]) if both else None
+        metrics[f"PR@{k}"] = recall(acc.recall["pair"][i])
+    if not has_ng:
+        notes.append("ngR, ng-mR and ng-F1 need ng_triplets, which no image of the predictions has: null")
+    for k in IMR_KS:
+        i = acc.k_index(k)
+        imr_c = acc.per_predicate_recall("imr")[:, i]
+        metrics[f"IMR@{k}"] = float(imr_c.mean()) if n else None
+        if n:
+            per_pred[f"IMR@{k}"] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
+    i = reach.k_index(RECALL_KS[0])
+    metrics["R@inf"] = recall(reach.recall["gc"][i])
+    metrics["mR@inf"] = mean_recall("mR@inf", reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c)
+    for j, k in enumerate(RELATIVE_KS):
+        metrics[f"R@{k}x"] = recall(acc.rel_recall[j])
+        metrics[f"mR@{k}x"] = mean_recall(f"mR@{k}x", acc.rel_per_pred[1:, j], acc.image_mean["rel"][j], images_c)
+    metrics["InstR"] = recall(acc.inst)
+    metrics["PRk"] = _predicate_rank(prk_cells, protocol, notes)
+    return metrics, per_pred, notes
+
+
+def _predicate_rank(cells: np.ndarray, protocol: str, notes: list[str]) -> float | None:
+    if protocol == "openpsg":
+        notes.append("PRk needs an instance mapping, which OpenPSG's per-triplet matching has not: null")
+        return None
+    defined = ~np.isnan(cells)
+    if not defined.any():
+        notes.append("PRk needs ng_triplets that hit a GT triplet; none does")
+        return None
+    if protocol == "sgbench":
+        return float(cells[defined].mean())
+    has = defined.any(axis=1)
+    per_image = np.where(defined, cells, 0.0).sum(axis=1)[has] / defined.sum(axis=1)[has]
+    return float(per_image.mean())
