@@ -1,7 +1,7 @@
 """``sgg-eval evaluate PRED --psg psg.json --psg-root ROOT``: a panoptic SGG submission against PSG's test split.
 
 PRED is an SGBench ZIP or folder (masks: evaluated on masks) or its JSON alone (boxes); ``boxes=True`` forces
-boxes. The protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
+boxes. OpenPSG's ``--submit`` folder (``formats.openpsg_submit``) is read too, matched by position. The protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
 ``sgbench-paper`` (the SGBench paper's definitions) or ``openpsg`` (OpenPSG's evaluator, behind most
 published PSG numbers). Images are matched by id (value and type, as the files have them); an image of the
 test split absent from the predictions is counted and noted, never silent. Work is spread over ``jobs``
@@ -15,6 +15,7 @@ import multiprocessing
 import os
 
 from sgg_eval.errors import InputError
+from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
 from sgg_eval.formats.psg_gt import PsgGT, read_psg, segment_index
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
 import numpy as np
@@ -36,10 +37,18 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG",
                          field="protocol")
+    legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
+    if legacy and boxes:
+        raise InputError("OpenPSG's submit folder has masks only: no boxes to evaluate", path=predictions,
+                         field="--boxes")
     gt = read_psg(psg, root, boxes=submission_mode(predictions, boxes) == "boxes")
     if not gt.images:
         raise InputError("no test image with relations: nothing to evaluate", path=gt.path)
-    sub = Submission(predictions, len(gt.object_classes), gt.num_predicates, boxes=boxes)
+    if legacy:
+        sub = OpenPsgSubmit(predictions, [image.image_id for image in gt.images], len(gt.object_classes),
+                            gt.num_predicates)
+    else:
+        sub = Submission(predictions, len(gt.object_classes), gt.num_predicates, boxes=boxes)
     work = [(gt.images[i], sub.images.get((type(gt.images[i].image_id), gt.images[i].image_id)))
             for i in range(len(gt.images))]
     present = [(image, pred) for image, pred in work if pred is not None]
@@ -71,7 +80,7 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
                        "images_skipped_no_pred": no_rows,
                        "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": extra},
             "notes": notes, "input": {"predictions": os.path.basename(predictions), "psg": os.path.basename(psg),
-                                      "format": f"sgbench {sub.kind}"}}
+                                      "format": sub.kind if legacy else f"sgbench {sub.kind}"}}
 
 
 def _check_id_types(gt: PsgGT, sub: Submission, test_ids: set) -> None:

@@ -170,24 +170,33 @@ def check_png(raw: bytes, where: dict) -> None:
 
 def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
     """``[H, W]`` int64: each pixel's index into the image's ``segments_info``, -1 where no segment is (void, or
-    an id the list does not name). Read from the PNG under ``gt.root`` with Pillow (RGB or RGBA only)."""
-    from PIL import Image, UnidentifiedImageError
-
+    an id the list does not name). Read from the PNG under ``gt.root``."""
     file = os.path.join(gt.root, image.png)
     where = dict(path=file, image_id=image.image_id)
     if not os.path.isfile(file):
         raise InputError("PNG not found (is --psg-root the folder its pan_seg_file_name is relative to?)", **where)
-    with open(file, "rb") as fh:
-        raw = fh.read()
+    ids = read_panoptic_png(file, where)
+    import pandas as pd  # a hash lookup per pixel: ~3x a sorted search
+
+    return pd.Index(image.segment_ids).get_indexer(ids.ravel()).reshape(ids.shape).astype(np.int64, copy=False)
+
+
+def read_panoptic_png(file: str, where: dict) -> np.ndarray:
+    """``[H, W]`` uint32 segment ids ``R + 256·G + 256²·B`` of a COCO panoptic PNG (RGB or RGBA), its chunk CRCs
+    checked first; read with Pillow."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise InputError(f"PNG unreadable ({exc.strerror or exc})", **where) from None
     check_png(raw, where)
     try:
         with Image.open(io.BytesIO(raw)) as im:
             if im.mode not in ("RGB", "RGBA"):
                 raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
             # R + 256 G + 256² B is the pixel's little-endian uint32 without its alpha byte
-            ids = np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
+            return np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", **where) from None
-    import pandas as pd  # a hash lookup per pixel: ~3x a sorted search
-
-    return pd.Index(image.segment_ids).get_indexer(ids.ravel()).reshape(ids.shape).astype(np.int64, copy=False)

@@ -49,6 +49,7 @@ class SubmissionImage:
     duplicates: int
     seg_filename: str | None
     rows: np.ndarray  # the triplets as given, duplicates included (what OpenPSG's protocol ranks)
+    segment_ids: np.ndarray | None = None  # OpenPSG's submit folder: each instance's id in its PNG
 
 
 def submission_mode(path: str | os.PathLike, boxes: bool = False) -> str:
