@@ -16,7 +16,7 @@ LAYERS = (
     ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio", "sgg_eval.allocator",
                     "sgg_eval.integrity")),
     ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
-    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.psg_evaluate", "sgg_eval.audit",
+    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.psg_evaluate", "sgg_eval.psg_pack", "sgg_eval.audit",
                  "sgg_eval.pko",
                  "sgg_eval.report", "sgg_eval.splits", "sgg_eval.simulate")),
     ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),

@@ -51,3 +51,18 @@ def test_a_predicate_never_in_the_gt_is_nan_there_and_null_here(tmp_path):
     assert theirs["mR@20"] != theirs["mR@20"] and ours["metrics"]["mR@20"] is None
     assert ours["metrics"]["R@20"] == pytest.approx(theirs["R@20"], abs=1e-12)
     assert any("mR-type metrics are undefined" in note for note in ours["notes"])
+
+
+def test_sgbench_reads_what_psg_pack_writes(tmp_path):
+    from sgg_eval.cli import main
+    from test_psg_pack import unpack
+
+    files = write_psg_fixture(tmp_path, seed=9, test=30, spellings=("annotation",))
+    preds, masks = unpack(files, tmp_path / "in")
+    assert main(["psg-pack", str(preds), str(masks), "-o", str(tmp_path / "packed.zip")]) == 0
+    theirs = _sgbench(str(files["psg"]), str(tmp_path / "packed.zip"), "--gt-masks", str(files["root"]))
+    ours = run_psg_evaluation(str(tmp_path / "packed.zip"), str(files["psg"]), str(files["root"]))["metrics"]
+    original = _sgbench(str(files["psg"]), str(files["zip"]), "--gt-masks", str(files["root"]))
+    assert theirs == original
+    for key, value in theirs.items():
+        assert ours[key] == pytest.approx(value, abs=1e-12, rel=0) if value == value else ours[key] is None, key

@@ -182,6 +182,13 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
         print(" | ".join(warnings), file=sys.stderr)
 
 
+def _cmd_psg_pack(args: argparse.Namespace) -> None:
+    from sgg_eval.psg_pack import pack_submission
+
+    counts = pack_submission(args.predictions, args.masks, args.output)
+    print(f"{args.output}: {counts['images']} images, {counts['layers']} instance masks")
+
+
 def _cmd_simulate(args: argparse.Namespace) -> None:
     from sgg_eval.simulate.models import METHODS, Backbone, simulate_models
     from sgg_eval.stats import read_stats
@@ -314,6 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "depend on it")
     p.add_argument("-o", "--output", help="write the metrics JSON here")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("psg-pack", help="write an SGBench submission ZIP from an SGBench JSON and a folder of masks",
+                       description="Pack a panoptic SGG model's predictions as the SGBench ZIP that `sgg-eval "
+                                   "evaluate --psg` and sgbench read: triplets.json plus one multi-page TIFF of "
+                                   "instance masks per image. MASKS holds <id>.npy ([N, H, W], bool or integers; "
+                                   "read without pickle) or <id>/0.png ... <id>/N-1.png per image, one layer per "
+                                   "instance in the JSON's order; any non-zero pixel is in the mask.")
+    p.add_argument("predictions", help="SGBench JSON: images with id, the instance list and triplets")
+    p.add_argument("masks", help="folder of <id>.npy or <id>/<k>.png masks")
+    p.add_argument("-o", "--output", required=True, help="the ZIP to write")
+    p.set_defaults(func=_cmd_psg_pack)
 
     p = sub.add_parser("audit", help="every variant of R@K and mR@K the literature mixes, and which one a "
                                      "published number is",
