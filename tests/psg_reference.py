@@ -72,8 +72,30 @@ def one_per_pair(rows) -> list[tuple]:
     return out
 
 
-def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, triplets, ng, iou, c) -> dict:
-    """One evaluated image's values; ``ng`` is None when the submission has no ng lists."""
+def training_stats(psg: dict) -> tuple[set, list[int]]:
+    """(zero-shot class triplets, n_c): class triplets of test images never in the training split (the entries
+    outside test_image_ids), and per predicate the distinct (subject class, object class) pairs it has there."""
+    def class_triplets(entry):
+        cats = [s["category_id"] for s in entry["segments_info"]]
+        return {(cats[s], cats[o], p) for s, o, p in entry["relations"]}
+
+    test_ids = set(psg["test_image_ids"])
+    train, test = set(), set()
+    for entry in psg["data"]:
+        (test if entry["image_id"] in test_ids else train).update(class_triplets(entry))
+    n_c = [len({t[:2] for t in train if t[2] == p}) for p in range(len(psg["predicate_classes"]))]
+    return test - train, n_c
+
+
+def zero_shot_rows(entry, zs: set) -> list[tuple]:
+    cats = [s["category_id"] for s in entry["segments_info"]]
+    return [t for t in sorted({tuple(r) for r in entry["relations"]}) if (cats[t[0]], cats[t[1]], t[2]) in zs]
+
+
+def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, triplets, ng, iou, c,
+          zs_rows=()) -> dict:
+    """One evaluated image's values; ``ng`` is None when the submission has no ng lists; ``zs_rows``: its
+    zero-shot GT triplets."""
     gt = sorted({tuple(int(v) for v in r) for r in gt_triplets})
     n_gt = len(gt_labels)
     if protocol == "openpsg":
@@ -105,6 +127,9 @@ def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, t
         out[f"R@{k}"], out[f"mR@{k}"] = recall_and_vector(gc[:k])
         if ng is not None:
             out[f"ngR@{k}"], out[f"ng-mR@{k}"] = recall_and_vector(dedup(ng)[:k])
+        for name, rows in (("zR", gc), ("ng-zR", None if ng is None else dedup(ng))):
+            if zs_rows and rows is not None:
+                out[f"{name}@{k}"] = sum(any(hits(r, t) for r in rows[:k]) for t in zs_rows) / len(zs_rows)
         pairs = sorted({t[:2] for t in gt})
         out[f"PR@{k}"] = sum(any(ok(r[0], a) and ok(r[1], b) for r in gc[:k]) for a, b in pairs) / len(pairs)
     for x in (1, 2, 10):
@@ -146,9 +171,16 @@ R_TYPE = [f"{f}@{k}" for f in ("R", "ngR", "PR") for k in (20, 50, 100)] + ["R@1
 M_TYPE = [f"{f}@{k}" for f in ("mR", "ng-mR") for k in (20, 50, 100)] + ["mR@1x", "mR@2x", "mR@10x", "mR@inf"]
 
 
-def aggregate(protocol: str, images: list[dict], absent: int, c: int) -> dict:
+def aggregate(protocol: str, images: list[dict], absent: int, c: int, absent_zs: int = 0, n_c=None,
+              tau: float = 0.5) -> dict:
     over = len(images) + (0 if protocol == "openpsg" else absent)
     out = {}
+    for k in (20, 50, 100):
+        for name in ("zR", "ng-zR"):
+            values = [m[f"{name}@{k}"] for m in images if f"{name}@{k}" in m]
+            count = len(values) + (0 if protocol == "openpsg" else absent_zs)
+            out[f"{name}@{k}"] = sum(values) / count if n_c is not None and count and (
+                name == "zR" or f"ngR@{k}" in images[0]) else None
     for key in R_TYPE:
         if key in images[0]:
             out[key] = sum(m[key] for m in images) / over
@@ -183,6 +215,8 @@ def aggregate(protocol: str, images: list[dict], absent: int, c: int) -> dict:
             values = [m[f"IMR@{k}"][p] for m in images if not math.isnan(m[f"IMR@{k}"][p])]
             means.append(sum(values) / len(values) if values else 0.0)
         out[f"IMR@{k}"] = sum(means) / c
+        weights = None if n_c is None else [n ** tau for n in n_c]
+        out[f"wIMR@{k}"] = None if weights is None else sum(w * v for w, v in zip(weights, means)) / sum(weights)
     if protocol == "openpsg":
         out["PRk"] = None
     elif protocol == "sgbench":

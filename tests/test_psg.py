@@ -26,14 +26,18 @@ EVALUATED: set = set()  # ids of the fixture's test images with relations (the o
 
 @pytest.fixture(scope="module")
 def fixture(tmp_path_factory):
-    files = write_psg_fixture(tmp_path_factory.mktemp("psg"), seed=3, test=30, other=6)
+    files = write_psg_fixture(tmp_path_factory.mktemp("psg"), seed=3, test=30, other=30)
+    files["stats"] = files["psg"].parent / "psg_stats.h5"
+    assert main(["stats", "--psg", str(files["psg"]), "-o", str(files["stats"])]) == 0
     psg = json.loads(files["psg"].read_text())
     EVALUATED.update(e["image_id"] for e in psg["data"] if e["image_id"] in psg["test_image_ids"] and e["relations"])
     return files
 
 
-def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
+def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) -> dict:
     psg = json.loads(files["psg"].read_text())
+    zs, n_c = ref.training_stats(psg)
+    absent_zs = 0
     preds = json.loads(files["json"].read_text())["images"]
     by_id = {p["id"]: p for p in preds}
     zf = zipfile.ZipFile(files["zip"])
@@ -46,6 +50,7 @@ def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
         pred = by_id.get(entry["image_id"])
         if pred is None or (protocol == "openpsg" and not pred["triplets"]):
             absent += 1
+            absent_zs += bool(ref.zero_shot_rows(entry, zs))
             continue
         inst = pred.get("annotation") or pred.get("instances")
         cats = [i["category"] for i in inst] if inst is not None else pred["categories"]
@@ -61,8 +66,8 @@ def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
             gt_items, pred_items, iou = [a["bbox"] for a in entry["annotations"]], boxes, ref.iou_boxes
         ng = (pred.get("ng_triplets") or []) if has_ng else None
         present.append(ref.image(protocol, entry["relations"], gt_items, gt_labels, pred_items, cats,
-                                 pred["triplets"], ng, iou, c))
-    return ref.aggregate(protocol, present, absent, c)
+                                 pred["triplets"], ng, iou, c, ref.zero_shot_rows(entry, zs)))
+    return ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau)
 
 
 @pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
@@ -70,10 +75,13 @@ def _reference(files, masks: bool, protocol: str = "sgbench") -> dict:
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs):
     pred = fixture["zip"] if masks else fixture["json"]
-    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol=protocol, jobs=jobs)
-    want = _reference(fixture, masks, protocol)
+    tau = 0.3 if jobs == 2 else 0.5
+    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol=protocol, jobs=jobs,
+                             stats=str(fixture["stats"]), tau=tau)
+    want = _reference(fixture, masks, protocol, tau)
     assert doc["mode"] == ("masks" if masks else "boxes") and doc["protocol"] == protocol
-    assert set(want) == set(doc["metrics"]) and len(want) == 34
+    assert set(want) == set(doc["metrics"]) and len(want) == 43
+    assert all(want[k] is not None for k in ("zR@20", "ng-zR@100", "wIMR@50")) and want["wIMR@20"] != want["IMR@20"]
     for key, value in want.items():
         got = doc["metrics"][key]
         if value is None:
@@ -209,3 +217,31 @@ def test_the_cli_writes_the_metrics_json_and_warns_of_absent_images(fixture, tmp
     assert "2 test images with relations have no prediction" in captured.err
     doc = json.loads(out.read_text())
     assert set(doc["metrics"]) >= {"R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "InstR", "PRk"}
+
+
+def test_psg_training_statistics_equal_their_loop_reference(fixture):
+    from sgg_eval.stats import read_stats
+
+    psg = json.loads(fixture["psg"].read_text())
+    zs, n_c = ref.training_stats(psg)
+    stats = read_stats(fixture["stats"])
+    assert {tuple(int(v) - 1 for v in t) for t in stats.zeroshot_triplets} == zs and zs
+    assert stats.num_pairs[1:].tolist() == n_c and stats.vocab.predicate_classes == tuple(psg["predicate_classes"])
+
+
+def test_without_statistics_zero_shot_and_wimr_are_null_with_the_command_to_run(fixture):
+    doc = run_psg_evaluation(str(fixture["json"]), str(fixture["psg"]))
+    assert doc["metrics"]["zR@20"] is None and doc["metrics"]["wIMR@20"] is None
+    assert doc["metrics"]["IMR@20"] is not None
+    assert any("sgg-eval stats --psg" in note for note in doc["notes"])
+
+
+def test_statistics_of_another_vocabulary_are_refused(fixture, tmp_path, capsys):
+    psg = json.loads(fixture["psg"].read_text())
+    psg["predicate_classes"][0] = "renamed"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(psg))
+    assert main(["stats", "--psg", str(other), "-o", str(tmp_path / "other.h5")]) == 0
+    capsys.readouterr()
+    refused(capsys, ["evaluate", str(fixture["json"]), "--psg", str(fixture["psg"]), "--stats",
+                     str(tmp_path / "other.h5")], tmp_path / "none", must_name=("other.h5", "names differ"))

@@ -48,9 +48,10 @@ _EPILOG_STATS = """The statistics file holds A[s,o,p] (training triplet counts),
 predicate/object frequencies, background pair counts, per-image graph density and the zero-shot test
 triplets (test class triplets never seen in training). The metrics and PKO stages read it.
 
-example:
+examples:
   sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 \\
       -o data/vg150_sim/stats/stats.h5 --summary stats_summary.json
+  sgg-eval stats --psg psg.json -o psg_stats.h5     # then: sgg-eval evaluate ... --psg psg.json --stats psg_stats.h5
 """
 
 
@@ -74,11 +75,25 @@ def _cmd_split(args: argparse.Namespace) -> None:
 
 
 def _cmd_stats(args: argparse.Namespace) -> None:
-    from sgg_eval.splits import build_stats
+    from sgg_eval.errors import InputError
 
-    summary = build_stats(args.train, args.test, args.output, args.summary,
-                          drop_non_overlapping=args.drop_non_overlapping,
-                          background_must_overlap=not args.all_background_pairs)
+    rules = dict(drop_non_overlapping=args.drop_non_overlapping, background_must_overlap=not args.all_background_pairs)
+    if (args.train is None) == (args.psg is None) or (args.psg and args.test):
+        raise InputError("give a training split store (and optionally --test), or --psg psg.json", field="train")
+    if args.psg:
+        from sgg_eval.atomic import write_json
+        from sgg_eval.psg_stats import psg_training_stats
+        from sgg_eval.stats import summarize, write_stats
+
+        stats = psg_training_stats(args.psg, **rules)
+        summary = summarize(stats)
+        write_stats(args.output, stats)
+        if args.summary:
+            write_json(args.summary, summary)
+    else:
+        from sgg_eval.splits import build_stats
+
+        summary = build_stats(args.train, args.test, args.output, args.summary, **rules)
     brief = {k: v for k, v in summary.items() if k != "predicates"}
     print(json.dumps(brief, indent=2, sort_keys=True))
 
@@ -160,12 +175,13 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
 
     if args.task not in (None, "sgdet"):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
-    if args.protocol in BOX_PROTOCOLS or args.gt or args.stats or args.zeroshot or args.tau is not None \
-            or args.iou_threshold is not None:
-        raise InputError(f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt, --stats, --zeroshot, "
-                         "--tau or --iou-threshold (each protocol matches at IoU 0.5)", field="--psg")
+    if args.protocol in BOX_PROTOCOLS or args.gt or args.zeroshot or args.iou_threshold is not None:
+        raise InputError(f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt, --zeroshot or "
+                         "--iou-threshold (each protocol matches at IoU 0.5; the zero-shot set comes from --stats)",
+                         field="--psg")
+    given = {} if args.tau is None else {"tau": args.tau}
     result = run_psg_evaluation(args.predictions, args.psg, args.psg_root or "", protocol=args.protocol or "sgbench",
-                                boxes=args.boxes, jobs=args.jobs or default_jobs())
+                                boxes=args.boxes, stats=args.stats, **given, jobs=args.jobs or default_jobs())
     if args.output:
         write_json(args.output, result)
     m = result["metrics"]
@@ -281,9 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_split)
 
     p = sub.add_parser("stats", help="training statistics (triplet counts, n_c, zero-shot set, density)",
-                       description="Compute SPEC §4 training statistics from a training split store.",
+                       description="Compute SPEC §4 training statistics from a training split store, or from "
+                                   "the training split of PSG's psg.json (every entry outside test_image_ids).",
                        epilog=_EPILOG_STATS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("train", help="training split store (.h5 from `sgg-eval split`)")
+    p.add_argument("train", nargs="?", help="training split store (.h5 from `sgg-eval split`)")
+    p.add_argument("--psg", metavar="PSG_JSON", help="instead of a store: PSG's psg.json (its test images give "
+                                                     "the zero-shot set)")
     p.add_argument("--test", help="test split store: adds the zero-shot test triplets")
     p.add_argument("-o", "--output", required=True, help="statistics file to write (.h5)")
     p.add_argument("--summary", help="also write a human-readable JSON summary here")

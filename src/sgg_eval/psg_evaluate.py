@@ -1,7 +1,8 @@
 """``sgg-eval evaluate PRED --psg psg.json --psg-root ROOT``: a panoptic SGG submission against PSG's test split.
 
 PRED is an SGBench ZIP or folder (masks: evaluated on masks) or its JSON alone (boxes); ``boxes=True`` forces
-boxes. OpenPSG's ``--submit`` folder (``formats.openpsg_submit``) is read too, matched by position. The protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
+boxes. OpenPSG's ``--submit`` folder (``formats.openpsg_submit``) is read too, matched by position. The
+protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
 ``sgbench-paper`` (the SGBench paper's definitions) or ``openpsg`` (OpenPSG's evaluator, behind most
 published PSG numbers). Images are matched by id (value and type, as the files have them); an image of the
 test split absent from the predictions is counted and noted, never silent. Work is spread over ``jobs``
@@ -13,30 +14,37 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from dataclasses import dataclass
 
-from sgg_eval.errors import InputError
-from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
-from sgg_eval.formats.psg_gt import PsgGT, read_psg, segment_index
-from sgg_eval.formats.sgbench_submission import Submission, submission_mode
 import numpy as np
 
+from sgg_eval.data.types import triplet_key
+from sgg_eval.errors import InputError
+from sgg_eval.evaluate import check_tau
+from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
+from sgg_eval.formats.psg_gt import PsgGT, PsgImage, read_psg, segment_index
+from sgg_eval.formats.sgbench_submission import Submission, submission_mode
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
 from sgg_eval.metrics.panoptic_ranks import (graph_constrained, image_ranks, instance_ok, predicate_rank_cells,
                                              triplet_ok)
 from sgg_eval.metrics.panoptic_reduce import PROTOCOLS, psg_metrics
 from sgg_eval.metrics.rank_records import BlockRanks
-from sgg_eval.metrics.reduce import Accumulator
+from sgg_eval.metrics.reduce import Accumulator, wimr_weights
+from sgg_eval.psg_stats import psg_vocabulary
+from sgg_eval.stats import TrainingStats, read_stats
 
 _CHUNK = 16  # images a worker evaluates per task
 
 
 def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: str = "sgbench",
-                       boxes: bool = False, jobs: int = 1) -> dict:
-    """The metrics document (``task``, ``protocol``, ``mode``, ``metrics``, ``per_predicate``, ``counts``,
-    ``notes``)."""
+                       boxes: bool = False, stats: str | None = None, tau: float = 0.5, jobs: int = 1) -> dict:
+    """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``metrics``, ``per_predicate``,
+    ``counts``, ``notes``). ``stats``: statistics of PSG's training split (``sgg-eval stats --psg``), for
+    zR@K and wIMR@K (exponent ``tau``)."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG",
                          field="protocol")
+    check_tau(tau)
     legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
     if legacy and boxes:
         raise InputError("OpenPSG's submit folder has masks only: no boxes to evaluate", path=predictions,
@@ -57,8 +65,17 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
         present = [(image, pred) for image, pred in present if len(pred.rows)]
     no_rows = with_predictions - len(present)
     has_ng = any(len(pred.ng_triplets) for pred in sub.images.values())
-    acc, reach, cells = _map(gt, sub, present, jobs, protocol, has_ng)
-    metrics, per_predicate, notes = psg_metrics(acc, reach, cells, absent, protocol, gt.predicate_classes, has_ng)
+    train = _training(stats, gt)
+    zeroshot = None if train is None else _ZeroShot.of(train)
+    acc, reach, cells = _map(gt, sub, present, jobs, protocol, has_ng, zeroshot)
+    counted_absent = [image for image, pred in work if pred is None] if protocol != "openpsg" else []
+    absent_zs = 0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in counted_absent)
+    weights = None if train is None else wimr_weights(train.num_pairs, tau)
+    metrics, per_predicate, notes = psg_metrics(acc, reach, cells, absent, protocol, gt.predicate_classes, has_ng,
+                                                zs=zeroshot is not None, absent_zs=absent_zs, wimr_weights=weights)
+    if train is not None:
+        notes.append(f"zero-shot set and n_c: {os.path.basename(stats)} ({train.source}; "
+                     f"{len(train.zeroshot_triplets)} zero-shot triplets)")
     test_ids = {(type(i.image_id), i.image_id) for i in gt.images}
     extra = sum(key not in test_ids for key in sub.images)
     _check_id_types(gt, sub, test_ids)
@@ -74,13 +91,41 @@ def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: 
     dropped = sum(pred.duplicates for _, pred in present)
     if dropped:
         notes.append(f"{dropped} duplicate triplets dropped (first kept)")
-    return {"task": "sgdet", "protocol": protocol, "mode": sub.mode, "metrics": metrics,
+    return {"task": "sgdet", "protocol": protocol, "mode": sub.mode, "tau": tau, "metrics": metrics,
             "per_predicate": per_predicate,
             "counts": {"images_input": len(work), "images_evaluated": len(present), "images_absent": absent,
                        "images_skipped_no_pred": no_rows,
                        "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": extra},
             "notes": notes, "input": {"predictions": os.path.basename(predictions), "psg": os.path.basename(psg),
                                       "format": sub.kind if legacy else f"sgbench {sub.kind}"}}
+
+
+def _training(stats: str | None, gt: PsgGT) -> TrainingStats | None:
+    if stats is None:
+        return None
+    train = read_stats(stats)
+    if train.vocab != psg_vocabulary(gt):
+        raise InputError("class or predicate names differ from psg.json's: not statistics of this PSG file",
+                         path=stats, field="object_classes/predicate_classes")
+    return train
+
+
+@dataclass(frozen=True)
+class _ZeroShot:
+    """The zero-shot class triplets of the statistics as sorted ``triplet_key`` values (1-based ids)."""
+
+    keys: np.ndarray
+    sizes: tuple[int, int]
+
+    @classmethod
+    def of(cls, train: TrainingStats) -> _ZeroShot:
+        zs, sizes = train.zeroshot_triplets, (train.vocab.num_objects, train.vocab.num_predicates)
+        return cls(np.unique(triplet_key(zs[:, 0], zs[:, 1], zs[:, 2], *sizes)), sizes)
+
+    def rows(self, image: PsgImage) -> np.ndarray:
+        """Per GT row of ``image``, whether its class triplet is zero-shot."""
+        t, labels = image.triplets, image.labels + 1
+        return np.isin(triplet_key(labels[t[:, 0]], labels[t[:, 1]], t[:, 2] + 1, *self.sizes), self.keys)
 
 
 def _check_id_types(gt: PsgGT, sub: Submission, test_ids: set) -> None:
@@ -95,15 +140,16 @@ def _check_id_types(gt: PsgGT, sub: Submission, test_ids: set) -> None:
                              field="id")
 
 
-def _map(gt: PsgGT, sub: Submission, present: list, jobs: int, protocol: str, has_ng: bool
-         ) -> tuple[Accumulator, Accumulator, np.ndarray]:
+def _map(gt: PsgGT, sub: Submission, present: list, jobs: int, protocol: str, has_ng: bool,
+         zeroshot: _ZeroShot | None) -> tuple[Accumulator, Accumulator, np.ndarray]:
     """The run's accumulated ranks, reach ranks and PRk cells, chunk results reduced in file order."""
     chunks = [present[i:i + _CHUNK] for i in range(0, len(present), _CHUNK)]
     if jobs <= 1 or len(chunks) <= 1:
-        parts = [_evaluate_chunk(gt, sub, chunk, protocol, has_ng) for chunk in chunks]
+        parts = [_evaluate_chunk(gt, sub, chunk, protocol, has_ng, zeroshot) for chunk in chunks]
     else:
         global _SHARED
-        _SHARED = (gt, sub, chunks, protocol, has_ng)  # inherited by the forked workers: only results are pickled
+        # inherited by the forked workers: only results are pickled
+        _SHARED = (gt, sub, chunks, protocol, has_ng, zeroshot)
         try:
             with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
                 parts = list(pool.imap(_worker, range(len(chunks)), chunksize=1))
@@ -121,12 +167,12 @@ _SHARED: tuple | None = None
 
 
 def _worker(index: int) -> tuple[Accumulator, Accumulator, np.ndarray]:
-    gt, sub, chunks, protocol, has_ng = _SHARED
-    return _evaluate_chunk(gt, sub, chunks[index], protocol, has_ng)
+    gt, sub, chunks, protocol, has_ng, zeroshot = _SHARED
+    return _evaluate_chunk(gt, sub, chunks[index], protocol, has_ng, zeroshot)
 
 
-def _evaluate_chunk(gt: PsgGT, sub: Submission, chunk: list, protocol: str, has_ng: bool
-                    ) -> tuple[Accumulator, Accumulator, np.ndarray]:
+def _evaluate_chunk(gt: PsgGT, sub: Submission, chunk: list, protocol: str, has_ng: bool,
+                    zeroshot: _ZeroShot | None) -> tuple[Accumulator, Accumulator, np.ndarray]:
     ranks, reaches = [], []
     cells = np.full((len(chunk), gt.num_predicates), np.nan)
     for j, (image, pred) in enumerate(chunk):
@@ -149,6 +195,7 @@ def _evaluate_chunk(gt: PsgGT, sub: Submission, chunk: list, protocol: str, has_
         reaches.append(reach)
     acc, reach_acc = Accumulator(gt.num_predicates), Accumulator(gt.num_predicates)
     if ranks:
-        acc.add_many(BlockRanks.of(ranks))
+        flags = None if zeroshot is None else np.concatenate([zeroshot.rows(image) for image, _ in chunk])
+        acc.add_many(BlockRanks.of(ranks), zeroshot=flags)
         reach_acc.add_many(BlockRanks.of(reaches))
     return acc, reach_acc, cells

@@ -30,8 +30,9 @@ from sgg_eval.jsonio import json_array, load_json
 
 @dataclass(frozen=True)
 class PsgImage:
-    """One evaluated test image: its id, segment ids and 0-based classes (``segments_info`` order), unique GT
-    triplets ``[M, 3]`` (subject, object: segment indices; predicate), boxes ``[N, 4]`` xyxy and PNG name."""
+    """One image with relations: its id, segment ids and 0-based classes (``segments_info`` order), unique GT
+    triplets ``[M, 3]`` (subject, object: segment indices; predicate), boxes ``[N, 4]`` xyxy, PNG name, and
+    the ``relations`` rows as given (duplicates kept: what training statistics count)."""
 
     image_id: int | str
     position: int
@@ -40,11 +41,12 @@ class PsgImage:
     triplets: np.ndarray
     boxes: np.ndarray
     png: str
+    relations: np.ndarray
 
 
 @dataclass(frozen=True)
 class PsgGT:
-    """The test images with relations (file order), names, and the test images without relations."""
+    """The images with relations of one split (file order), names, and the split's images without relations."""
 
     path: str
     root: str
@@ -58,8 +60,10 @@ class PsgGT:
         return len(self.predicate_classes)
 
 
-def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bool = False) -> PsgGT:
-    """The test split of ``path``; ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
+def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bool = False,
+             split: str = "test") -> PsgGT:
+    """The ``test`` split of ``path`` (the ``test_image_ids``), or its ``train`` split (every other entry, the
+    images ``sgg-eval stats`` counts); ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
     path, root = os.fspath(path), os.fspath(root)
     doc = load_json(path)
     if not isinstance(doc, dict):
@@ -74,26 +78,26 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
         if type(image_id) not in (int, str):
             raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=path,
                              field=f"test_image_ids[{i}]")
-        test[(type(image_id), image_id)] = False  # by value and type: "1" and 1 are different images
-    images, without = [], 0
+        test[(type(image_id), image_id)] = None  # by value and type: "1" and 1 are different images (a dict: ordered)
+    images, without, seen = [], 0, set()
     for position, entry in enumerate(data):
         image_id = entry.get("image_id") if isinstance(entry, dict) else None
         if type(image_id) not in (int, str):
             raise InputError(f"image_id {image_id!r:.40} is neither an integer nor a string", path=path,
                              position=position, field="image_id")
         key = (type(image_id), image_id)
-        if key not in test:
+        if (key in test) != (split == "test"):
             continue
-        if test[key]:
+        if key in seen:
             raise InputError("image listed twice in 'data'", path=path, image_id=image_id, position=position)
-        test[key] = True
+        seen.add(key)
         relations = entry.get("relations")
         if isinstance(relations, list) and not relations:
             without += 1
             continue
         images.append(_image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes,
                              root, path))
-    missing = [image_id for (_, image_id), seen in test.items() if not seen]
+    missing = [key[1] for key in test if key not in seen] if split == "test" else []
     if missing:
         raise InputError(f"{len(missing)} test image ids have no entry in 'data' (e.g. {missing[0]!r:.40})", path=path,
                          field="test_image_ids")
@@ -143,7 +147,7 @@ def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: i
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
         raise InputError("expected a file name relative to --psg-root", field="pan_seg_file_name", **where)
-    return PsgImage(image_id, position, ids, labels, np.unique(rels, axis=0), xyxy, png or "")
+    return PsgImage(image_id, position, ids, labels, np.unique(rels, axis=0), xyxy, png or "", rels)
 
 
 _PNG = b"\x89PNG\r\n\x1a\n"

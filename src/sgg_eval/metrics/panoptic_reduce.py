@@ -2,11 +2,14 @@
 
 Each protocol is a matching, a ranked list and an averaging (sources: ``docs/metrics.md``, "Panoptic SGG"):
 
-| protocol | instances (``ok``) | gc list | images averaged | mean over predicates |
-|---|---|---|---|---|
-| ``sgbench`` (1.0.0's code) | best same-class GT, IoU ≥ 0.5, many-to-one | ``triplets``, duplicates dropped | absent counted 0 | ``null`` if a predicate has no image |
-| ``sgbench-paper`` (its Algorithms 2-5, Eq. 2) | best same-class GT, IoU > 0.5, one-to-one | graph-constrained | absent counted 0 | per image over its predicates (Eq. 2) |
-| ``openpsg`` (OpenPSG's evaluator) | per triplet: same class, IoU ≥ 0.5 | ``triplets`` as given | absent and empty skipped | absent predicate counted 0 |
+- ``sgbench`` (1.0.0's code): a prediction stands for its best same-class GT instance if IoU ≥ 0.5 (many
+  predictions may stand for one); the gc list is ``triplets`` without duplicates; an absent image counts 0;
+  the mean over predicates is ``null`` when a predicate occurs in no evaluated image (sgbench prints NaN).
+- ``sgbench-paper`` (its Algorithms 2-6 and Eq. 2): the best same-class GT instance if IoU > 0.5, one
+  prediction per GT instance (the highest IoU); the gc list under the graph constraint; an absent image
+  counts 0; mR is per image over its predicates (Eq. 2), then over images.
+- ``openpsg`` (OpenPSG's evaluator): per triplet, same classes and IoU ≥ 0.5 at both ends; the gc list is
+  ``triplets`` as given; images without a prediction or a row are skipped; a predicate never seen counts 0.
 
 With ``hit_i(r, K) = rank_i(r) < K`` for GT row r of evaluated image i (M_i rows, predicates P_i), I the
 evaluated images and A the test images with relations absent from the predictions (A = 0 under openpsg):
@@ -23,6 +26,9 @@ evaluated images and A the test images with relations absent from the prediction
 - ``IMR@K`` (K = 10, 20, 50): the IMR paper's definition under every protocol: per predicate c the mean over
   images containing it of the share of its rows hit by the first K gc rows predicting c, then the mean over
   all C (absent predicates 0).
+- ``zR@K`` (and ``ng-zR@K``), with statistics of PSG's training split: the mean over images with a zero-shot
+  GT row (class triplet never in training) of the share of those rows hit, absent images with one counting
+  0 (not under openpsg). ``wIMR@K = Σ_c n_c^τ IMR_c@K / Σ_c n_c^τ`` (``reduce.wimr_weights``).
 - ``PRk`` (sgbench's PRank) from per-image cells ``prk_i(c)``: sgbench pools every defined (image, predicate)
   cell; sgbench-paper (Algorithm 6 in Algorithm 1) averages each image's cells, then the images with one;
   openpsg has none (``null``).
@@ -32,15 +38,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, Accumulator, f1_score
+from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, Accumulator, f1_score, weighted_mean
 
 PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 
 
 def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, absent: int, protocol: str,
-                predicates: tuple[str, ...], has_ng: bool) -> tuple[dict, dict, list[str]]:
+                predicates: tuple[str, ...], has_ng: bool, *, zs: bool = False, absent_zs: int = 0,
+                wimr_weights: np.ndarray | None = None) -> tuple[dict, dict, list[str]]:
     """``(metrics, per_predicate, notes)`` of a run (module docstring). ``prk_cells [images, C]`` (NaN where
-    undefined) for the evaluated images; ``absent``: test images with relations and no prediction."""
+    undefined) for the evaluated images; ``absent``: test images with relations and no prediction, of which
+    ``absent_zs`` have a zero-shot row; ``zs``: the rows were flagged zero-shot; ``wimr_weights``: n_c^τ."""
     metrics: dict[str, float | None] = {}
     per_pred: dict[str, dict[str, float]] = {}
     notes: list[str] = []
@@ -68,18 +76,20 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
         return float(r_c.mean())
 
     images_c = acc.pred_images[1:]
+    zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
     for k in RECALL_KS:
         i = acc.k_index(k)
         for prefix, family in (("", "gc"), ("ng", "ng")):
             r_name, m_name, f_name = (f"{prefix}R@{k}", f"{prefix}-mR@{k}", f"{prefix}-F1@{k}") if prefix \
                 else (f"R@{k}", f"mR@{k}", f"F1@{k}")
             if family == "ng" and not has_ng:
-                metrics[r_name] = metrics[m_name] = metrics[f_name] = None
+                metrics[r_name] = metrics[m_name] = metrics[f_name] = metrics[f"ng-zR@{k}"] = None
                 continue
             metrics[r_name] = recall(acc.recall[family][i])
             metrics[m_name] = mean_recall(m_name, acc.per_pred[family][1:, i], acc.image_mean[family][i], images_c)
             both = metrics[r_name] is not None and metrics[m_name] is not None
             metrics[f_name] = f1_score(metrics[r_name], metrics[m_name]) if both else None
+            metrics[f"{prefix}-zR@{k}" if prefix else f"zR@{k}"] = _zero_shot(acc, family, i, zs, zs_over, notes)
         metrics[f"PR@{k}"] = recall(acc.recall["pair"][i])
     if not has_ng:
         notes.append("ngR, ng-mR and ng-F1 need ng_triplets, which no image of the predictions has: null")
@@ -87,8 +97,12 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
         i = acc.k_index(k)
         imr_c = acc.per_predicate_recall("imr")[:, i]
         metrics[f"IMR@{k}"] = float(imr_c.mean()) if n else None
+        metrics[f"wIMR@{k}"] = weighted_mean(imr_c, wimr_weights) if n and wimr_weights is not None else None
         if n:
             per_pred[f"IMR@{k}"] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
+    if wimr_weights is None:
+        notes.append("zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
+                     "-o stats.h5, then --stats stats.h5")
     i = reach.k_index(RECALL_KS[0])
     metrics["R@inf"] = recall(reach.recall["gc"][i])
     metrics["mR@inf"] = mean_recall("mR@inf", reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c)
@@ -98,6 +112,18 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
     metrics["InstR"] = recall(acc.inst)
     metrics["PRk"] = _predicate_rank(prk_cells, protocol, notes)
     return metrics, per_pred, notes
+
+
+def _zero_shot(acc: Accumulator, family: str, i: int, zs: bool, over: int, notes: list[str]) -> float | None:
+    """``zR@K``: the mean over images with a zero-shot GT row of the share of those rows hit (``reduce``)."""
+    if not zs:
+        return None
+    if not over:
+        note = "no evaluated image has a zero-shot GT triplet: zR@K is null"
+        if note not in notes:
+            notes.append(note)
+        return None
+    return float(acc.zs_recall[family][i] / over)
 
 
 def _predicate_rank(cells: np.ndarray, protocol: str, notes: list[str]) -> float | None:
