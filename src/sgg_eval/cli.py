@@ -98,19 +98,38 @@ def _cmd_stats(args: argparse.Namespace) -> None:
     print(json.dumps(brief, indent=2, sort_keys=True))
 
 
-_EPILOG_AUDIT = """example: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
+_EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
   sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
+  # a PSG paper's R@20 and mR@20: which protocol and instance mode produce them?
+  sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4" --published "mR@20=17.3"
 """
 
 
 def _cmd_audit(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json, write_text
-    from sgg_eval.audit import audit_markdown, run_audit
+    from sgg_eval.errors import InputError
     from sgg_eval.metrics.blocks import default_jobs
 
-    doc = run_audit(args.predictions, args.task, gt=args.gt, subset=args.subset, published=tuple(args.published),
-                    jobs=args.jobs or default_jobs(), iou_threshold=args.iou_threshold)
-    text = audit_markdown(doc)
+    if args.psg:
+        from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
+
+        if args.task not in (None, "sgdet") or args.gt or args.iou_threshold is not None:
+            raise InputError("--psg audits panoptic SGG (sgdet) at IoU 0.5: no --gt, other --task or "
+                             "--iou-threshold", field="--psg")
+        doc = run_psg_audit(args.predictions, args.psg, args.psg_root or "", published=tuple(args.published),
+                            jobs=args.jobs or default_jobs())
+        text = psg_audit_markdown(doc)
+    else:
+        from sgg_eval.audit import audit_markdown, run_audit
+
+        if args.task is None:
+            raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
+        if args.psg_root:
+            raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
+        given = {} if args.iou_threshold is None else {"iou_threshold": args.iou_threshold}
+        doc = run_audit(args.predictions, args.task, gt=args.gt, subset=args.subset,
+                        published=tuple(args.published), jobs=args.jobs or default_jobs(), **given)
+        text = audit_markdown(doc)
     if args.output:
         write_json(args.output, doc)
     if args.md:
@@ -359,15 +378,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "predictions skipped vs counted as misses, all images vs the first N. "
                                    "Definitions and sources: docs/variants.md.",
                        epilog=_EPILOG_AUDIT, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5)")
+    p.add_argument("predictions", help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5); "
+                                        "with --psg: an SGBench ZIP, folder or JSON, or OpenPSG's submit folder")
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
-    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
+    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg")
+    psg = p.add_argument_group("panoptic SGG (PSG): every protocol (openpsg, sgbench, sgbench-paper) on masks "
+                                "and boxes")
+    psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: audit on its test split")
+    psg.add_argument("--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to")
     p.add_argument("--published", action="append", default=[], metavar="METRIC@K=VALUE",
                    help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
                         "restrict the match to no-graph-constraint variants")
     p.add_argument("--subset", type=_bounded(int, 0, 10**9), default=1000,
                    help="also report the first N images (0: no subset; default: %(default)s)")
-    _add_iou_threshold(p)
+    _add_iou_threshold(p, default=None)
     p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
                    help="processes ranking images in parallel (default: every core)")
     p.add_argument("-o", "--output", help="write the audit JSON here")

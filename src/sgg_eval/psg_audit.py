@@ -1,0 +1,98 @@
+"""``sgg-eval audit PRED --psg psg.json``: a panoptic submission under every protocol and instance mode, and
+which of them a published PSG number is.
+
+The variants are R@K, mR@K, ngR@K and ng-mR@K (K = 20, 50, 100) under the protocols ``openpsg``, ``sgbench``
+and ``sgbench-paper`` (``metrics.panoptic_reduce``), on masks and, when the submission has boxes, on boxes.
+Each mode is one pass over the images (``psg_evaluate.evaluate_protocols``). The reference variant is the
+one behind the numbers PSG papers publish: ``openpsg`` on masks. A published value matches a variant within
+half a unit of its last printed digit (``metrics.variants.match_published``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+from sgg_eval.errors import InputError
+from sgg_eval.formats.openpsg_submit import is_openpsg_submit
+from sgg_eval.formats.sgbench_submission import submission_mode
+from sgg_eval.metrics.panoptic_reduce import PROTOCOLS
+from sgg_eval.metrics.reduce import RECALL_KS
+from sgg_eval.metrics.variants import match_published, parse_published
+from sgg_eval.psg_evaluate import evaluate_protocols
+
+METRICS = (("R", "GC", "R@{k}"), ("mR", "GC", "mR@{k}"), ("R", "NG", "ngR@{k}"), ("mR", "NG", "ng-mR@{k}"))
+REFERENCE = ("openpsg", "masks")
+
+
+@dataclass(frozen=True)
+class PsgVariant:
+    metric: str      # "R" | "mR"
+    k: int
+    constraint: str  # "GC" | "NG"
+    protocol: str
+    mode: str        # "masks" | "boxes"
+    value: float | None
+
+    @property
+    def reference(self) -> bool:
+        return (self.constraint, self.protocol, self.mode) == ("GC", *REFERENCE)
+
+    @property
+    def label(self) -> str:
+        return f"{'ng-' if self.constraint == 'NG' else ''}{self.metric}@{self.k} {self.protocol}, {self.mode}"
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "reference": self.reference}
+
+
+def run_psg_audit(predictions: str, psg: str, root: str = "", *, published: tuple[str, ...] = (),
+                  jobs: int = 1) -> dict:
+    """Every variant's value, and a verdict per published value (``"R@20=28.4"``, percent)."""
+    for text in published:
+        try:
+            parse_published(text)
+        except ValueError as exc:
+            raise InputError(str(exc), field="--published") from None
+    modes = ["masks"] if submission_mode(predictions) == "masks" else []
+    if not (os.path.isdir(predictions) and is_openpsg_submit(predictions)):
+        modes.append("boxes")
+    rows, counts, notes = [], {}, []
+    for mode in modes:
+        try:
+            docs = evaluate_protocols(predictions, psg, root, PROTOCOLS, boxes=mode == "boxes", jobs=jobs)
+        except InputError as exc:
+            if mode == "masks" or not rows:
+                raise
+            notes.append(f"boxes not audited: {exc.message}")
+            continue
+        counts[mode] = docs["openpsg"]["counts"]
+        for protocol, doc in docs.items():
+            for metric, constraint, key in METRICS:
+                for k in RECALL_KS:
+                    rows.append(PsgVariant(metric, k, constraint, protocol, mode, doc["metrics"][key.format(k=k)]))
+    return {"input": {"path": os.path.basename(predictions), "psg": os.path.basename(psg)}, "task": "sgdet",
+            "counts": counts, "notes": notes, "variants": [v.as_dict() for v in rows],
+            "published": [match_published(text, rows) for text in published]}
+
+
+def psg_audit_markdown(doc: dict) -> str:
+    """The audit as Markdown: one row per (metric, protocol, mode), one column per K, then the verdicts."""
+    keyed: dict[tuple, dict[int, float | None]] = {}
+    for v in doc["variants"]:
+        keyed.setdefault((v["metric"], v["constraint"], v["protocol"], v["mode"], v["reference"]), {})[v["k"]] = \
+            v["value"]
+    lines = [f"Panoptic variants of R@K and mR@K: {doc['input']['path']} on {doc['input']['psg']}; percent, the "
+             "reference (OpenPSG's evaluator on masks, the published numbers' protocol) in bold", "",
+             "| metric | protocol | instances | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
+             "|---" * (3 + len(RECALL_KS)) + "|"]
+    for (metric, constraint, protocol, mode, ref), values in keyed.items():
+        name = f"{'ng' if constraint == 'NG' else ''}{'-' if constraint == 'NG' and metric == 'mR' else ''}{metric}"
+        name = f"**{name}** (reference)" if ref else name
+        cells = ["-" if values.get(k) is None else f"{100 * values[k]:.2f}" for k in RECALL_KS]
+        lines.append(f"| {name} | {protocol} | {mode} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    text += "".join(f"\n- {note}" for note in doc["notes"]) + ("\n" if doc["notes"] else "")
+    if doc["published"]:
+        text += "\n" + "\n".join(f"- `{p['published']}`: {p['verdict']}" for p in doc["published"]) + "\n"
+    return text
