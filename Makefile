@@ -63,10 +63,12 @@ deps: $(STAMP)
 clean-venv:
 	rm -rf $(VENV)
 
-# `sgg-eval evaluate` on real eval_results files (both torch layouts) against their read floor;
-# e.g. make bench ARGS="--images 5000 --sgdet-images 1000".
-bench: $(STAMP)
+# `sgg-eval evaluate` on real eval_results files (both torch layouts) against their read floor, then on a
+# PSG-test-sized panoptic fixture against sgbench 1.0.0 and the decode floor (written once to data/bench/);
+# e.g. make bench ARGS="--images 5000 --sgdet-images 1000" PSG_ARGS="--test 300 --other 5000".
+bench: $(STAMP) .venv-sgbench/.installed
 	$(BIN)/python scripts/bench.py $(ARGS)
+	$(BIN)/python scripts/bench_psg.py $(PSG_ARGS)
 
 # The fuzzer (tests/fuzz): N mutated inputs of every format through the real CLI, a table of outcomes; exits 1
 # on any case other than refused / same result / valid change. `make test` runs 300 of them.

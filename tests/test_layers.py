@@ -13,8 +13,8 @@ dvc_deps = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dvc_deps)
 # lowest first; a module's layer is that of its longest matching prefix
 LAYERS = (
-    ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio", "sgg_eval.allocator",
-                    "sgg_eval.integrity")),
+    ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio", "sgg_eval.jsonfast",
+                    "sgg_eval.allocator", "sgg_eval.integrity")),
     ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
     ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.psg_evaluate",
                  "sgg_eval.psg_pack", "sgg_eval.psg_stats", "sgg_eval.psg_work",

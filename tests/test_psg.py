@@ -107,7 +107,7 @@ def test_forcing_boxes_on_a_zip_reads_its_boxes(fixture):
 
 
 def test_iou_exactly_half_matches_and_ties_go_to_the_lowest_gt_index():
-    seg = np.full((4, 8), -1)
+    seg = np.full((4, 8), 2)  # 2: no segment
     seg[:, 0:2] = 0  # GT 0: 8 px, class 1
     seg[:, 6:8] = 1  # GT 1: 8 px, class 1
     masks = np.zeros((3, 4, 8), dtype=bool)
@@ -245,3 +245,16 @@ def test_statistics_of_another_vocabulary_are_refused(fixture, tmp_path, capsys)
     capsys.readouterr()
     refused(capsys, ["evaluate", str(fixture["json"]), "--psg", str(fixture["psg"]), "--stats",
                      str(tmp_path / "other.h5")], tmp_path / "none", must_name=("other.h5", "names differ"))
+
+
+def test_pixel_ids_map_to_segments_with_and_without_the_list_of_colours():
+    from sgg_eval.formats.psg_gt import index_of_ids
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        segs = rng.choice(1 << 24, size=int(rng.integers(1, 30)), replace=False).astype(np.int64)
+        others = rng.choice(1 << 24, size=int(rng.integers(0, 5)), replace=False)  # void and unnamed ids
+        ids = rng.choice(np.concatenate([segs, others, [0]]), size=(20, 30)).astype(np.uint32)
+        want = [[list(segs).index(v) if v in segs else len(segs) for v in row] for row in ids.tolist()]
+        assert index_of_ids(ids, segs).tolist() == want
+        assert index_of_ids(ids, segs, np.unique(ids).astype(np.int64)).tolist() == want

@@ -49,3 +49,16 @@ def test_segment_min_equals_a_loop():
     segment, values = rng.integers(0, 6, size=40), rng.integers(0, 100, size=40)
     want = [min([v for s, v in zip(segment, values) if s == k], default=1000) for k in range(8)]
     np.testing.assert_array_equal(segment_min(8, segment, values, 1000), want)  # empty: above every value
+
+
+def test_first_seen_marks_each_values_earliest_position_in_both_key_spaces():
+    from sgg_eval.metrics import segments
+    from sgg_eval.metrics.segments import first_seen
+
+    rng = np.random.default_rng(5)
+    for space in (1, 7, 1000, segments._DENSE_KEYS + 1):  # the scatter, and the sort past the dense bound
+        for n in (0, 1, 50, 400):
+            keys = rng.integers(0, space, n)
+            want = np.zeros(n, dtype=bool)
+            want[[list(keys).index(v) for v in set(keys.tolist())]] = True
+            assert first_seen(keys, space).tolist() == want.tolist()

@@ -93,10 +93,10 @@ class OpenPsgSubmit:
                                np.zeros((0, 3), dtype=np.int64), len(rows) - len(first), png, rows, segment_ids=ids)
 
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
-        """``[N, H, W]`` bool: pixels of each segment's id in the image's PNG."""
+        """``[N, H, W]`` uint8: 1 where a pixel has the segment's id in the image's PNG."""
         file = os.path.join(self.path, MASKS, image.seg_filename)
         ids = read_panoptic_png(file, dict(path=file, image_id=image.image_id))
         if ids.shape != tuple(shape):
             raise InputError(f"masks of {ids.shape[1]}x{ids.shape[0]} px, the GT image is {shape[1]}x{shape[0]}",
                              path=file, image_id=image.image_id)
-        return ids[None, :, :] == image.segment_ids[:, None, None].astype(ids.dtype)
+        return (ids[None, :, :] == image.segment_ids.astype(ids.dtype)[:, None, None]).view(np.uint8)

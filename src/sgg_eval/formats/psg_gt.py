@@ -25,7 +25,7 @@ import numpy as np
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
-from sgg_eval.jsonio import json_array, load_json
+from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,17 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
     """The ``test`` split of ``path`` (the ``test_image_ids``), or its ``train`` split (every other entry, the
     images ``sgg-eval stats`` counts); ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
     path, root = os.fspath(path), os.fspath(root)
-    doc = load_json(path)
-    if not isinstance(doc, dict):
+    if not os.path.isfile(path):
+        raise InputError("file not found" if not os.path.exists(path) else "not a file, expected psg.json", path=path)
+    with open(path, "rb") as fh:
+        parser, doc, items = parse_items(fh.read(), "data", path)  # the parser holds the skeleton: keep it
+    if not is_object(doc):
         raise InputError("expected a JSON object with 'data' and 'test_image_ids'", path=path)
+    unique_keys(doc, "data", dict(path=path))
     names = {key: _names(doc, key, path) for key in ("thing_classes", "stuff_classes", "predicate_classes")}
     classes = names["thing_classes"] + names["stuff_classes"]
     data, test_ids = doc.get("data"), doc.get("test_image_ids")
-    if not isinstance(data, list) or not isinstance(test_ids, list):
+    if not is_array(data) or not is_array(test_ids):
         raise InputError("expected lists 'data' and 'test_image_ids'", path=path, field="data")
     test = {}
     for i, image_id in enumerate(test_ids):
@@ -80,8 +84,8 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
                              field=f"test_image_ids[{i}]")
         test[(type(image_id), image_id)] = None  # by value and type: "1" and 1 are different images (a dict: ordered)
     images, without, seen = [], 0, set()
-    for position, entry in enumerate(data):
-        image_id = entry.get("image_id") if isinstance(entry, dict) else None
+    for position, entry in items:
+        image_id = entry.get("image_id") if is_object(entry) else None
         if type(image_id) not in (int, str):
             raise InputError(f"image_id {image_id!r:.40} is neither an integer nor a string", path=path,
                              position=position, field="image_id")
@@ -92,7 +96,7 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
             raise InputError("image listed twice in 'data'", path=path, image_id=image_id, position=position)
         seen.add(key)
         relations = entry.get("relations")
-        if isinstance(relations, list) and not relations:
+        if is_array(relations) and not len(relations):
             without += 1
             continue
         images.append(_image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes,
@@ -104,30 +108,35 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
     return PsgGT(path, root, classes, names["predicate_classes"], images, without)
 
 
-def _names(doc: dict, key: str, path: str) -> tuple[str, ...]:
+def _names(doc, key: str, path: str) -> tuple[str, ...]:
     names = doc.get(key)
-    if not isinstance(names, list) or not all(type(n) is str for n in names) or (key != "stuff_classes" and not names):
+    names = list(names) if is_array(names) else None
+    if names is None or not all(type(n) is str for n in names) or (key != "stuff_classes" and not names):
         raise InputError("expected a list of class names", path=path, field=key)
     return tuple(names)
 
 
-def _ints(value, shape: tuple, field: str, where: dict) -> np.ndarray:
-    return json_array(value, shape, integer=True, field=field, where=where)
+def _ints(values: list, field: str, where: dict) -> np.ndarray:
+    if not all(type(v) is int for v in values):
+        raise InputError("expected an integer per segment", field=field, **where)
+    return np.array(values, dtype=np.int64)
 
 
-def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str,
+def _image(entry, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str,
            path: str) -> PsgImage:
     where = dict(path=path, image_id=image_id, position=position)
+    unique_keys(entry, "data", where)
     segments = entry.get("segments_info")
-    if not isinstance(segments, list) or not segments or not all(isinstance(s, dict) for s in segments):
+    segments = list(segments) if is_array(segments) else None
+    if not segments or not all(is_object(s) for s in segments):
         raise InputError("expected a non-empty list of {'id', 'category_id'}", field="segments_info", **where)
-    ids = _ints([s.get("id") for s in segments], (None,), "segments_info.id", where)
-    labels = _ints([s.get("category_id") for s in segments], (None,), "segments_info.category_id", where)
+    ids = _ints([s.get("id") for s in segments], "segments_info.id", where)
+    labels = _ints([s.get("category_id") for s in segments], "segments_info.category_id", where)
     if len(np.unique(ids)) != len(ids) or ids.min() < 0 or ids.max() >= 256 ** 3:
         raise InputError("segment ids must be distinct and in [0, 256³)", field="segments_info.id", **where)
     if labels.min() < 0 or labels.max() >= n_classes:
         raise InputError(f"category outside [0, {n_classes - 1}]", field="segments_info.category_id", **where)
-    rels = _ints(entry.get("relations"), (None, 3), "relations", where)
+    rels = number_rows(entry.get("relations"), 3, integer=True, field="relations", where=where)
     if rels[:, :2].min() < 0 or rels[:, :2].max() >= len(ids):
         raise InputError(f"segment index outside [0, {len(ids) - 1}]", field="relations", **where)
     if rels[:, 2].min() < 0 or rels[:, 2].max() >= n_predicates:
@@ -135,14 +144,12 @@ def _image(entry: dict, image_id, position: int, n_classes: int, n_predicates: i
     xyxy = np.zeros((0, 4))
     if boxes:
         annotations = entry.get("annotations")
-        if not isinstance(annotations, list) or not all(isinstance(a, dict) for a in annotations):
+        annotations = list(annotations) if is_array(annotations) else None
+        if annotations is None or not all(is_object(a) for a in annotations):
             raise InputError("expected a list of {'bbox', 'category_id'}", field="annotations", **where)
         if len(annotations) != len(ids):
             raise InputError(f"{len(annotations)} annotations for {len(ids)} segments", field="annotations", **where)
-        bbox = [a.get("bbox") for a in annotations]
-        if not all(type(b) is list and len(b) == 4 and all(type(v) in (int, float) for v in b) for b in bbox):
-            raise InputError("expected one [x1, y1, x2, y2] per segment", field="annotations.bbox", **where)
-        xyxy = np.array(bbox, dtype=np.float64).reshape(-1, 4)
+        xyxy = box_rows([a.get("bbox") for a in annotations], "annotations.bbox", where)
         check_xyxy(xyxy, "annotations.bbox", where)
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
@@ -172,22 +179,54 @@ def check_png(raw: bytes, where: dict) -> None:
     raise InputError("PNG without its end chunk: truncated", **where)
 
 
-def segment_index(gt: PsgGT, image: PsgImage) -> np.ndarray:
-    """``[H, W]`` int64: each pixel's index into the image's ``segments_info``, -1 where no segment is (void, or
-    an id the list does not name). Read from the PNG under ``gt.root``."""
+def segment_index(gt: PsgGT, image: PsgImage) -> tuple[np.ndarray, np.ndarray | None]:
+    """``[H, W]``: each pixel's index into the image's ``segments_info``, ``len(segments_info)`` where no segment
+    is (void, or an id the list does not name); uint8 (uint16 past 255 segments). Read from the PNG under
+    ``gt.root``. And each segment's pixel count, from the PNG's colour counts (None past ``_MAX_COLOURS``)."""
     file = os.path.join(gt.root, image.png)
     where = dict(path=file, image_id=image.image_id)
     if not os.path.isfile(file):
         raise InputError("PNG not found (is --psg-root the folder its pan_seg_file_name is relative to?)", **where)
-    ids = read_panoptic_png(file, where)
-    import pandas as pd  # a hash lookup per pixel: ~3x a sorted search
+    ids, colours = read_panoptic_png(file, where, with_colours=True)
+    if colours is None:
+        return index_of_ids(ids, image.segment_ids), None
+    present, counts = colours
+    index = {seg_id: i for i, seg_id in enumerate(image.segment_ids.tolist())}
+    area = np.zeros(len(index), dtype=np.int64)
+    for seg_id, n in zip(present.tolist(), counts.tolist()):
+        if seg_id in index:
+            area[index[seg_id]] = n
+    return index_of_ids(ids, image.segment_ids, present), area
 
-    return pd.Index(image.segment_ids).get_indexer(ids.ravel()).reshape(ids.shape).astype(np.int64, copy=False)
+
+def index_of_ids(ids: np.ndarray, segment_ids: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
+    """Each pixel's index in ``segment_ids`` (distinct, < 2²⁴), ``len(segment_ids)`` for any other id. A table
+    indexed by the fewest low bits that tell the ids apart names each pixel's segment: when ``present`` lists
+    every id of the image (PNGs of a few hundred colours), that is the answer, two passes over the pixels;
+    otherwise one comparison with the segment's id confirms it. No hashing or search."""
+    g = len(segment_ids)
+    dtype = np.uint8 if g < 255 else np.uint16
+    keys = np.union1d(segment_ids, present) if present is not None else segment_ids
+    bits = max(1, int(len(keys)).bit_length())
+    while len(np.unique(keys & ((1 << bits) - 1))) < len(keys):
+        bits += 1
+    mask = (1 << bits) - 1
+    table = np.full(1 << bits, g, dtype=dtype)
+    table[segment_ids & mask] = np.arange(g, dtype=dtype)  # the other keys keep g: they name no segment
+    candidate = table[ids & mask]
+    if present is not None:
+        return candidate
+    known = np.append(segment_ids, 1 << 24).astype(np.uint32)  # the sentinel matches no 24-bit id
+    return np.where(known[candidate] == ids, candidate, dtype(g))
 
 
-def read_panoptic_png(file: str, where: dict) -> np.ndarray:
+_MAX_COLOURS = 4096  # a panoptic PNG has one colour per segment (and void); past this, ids are checked per pixel
+
+
+def read_panoptic_png(file: str, where: dict, with_colours: bool = False):
     """``[H, W]`` uint32 segment ids ``R + 256·G + 256²·B`` of a COCO panoptic PNG (RGB or RGBA), its chunk CRCs
-    checked first; read with Pillow."""
+    checked first; read with Pillow. ``with_colours``: also the ids present and their pixel counts (Pillow's
+    ``getcolors``), or None past ``_MAX_COLOURS``."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -201,6 +240,17 @@ def read_panoptic_png(file: str, where: dict) -> np.ndarray:
             if im.mode not in ("RGB", "RGBA"):
                 raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
             # R + 256 G + 256² B is the pixel's little-endian uint32 without its alpha byte
-            return np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
+            ids = np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
+            if not with_colours:
+                return ids
+            colours = im.getcolors(_MAX_COLOURS)
+            if colours is None:
+                return ids, None
+            present = np.array([c[0] + 256 * c[1] + 65536 * c[2] for _, c in colours], dtype=np.int64)
+            counts = np.array([n for n, _ in colours], dtype=np.int64)
+            if len(np.unique(present)) < len(present):  # RGBA: one id in several alphas
+                present, inverse = np.unique(present, return_inverse=True)
+                counts = np.bincount(inverse, weights=counts).astype(np.int64)
+            return ids, (present, counts)
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", **where) from None

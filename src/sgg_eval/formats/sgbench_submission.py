@@ -10,14 +10,13 @@ instances; exact duplicate rows are dropped, the first kept, as sgbench does. ``
 our extension, read and checked but not used by the sgbench protocol.
 
 TIFF: one layer per instance (any non-zero pixel is in the mask; layers may overlap), as ``tifffile`` writes
-them: N pages; 3 or 4 layers as one planar RGB(A) page; 1 layer with or without shape metadata; 0 layers.
+them (``formats.tiff_layers``).
 ZIP members are read in memory (never extracted), CRC-checked by ``zipfile`` as they are read, with their
 sizes bounded; names must stay inside the archive and be unique.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import zipfile
 import zlib
@@ -28,7 +27,9 @@ import numpy as np
 
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import json_array, load_json, parse_json
+from sgg_eval.formats.tiff_layers import tiff_stack
+from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
+from sgg_eval.metrics.segments import first_seen
 
 TRIPLETS = "triplets.json"
 MAX_MEMBER_BYTES = 4 << 30  # one member, uncompressed
@@ -65,25 +66,30 @@ class Submission:
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             self.kind, self._zip = "folder", None
-            doc = load_json(os.path.join(self.path, TRIPLETS))
+            raw = _read_file(os.path.join(self.path, TRIPLETS))
         elif zipfile.is_zipfile(self.path):
             self.kind, self._zip, self._pid = "zip", _open_zip(self.path), os.getpid()
-            doc = parse_json(self._member(TRIPLETS), f"{self.path}:{TRIPLETS}")
+            raw = self._member(TRIPLETS)
         else:
             self.kind, self._zip = "json", None
-            doc = load_json(self.path)
+            raw = _read_file(self.path)
         self.mode = submission_mode(self.path, boxes)
-        if not isinstance(doc, dict) or doc.get("version") not in (1, 2) or type(doc.get("version")) is not int \
-                or not isinstance(doc.get("images"), list):
-            raise InputError("expected {'version': 1 or 2, 'images': [...]}", path=self.path, field="version")
+        parser, doc, items = parse_items(raw, "images", self.path if self.kind == "json" else
+                                         f"{self.path}:{TRIPLETS}")
+        where = dict(path=self.path)
+        if not is_object(doc) or doc.get("version") not in (1, 2) or type(doc.get("version")) is not int \
+                or not is_array(doc.get("images")):
+            raise InputError("expected {'version': 1 or 2, 'images': [...]}", field="version", **where)
+        unique_keys(doc, "version", where)
         self.images: dict[tuple, SubmissionImage] = {}
-        for position, entry in enumerate(doc["images"]):
+        for position, entry in items:
             image = _image(entry, position, num_classes, num_predicates, self.mode == "masks", self.path)
             key = (type(image.image_id), image.image_id)
             if key in self.images:
                 raise InputError("image listed twice", path=self.path, image_id=image.image_id, position=position,
                                  field="id")
             self.images[key] = image
+        del raw, doc, parser  # the arrays are copies: the text goes now
 
     def _member(self, name: str) -> bytes:
         if self._pid != os.getpid():  # a forked worker: its own file handle (a shared one shares the offset)
@@ -100,7 +106,8 @@ class Submission:
                              path=self.path) from None
 
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
-        """``[N, H, W]`` bool: the image's instance masks, checked against its instance count and ``shape``."""
+        """``[N, H, W]`` uint8: the image's instance masks (non-zero: in the mask), checked against its instance
+        count and ``shape``."""
         name = image.seg_filename
         where = dict(path=self.path, image_id=image.image_id, field="seg_filename")
         if self.kind == "zip":
@@ -111,8 +118,7 @@ class Submission:
                 raise InputError(f"{name!r} not found", **where)
             with open(file, "rb") as fh:
                 raw = fh.read()
-        layers = _decode_tiff(raw, len(image.labels), shape, where)
-        return layers != 0
+        return tiff_stack(raw, len(image.labels), shape, where)
 
 
 def _open_zip(path: str) -> zipfile.ZipFile:
@@ -134,53 +140,77 @@ def _open_zip(path: str) -> zipfile.ZipFile:
     return zf
 
 
-def _numbers(value, shape: tuple, kind, field: str, where: dict) -> np.ndarray:
-    return json_array(value, shape, integer=kind is np.int64, field=field, where=where)
+def _read_file(path: str) -> bytes:
+    if not os.path.isfile(path):
+        raise InputError("file not found" if not os.path.exists(path) else "not a file, expected JSON", path=path)
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
-def _instances(entry: dict, where: dict) -> tuple[list, list]:
-    """(categories, boxes) from whichever of the three spellings the image uses (exactly one)."""
+def _instances(entry, where: dict) -> tuple:
+    """(categories, boxes) arrays from whichever of the three spellings the image uses (exactly one)."""
     spelled = [k for k in ("instances", "annotation") if k in entry] + (["bboxes"] if "bboxes" in entry or
                                                                           "categories" in entry else [])
     if len(spelled) != 1:
         raise InputError("give the instances once: 'instances' or 'annotation' ([{bbox, category}]), or "
                          "'bboxes' + 'categories'", field="instances", **where)
     if spelled[0] == "bboxes":
-        return entry.get("categories"), entry.get("bboxes")
+        labels = number_rows(entry.get("categories"), None, integer=True, field="categories", where=where)
+        return labels, _boxes(entry.get("bboxes"), len(labels), where)
     listed = entry[spelled[0]]
-    if not isinstance(listed, list) or not all(isinstance(i, dict) for i in listed):
+    if not is_array(listed) or not all(is_object(i) for i in listed):
         raise InputError("expected a list of {bbox, category}", field=spelled[0], **where)
-    return [i.get("category") for i in listed], [i.get("bbox") for i in listed]
+    cats = [i.get("category") for i in listed]
+    if not all(type(c) is int for c in cats):
+        raise InputError("expected an integer category per instance", field="categories", **where)
+    return np.array(cats, dtype=np.int64), box_rows([i.get("bbox") for i in listed], "bbox", where)
+
+
+def _boxes(value, count: int, where: dict) -> np.ndarray:
+    boxes = number_rows(value, 4, integer=False, field="bboxes", where=where)
+    if len(boxes) != count:
+        raise InputError(f"{len(boxes)} boxes for {count} categories", field="bboxes", **where)
+    return boxes
+
+
+def _deduplicated(rows: np.ndarray, count: int, num_predicates: int) -> tuple[np.ndarray, int]:
+    """The rows without exact repeats, the first kept, in order (one integer key per row), and how many went."""
+    n = max(count, 1)
+    keep = first_seen((rows[:, 0] * n + rows[:, 1]) * num_predicates + rows[:, 2], n * n * num_predicates)
+    return rows[keep], int(len(rows) - keep.sum())
 
 
 def _image(entry, position: int, num_classes: int, num_predicates: int, masks: bool, path: str) -> SubmissionImage:
-    if not isinstance(entry, dict):
+    if not is_object(entry):
         raise InputError("image entry is not an object", path=path, position=position, field="images")
     image_id = entry.get("id")
     if type(image_id) not in (int, str):
         raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=path, position=position,
                          field="id")
     where = dict(path=path, image_id=image_id, position=position)
-    cats, bbox = _instances(entry, where)
-    labels = _numbers(cats, (None,), np.int64, "categories", where)
-    boxes = _numbers(bbox, (len(labels), 4), np.float64, "bbox", where) if len(labels) else np.zeros((0, 4))
+    unique_keys(entry, "images", where)
+    labels, boxes = _instances(entry, where)
     if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
         raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
     check_xyxy(boxes, "bbox", where)
     lists, dropped, raw = {}, 0, None
     for field in ("triplets", "ng_triplets"):
-        value = entry.get(field, [] if field == "ng_triplets" else None)
-        rows = _numbers([] if value is None and field == "ng_triplets" else value, (None, 3), np.int64, field, where)
+        value = entry.get(field)
+        if field == "ng_triplets" and value is None:
+            rows = np.zeros((0, 3), dtype=np.int64)
+        else:
+            rows = number_rows(value, 3, integer=True, field=field, where=where)
         if len(rows) and (rows[:, :2].min() < 0 or rows[:, :2].max() >= len(labels)):
             raise InputError(f"instance index outside [0, {len(labels) - 1}]", field=field, **where)
         if len(rows) and (rows[:, 2].min() < 0 or rows[:, 2].max() >= num_predicates):
             raise InputError(f"predicate outside [0, {num_predicates - 1}]", field=field, **where)
-        _, first = np.unique(rows, axis=0, return_index=True)
-        lists[field] = rows[np.sort(first)]
-        raw = rows if field == "triplets" else raw
-        dropped += len(rows) - len(first) if field == "triplets" else 0
+        lists[field], gone = _deduplicated(rows, len(labels), num_predicates)
+        if field == "triplets":
+            raw, dropped = rows, gone
     if "scores" in entry:
-        scores = _numbers(entry["scores"], (len(entry.get("triplets") or []),), np.float64, "scores", where)
+        scores = number_rows(entry["scores"], None, integer=False, field="scores", where=where)
+        if len(scores) != len(raw):
+            raise InputError(f"{len(scores)} scores for {len(raw)} triplets", field="scores", **where)
         if len(scores) and np.any(np.diff(scores) > 0):
             raise InputError("scores must not increase: the triplets are best first", field="scores", **where)
     seg = entry.get("seg_filename")
@@ -189,27 +219,3 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         raise InputError("expected a .tiff file name inside the submission", field="seg_filename", **where)
     return SubmissionImage(image_id, position, labels, boxes, lists["triplets"], lists["ng_triplets"], dropped,
                            seg if masks else None, raw)
-
-
-def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> np.ndarray:
-    """``[count, H, W]`` layers of a TIFF as tifffile writes them (see the module docstring)."""
-    import tifffile
-
-    try:
-        layers = tifffile.imread(io.BytesIO(raw))
-    except Exception as exc:  # noqa: BLE001 - tifffile and its codecs raise many kinds on a damaged file
-        raise InputError(f"unreadable TIFF ({type(exc).__name__}: {' '.join(str(exc).split())[:100]})",
-                         **where) from None
-    layers = np.asarray(layers)
-    if layers.ndim == 2 and count == 1:
-        layers = layers[None]
-    elif layers.ndim == 3 and count in (3, 4) and layers.shape[2] == count and layers.shape[0] != count:
-        layers = np.moveaxis(layers, 2, 0)  # one contiguous RGB(A) page
-    if layers.ndim != 3 or layers.shape[0] != count:
-        raise InputError(f"TIFF of shape {list(layers.shape)}: expected {count} layers (one per instance)", **where)
-    if layers.shape[1:] != tuple(shape):
-        raise InputError(f"masks of {layers.shape[2]}x{layers.shape[1]} px, the GT image is {shape[1]}x{shape[0]}",
-                         **where)
-    if layers.dtype.kind not in "biuf":
-        raise InputError(f"TIFF of dtype {layers.dtype}, expected integer masks", **where)
-    return layers

@@ -24,24 +24,41 @@ IOU = 0.5  # both tools' and the paper's threshold
 
 def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """``pred2gt[P]``: each predicted mask's GT segment (−1: none). ``seg_index [H, W]`` gives each pixel's GT
-    segment (−1: none), ``masks [P, H, W]`` bool."""
+    segment (``len(gt_labels)``: none), ``masks [P, H, W]`` the layers (non-zero: in the mask)."""
     return assign(mask_ious(seg_index, len(gt_labels), masks), labels, gt_labels)
 
 
-def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray) -> np.ndarray:
-    """``[P, G]`` IoU of every predicted mask with every GT segment, from one ``bincount``."""
+def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray, needed: np.ndarray | None = None,
+              gt_area: np.ndarray | None = None) -> np.ndarray:
+    """``[P, G]`` IoU of every predicted layer ``masks [P, H, W]`` (non-zero: in the mask) with every GT segment;
+    ``seg_index [H, W]``: each pixel's GT segment, ``g`` where none (``gt_area``: each segment's pixels, when
+    known). Each layer is cropped to the rows and columns it covers (found 8 pixels at a time, as uint64
+    words), and one ``bincount`` of the GT segments under its pixels gives all its intersections (GT segments
+    do not overlap). Rows of layers not ``needed`` are 0: every protocol compares a prediction only with GT
+    segments of its class, so a layer whose class no GT segment has is never read (:func:`same_class_rows`)."""
     p = len(masks)
-    if p == 0:
-        return np.zeros((0, g))
-    flat = seg_index.reshape(-1)
-    gt_area = np.bincount(flat[flat >= 0], minlength=g)
-    layer, pixel = np.nonzero(masks.reshape(p, -1))
-    seg = flat[pixel]
-    inside = seg >= 0
-    inter = np.bincount(layer[inside] * g + seg[inside], minlength=p * g).reshape(p, g)
-    area = np.bincount(layer, minlength=p)
-    union = area[:, None] + gt_area[None, :] - inter
-    return np.divide(inter, union, out=np.zeros((p, g)), where=union > 0)
+    if gt_area is None:
+        gt_area = np.bincount(seg_index.reshape(-1), minlength=g + 1)[:g]
+    inter, area = np.zeros((p, g + 1), dtype=np.int64), np.zeros(p, dtype=np.int64)
+    masks = np.ascontiguousarray(masks).view(np.uint8)
+    words = masks.view(np.uint64) if masks.shape[2] % 8 == 0 else masks  # [P, H, W/8]: any pixel of 8 at once
+    for q in range(p) if needed is None else np.flatnonzero(needed).tolist():
+        rows = np.flatnonzero(words[q].any(axis=1))
+        if not len(rows):
+            continue
+        top, bottom = rows[0], rows[-1] + 1
+        cols = np.flatnonzero(np.bitwise_or.reduce(words[q, top:bottom], axis=0).view(np.uint8))
+        left, right = cols[0], cols[-1] + 1
+        under = seg_index[top:bottom, left:right][masks[q, top:bottom, left:right] != 0]
+        inter[q] = np.bincount(under, minlength=g + 1)
+        area[q] = len(under)
+    union = area[:, None] + gt_area[None, :] - inter[:, :g]
+    return np.divide(inter[:, :g], union, out=np.zeros(union.shape), where=union > 0)
+
+
+def same_class_rows(labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
+    """Per prediction, whether some GT instance has its class (the only IoUs any protocol reads)."""
+    return np.isin(labels, gt_labels)
 
 
 def assign_one_to_one(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:

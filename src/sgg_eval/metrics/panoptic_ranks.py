@@ -61,7 +61,7 @@ def first_hit(ok: np.ndarray, rows: np.ndarray, gs: np.ndarray, go: np.ndarray, 
     """Per GT row ``(gs, go, gp)`` (or pair, when ``gp`` is None), the position of the first list row hitting it."""
     if len(rows) == 0 or len(gs) == 0:
         return np.full(len(gs), NO_MATCH, dtype=np.int64)
-    hit = ok[rows[:, 0]][:, gs] & ok[rows[:, 1]][:, go]  # [rows, GT rows]
+    hit = ok[:, gs][rows[:, 0]] & ok[:, go][rows[:, 1]]  # [rows, GT rows], gathered from [P, GT rows]
     if gp is not None:
         hit &= rows[:, 2:3] == gp[None, :]
     return first_true(hit.T)
