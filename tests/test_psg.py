@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -186,7 +187,9 @@ def _set_bbox(image: dict, value) -> None:
 
 def _tiff_of(stack) -> bytes:
     out = io.BytesIO()
-    tifffile.imwrite(out, np.asarray(stack, dtype=np.uint8))
+    with warnings.catch_warnings():  # 0 layers: tifffile's "nonconformant TIFF", which it reads back
+        warnings.simplefilter("ignore")
+        tifffile.imwrite(out, np.asarray(stack, dtype=np.uint8))
     return out.getvalue()
 
 
@@ -258,3 +261,23 @@ def test_pixel_ids_map_to_segments_with_and_without_the_list_of_colours():
         want = [[list(segs).index(v) if v in segs else len(segs) for v in row] for row in ids.tolist()]
         assert index_of_ids(ids, segs).tolist() == want
         assert index_of_ids(ids, segs, np.unique(ids).astype(np.int64)).tolist() == want
+
+
+@pytest.mark.parametrize("masks", [True, False])
+def test_an_image_without_instances_scores_zero_where_sgbench_fails(fixture, tmp_path, masks):
+    """sgbench 1.0.0 raises IndexError on an image with no predicted instance in box mode; here it is an
+    evaluated image that recalls nothing."""
+    def empty(doc, members):
+        image = _first(doc)
+        for key in ("annotation", "instances"):
+            if key in image:
+                image[key] = []
+        if "bboxes" in image:
+            image["bboxes"], image["categories"] = [], []
+        image["triplets"], image["ng_triplets"] = [], []
+        members[image["seg_filename"]] = _tiff_of(np.zeros((0, 48, 64)))
+    bad = _edit_submission(fixture, tmp_path, empty)
+    doc = run_psg_evaluation(str(bad), str(fixture["psg"]), str(fixture["root"]), boxes=not masks)
+    base = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]), boxes=not masks)
+    assert doc["counts"]["images_evaluated"] == base["counts"]["images_evaluated"]
+    assert doc["metrics"]["R@100"] <= base["metrics"]["R@100"] and doc["metrics"]["InstR"] < base["metrics"]["InstR"]
