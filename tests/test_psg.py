@@ -281,3 +281,46 @@ def test_an_image_without_instances_scores_zero_where_sgbench_fails(fixture, tmp
     base = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]), boxes=not masks)
     assert doc["counts"]["images_evaluated"] == base["counts"]["images_evaluated"]
     assert doc["metrics"]["R@100"] <= base["metrics"]["R@100"] and doc["metrics"]["InstR"] < base["metrics"]["InstR"]
+
+
+@pytest.mark.parametrize("colours_listed", [True, False])
+def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, monkeypatch, colours_listed):
+    from sgg_eval.formats import psg_gt
+
+    rgb = [(10, 20, 30), (10, 21, 31), (11, 20, 31), (11, 21, 30), (0, 0, 0)]  # every channel repeats a value
+    rng = np.random.default_rng(1)
+    pick = rng.integers(0, len(rgb), (12, 16))
+    pixels = np.array(rgb, dtype=np.uint8)[pick]
+    Image.fromarray(pixels, "RGB").save(tmp_path / "p.png")
+    ids = [r + 256 * g + 65536 * b for r, g, b in rgb]
+    segment_ids = np.array(ids[:3] + [123456], dtype=np.int64)  # the 4th colour and void name no segment
+    if not colours_listed:
+        monkeypatch.setattr(psg_gt, "_MAX_COLOURS", 2)
+    gt = psg_gt.PsgGT(str(tmp_path), str(tmp_path), ("a",), ("p",), [], 0)
+    image = psg_gt.PsgImage("x", 0, segment_ids, np.zeros(4, dtype=np.int64), np.zeros((0, 3), dtype=np.int64),
+                            np.zeros((0, 4)), "p.png", np.zeros((0, 3), dtype=np.int64))
+    index, area = psg_gt.segment_index(gt, image)
+    want = np.where(pick < 3, pick, 4)
+    assert index.tolist() == want.tolist()
+    if colours_listed:
+        assert area.tolist() == [int((pick == k).sum()) for k in range(3)] + [0]
+    else:
+        assert area is None
+
+
+def test_same_class_ious_equal_the_full_computation_whatever_the_number_of_segments():
+    from sgg_eval.metrics.panoptic import mask_ious
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        g = int(rng.integers(1, 9))
+        seg = rng.integers(0, g + 1, (24, 40))  # g: no segment
+        masks = (rng.random((int(rng.integers(0, 12)), 24, 40)) < rng.random()).astype(np.uint8)
+        gt_labels = rng.integers(0, 2 if trial % 2 else 5, g)  # trial % 2: many segments share a class
+        labels = rng.integers(0, 5, len(masks))
+        full = mask_ious(seg, g, masks)
+        same = mask_ious(seg, g, masks, labels, gt_labels)
+        keep = labels[:, None] == gt_labels[None, :]
+        assert np.array_equal(same[keep], full[keep]) and not same[~keep].any()
+        area = np.bincount(seg.reshape(-1), minlength=g + 1)[:g]
+        assert np.array_equal(mask_ious(seg, g, masks, labels, gt_labels, area), same)

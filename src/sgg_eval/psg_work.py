@@ -16,7 +16,7 @@ import numpy as np
 
 from sgg_eval.data.types import triplet_key
 from sgg_eval.formats.psg_gt import PsgGT, PsgImage, segment_index
-from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious, same_class_rows
+from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
 from sgg_eval.metrics.panoptic_ranks import (graph_constrained, image_ranks, instance_ok, predicate_rank_cells,
                                              triplet_ok)
 from sgg_eval.metrics.rank_records import BlockRanks
@@ -100,8 +100,7 @@ def _chunk(gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: Z
     for image, pred in chunk:
         if sub.mode == "masks":
             seg, gt_area = segment_index(gt, image)
-            iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape),
-                            same_class_rows(pred.labels, image.labels), gt_area)
+            iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape), pred.labels, image.labels, gt_area)
         else:
             iou = box_ious(image.boxes, pred.boxes)
         ng = pred.ng_triplets if has_ng else None

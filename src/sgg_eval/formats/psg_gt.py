@@ -15,6 +15,7 @@ pair kept).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import struct
@@ -182,21 +183,34 @@ def check_png(raw: bytes, where: dict) -> None:
 def segment_index(gt: PsgGT, image: PsgImage) -> tuple[np.ndarray, np.ndarray | None]:
     """``[H, W]``: each pixel's index into the image's ``segments_info``, ``len(segments_info)`` where no segment
     is (void, or an id the list does not name); uint8 (uint16 past 255 segments). Read from the PNG under
-    ``gt.root``. And each segment's pixel count, from the PNG's colour counts (None past ``_MAX_COLOURS``)."""
+    ``gt.root``. And each segment's pixel count, from the PNG's colour counts (None past ``_MAX_COLOURS``).
+
+    When one colour channel alone tells every colour of the PNG apart (its few colours usually differ in their
+    red, green or blue byte), Pillow maps that channel through a 256-entry table; otherwise the full ids go
+    through :func:`index_of_ids`."""
     file = os.path.join(gt.root, image.png)
     where = dict(path=file, image_id=image.image_id)
     if not os.path.isfile(file):
         raise InputError("PNG not found (is --psg-root the folder its pan_seg_file_name is relative to?)", **where)
-    ids, colours = read_panoptic_png(file, where, with_colours=True)
-    if colours is None:
-        return index_of_ids(ids, image.segment_ids), None
-    present, counts = colours
-    index = {seg_id: i for i, seg_id in enumerate(image.segment_ids.tolist())}
-    area = np.zeros(len(index), dtype=np.int64)
-    for seg_id, n in zip(present.tolist(), counts.tolist()):
-        if seg_id in index:
-            area[index[seg_id]] = n
-    return index_of_ids(ids, image.segment_ids, present), area
+    with _panoptic_png(file, where) as im:
+        colours = im.getcolors(_MAX_COLOURS)
+        if colours is None:
+            return index_of_ids(_ids(im), image.segment_ids), None
+        present, counts = _colour_ids(colours)
+        index = {seg_id: i for i, seg_id in enumerate(image.segment_ids.tolist())}
+        g = len(index)
+        area = np.zeros(g, dtype=np.int64)
+        for seg_id, n in zip(present.tolist(), counts.tolist()):
+            if seg_id in index:
+                area[index[seg_id]] = n
+        for channel in range(3) if g < 255 else ():
+            byte = (present >> (8 * channel)) & 0xFF
+            if len(np.unique(byte)) == len(byte):  # this channel names every colour of the image
+                table = [g] * 256
+                for seg_id, value in zip(present.tolist(), byte.tolist()):
+                    table[value] = index.get(seg_id, g)
+                return np.asarray(im.getchannel(channel).point(table)), area
+        return index_of_ids(_ids(im), image.segment_ids, present), area
 
 
 def index_of_ids(ids: np.ndarray, segment_ids: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
@@ -223,10 +237,16 @@ def index_of_ids(ids: np.ndarray, segment_ids: np.ndarray, present: np.ndarray |
 _MAX_COLOURS = 4096  # a panoptic PNG has one colour per segment (and void); past this, ids are checked per pixel
 
 
-def read_panoptic_png(file: str, where: dict, with_colours: bool = False):
+def read_panoptic_png(file: str, where: dict) -> np.ndarray:
     """``[H, W]`` uint32 segment ids ``R + 256·G + 256²·B`` of a COCO panoptic PNG (RGB or RGBA), its chunk CRCs
-    checked first; read with Pillow. ``with_colours``: also the ids present and their pixel counts (Pillow's
-    ``getcolors``), or None past ``_MAX_COLOURS``."""
+    checked first; read with Pillow."""
+    with _panoptic_png(file, where) as im:
+        return _ids(im)
+
+
+@contextlib.contextmanager
+def _panoptic_png(file: str, where: dict):
+    """The PNG decoded by Pillow (RGB or RGBA), its chunk CRCs checked first; one InputError when unreadable."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -236,21 +256,24 @@ def read_panoptic_png(file: str, where: dict, with_colours: bool = False):
         raise InputError(f"PNG unreadable ({exc.strerror or exc})", **where) from None
     check_png(raw, where)
     try:
-        with Image.open(io.BytesIO(raw)) as im:
-            if im.mode not in ("RGB", "RGBA"):
-                raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
-            # R + 256 G + 256² B is the pixel's little-endian uint32 without its alpha byte
-            ids = np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
-            if not with_colours:
-                return ids
-            colours = im.getcolors(_MAX_COLOURS)
-            if colours is None:
-                return ids, None
-            present = np.array([c[0] + 256 * c[1] + 65536 * c[2] for _, c in colours], dtype=np.int64)
-            counts = np.array([n for n, _ in colours], dtype=np.int64)
-            if len(np.unique(present)) < len(present):  # RGBA: one id in several alphas
-                present, inverse = np.unique(present, return_inverse=True)
-                counts = np.bincount(inverse, weights=counts).astype(np.int64)
-            return ids, (present, counts)
+        im = Image.open(io.BytesIO(raw))
+        if im.mode not in ("RGB", "RGBA"):
+            raise InputError(f"PNG mode {im.mode}, expected RGB (ids R + 256 G + 256² B)", **where)
+        im.load()
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", **where) from None
+    with im:
+        yield im
+
+
+def _ids(im) -> np.ndarray:
+    # R + 256 G + 256² B is the pixel's little-endian uint32 without its alpha byte
+    return np.asarray(im.convert("RGBA")).view("<u4")[..., 0] & 0xFFFFFF
+
+
+def _colour_ids(colours: list) -> tuple[np.ndarray, np.ndarray]:
+    """Pillow's ``getcolors`` as (distinct ids, their pixel counts): RGBA colours of one id are summed."""
+    present = np.array([c[0] + 256 * c[1] + 65536 * c[2] for _, c in colours], dtype=np.int64)
+    counts = np.array([n for n, _ in colours], dtype=np.int64)
+    present, inverse = np.unique(present, return_inverse=True)
+    return present, np.bincount(inverse, weights=counts, minlength=len(present)).astype(np.int64)

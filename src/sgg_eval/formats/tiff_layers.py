@@ -73,7 +73,7 @@ def _plain_strips(raw: bytes, count: int, shape: tuple[int, int]):
     if count < 1 or len(raw) < 8 or raw[:4] not in (b"II*\0", b"MM\0*"):
         return None
     order = "<" if raw[:2] == b"II" else ">"
-    want = {_WIDTH: shape[1], _LENGTH: shape[0], _BITS: 8, _SAMPLES: 1, _PREDICTOR: 1, _FILLORDER: 1}
+    want = (shape[1], shape[0], 8, 1, 1, 1)  # width, length, bits, samples, predictor, fill order
     at = struct.unpack_from(order + "I", raw, 4)[0]
     pages, compression = [], None
     while at and len(pages) <= count:
@@ -100,7 +100,8 @@ def _plain_strips(raw: bytes, count: int, shape: tuple[int, int]):
                 return None
             else:  # one value, inline: a SHORT sits in the field's first two bytes
                 single[tag] = value if kind == 4 else (value & 0xFFFF if order == "<" else value >> 16)
-        if any(single.get(tag) != v for tag, v in want.items()) or single[_SAMPLEFORMAT] not in (1, 2) \
+        if (single.get(_WIDTH), single.get(_LENGTH), single.get(_BITS), single[_SAMPLES], single[_PREDICTOR],
+                single[_FILLORDER]) != want or single[_SAMPLEFORMAT] not in (1, 2) \
                 or single[_COMPRESSION] not in (_NONE, *_DEFLATE) or compression not in (None, single[_COMPRESSION]):
             return None
         compression = single[_COMPRESSION]

@@ -28,37 +28,44 @@ def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray,
     return assign(mask_ious(seg_index, len(gt_labels), masks), labels, gt_labels)
 
 
-def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray, needed: np.ndarray | None = None,
-              gt_area: np.ndarray | None = None) -> np.ndarray:
+def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray, labels: np.ndarray | None = None,
+              gt_labels: np.ndarray | None = None, gt_area: np.ndarray | None = None) -> np.ndarray:
     """``[P, G]`` IoU of every predicted layer ``masks [P, H, W]`` (non-zero: in the mask) with every GT segment;
     ``seg_index [H, W]``: each pixel's GT segment, ``g`` where none (``gt_area``: each segment's pixels, when
     known). Each layer is cropped to the rows and columns it covers (found 8 pixels at a time, as uint64
-    words), and one ``bincount`` of the GT segments under its pixels gives all its intersections (GT segments
-    do not overlap). Rows of layers not ``needed`` are 0: every protocol compares a prediction only with GT
-    segments of its class, so a layer whose class no GT segment has is never read (:func:`same_class_rows`)."""
+    words); one ``bincount`` of the GT segments under its pixels gives all its intersections (GT segments do not
+    overlap). Given ``labels`` and ``gt_labels``, only same-class pairs are computed, the others left 0: every
+    protocol compares a prediction only with GT segments of its class. For one to three such segments, counting
+    each one's pixels in the crop beats gathering the crop's pixels."""
     p = len(masks)
     if gt_area is None:
         gt_area = np.bincount(seg_index.reshape(-1), minlength=g + 1)[:g]
     inter, area = np.zeros((p, g + 1), dtype=np.int64), np.zeros(p, dtype=np.int64)
     masks = np.ascontiguousarray(masks).view(np.uint8)
     words = masks.view(np.uint64) if masks.shape[2] % 8 == 0 else masks  # [P, H, W/8]: any pixel of 8 at once
-    for q in range(p) if needed is None else np.flatnonzero(needed).tolist():
+    for q in range(p):
+        same = None if labels is None else np.flatnonzero(gt_labels == labels[q])
+        if same is not None and not len(same):
+            continue
         rows = np.flatnonzero(words[q].any(axis=1))
         if not len(rows):
             continue
         top, bottom = rows[0], rows[-1] + 1
         cols = np.flatnonzero(np.bitwise_or.reduce(words[q, top:bottom], axis=0).view(np.uint8))
         left, right = cols[0], cols[-1] + 1
-        under = seg_index[top:bottom, left:right][masks[q, top:bottom, left:right] != 0]
-        inter[q] = np.bincount(under, minlength=g + 1)
-        area[q] = len(under)
+        inside = masks[q, top:bottom, left:right] != 0
+        segments = seg_index[top:bottom, left:right]
+        if same is not None and len(same) <= 3:
+            area[q] = np.count_nonzero(inside)
+            for k in same.tolist():
+                inter[q, k] = np.count_nonzero(inside & (segments == k))
+        else:
+            under = segments[inside]
+            counts = np.bincount(under, minlength=g + 1)
+            inter[q] = counts if same is None else np.where(np.isin(np.arange(g + 1), same), counts, 0)
+            area[q] = len(under)
     union = area[:, None] + gt_area[None, :] - inter[:, :g]
     return np.divide(inter[:, :g], union, out=np.zeros(union.shape), where=union > 0)
-
-
-def same_class_rows(labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
-    """Per prediction, whether some GT instance has its class (the only IoUs any protocol reads)."""
-    return np.isin(labels, gt_labels)
 
 
 def assign_one_to_one(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
