@@ -49,5 +49,7 @@ def test_a_published_number_is_traced_to_its_protocol(files, tmp_path, capsys):
 def test_psg_audit_refuses_options_of_the_box_audit(files, tmp_path, capsys):
     refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--iou-threshold", "0.7"], tmp_path,
             must_name=("--psg",))
+    refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--subset", "10"], tmp_path,
+            must_name=("--subset",))
     refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--published", "R@30=1"], tmp_path,
             must_name=("R@30",))

@@ -113,9 +113,9 @@ def _cmd_audit(args: argparse.Namespace) -> None:
     if args.psg:
         from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
 
-        if args.task not in (None, "sgdet") or args.gt or args.iou_threshold is not None:
-            raise InputError("--psg audits panoptic SGG (sgdet) at IoU 0.5: no --gt, other --task or "
-                             "--iou-threshold", field="--psg")
+        if args.task not in (None, "sgdet") or args.gt or args.iou_threshold is not None or args.subset is not None:
+            raise InputError("--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image: no --gt, other "
+                             "--task, --iou-threshold or --subset", field="--psg")
         doc = run_psg_audit(args.predictions, args.psg, args.psg_root or "", published=tuple(args.published),
                             jobs=args.jobs or default_jobs())
         text = psg_audit_markdown(doc)
@@ -126,9 +126,9 @@ def _cmd_audit(args: argparse.Namespace) -> None:
             raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
         if args.psg_root:
             raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
-        given = {} if args.iou_threshold is None else {"iou_threshold": args.iou_threshold}
-        doc = run_audit(args.predictions, args.task, gt=args.gt, subset=args.subset,
-                        published=tuple(args.published), jobs=args.jobs or default_jobs(), **given)
+        given = {k: v for k, v in (("iou_threshold", args.iou_threshold), ("subset", args.subset)) if v is not None}
+        doc = run_audit(args.predictions, args.task, gt=args.gt, published=tuple(args.published),
+                        jobs=args.jobs or default_jobs(), **given)
         text = audit_markdown(doc)
     if args.output:
         write_json(args.output, doc)
@@ -389,8 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--published", action="append", default=[], metavar="METRIC@K=VALUE",
                    help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
                         "restrict the match to no-graph-constraint variants")
-    p.add_argument("--subset", type=_bounded(int, 0, 10**9), default=1000,
-                   help="also report the first N images (0: no subset; default: %(default)s)")
+    p.add_argument("--subset", type=_bounded(int, 0, 10**9), default=None,
+                   help="also report the first N images (0: no subset; default: 1000)")
     _add_iou_threshold(p, default=None)
     p.add_argument("-j", "--jobs", type=_bounded(int, 1, 1024), default=None,
                    help="processes ranking images in parallel (default: every core)")
