@@ -101,13 +101,26 @@ MAX_YAML_BYTES = 1 << 20  # a configuration file; params.yaml is ~2 kB
 MAX_YAML_DEPTH = 32
 
 
-def read_text(path: str | os.PathLike, what: str = "text", limit: int | None = None) -> str:
-    """UTF-8 text of ``path`` (at most ``limit`` bytes), or one InputError naming the file."""
-    path = os.fspath(path)
+def _check_file(path: str, what: str, limit: int | None) -> None:
+    """One InputError naming ``path`` unless it is a file of at most ``limit`` bytes."""
     if not os.path.isfile(path):
         raise InputError("file not found" if not os.path.exists(path) else f"not a file, expected {what}", path=path)
     if limit is not None and os.path.getsize(path) > limit:
         raise InputError(f"{os.path.getsize(path)} bytes: larger than any {what} ({limit} bytes at most)", path=path)
+
+
+def read_bytes(path: str | os.PathLike, what: str, limit: int | None = None) -> bytes:
+    """The bytes of ``path`` (at most ``limit``), or one InputError naming the file."""
+    path = os.fspath(path)
+    _check_file(path, what, limit)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def read_text(path: str | os.PathLike, what: str = "text", limit: int | None = None) -> str:
+    """UTF-8 text of ``path`` (at most ``limit`` bytes), or one InputError naming the file."""
+    path = os.fspath(path)
+    _check_file(path, what, limit)
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read()

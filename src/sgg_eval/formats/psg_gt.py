@@ -27,6 +27,7 @@ from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
+from sgg_eval.jsonio import read_bytes
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,7 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
     """The ``test`` split of ``path`` (the ``test_image_ids``), or its ``train`` split (every other entry, the
     images ``sgg-eval stats`` counts); ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
     path, root = os.fspath(path), os.fspath(root)
-    if not os.path.isfile(path):
-        raise InputError("file not found" if not os.path.exists(path) else "not a file, expected psg.json", path=path)
-    with open(path, "rb") as fh:
-        parser, doc, items = parse_items(fh.read(), "data", path)  # the parser holds the skeleton: keep it
+    parser, doc, items = parse_items(read_bytes(path, "psg.json"), "data", path)  # the parser holds the skeleton
     if not is_object(doc):
         raise InputError("expected a JSON object with 'data' and 'test_image_ids'", path=path)
     unique_keys(doc, "data", dict(path=path))

@@ -29,6 +29,7 @@ from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
+from sgg_eval.jsonio import read_bytes
 from sgg_eval.metrics.segments import first_seen
 
 TRIPLETS = "triplets.json"
@@ -67,13 +68,13 @@ class Submission:
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             self.kind, self._zip = "folder", None
-            raw = _read_file(os.path.join(self.path, TRIPLETS))
+            raw = read_bytes(os.path.join(self.path, TRIPLETS), "JSON")
         elif zipfile.is_zipfile(self.path):
             self.kind, self._zip, self._pid = "zip", _open_zip(self.path), os.getpid()
             raw = self._member(TRIPLETS)
         else:
             self.kind, self._zip = "json", None
-            raw = _read_file(self.path)
+            raw = read_bytes(self.path, "JSON")
         self.mode = submission_mode(self.path, boxes)
         parser, doc, items = parse_items(raw, "images", self.path if self.kind == "json" else
                                          f"{self.path}:{TRIPLETS}")
@@ -139,13 +140,6 @@ def _open_zip(path: str) -> zipfile.ZipFile:
             raise InputError(f"member {name!r:.80} expands to {info.file_size} bytes from {info.compress_size}: "
                              "a ZIP bomb", path=path)
     return zf
-
-
-def _read_file(path: str) -> bytes:
-    if not os.path.isfile(path):
-        raise InputError("file not found" if not os.path.exists(path) else "not a file, expected JSON", path=path)
-    with open(path, "rb") as fh:
-        return fh.read()
 
 
 def _instances(entry, where: dict) -> tuple:

@@ -62,7 +62,10 @@ def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray, labels: np.ndarr
         else:
             under = segments[inside]
             counts = np.bincount(under, minlength=g + 1)
-            inter[q] = counts if same is None else np.where(np.isin(np.arange(g + 1), same), counts, 0)
+            if same is None:
+                inter[q] = counts
+            else:
+                inter[q, same] = counts[same]
             area[q] = len(under)
     union = area[:, None] + gt_area[None, :] - inter[:, :g]
     return np.divide(inter[:, :g], union, out=np.zeros(union.shape), where=union > 0)
