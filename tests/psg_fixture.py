@@ -94,6 +94,23 @@ def _predict(rng, ids: np.ndarray, info: list, rels: list, min_false: int
     return masks, cats, triplets, ng
 
 
+def instance_values(pred: dict, field: str) -> list:
+    """An SGBench image's ``category`` or ``bbox`` values, whichever of the three instance spellings it uses."""
+    for key in ("annotation", "instances"):
+        if key in pred:
+            return [i[field] for i in pred[key]]
+    return pred[{"category": "categories", "bbox": "bboxes"}[field]]
+
+
+def set_first_instance(pred: dict, field: str, value) -> None:
+    """Set the first instance's ``category`` or ``bbox``, in whichever spelling the image uses."""
+    for key in ("annotation", "instances"):
+        if key in pred:
+            pred[key][0][field] = value
+            return
+    pred[{"category": "categories", "bbox": "bboxes"}[field]][0] = value
+
+
 def write_psg_fixture(root: Path, *, seed: int = 0, test: int = 12, other: int = 5, size=(48, 64),
                       absent: int = 2, spellings=SPELLINGS, min_false: int = 0, unused_predicates: int = 0) -> dict:
     """Write ``root/psg.json``, ``root/coco/panoptic/*.png``, ``root/submission.zip`` and ``root/submission.json``

@@ -14,7 +14,7 @@ import pytest
 import tifffile
 from PIL import Image
 
-from psg_fixture import write_psg_fixture
+from psg_fixture import instance_values, write_psg_fixture
 from sgg_eval.psg_evaluate import run_psg_evaluation
 from test_bad_inputs import refused
 
@@ -28,13 +28,6 @@ def _painted(layers: np.ndarray) -> tuple[np.ndarray, list[int]]:
     for layer, colour in zip(layers, colours):
         ids[layer != 0] = colour
     return ids, colours
-
-
-def _categories(pred: dict) -> list[int]:
-    for key in ("annotation", "instances"):
-        if key in pred:
-            return [i["category"] for i in pred[key]]
-    return pred["categories"]
 
 
 def write_both(files: dict, tmp_path) -> tuple:
@@ -55,11 +48,11 @@ def write_both(files: dict, tmp_path) -> tuple:
             layers = np.zeros((0, entry["height"], entry["width"]), dtype=np.uint8)
         else:
             layers = tifffile.imread(io.BytesIO(zf.read(pred["seg_filename"]))).reshape(
-                len(_categories(pred)), entry["height"], entry["width"])
+                len(instance_values(pred, "category")), entry["height"], entry["width"])
         ids, colours = _painted(layers)
         rgb = np.stack([ids % 256, ids // 256 % 256, ids // 65536], axis=-1).astype(np.uint8)
         Image.fromarray(rgb, "RGB").save(folder / "panseg" / f"{idx}.png")
-        cats = _categories(pred)
+        cats = instance_values(pred, "category")
         entries.append({"relations": [[s, o, p + 1] for s, o, p in pred["triplets"]],
                         "segments_info": [{"id": c, "category_id": k + 1} for c, k in zip(colours, cats)],
                         "pan_seg_file_name": f"{idx}.png"})

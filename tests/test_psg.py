@@ -15,7 +15,7 @@ import tifffile
 from PIL import Image
 
 import psg_reference as ref
-from psg_fixture import write_psg_fixture
+from psg_fixture import instance_values, set_first_instance, write_psg_fixture
 from sgg_eval.cli import main
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, match_boxes, match_masks
 from sgg_eval.psg_evaluate import run_psg_evaluation
@@ -53,9 +53,7 @@ def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) 
             absent += 1
             absent_zs += bool(ref.zero_shot_rows(entry, zs))
             continue
-        inst = pred.get("annotation") or pred.get("instances")
-        cats = [i["category"] for i in inst] if inst is not None else pred["categories"]
-        boxes = [i["bbox"] for i in inst] if inst is not None else pred["bboxes"]
+        cats, boxes = instance_values(pred, "category"), instance_values(pred, "bbox")
         gt_labels = [s["category_id"] for s in entry["segments_info"]]
         if masks:
             rgb = np.asarray(Image.open(files["root"] / entry["pan_seg_file_name"])).astype(np.int64)
@@ -155,34 +153,18 @@ def _first(doc):
 BAD = {
     "negative_index": (lambda d, m: _first(d)["triplets"][0].__setitem__(0, -1), "triplets"),
     "predicate_out_of_range": (lambda d, m: _first(d)["triplets"][0].__setitem__(2, 5), "triplets"),
-    "category_out_of_range": (lambda d, m: _set_category(_first(d), 99), "categor"),
+    "category_out_of_range": (lambda d, m: set_first_instance(_first(d), "category", 99), "categor"),
     "duplicate_ids": (lambda d, m: d["images"].append(dict(d["images"][0])), "listed twice"),
     "path_outside": (lambda d, m: m.__setitem__("../evil.tiff", b"x"), "outside the archive"),
     "layer_count": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((9, 48, 64)))),
                     "expected"),
     "mask_size": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((
-        len(_first(d).get("annotation") or _first(d).get("instances") or _first(d)["categories"]), 10, 10)))), "px"),
+        len(instance_values(_first(d), "category")), 10, 10)))), "px"),
     "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
     "version": (lambda d, m: d.__setitem__("version", 7), "version"),
-    "box_inverted": (lambda d, m: _set_bbox(_first(d), [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
+    "box_inverted": (lambda d, m: set_first_instance(_first(d), "bbox", [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
     "triplets_of_one_empty_row": (lambda d, m: _first(d).__setitem__("triplets", [[]]), "triplets"),
 }
-
-
-def _set_category(image: dict, value) -> None:
-    listed = image.get("annotation") or image.get("instances")
-    if listed is not None:
-        listed[0]["category"] = value
-    else:
-        image["categories"][0] = value
-
-
-def _set_bbox(image: dict, value) -> None:
-    listed = image.get("annotation") or image.get("instances")
-    if listed is not None:
-        listed[0]["bbox"] = value
-    else:
-        image["bboxes"][0] = value
 
 
 def _tiff_of(stack) -> bytes:

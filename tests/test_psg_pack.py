@@ -12,7 +12,7 @@ import pytest
 import tifffile
 from PIL import Image
 
-from psg_fixture import write_psg_fixture
+from psg_fixture import instance_values, write_psg_fixture
 from sgg_eval.cli import main
 from sgg_eval.psg_evaluate import run_psg_evaluation
 from test_bad_inputs import refused
@@ -27,7 +27,7 @@ def unpack(files: dict, folder) -> tuple:
     masks.mkdir(parents=True)
     for k, image in enumerate(doc["images"]):
         layers = tifffile.imread(io.BytesIO(zf.read(image.pop("seg_filename"))))
-        n = len(image.get("annotation", image.get("instances", image.get("categories"))))
+        n = len(instance_values(image, "category"))
         layers = layers.reshape(n, *layers.shape[-2:]) if n else np.zeros((0, 48, 64), np.uint8)
         if k % 2 and n:
             (masks / image["id"]).mkdir()
