@@ -9,10 +9,12 @@ both torch layouts (zip and legacy) plus the matching GT split store, then runs,
 
 Times are the best of ``--repeat`` runs (default 3; a shared machine only ever adds time). It prints
 seconds, the ratio ours/floor, images/s, the peak heap (anonymous memory of the process and its
-workers; the file's mapped pages are page cache, not heap) of each, our peak RSS, and the checksums' own cost
-within ours (every zip member's CRC-32 and the split store's seal; ``CHECKS``). Shapes follow VG150's
-test split: 12 objects and every ordered pair per image (132 pairs) for PredCls/SGCls; 80 detections
-(6,320 pairs) for SGDet. No timing is asserted anywhere.
+workers; the file's mapped pages are page cache, not heap) of each, our peak RSS, the checksums' own cost
+within ours (every zip member's CRC-32 and the split store's seal; ``CHECKS``), and ours again with every
+checksum switched off (``UNCHECKED``, alternating with ours): what the checks add to the evaluation, as the
+median ratio of the pairs, in wall time and in CPU time (the legacy layout has no CRC-32s: its columns show
+the noise). Shapes follow VG150's test split: 12 objects and every ordered pair per image (132 pairs) for
+PredCls/SGCls; 80 detections (6,320 pairs) for SGDet. No timing is asserted anywhere.
 
     make bench                       # 2,000 PredCls/SGCls and 300 SGDet images
     make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,9 +55,12 @@ from sgg_eval.data.vg150_facts import vg150_vocabulary  # noqa: E402
 # once) of the process and its workers every 10 ms. The file's mapped pages are not counted: they are page
 # cache, not heap. Peak RSS (ru_maxrss, file pages included) is printed too.
 TIMED = """
-import time
-def report(seconds):
-    print(seconds, 0, 0)
+import resource, time
+def cpu_seconds():  # this process and every child it has waited for (--jobs workers, the parse's process)
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                         resource.RUSAGE_CHILDREN)))
+def report(seconds, cpu=0.0):
+    print(seconds, cpu, 0)
 """
 MEMORY = """
 import os, resource, threading, time
@@ -77,7 +83,9 @@ def _sample():
         PEAK[0] = max(PEAK[0], sum(_anon_kb(p) for p in _tree(os.getpid())))
         time.sleep(0.01)
 threading.Thread(target=_sample, daemon=True).start()
-def report(seconds):
+def cpu_seconds():
+    return 0.0
+def report(seconds, cpu=0.0):
     PEAK[0] = max(PEAK[0], sum(_anon_kb(p) for p in _tree(os.getpid())))
     rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(seconds, PEAK[0], rss)
@@ -94,14 +102,26 @@ report(time.perf_counter() - t)
 OURS = """
 import json, sys
 from sgg_eval.evaluate import run_evaluation
-t = time.perf_counter()
+t, cpu = time.perf_counter(), cpu_seconds()
 doc = run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]), zeroshot=sys.argv[5] or None,
                      iou_threshold=float(sys.argv[7]))
-seconds = time.perf_counter() - t
+seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
 if sys.argv[6]:
     with open(sys.argv[6], "w") as fh:
         json.dump(doc["metrics"], fh)
-report(seconds)
+report(seconds, cpu)
+"""
+# The same run with every checksum switched off (zip CRC-32s, the fold of the score matrices' CRC-32 into their
+# validation, the split store's seal): what the checks add to a whole evaluation is ours ÷ this.
+UNCHECKED = """
+import sys
+sys.argv[6] = ""  # never writes the metrics compared with the reference's
+import numpy as np
+from sgg_eval import integrity
+from sgg_eval.formats.tensor_table import TensorTable
+TensorTable.check = lambda self, ids: None
+TensorTable.whole_storages = lambda self, ids: np.full(len(ids), -1)
+integrity._check_seal = lambda path, hint: None
 """
 # The checksums' share of a run (both inside "ours"): every CRC-32 of the file's members and the split store's
 # seal, timed on pages already read once (as they are when the evaluation checks them; the page faults are
@@ -114,8 +134,8 @@ from sgg_eval.integrity import _check_seal
 tensors = EvalResults(sys.argv[1]).table.tensors
 ids = np.flatnonzero(~tensors.t_bad)
 for timed in (False, True):
-    if tensors.s_crc is not None:
-        tensors.s_checked[:] = False
+    if tensors.crcs is not None:
+        tensors.crcs.checked[:] = False
     t = time.perf_counter()
     tensors.check(ids)
     _check_seal(sys.argv[2], "")
@@ -182,15 +202,31 @@ def _streamed_sgdet(n: int, vocab, split: str, path: str) -> None:
 
 
 def _run(code: str, *args: str, repeat: int = 1) -> tuple[float, float, float]:
-    """Seconds (the best of ``repeat`` plain runs: a shared machine only ever adds time), then peak heap MB and
-    peak RSS MB (a sampled run) of ``code``, each in a fresh process."""
-    def run(prelude: str) -> list[str]:
-        out = subprocess.run([sys.executable, "-c", prelude + code, *args], capture_output=True, text=True,
-                             check=True)
-        return out.stdout.split()[-3:]
-    seconds = min(float(run(TIMED)[0]) for _ in range(max(1, repeat)))
-    _, anon_kb, rss_kb = run(MEMORY)
+    """Seconds (the best of ``repeat`` plain runs: a shared machine only ever adds time; none if 0), then peak
+    heap MB and peak RSS MB (a sampled run) of ``code``, each in a fresh process."""
+    seconds = min((_once(TIMED + code, args) for _ in range(repeat)), default=float("nan"))
+    _, anon_kb, rss_kb = _output(MEMORY + code, args)
     return seconds, float(anon_kb) / 1024, float(rss_kb) / 1024
+
+
+def _paired(code: str, versus: str, *args: str, repeat: int) -> tuple[float, float, float, float]:
+    """Runs of ``code`` and ``versus`` on the same arguments, alternating: the best seconds of each, and the
+    medians of the pairs' ratios code ÷ versus in wall time and in CPU time (of the process and its workers).
+    A shared machine slows both runs of a pair alike, so a ratio is steadier than one of the best times; CPU
+    time, which a neighbour's load barely moves, is the steadiest."""
+    pairs = [(_output(TIMED + code, args), _output(TIMED + versus, args)) for _ in range(max(1, repeat))]
+    wall = statistics.median(float(a[0]) / float(b[0]) for a, b in pairs)
+    cpu = statistics.median(float(a[1]) / float(b[1]) for a, b in pairs)
+    return min(float(a[0]) for a, _ in pairs), min(float(b[0]) for _, b in pairs), wall, cpu
+
+
+def _once(code: str, args: tuple[str, ...]) -> float:
+    return float(_output(code, args)[0])
+
+
+def _output(code: str, args: tuple[str, ...]) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return out.stdout.split()[-3:]
 
 
 def main() -> None:
@@ -217,7 +253,7 @@ def main() -> None:
           f"best of {args.repeat}")
     print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
           f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11} {'checks s':>8} "
-          f"{'of ours':>8}"
+          f"{'of ours':>8} {'unchecked s':>11} {'checks +':>8} {'checks CPU +':>12}"
           + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
@@ -249,8 +285,9 @@ def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
                                       check=True).stdout) for _ in range(max(1, repeat)))
     zeroshot = os.path.join(reference[0], REFERENCE_ZEROSHOT) if reference else ""
     mine = path + ".metrics.json"
-    ours, ours_heap, ours_rss = _run(OURS, path, task, split, str(jobs), zeroshot, mine if reference else "",
-                                     str(iou), repeat=repeat)
+    args = (path, task, split, str(jobs), zeroshot, mine if reference else "", str(iou))
+    ours, unchecked, ratio, cpu_ratio = _paired(OURS, UNCHECKED + OURS, *args, repeat=repeat)
+    _, ours_heap, ours_rss = _run(OURS, *args, repeat=0)
     size = os.path.getsize(path) / 2**20
     extra = ""
     if reference:
@@ -263,7 +300,8 @@ def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
         extra = f" {ref['seconds']:>7.2f} {ref['seconds'] / ours:>7.1f}x {diff:>10.1e}"
     print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
           f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f} {checks:>8.3f} "
-          f"{100 * checks / ours:>7.1f}%{extra}", flush=True)
+          f"{100 * checks / ours:>7.1f}% {unchecked:>10.3f} {100 * (ratio - 1):>+7.1f}% "
+          f"{100 * (cpu_ratio - 1):>+11.1f}%{extra}", flush=True)
 
 
 def _difference(ours: float | None, ref: float) -> float:
