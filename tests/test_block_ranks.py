@@ -241,11 +241,14 @@ def test_blocks_with_scores_kept_apart_equal_image_ranks(task, order, coarse, pr
     assert checked > 60
 
 
-def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch):
+@pytest.mark.parametrize("block_bytes", [1, 7 * 51 * 4, batch_checks.BLOCK_BYTES])
+def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch, block_bytes):
     """Row maxima kept by validation (``batch_is_valid(keep_row_maxima=True)``, as evaluation reads an
-    eval_results file) are the very arrays a block ranks with, and give the ranks of maxima computed here;
-    scores replaced since (PKO's ``dataclasses.replace``, or assigned) are never paired with the old maxima."""
+    eval_results file, a block of rows at a time) are the very arrays a block ranks with, and give the ranks of
+    maxima computed here; scores replaced since (PKO's ``dataclasses.replace``, or assigned) are never paired
+    with the old maxima."""
     monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)  # the random images are small
+    monkeypatch.setattr(batch_checks, "BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(21)
     opts = EvalOptions(task="sgdet", ng_limit=5)
     images = [case for case in (random_case(rng, VOCAB, "sgdet", i, max_objects=9) for i in range(40))
@@ -256,6 +259,7 @@ def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch):
     block = prepare_block(images, opts, "", apart=True)
     for (_, pred), used in zip(images, block.probs.row_max):
         assert used is pred.row_maxima() is not None
+        np.testing.assert_array_equal(used, pred.rel_scores[:, 1:].max(axis=1))
     for got, want in zip(block_ranks(gts, block, ng_limit=5).images(), computed):
         for name in FIELDS:
             a, b = getattr(got, name), getattr(want, name)

@@ -68,23 +68,33 @@ def test_a_flipped_bit_in_any_tensor_member_is_refused(eval_zip, tmp_path, capsy
         assert err.count("\n") == 1 and str(bad) in err and "CRC-32" in err, (name, err)
 
 
-@pytest.mark.parametrize("threaded", [True, False])
-def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch,
-                                                                          threaded):
-    """On the helper thread (files of large tensors) and in line (small ones), the same refusal."""
-    from sgg_eval.formats import eval_results
+@pytest.mark.parametrize("large", [True, False])
+def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch, large):
+    """SGDet-sized score matrices (here every one) have their CRC-32 folded over them by their validation
+    pass, a block of rows at a time (here a row); all other tensors are read once more in line. The same
+    refusal either way, and every large matrix's CRC-32 is settled by the fold."""
+    from sgg_eval.data import batch_checks
+    from sgg_eval.formats.member_crcs import MemberCrcs
 
-    monkeypatch.setattr(eval_results, "_THREADED_CRC_BYTES", 0 if threaded else float("inf"))
+    if large:
+        monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
+        monkeypatch.setattr(batch_checks, "BLOCK_BYTES", 1)  # a block per row
+    settled = []
+    settle = MemberCrcs.settle
+    monkeypatch.setattr(MemberCrcs, "settle", lambda self, root, crc: (settled.append(root), settle(self, root, crc)))
     spans = _storage_spans(eval_zip)
     name, at, size = max(spans, key=lambda s: s[2])  # the largest: a score matrix
     data = bytearray(eval_zip.read_bytes())
     data[at + size - 4] ^= 1  # the last score's lowest mantissa bit: still a valid probability, another number
     bad = tmp_path / "flipped.pytorch"
     bad.write_bytes(bytes(data))
-    loaded = EvalResults(bad, VOCAB)
+    loaded = EvalResults(bad, VOCAB, row_maxima=large)
     with pytest.raises(InputError, match=r"flipped.pytorch: image \d+: tensor storage #\d+ fails its CRC-32"):
         list(loaded.pairs())
-    assert len(list(EvalResults(eval_zip, VOCAB).pairs())) == len(_cases())  # the intact file reads whole
+    assert bool(settled) == large
+    settled.clear()
+    assert len(list(EvalResults(eval_zip, VOCAB, row_maxima=large).pairs())) == len(_cases())  # intact: whole
+    assert len(settled) == (sum(len(p.pairs) > 0 for _, p in _cases()) if large else 0)
 
 
 def test_a_flipped_bit_in_the_pickle_member_is_refused(eval_zip, tmp_path, capsys):

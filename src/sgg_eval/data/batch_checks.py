@@ -9,6 +9,8 @@ case the per-image checks know (shapes, dtypes, non-finite values, ranges, box c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
@@ -16,12 +18,17 @@ from sgg_eval.metrics.rowwise import row_reduce_and_whole
 
 
 def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool,
-                   keep_row_maxima: bool = False) -> bool:
+                   keep_row_maxima: bool = False, score_pass: ScorePass | None = None) -> bool:
     """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there).
 
     ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``MAXIMA_ROWS`` rows or more:
     SGDet's) are checked by the pass that takes each row's maximum over predicates 1.., which is kept on the
-    image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is."""
+    image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is. That pass goes
+    through each matrix a block of rows at a time (``BLOCK_BYTES``), and ``score_pass(i, block)`` is called
+    with each block of ``preds[i]``'s matrix, in order, right after it was checked, while its bytes are still
+    in the CPU's cache. The reader folds its CRC-32 over them: a second pass from memory cost ~10% of an SGDet
+    evaluation. (Small matrices, PredCls's ~27 kB, are checked in one concatenation and read again by the
+    reader: per matrix, Python's overhead would outweigh what the cache saves.)"""
     if not gts:
         return True
     width = vocab.num_predicates + 1
@@ -54,7 +61,9 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs]):
         return False
     if keep_row_maxima and probabilities:
-        if not all(_probabilities_keeping_maxima(p) for p in with_pairs if len(p.pairs) >= MAXIMA_ROWS):
+        at = {id(p): i for i, p in enumerate(preds)}
+        if not all(_probabilities_keeping_maxima(p, at[id(p)], score_pass) for p in with_pairs
+                   if len(p.pairs) >= MAXIMA_ROWS):
             return False
         with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]
     if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= CONCATENATED:
@@ -66,17 +75,33 @@ CONCATENATED = 1 << 22  # relation scores of a batch checked in one array up to 
 # score matrices of at least this many rows keep their row maxima when asked: evaluation ranks images of over
 # 2,000 pairs with their scores apart (``blocks.LARGE_IMAGE_PAIRS``), from these maxima
 MAXIMA_ROWS = 1024
+# bytes of a score matrix reduced at a time: small enough that its rows are still in L2 when ``score_pass``
+# reads them. The CRC-32 after a block of 1.3 MB (a whole SGDet matrix) ran at 28 GB/s, after 256 kB at 62 GB/s;
+# smaller blocks add more per-call overhead than they save (docs/performance.md)
+BLOCK_BYTES = 256 << 10
+
+ScorePass = Callable[[int, np.ndarray], None]
 
 
-def _probabilities_keeping_maxima(pred: PredImage) -> bool:
+def _probabilities_keeping_maxima(pred: PredImage, position: int, score_pass: ScorePass | None) -> bool:
     """``pred``'s scores are probabilities (as ``_scores_ok``), checked over their bits by the pass that takes
     each row's maximum over predicates 1.. (``rowwise.row_reduce_and_whole``), kept on ``pred``. Every value is
     in [+0, 1 + slack] exactly when the largest bits are at most those of 1 + slack; the row maxima are then
-    the floats' own. Anything else (float64, -0.0) takes ``_scores_ok``'s passes and keeps nothing."""
+    the floats' own. Anything else (float64, -0.0) takes ``_scores_ok``'s passes and keeps nothing.
+    ``score_pass(position, block)`` sees every block of rows in order (``batch_is_valid``)."""
     scores = pred.rel_scores
     if scores.dtype != np.float32 or not scores.flags.c_contiguous or scores.shape[1] < 2:
         return _scores_ok([scores], True)
-    maxima, largest = row_reduce_and_whole(np.maximum, scores.view(np.uint32), 1)
+    bits = scores.view(np.uint32)
+    rows = max(1, BLOCK_BYTES // scores.strides[0])
+    maxima = np.empty(len(bits), dtype=np.uint32)
+    largest = np.uint32(0)
+    for first in range(0, len(bits), rows):
+        block = bits[first: first + rows]
+        maxima[first: first + rows], block_largest = row_reduce_and_whole(np.maximum, block, 1)
+        largest = max(largest, block_largest)
+        if score_pass is not None:
+            score_pass(position, block)
     if largest > _PROBABILITY_BITS:
         return _scores_ok([scores], True)
     pred.keep_row_maxima(maxima.view(np.float32))

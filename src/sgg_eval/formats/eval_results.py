@@ -12,18 +12,19 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from sgg_eval.data.batch_checks import batch_is_valid
+from sgg_eval.data.batch_checks import ScorePass, batch_is_valid
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
 from sgg_eval.formats.bulk_pickle import BulkBoxList
 from sgg_eval.formats.isolated import Isolated, run_isolated, start_isolated
+from sgg_eval.formats.tensor_table import TensorTable
 from sgg_eval.formats.torchfile import _map_file, load
+from sgg_eval.integrity import crc32
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
 PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")
@@ -54,12 +55,12 @@ class EvalResults:
         parsed = parsing.result() if parsing is not None else run_isolated(_parse, self.path)
         self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = parsed
         self.table.tensors.whole = _map_file(self.path) if len(self.gt_rows) else None
+        # storages no image field reads (pred_rel_labels, stray ones): checked a share per block of images read
+        # (``_crc``), so --jobs workers split them, instead of here, before the workers start
+        self.others = np.zeros(0, dtype=np.int64)
         if self.table.tensors.whole is not None:
             ids = self._tensor_ids(0, len(self)).ravel()
-            try:
-                self.table.tensors.check_all_but(ids[ids >= 0])
-            except InputError as exc:
-                raise InputError(exc.message, path=self.path) from None
+            self.others = self.table.tensors.other_tensors(ids[ids >= 0])
         if vocab is None:
             width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
             if width != 51:
@@ -78,26 +79,8 @@ class EvalResults:
         """Images at positions ``start:stop``: random access, so each ``--jobs`` worker reads its own block
         from the parsed file (inherited on fork) instead of receiving the arrays through a pipe."""
         stop = min(stop, len(self))
-        ranges = [(first, min(first + _READ_BATCH, stop)) for first in range(start, stop, _READ_BATCH)]
-        if not ranges:
-            return
-        # Files of large tensors (SGDet: ~1.3 MB of scores per image) have a batch's CRC-32s computed on a helper
-        # thread (ISA-L releases the GIL) while this thread reads and validates the same bytes; the batch is
-        # yielded once they match. In line, reading an SGDet file's ~1.4 GB once more from memory cost ~10% of
-        # an evaluation; overlapped, ~1% with --jobs 1. Small tensors (PredCls: 45,000 of ~3.6 kB) are checked
-        # in line: per call, the thread's Python overhead would contend for the GIL (docs/performance.md).
-        if self._bytes_per_tensor(start, stop) < _THREADED_CRC_BYTES:
-            for first, last in ranges:
-                yield from self._batch(first, last)
-            return
-        with ThreadPoolExecutor(1, thread_name_prefix="crc") as pool:
-            for first, last in ranges:
-                yield from self._batch(first, last, crc=pool.submit(self._crc, first, last))
-
-    def _bytes_per_tensor(self, start: int, stop: int) -> float:
-        ids = self._tensor_ids(start, stop).ravel()
-        ids = ids[ids >= 0]
-        return float(self.table.tensors.t_nbytes[ids].clip(0).mean()) if len(ids) else 0.0
+        for first in range(start, stop, _READ_BATCH):
+            yield from self._batch(first, min(first + _READ_BATCH, stop))
 
     def release(self, start: int, stop: int) -> None:
         """This process is done with images ``start:stop``: drop its page-table entries for their bytes (the
@@ -122,15 +105,17 @@ class EvalResults:
         """``[image, GT_FIELDS + PRED_FIELDS]`` tensor indices of images ``start:stop`` (below 0: none)."""
         return np.concatenate([self.gt_tensors[start:stop], self.pred_tensors[start:stop]], axis=1)
 
-    def _batch(self, start: int, stop: int, validate: bool = True, crc: Future | None = None
-               ) -> Iterator[tuple[GTImage, PredImage]]:
+    def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
         """Images ``start:stop``, validated, and their bytes checked against the file's CRC-32s before any is
-        yielded: by ``crc`` (this batch's check under way on another thread), else here."""
+        yielded. SGDet-sized score matrices (~1.3 MB an image) have their CRC-32 folded over their bytes by the
+        validation pass, block by block while the bytes are in cache (``_FoldedCrc``); the other tensors are
+        read once more (``_crc``), which for them costs little."""
         ids = self._tensor_ids(start, stop)
         views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []
+        folded = _FoldedCrc(self.table.tensors, ids[:, width - 1], self.path, start)  # pred_rel_scores
         try:
             for k, i in enumerate(range(start, stop)):
                 got = views[k * width: (k + 1) * width]
@@ -144,23 +129,27 @@ class EvalResults:
                 gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1],
                              got[2])
                 images.append((gt, PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])))
-            if validate:
-                self._check(images)
+            if validate and not self._check(images, score_pass=folded):
+                self._check(images, each=True)  # raises, naming the first bad image (below, after the CRC-32s)
         except InputError:
-            self._crc(start, stop) if crc is None else crc.result()  # corrupt bytes are named as such first
+            folded.settle()
+            self._crc(start, stop)  # corrupt bytes are named as such first
             if validate:  # an earlier image's problem is reported first, as when images were checked one by one
                 self._check(images, each=True)
             raise
-        self._crc(start, stop) if crc is None else crc.result()
+        folded.settle()
+        self._crc(start, stop)
         yield from images
 
     def _crc(self, start: int, stop: int) -> None:
-        """Check the CRC-32 of images ``start:stop``'s tensors not yet checked; a failure names the first image
+        """Check the CRC-32 of images ``start:stop``'s tensors not yet checked, and of their share of the storages
+        no image reads (``others``: reading every image checks all of them); a failure names the first image
         whose bytes are corrupt."""
         ids = self._tensor_ids(start, stop)
+        share = len(self.others) * start // len(self), len(self.others) * stop // len(self)
         tensors = self.table.tensors
         try:
-            tensors.check(ids[(ids >= 0)])
+            tensors.check(np.concatenate([ids[ids >= 0], self.others[share[0]: share[1]]]))
         except InputError as exc:
             for k in range(len(ids)):
                 try:
@@ -169,16 +158,46 @@ class EvalResults:
                     raise InputError(exc.message, path=self.path, image_id=start + k) from None
             raise InputError(exc.message, path=self.path) from None
 
-    def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False) -> None:
-        """Validate a batch at once; image by image, to name the first bad one, only when it fails."""
-        if each or not batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab,
-                                      probabilities=True, keep_row_maxima=self.row_maxima):
+    def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False,
+               score_pass: ScorePass | None = None) -> bool:
+        """Validate a batch at once (False if it fails); image by image, raising on the first bad one, with
+        ``each`` (only once it has failed)."""
+        if each:
             for gt, pred in images:
                 _validate(gt, pred, self.vocab, self.path, gt.image_id)
+            return True
+        return batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab, probabilities=True,
+                              keep_row_maxima=self.row_maxima, score_pass=score_pass)
+
+
+class _FoldedCrc:
+    """The CRC-32s of a batch's score matrices, folded over each block of rows as validation reads it
+    (``batch_is_valid(score_pass=)``); a matrix whose bytes are not exactly its zip member's, or which the pass
+    did not go through whole, is left to ``TensorTable.check``."""
+
+    def __init__(self, tensors: TensorTable, score_tensors: np.ndarray, path: str, start: int):
+        self.tensors, self.path, self.start = tensors, path, start
+        self.roots = tensors.whole_storages(score_tensors).tolist()
+        self.crc = [0] * len(self.roots)
+        self.seen = [0] * len(self.roots)
+
+    def __call__(self, k: int, block: np.ndarray) -> None:
+        if self.roots[k] >= 0:
+            self.crc[k] = crc32(block, self.crc[k])
+            self.seen[k] += block.nbytes
+
+    def settle(self) -> None:
+        """Compare every CRC-32 folded over a whole matrix; InputError names the first corrupt image."""
+        for k, root in enumerate(self.roots):
+            if root >= 0 and self.seen[k] and self.seen[k] == self.tensors.crcs.nbytes[root]:
+                try:
+                    self.tensors.crcs.settle(root, self.crc[k])
+                except InputError as exc:
+                    raise InputError(exc.message, path=self.path, image_id=self.start + k) from None
+        self.roots = [-1] * len(self.roots)  # settled once
 
 
 _READ_BATCH = 64  # images whose tensor views are made in one call
-_THREADED_CRC_BYTES = 64 << 10  # mean tensor size from which CRC-32s are checked on a helper thread
 
 
 def start_parse(path: str | os.PathLike) -> Isolated:

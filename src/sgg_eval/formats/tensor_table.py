@@ -16,7 +16,7 @@ from array import array
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.integrity import crc32
+from sgg_eval.formats.member_crcs import MemberCrcs
 
 _MAX_DIMS = 8
 _LIMIT = float(2**62)  # element counts beyond this are refused before any int64 arithmetic could overflow
@@ -69,7 +69,7 @@ class TensorTable:
         self.s_dtype, self.s_numel, self.s_view, self.s_root = array("b"), array("q"), array("q"), array("q")
         self.t_storage, self.t_offset, self.t_ndim, self.t_dims = array("q"), array("q"), array("b"), array("q")
         self.whole: np.ndarray | None = None
-        self.s_crc: np.ndarray | None = None  # zip layout: each storage member's CRC-32 (``expect_crc``)
+        self.crcs: MemberCrcs | None = None  # zip layout: each storage member's CRC-32 (``expect_crc``)
 
     # --- while the pickle is read ------------------------------------------------------------------------
     def storage(self, key: str, dtype: int, numel: int, root: StorageToken | None = None, view_offset: int = 0
@@ -196,39 +196,36 @@ class TensorTable:
         del self.s_numel, self.s_view, self.s_dtype, self.s_root
 
     def expect_crc(self, byte_at: np.ndarray, nbytes: np.ndarray, crc: np.ndarray) -> None:
-        """Storage ``i``'s ``nbytes[i]`` bytes at ``byte_at[i]`` must have CRC-32 ``crc[i]`` (a zip member's
-        data and the CRC its directory records). Checked the first time a tensor of it is read, in the process
-        that reads it (``check``), so a file is read once, block by block, however large."""
-        self.s_at, self.s_nbytes, self.s_crc = byte_at.astype(np.int64), nbytes.astype(np.int64), crc.astype(np.uint32)
-        self.s_checked = np.zeros(len(crc), dtype=bool)
+        """Storage ``i``'s ``nbytes[i]`` bytes at ``byte_at[i]`` must have CRC-32 ``crc[i]`` (``MemberCrcs``)."""
+        self.crcs = MemberCrcs(byte_at, nbytes, crc)
 
-    def check_all_but(self, ids: np.ndarray) -> None:
-        """Check now every storage that no tensor of ``ids`` reads (fields the evaluation never looks at): a
-        flipped bit anywhere in the file is then found, whatever it belongs to."""
-        if self.s_crc is None:
-            return
-        others = np.ones(len(self.s_crc), dtype=bool)
+    def other_tensors(self, ids: np.ndarray) -> np.ndarray:
+        """A tensor of every storage with a CRC-32 that no tensor of ``ids`` reads (fields the evaluation never
+        looks at): checked too, a flipped bit anywhere in the file is found, whatever it belongs to."""
+        if self.crcs is None:
+            return np.zeros(0, dtype=np.int64)
+        others = np.ones(len(self.crcs), dtype=bool)
         others[self.t_root[ids]] = False
-        self.check(np.flatnonzero(others[self.t_root]))
+        _, first = np.unique(self.t_root, return_index=True)
+        return np.sort(first[others[self.t_root[first]]])
 
     def check(self, ids: np.ndarray) -> None:
         """Raise InputError if a storage of tensors ``ids`` fails its CRC-32 (no-op for the legacy layout,
         which records none)."""
-        if self.s_crc is None or not len(ids):
-            return
-        roots = self.t_root[ids]
-        roots = np.unique(roots[~self.s_checked[roots] & (self.s_at[roots] >= 0)])  # -1: never located
-        if not len(roots):
-            return
-        data = memoryview(self.whole)  # slicing a memoryview costs a fraction of slicing the array
-        got = np.fromiter((crc32(data[a:b]) for a, b in zip(self.s_at[roots].tolist(),
-                                                            (self.s_at[roots] + self.s_nbytes[roots]).tolist())),
-                          dtype=np.uint32, count=len(roots))
-        bad = np.flatnonzero(got != self.s_crc[roots])
-        if len(bad):
-            raise InputError(f"tensor storage #{roots[bad[0]]} fails its CRC-32 check: the file is corrupt "
-                             "(changed after torch wrote it)")
-        self.s_checked[roots] = True
+        if self.crcs is not None and len(ids):
+            self.crcs.check(self.whole, self.t_root[ids])
+
+    def whole_storages(self, ids: np.ndarray) -> np.ndarray:
+        """Per tensor of ``ids`` (below 0: none), its storage when the tensor's bytes are exactly that storage's
+        and its CRC-32 is still to check, else -1: the caller may fold the CRC-32 over the tensor's bytes in
+        order, while it reads them anyway, and hand it to ``crcs.settle``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.full(len(ids), -1, dtype=np.int64)
+        if self.crcs is not None:
+            has = np.flatnonzero(ids >= 0)
+            t = ids[has]
+            out[has] = self.crcs.to_fold(self.t_root[t].astype(np.int64), self.t_byte[t], self.t_nbytes[t])
+        return out
 
     def shape(self, t: int) -> tuple[int, ...]:
         at, nd = int(self.t_dims_at[t]), int(self.t_ndim_np[t])
