@@ -104,3 +104,17 @@ def test_mark_failed(tmp_path):
     run_id = start_parent(uri, "exp", "sweep x", {"dataset": "d"}, {"sgg_eval.kind": "sweep"})
     mark_failed(uri, run_id)
     assert MlflowClient(uri).get_run(run_id).info.status == "FAILED"
+
+
+def test_a_queued_experiments_runs_land_in_the_workspace_store(tmp_path):
+    """DVC runs a queued experiment in ``<repo>/.dvc/tmp/exps/<tmp>/`` and deletes it afterwards: the default
+    store is ``<repo>/mlflow.db``, not the copy's. A plain checkout keeps its own."""
+    from sgg_eval.pipeline.tracking import default_uri, workspace_root
+
+    copy = tmp_path / "repo" / ".dvc" / "tmp" / "exps" / "tmpab12" / "sub"
+    copy.mkdir(parents=True)
+    assert workspace_root(copy) == (tmp_path / "repo").resolve()
+    assert default_uri(copy) == f"sqlite:///{(tmp_path / 'repo').resolve() / 'mlflow.db'}"
+    assert workspace_root(tmp_path) == tmp_path.resolve()
+    (tmp_path / "exps").mkdir()
+    assert workspace_root(tmp_path / "exps") == (tmp_path / "exps").resolve()

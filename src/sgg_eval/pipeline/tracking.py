@@ -26,8 +26,20 @@ def metric_key(task: str, name: str) -> str:
 
 
 def default_uri(root: str | os.PathLike) -> str:
-    """Absolute sqlite URI of ``mlflow.db`` at the repository root."""
-    return f"sqlite:///{Path(root).resolve() / 'mlflow.db'}"
+    """Absolute sqlite URI of ``mlflow.db`` at the root of the user's workspace (:func:`workspace_root`)."""
+    return f"sqlite:///{workspace_root(root) / 'mlflow.db'}"
+
+
+def workspace_root(root: str | os.PathLike) -> Path:
+    """The repository the user works in. A queued or ``--temp`` DVC experiment runs in a temporary copy inside
+    it (``<repo>/.dvc/tmp/exps/...``) that DVC deletes afterwards: its runs must land in ``<repo>``'s store,
+    or they vanish with the copy."""
+    path = Path(root).resolve()
+    parts = path.parts
+    for i in range(len(parts) - 3, 0, -1):
+        if parts[i: i + 3] == (".dvc", "tmp", "exps"):
+            return Path(*parts[:i])
+    return path
 
 
 def content_key(*parts) -> str:
