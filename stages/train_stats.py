@@ -1,4 +1,4 @@
-"""DVC stage train_stats: training split store -> SPEC §4 statistics (HDF5) and a small JSON summary."""
+"""DVC stage train_stats: training split store -> docs/definitions.md §4 statistics (HDF5) and a small JSON summary."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.splits import build_stats

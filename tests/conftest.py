@@ -58,7 +58,7 @@ def rng() -> np.random.Generator:
 
 def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True,
                 max_objects: int = 6):
-    """A (GT, prediction) pair for ``task`` with the SPEC's edge cases mixed in at random.
+    """A (GT, prediction) pair for ``task`` with the documented edge cases mixed in at random.
 
     GT: duplicate rows, two predicates on one pair, same-label objects, sometimes no relation at all.
     Prediction: PredCls/SGCls objects are the GT objects (SGCls labels sometimes wrong); SGDet boxes are

@@ -1,4 +1,4 @@
-"""A slow, obviously-correct evaluator written from SPEC §2-§3's words with plain loops (tests only).
+"""A slow, obviously-correct evaluator written from docs/definitions.md §2-§3's words with plain loops (tests only).
 
 It shares no code with sgg_eval.metrics: every candidate list is built and scanned explicitly, every
 metric is a sum over rows and images written out.
@@ -87,7 +87,7 @@ class Image:
         return {r for r in range(len(self.gt.rels)) for (j, c) in cands[:k] if self.cand_matches(r, j, c)}
 
     def imr_hit(self, r, k) -> bool:
-        """IMR (SPEC §3): the image's GC triplets whose predicted predicate is the row's predicate c, kept in
+        """IMR (docs/definitions.md §3): the image's GC triplets whose predicted predicate is the row's predicate c, kept in
         GC ranking order, top k; row r is hit when one of them matches it."""
         c = int(self.gt.rels[r][2])
         predicted_as_c = [(j, p) for j, p in self.gc if p == c]

@@ -1,4 +1,4 @@
-"""`sgg-eval audit` (issue 12): every variant of R@K and mR@K against plain loops over the SPEC's words, the
+"""`sgg-eval audit` (issue 12): every variant of R@K and mR@K against plain loops over the documented definitions (docs/definitions.md), the
 reference variant equal to `evaluate`, and `--published` naming the variant a number really is."""
 
 from __future__ import annotations

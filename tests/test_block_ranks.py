@@ -2,7 +2,7 @@
 
 ``ranks.image_ranks`` is itself checked against the loop references of ``reference_metrics.py``
 (``test_metrics_reference.py``); here every family's integer ranks of ``block_ranks`` must equal it, image
-by image, on random images with the SPEC's edge cases (duplicate GT rows, two predicates on one pair,
+by image, on random images with the documented edge cases (duplicate GT rows, two predicates on one pair,
 same-label objects, IoU exactly 0.5, ties, images without any predicted pair, duplicate predicted pairs).
 """
 

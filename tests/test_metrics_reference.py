@@ -1,5 +1,5 @@
 """Every metric of the engine against the loop-based reference (tests/reference_metrics.py), on randomised
-inputs for all three tasks with the SPEC's edge cases: duplicate GT rows, two predicates on one pair, IoU
+inputs for all three tasks with the documented edge cases: duplicate GT rows, two predicates on one pair, IoU
 exactly 0.5 and just below, same-label objects, score ties, images with no predicted pair or no GT."""
 
 from __future__ import annotations

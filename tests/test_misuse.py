@@ -109,7 +109,7 @@ def test_each_detector_fires_on_its_trigger_file(tmp_path, capsys, case):
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
 @pytest.mark.parametrize("score_kind", ["probabilities", "logits"])
 def test_block_signals_are_the_sums_of_image_signals(task, score_kind):
-    """On random blocks with the SPEC's edge cases, plus images whose predictions are the GT objects and
+    """On random blocks with the documented edge cases, plus images whose predictions are the GT objects and
     pairs (the leak signals fire), images without pairs, float16 and non-normalised scores."""
     vocab = small_vocab(6, 5)
     rng = np.random.default_rng(len(task) + len(score_kind))

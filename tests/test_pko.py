@@ -1,4 +1,4 @@
-"""PKO against a direct transcription of SPEC §5 on hand-built counts (zeros included); blind replacement."""
+"""PKO against a direct transcription of docs/definitions.md §5 on hand-built counts (zeros included); blind replacement."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _hand_counts():
 
 
 def _spec_bias(A, eps):
-    """SPEC §5 word for word, with loops. Returns b[i][j][k] for classes i, j in 1..4 and k in 1..3."""
+    """docs/definitions.md §5 word for word, with loops. Returns b[i][j][k] for classes i, j in 1..4 and k in 1..3."""
     C_obj, C_pred = A.shape[0] - 1, A.shape[2] - 1
     As = [[sum(A[s, o, p] for o in range(1, C_obj + 1)) for s in range(C_obj + 1)] for p in range(C_pred + 1)]
     Ao = [[sum(A[s, o, p] for s in range(1, C_obj + 1)) for o in range(C_obj + 1)] for p in range(C_pred + 1)]

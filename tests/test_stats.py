@@ -1,4 +1,4 @@
-"""Training statistics against plain loops over SPEC §4's words, on random images with duplicates."""
+"""Training statistics against plain loops over docs/definitions.md §4's words, on random images with duplicates."""
 
 from __future__ import annotations
 

@@ -316,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_split)
 
     p = sub.add_parser("stats", help="training statistics (triplet counts, n_c, zero-shot set, density)",
-                       description="Compute SPEC §4 training statistics from a training split store, or from "
+                       description="Compute docs/definitions.md §4 training statistics from a training split store, or from "
                                    "the training split of PSG's psg.json (every entry outside test_image_ids).",
                        epilog=_EPILOG_STATS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("train", nargs="?", help="training split store (.h5 from `sgg-eval split`)")
@@ -422,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pko", help="add the PKO prior to saved predictions (or PKO-only)",
                        description="z = z_hat + lam * b on the predicate columns, b = log P^s(k|i) + log P^o(k|j) "
-                                   "from the training statistics (SPEC §5). Reads logits or probabilities "
+                                   "from the training statistics (docs/definitions.md §5). Reads logits or probabilities "
                                    "(via log p), writes a new store of logits; the input is never modified.",
                        epilog="example:\n  sgg-eval pko eval_results.pytorch --stats stats.h5 --task predcls "
                               "-o motifs_pko.h5",

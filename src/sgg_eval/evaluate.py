@@ -58,7 +58,7 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
 
 
 def check_tau(tau: float) -> None:
-    """wIMR's exponent τ must be a finite number in [0, 1] (SPEC §3)."""
+    """wIMR's exponent τ must be a finite number in [0, 1] (docs/definitions.md §3)."""
     if not (isinstance(tau, (int, float)) and np.isfinite(tau) and 0.0 <= tau <= 1.0):
         raise InputError(f"tau = {tau} must be in [0, 1]", field="tau")
 

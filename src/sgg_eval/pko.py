@@ -1,4 +1,4 @@
-"""PKO, Predicate Knowledge on Objects (SPEC §5, seed 000 §4 Eq. 2), PKO-only, and blind replacement.
+"""PKO, Predicate Knowledge on Objects (docs/definitions.md §5; Li et al. 2022, §4, Eq. 2), PKO-only, and blind replacement.
 
 With training counts ``A^s[p, s]`` (subjects under predicate p) and ``A^o[p, o]``, and smoothing ε:
 

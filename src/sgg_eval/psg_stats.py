@@ -4,7 +4,7 @@ The training split is every ``psg.json`` entry outside ``test_image_ids`` (OpenP
 that has relations; the test split (for the zero-shot set) is the test images with relations. Each becomes a
 ``GTImage`` (segment boxes from ``annotations``, classes and predicates shifted to 1-based: index 0 is
 background in the statistics' arrays) and ``stats.compute_stats`` counts them with the box rules it applies to
-VG150 (SPEC §4), so every statistic means the same thing on both datasets.
+VG150 (docs/definitions.md §4), so every statistic means the same thing on both datasets.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def build_splits(spec: DatasetSpec, outputs: Mapping[str, str | os.PathLike]) ->
 def build_stats(train_path: str | os.PathLike, test_path: str | os.PathLike | None, out_path: str | os.PathLike,
                 summary_path: str | os.PathLike | None = None, *, drop_non_overlapping: bool = False,
                 background_must_overlap: bool = True) -> dict:
-    """Compute SPEC §4 statistics from split stores and write them (and a JSON summary); returns the summary."""
+    """Compute docs/definitions.md §4 statistics from split stores and write them (and a JSON summary); returns the summary."""
     with SplitStore(train_path) as train:
         if len(train) == 0:
             raise InputError("the training split has no image: there is nothing to count", path=str(train_path))

@@ -1,4 +1,4 @@
-"""Training statistics (SPEC §4), computed from the training split only, streaming over its images.
+"""Training statistics (docs/definitions.md §4), computed from the training split only, streaming over its images.
 
 - ``triplet_counts`` ``A[s, o, p]``: training GT rows with subject class s, object class o, predicate p (raw
   rows, duplicates counted). Index 0 of every axis is background and stays 0, so class ids index directly.
@@ -32,7 +32,7 @@ _ARRAYS = ("triplet_counts", "background_counts", "predicate_counts", "object_co
 
 @dataclass
 class TrainingStats:
-    """SPEC §4 statistics. Axes are documented in the module docstring; index 0 is background."""
+    """docs/definitions.md §4 statistics. Axes are documented in the module docstring; index 0 is background."""
 
     vocab: Vocabulary
     triplet_counts: np.ndarray

@@ -1,4 +1,4 @@
-"""The data model (SPEC §1): one ground-truth image, one prediction image, and the metadata of a split.
+"""The data model (docs/definitions.md §1): one ground-truth image, one prediction image, and the metadata of a split.
 
 Conventions shared by every module:
 - object classes are ``1..C_obj`` and predicates ``1..C_pred``; ``0`` is background everywhere;
@@ -71,7 +71,7 @@ class GTImage:
 
 @dataclass
 class PredImage:
-    """A model's output for one image (SPEC §1).
+    """A model's output for one image (docs/definitions.md §1).
 
     boxes ``[Q, 4]``, labels ``[Q]``, obj_scores ``[Q]``; pairs ``[P, 2]`` (subject, object) indices into
     this prediction's objects; rel_scores ``[P, C_pred + 1]`` with column 0 = background, either softmax

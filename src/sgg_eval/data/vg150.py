@@ -1,4 +1,4 @@
-"""Reader for the real VG150 split files (SPEC §7), faithful to Scene-Graph-Benchmark.pytorch's loader.
+"""Reader for the real VG150 split files (docs/definitions.md §6), faithful to Scene-Graph-Benchmark.pytorch's loader.
 
 Files: ``VG-SGG-with-attri.h5`` (boxes, labels, relations, split codes), ``VG-SGG-dicts-with-attri.json``
 (class and predicate names) and ``image_data.json`` (width/height per image).

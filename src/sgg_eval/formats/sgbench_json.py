@@ -1,4 +1,4 @@
-"""SGBench prediction JSON (seed 001 §5.1): ``{"version": 1, "images": [{"id", "instances": [{"bbox",
+"""SGBench prediction JSON (Lorenz et al. 2024 §5.1): ``{"version": 1, "images": [{"id", "instances": [{"bbox",
 "category"}], "triplets": [[subject, object, predicate], ...]}]}``.
 
 Triplets are ordered by descending confidence and carry no scores, so only rank-based metrics apply

@@ -1,7 +1,7 @@
 """Streaming evaluation: (GT image, prediction image) pairs in, the metrics JSON out.
 
 Owns only the loop, the task handling and the protocols; ranks come from ``ranks.py`` and reductions from
-``reduce.py``. Protocols (SPEC §2): images without GT relations are always skipped; images without any
+``reduce.py``. Protocols (docs/definitions.md §2): images without GT relations are always skipped; images without any
 predicted pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss
 in ``strict``. Both report how many images were evaluated and skipped.
 """
@@ -56,7 +56,7 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vo
              source: str = "", triplet_counts: np.ndarray | None = None, num_pairs: np.ndarray | None = None,
              zeroshot: np.ndarray | None = None, zeroshot_source: str = "", jobs: int = 1,
              progress: Callable[[int], None] | None = None) -> dict:
-    """Evaluate a stream of image pairs and return the metrics document (SPEC §3 / issue format).
+    """Evaluate a stream of image pairs and return the metrics document (docs/definitions.md §3 / issue format).
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
     wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set. ``jobs`` processes rank blocks of

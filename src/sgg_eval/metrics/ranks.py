@@ -1,8 +1,8 @@
-"""First-match ranks of one image's GT rows, one integer per row and ranking family (ARCHITECTURE.md).
+"""First-match ranks of one image's GT rows, one integer per row and ranking family (docs/architecture.md).
 
 For GT row ``r = (gs, go, gp)`` and a ranked candidate list, the rank is the 0-based position of the first
 candidate that matches the row (``NO_MATCH`` if none does). A candidate (pair j, predicate c) matches when
-``c == gp`` and both predicted objects of pair j match the GT objects: same label and IoU >= 0.5 (SPEC §2;
+``c == gp`` and both predicted objects of pair j match the GT objects: same label and IoU >= 0.5 (docs/definitions.md §2;
 no one-to-one assignment). Then ``hit(r, K) = rank < K`` for every K at once: the union of the rows hit by
 the first K candidates is exactly the set of rows whose first-match rank is < K.
 
@@ -11,7 +11,7 @@ Families (all ties broken by the earlier candidate, i.e. stable orders):
 - ``ng``: every (pair, predicate >= 1) by ``s_s * s_o * p_c`` (flat row-major order on ties), top ``ng_limit``;
 - ``gt_pair``: GC candidates whose (subject index, object index) is a GT pair (A@K);
 - ``imr``: the GC candidates whose predicted predicate is the row's own predicate c, in GC order (IMR, the
-  paper's per-predicate ranking: seed 000 ranks "top-K predictions for each predicate category");
+  paper's per-predicate ranking: Li et al. 2022 ranks "top-K predictions for each predicate category");
 - ``per_predicate``: for the row's own predicate c, all pairs by ``s_s * s_o * p_c`` (ng-IMR);
 - ``triplet``: the row's own index pair in both directions, all predicates, by ``s_i * s_j * p_c``
   (ties: pair order, then predicate id) (R_tr);

@@ -1,4 +1,4 @@
-"""Reductions of first-match ranks into the metric family (SPEC §3). All K values come from one table.
+"""Reductions of first-match ranks into the metric family (docs/definitions.md §3). All K values come from one table.
 
 Dense accumulators, updated per image and reduced once at the end (axes: ``[predicate c, k]`` with
 ``c = 0..C`` and 0 unused; ``k`` indexes ``KS``):

@@ -4,7 +4,7 @@ SIMULATED DATA. Nothing here comes from real images; it reproduces the statistic
 - the real 150 object and 50 predicate names; predicate frequencies proportional to the real VG150 counts
   (allocated by largest remainder, so even small splits keep the long tail), objects drawn by real frequency;
 - a fixed "world" of composable (subject class, object class) pairs per predicate whose size follows the
-  paper's long tail (seed 000, Fig. 3 / Table 1): *flying in* 2, *says* 20, *parked on* 29, *playing* 37,
+  paper's long tail (Li et al. 2022, Fig. 3 / Table 1): *flying in* 2, *says* 20, *parked on* 29, *playing* 37,
   *growing on* 41, *made of* 42, the others interpolated log-log in frequency up to ~4,400 for *on*;
   within a predicate, pairs are Zipf-distributed, so rare pairs give zero-shot test triplets;
 - groups of correlated predicates (``PREDICATE_GROUPS``) that share most of their composable pairs; the

@@ -1,0 +1,41 @@
+"""The docs point at something: every relative link of README.md and docs/ names a file of the repository, and
+no text cites a document that is not in it (a spec, an old architecture file, a folder outside the repo)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # [text](target)
+
+
+def _relative_links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # code blocks hold commands, not links
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_names_a_file(page):
+    missing = [t for t in _relative_links(page) if not (page.parent / t.split("#")[0]).exists()]
+    assert not missing, f"{page.name}: {missing}"
+
+
+def test_the_link_check_can_fail(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("[here](nowhere.md) and [ok](page.md) and [web](https://example.org)\n")
+    assert [t for t in _relative_links(page) if not (page.parent / t).exists()] == ["nowhere.md"]
+
+
+def test_no_citation_of_documents_outside_the_repository():
+    cited = re.compile(r"SPEC §|ARCHITECTURE\.md|shared/|seed 00\d")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for folder in ("src", "docs", "conf")
+            for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and p.suffix in (".py", ".md", ".yaml")
+            and "egg-info" not in str(p)
+            for i, line in enumerate(p.read_text().splitlines(), 1) if cited.search(line)]
+    hits += [f"README.md:{i}" for i, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
+             if cited.search(line)]
+    assert not hits, hits
