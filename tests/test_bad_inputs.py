@@ -492,3 +492,24 @@ def test_sweep_job_refuses_out_of_range_values_before_writing(tmp_path, override
     with pytest.raises(InputError, match=override.split("=")[0]):
         run_job(OmegaConf.to_container(cfg, resolve=True), str(tmp_path / "job"), str(tmp_path))
     assert not (tmp_path / "job").exists()
+
+
+def test_a_store_made_without_gt_is_refused_with_the_fix(world, tmp_path, capsys):
+    """`pko` on an eval_results file without --gt numbers images by position; evaluating the store against a
+    split names the problem and the fix instead of 'no prediction for this GT image' (issue 27)."""
+    root, _ = world
+    store = tmp_path / "pko.h5"
+    assert main(["pko", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(root / "stats.h5"),
+                 "-o", str(store)]) == 0
+    capsys.readouterr()
+    err = refused(capsys, ["evaluate", str(store), "--task", "predcls", "--gt", str(root / "test.h5")], tmp_path,
+                  must_name=(str(store), "made for another split", "numbered 0..2", f"--gt {root / 'test.h5'}"))
+    assert "3 of the 3 images" in err
+    with_gt = tmp_path / "pko_gt.h5"
+    assert main(["pko", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(root / "stats.h5"),
+                 "--gt", str(root / "test.h5"), "-o", str(with_gt)]) == 0
+    assert main(["evaluate", str(with_gt), "--task", "predcls", "--gt", str(root / "test.h5")]) == 0
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"version": 1, "images": []}))
+    refused(capsys, ["evaluate", str(other), "--task", "predcls", "--gt", str(root / "test.h5")], tmp_path,
+            must_name=(str(other), "made for another split"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from sgg_eval.errors import EXIT_USER, guarded
@@ -69,9 +70,10 @@ def _cmd_split(args: argparse.Namespace) -> None:
             raise InputError("give --simulated, --vg150-dir, or all of --h5 --dicts --image-data")
         spec = DatasetSpec("vg150", "vg150", files=files, num_val_im=args.num_val_im)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
-    counts = build_splits(spec, {s: f"{args.out_dir}/{s}.h5" for s in splits})
+    paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
+    counts = build_splits(spec, paths)
     for split, n in counts.items():
-        print(f"{args.out_dir}/{split}.h5: {n} images{' (SIMULATED)' if args.simulated else ''}")
+        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}")
 
 
 def _cmd_stats(args: argparse.Namespace) -> None:
@@ -231,7 +233,7 @@ def _cmd_simulate(args: argparse.Namespace) -> None:
     given = {"strength": args.strength, "label_accuracy": args.label_accuracy}
     bb = Backbone(args.backbone, **{k: v for k, v in given.items() if v is not None})
     methods = [m for m in METHODS if m != "dlfe" or args.val]
-    outputs = {m: f"{args.out_dir}/{args.backbone}_{m}_{args.task}.h5" for m in methods}
+    outputs = {m: os.path.join(args.out_dir, f"{args.backbone}_{m}_{args.task}.h5") for m in methods}
     n = simulate_models(args.gt, read_stats(args.stats), bb, args.task, outputs, seed=args.seed,
                         score_kind=args.score_kind, val_path=args.val)
     for path in outputs.values():

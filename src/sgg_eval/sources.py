@@ -88,6 +88,19 @@ class _Opened:
             self._store.close()
 
 
+def _check_same_split(gt_ids: np.ndarray, pred_ids: np.ndarray, path: str, gt: str) -> None:
+    """Refuse a prediction file that misses more than half of the split's images: it was made for another
+    split (a few missing images are named one by one, as the join reaches them)."""
+    missing = int(np.count_nonzero(~np.isin(gt_ids, pred_ids)))
+    if 2 * missing <= len(gt_ids):
+        return
+    positions = len(pred_ids) and np.array_equal(np.sort(pred_ids), np.arange(len(pred_ids)))
+    hint = (f"; its images are numbered 0..{len(pred_ids) - 1}, as `sgg-eval pko` numbers an "
+            f"eval_results.pytorch's images without --gt: write it again with --gt {gt}") if positions else ""
+    raise InputError(f"{missing:,} of the {len(gt_ids):,} images of the GT split {gt} have no prediction here: "
+                     f"this file was made for another split{hint}", path=path)
+
+
 def _join_store(opened_split: _Opened, opened_store: _Opened, pred_path: str, start: int, stop: int) -> Pairs:
     split, store = opened_split(), opened_store()
     if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
@@ -218,15 +231,17 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
     from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
 
     with SplitStore(gt) as split:
-        gt_vocab, count = split.vocab, len(split)
+        gt_vocab, count, gt_ids = split.vocab, len(split), np.asarray(split.image_ids)
     if fmt == "sgbench_json":
         preds, dropped = read_sgbench_json(path, gt_vocab)
+        _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)
         notes = (f"{dropped} duplicate triplets dropped (first kept)",) if dropped else ()
         return PredictionSource(path, fmt, gt_vocab, "stored", "ranked", False, notes, count,
                                 partial(_join_dict, _Opened(SplitStore, gt), preds, path))
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
             raise InputError("class or predicate names differ from the GT split's", path=path)
+        _check_same_split(gt_ids, np.asarray(store.image_ids), path, gt)
         meta = store.meta
     notes = ("SIMULATED predictions",) if meta.simulated else ()
     return PredictionSource(path, fmt, gt_vocab, "score", meta.score_kind, meta.simulated, notes, count,
