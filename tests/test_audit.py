@@ -131,6 +131,12 @@ def test_published_names_the_variant_a_number_is(tmp_path, capsys):
     assert (tmp_path / "audit.md").read_text() == out.out  # the terminal shows the Markdown written
     # 100: every R@50 variant of the first image alone, and the no-graph-constraint ones of all images (NG
     # ranks every predicate of image 1's pairs, so its nine rows are hit too)
+    # ngR@K is the reference's own NG value: its per-image, skipped, all-images variant is not a warning
+    ng = next(v for v in doc["variants"] if v["metric"] == "R" and v["k"] == 50 and v["constraint"] == "NG"
+              and v["aggregation"] == "per-image" and v["protocol"] == "skipped" and v["images"] == "all")
+    assert main(args + ["--published", f"ngR@50={100 * ng['value']:.2f}"]) == 0
+    got = json.loads((tmp_path / "audit.json").read_text())["published"][0]
+    assert got["reference"] and got["verdict"].startswith("the reference variant"), got
     assert main(args + ["--subset", "1", "--published", "R@50=100"]) == 0
     doc = json.loads((tmp_path / "audit.json").read_text())
     assert doc["images"]["subset"] == 1

@@ -16,7 +16,7 @@ Every variant is a reduction of the same accumulator (``reduce.Accumulator``), a
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import product
 
 import numpy as np
@@ -117,14 +117,19 @@ def parse_published(text: str) -> tuple[str, int, str | None, float, int]:
 
 def match_published(text: str, rows: list[Variant]) -> dict:
     """The variants within rounding of a published value (half a unit of its last printed digit), and a
-    verdict that warns when the reference variant is not among them."""
+    verdict that warns when the reference variant is not among them: the reference evaluator's own value of
+    the published name (the ``reference`` variant for R@K and mR@K; the same but NG for ngR@K and ng-mR@K).
+    ``rows``: box variants here, or PSG's (``psg_audit.PsgVariant``)."""
     metric, k, constraint, value, decimals = parse_published(text)
     tolerance = 0.5 * 10.0 ** -decimals + 1e-9
     candidates = [v for v in rows if v.metric == metric and v.k == k and v.value is not None
                   and (constraint is None or v.constraint == constraint)]
     matches = [v for v in candidates if abs(100 * v.value - value) <= tolerance]
-    if any(v.reference for v in matches):
-        others = [v.label for v in matches if not v.reference]
+    def is_reference(v) -> bool:  # the reference's own value of the name published: GC, or NG for ngR/ng-mR
+        return v.constraint == (constraint or "GC") and replace(v, constraint="GC").reference
+
+    if any(is_reference(v) for v in matches):
+        others = [v.label for v in matches if not is_reference(v)]
         verdict = "the reference variant" + (f" (also within rounding: {'; '.join(others)})" if others else "")
     elif matches:
         verdict = "WARNING not the reference variant: " + "; ".join(v.label for v in matches)
@@ -134,7 +139,7 @@ def match_published(text: str, rows: list[Variant]) -> dict:
     else:
         verdict = "no variant of this metric could be computed for this input"
     return {"published": text.strip(), "matches": [v.label for v in matches], "verdict": verdict,
-            "reference": any(v.reference for v in matches)}
+            "reference": any(is_reference(v) for v in matches)}
 
 
 def variants_markdown(rows: list[dict], title: str) -> str:
