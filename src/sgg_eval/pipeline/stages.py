@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -69,9 +70,15 @@ def run_simulate(params: dict) -> list[str]:
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
     method_params = MethodParams(**sim["methods"])
+    tasks = params["evaluation"]["tasks"]
+    step, start = 0, time.perf_counter()
     for backbone, methods in sorted(by_backbone.items()):
         bb = Backbone(backbone, **sim["backbones"][backbone])
-        for task in params["evaluation"]["tasks"]:
+        for task in tasks:
+            # a line per step: the stage takes minutes at the default scale, and DVC shows lines, not bars
+            step += 1
+            print(f"simulate: {backbone} {task}, {len(methods)} models (step {step}/{len(by_backbone) * len(tasks)}"
+                  f", {time.perf_counter() - start:.0f} s so far)", flush=True)
             outputs = {m: prediction_file(params, name, task) for m, name in sorted(methods.items())}
             for path in outputs.values():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
