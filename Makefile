@@ -82,7 +82,7 @@ fuzz: $(STAMP)
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000
 ui: $(STAMP)
-	@echo "MLflow UI: http://127.0.0.1:$(UI_PORT)  (Ctrl-C to stop)"
+	@echo "MLflow UI, the runs of this project: $$($(BIN)/python scripts/mlflow_url.py $(UI_PORT))  (Ctrl-C to stop)"
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
 
 # All plots as one offline HTML page (vega inlined from npm, no CDN): reports/plots/index.html

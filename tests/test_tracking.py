@@ -118,3 +118,26 @@ def test_a_queued_experiments_runs_land_in_the_workspace_store(tmp_path):
     assert workspace_root(tmp_path) == tmp_path.resolve()
     (tmp_path / "exps").mkdir()
     assert workspace_root(tmp_path / "exps") == (tmp_path / "exps").resolve()
+
+
+def test_make_ui_names_the_runs_table_of_the_projects_experiment(tmp_path):
+    """`make ui` prints the URL of the experiment's runs table (MLflow's home page is a GenAI overview), and
+    the experiment is a model-development one, so the UI opens it as a table of runs."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from mlflow.tracking import MlflowClient
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "mlflow_url.py"
+    store = tmp_path / "m.db"
+    url = subprocess.run([sys.executable, str(script), "5001", str(store)], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert url == "http://127.0.0.1:5001"  # no store yet: the UI's root
+    log_runs(f"sqlite:///{store}", "other", "pipeline", {"dataset": "x"}, [])
+    log_runs(f"sqlite:///{store}", "sgg-eval", "pipeline", {"dataset": "x"}, [])
+    exp = MlflowClient(f"sqlite:///{store}").get_experiment_by_name("sgg-eval")
+    assert exp.tags.get("mlflow.experimentKind") == "custom_model_development"
+    url = subprocess.run([sys.executable, str(script), "5001", str(store)], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert url == f"http://127.0.0.1:5001/#/experiments/{exp.experiment_id}/runs"
