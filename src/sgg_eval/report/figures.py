@@ -133,13 +133,32 @@ def predicate_weights(names: list[str], gt_counts: np.ndarray, train_counts: np.
 
 def wimr_vs_tau(curves: dict[str, tuple[np.ndarray, np.ndarray]], k: int, folder: str, simulated: bool,
                 name: str = "tau_sweep") -> list[str]:
-    """wIMR@k against τ, one line per method (τ = 0 is IMR, larger τ weighs diverse predicates more)."""
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    """wIMR@k against τ, one line per entry (τ = 0 is IMR, larger τ weighs diverse predicates more).
+
+    A label "Backbone Method" gives the method a colour and the backbone a line style and marker, so two
+    backbones of one method read as a pair and 15 lines stay distinguishable; a one-word label (PKO-only,
+    or an entry name) is drawn in black or in a colour of its own. The legend stands outside the data."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    parts = {label: label.split(" ", 1) for label in curves}
+    methods = list(dict.fromkeys(p[-1] for p in parts.values()))
+    backbones = list(dict.fromkeys(p[0] for p in parts.values() if len(p) == 2))
+    palette = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20").colors
+    styles, markers = ("-", "--", ":", "-."), ("o", "s", "^", "D")
     for label, (taus, values) in curves.items():
-        ax.plot(taus, 100 * np.asarray(values), "o-", ms=3, label=label)
-    ax.set_xlabel("tau")
+        part = parts[label]
+        if len(part) == 2:
+            b = backbones.index(part[0]) % len(styles)
+            color, style, marker = palette[methods.index(part[1]) % len(palette)], styles[b], markers[b]
+        elif backbones:  # a one-word entry beside backbone/method pairs (PKO-only): apart, in black
+            color, style, marker = "black", "-", "x"
+        else:
+            color, style, marker = palette[methods.index(part[0]) % len(palette)], "-", "o"
+        ax.plot(taus, 100 * np.asarray(values), linestyle=style, marker=marker, ms=3.5, lw=1.4, color=color,
+                label=label)
+    ax.set_xlabel("τ (0: IMR; 1: weights proportional to the composable pairs)")
     ax.set_ylabel(f"wIMR@{k} (%)")
-    ax.set_title(f"wIMR@{k} against tau (PredCls)")
-    ax.legend(fontsize=7)
+    ax.set_title(f"wIMR@{k} against τ (PredCls)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _note(fig, simulated)
     return _save(fig, folder, name)
