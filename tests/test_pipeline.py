@@ -23,8 +23,10 @@ FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fi
 
 
 def run(args, cwd):
-    # stages run `python`: make it this interpreter, whichever way pytest was started
-    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    # stages run stages/python, which honours SGG_EVAL_PYTHON: this interpreter, whichever way pytest was started
+    # (dvc itself, and DVC's queue workers, are found on PATH)
+    env = {**os.environ, "SGG_EVAL_PYTHON": sys.executable,
+           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr

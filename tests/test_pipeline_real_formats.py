@@ -49,6 +49,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
                 "evaluation.tasks=[predcls]", "pko.blind_max_n=2", f"tracking.uri={uri}")
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage 'evaluate@real_motifs-predcls'" in out
+    assert "is empty" not in out  # no simulated model: the simulate stage's folder holds its (empty) index
     doc = json.loads((p / "data/vg150/results/metrics/real_motifs/predcls.json").read_text())
     assert doc["input"]["format"] == "eval_results" and doc["counts"]["images_evaluated"] == 2
     assert doc["entry"]["simulated"] is False

@@ -59,8 +59,9 @@ def open_model(params: dict, model: str, task: str, stats: TrainingStats) -> Pre
 
 
 def run_simulate(params: dict) -> list[str]:
-    """Write the outputs of every simulated model for every task; returns the files written. The folder
-    exists even when no model is simulated (a real dataset): it is the stage's declared output."""
+    """Write the outputs of every simulated model for every task, and their list (``index.json``); returns
+    the files written. The folder exists even when no model is simulated (a real dataset): it is the stage's
+    declared output."""
     sim = params["simulation"]
     os.makedirs(f"{params['paths']['predictions']}/simulated", exist_ok=True)
     stats = read_stats(stats_file(params))
@@ -86,6 +87,11 @@ def run_simulate(params: dict) -> list[str]:
                             score_kind=sim["score_kind"], score_dtype=sim["score_dtype"],
                             val_path=f"{params['paths']['splits']}/val.h5", methods=method_params)
             written.extend(outputs.values())
+    # the stage's folder always holds this list, so a real dataset's run (no simulated model) leaves no empty
+    # output folder, which DVC warns about once per stage that depends on it
+    folder = f"{params['paths']['predictions']}/simulated"
+    write_json(os.path.join(folder, "index.json"),
+               {"simulated_prediction_stores": sorted(os.path.relpath(w, folder) for w in written)})
     return written
 
 
