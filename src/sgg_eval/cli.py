@@ -318,8 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_split)
 
     p = sub.add_parser("stats", help="training statistics (triplet counts, n_c, zero-shot set, density)",
-                       description="Compute docs/definitions.md §4 training statistics from a training split store, or from "
-                                   "the training split of PSG's psg.json (every entry outside test_image_ids).",
+                       description="Compute the training statistics of docs/definitions.md §4 from a training split "
+                                   "store, or from the training split of PSG's psg.json (every entry outside "
+                                   "test_image_ids).",
                        epilog=_EPILOG_STATS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("train", nargs="?", help="training split store (.h5 from `sgg-eval split`)")
     p.add_argument("--psg", metavar="PSG_JSON", help="instead of a store: PSG's psg.json (its test images give "
