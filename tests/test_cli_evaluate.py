@@ -63,6 +63,8 @@ def test_eval_results_via_cli_with_strict_protocol(tmp_path):
     doc = json.loads((tmp_path / "m.json").read_text())
     assert doc["protocol"] == "strict" and doc["counts"]["images_skipped_no_pred"] == 0
     assert doc["input"]["format"] == "eval_results"
+    # the file as given, not its basename: every task's file is called eval_results.pytorch (issue 27)
+    assert doc["input"]["predictions"] == str(tmp_path / "eval_results.pytorch")
 
 
 def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):

@@ -33,7 +33,7 @@ def run_audit(path: str | os.PathLike, task: str, *, gt: str | None = None, subs
         first, _, _ = accumulate(replace(source, count=subset), source.vocab, opts, source=path, jobs=jobs,
                                  detector_boxes=False)
     rows = variants(acc, first, subset)
-    return {"input": {"path": os.path.basename(path), "format": source.fmt}, "task": task,
+    return {"input": {"path": os.fspath(path), "format": source.fmt}, "task": task,
             "iou_threshold": iou_threshold,
             "images": {"input": counts["images_input"], "evaluated": counts["images_evaluated"],
                        "without_predicted_pairs": counts["images_skipped_no_pred"],

@@ -97,5 +97,5 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
         report.close()
     require_evaluated(result, predictions, gt)
     result["notes"] = list(source.notes) + result["notes"]
-    result["input"] = {"predictions": os.path.basename(predictions), "format": source.fmt}
+    result["input"] = {"predictions": os.fspath(predictions), "format": source.fmt}  # as given: names the file
     return result

@@ -71,7 +71,7 @@ def run_psg_audit(predictions: str, psg: str, root: str = "", *, published: tupl
             for metric, constraint, key in METRICS:
                 for k in RECALL_KS:
                     rows.append(PsgVariant(metric, k, constraint, protocol, mode, doc["metrics"][key.format(k=k)]))
-    return {"input": {"path": os.path.basename(predictions), "psg": os.path.basename(psg)}, "task": "sgdet",
+    return {"input": {"path": os.fspath(predictions), "psg": os.fspath(psg)}, "task": "sgdet",
             "counts": counts, "notes": notes, "variants": [v.as_dict() for v in rows],
             "published": [match_published(text, rows) for text in published]}
 

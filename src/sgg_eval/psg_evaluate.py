@@ -97,7 +97,7 @@ def evaluate_protocols(predictions: str, psg: str, root: str, protocols: tuple[s
             "counts": {"images_input": len(work), "images_evaluated": r.acc.images,
                        "images_absent": len(absent_images), "images_skipped_no_pred": skipped,
                        "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": shared["extra"]},
-            "notes": notes, "input": {"predictions": os.path.basename(predictions), "psg": os.path.basename(psg),
+            "notes": notes, "input": {"predictions": os.fspath(predictions), "psg": os.fspath(psg),
                                       "format": sub.kind if legacy else f"sgbench {sub.kind}"}}
     return docs
 
