@@ -61,8 +61,7 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs]):
         return False
     if keep_row_maxima and probabilities:
-        at = {id(p): i for i, p in enumerate(preds)}
-        if not all(_probabilities_keeping_maxima(p, at[id(p)], score_pass) for p in with_pairs
+        if not all(_probabilities_keeping_maxima(p, i, score_pass) for i, p in enumerate(preds)
                    if len(p.pairs) >= MAXIMA_ROWS):
             return False
         with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]

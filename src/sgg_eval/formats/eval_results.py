@@ -115,7 +115,8 @@ class EvalResults:
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []
-        folded = _FoldedCrc(self.table.tensors, ids[:, width - 1], self.path, start)  # pred_rel_scores
+        folded = _FoldedCrc(self.table.tensors, ids[:, names.index("pred_rel_scores", len(GT_FIELDS))], self.path,
+                            start)
         try:
             for k, i in enumerate(range(start, stop)):
                 got = views[k * width: (k + 1) * width]
