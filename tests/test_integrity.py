@@ -69,32 +69,41 @@ def test_a_flipped_bit_in_any_tensor_member_is_refused(eval_zip, tmp_path, capsy
 
 
 @pytest.mark.parametrize("large", [True, False])
-def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch, large):
-    """SGDet-sized score matrices (here every one) have their CRC-32 folded over them by their validation
-    pass, a block of rows at a time (here a row); all other tensors are read once more in line. The same
-    refusal either way, and every large matrix's CRC-32 is settled by the fold."""
+@pytest.mark.parametrize("field", ["pred_rel_scores", "rel_pair_idxs"])
+def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch, large,
+                                                                         field):
+    """SGDet-sized score matrices and pair arrays (here every one) have their CRC-32 folded over them by their
+    validation pass, a score matrix a block of rows at a time (here a row); all other tensors are read once
+    more in line. The same refusal either way, and every large tensor's CRC-32 is settled by the fold."""
     from sgg_eval.data import batch_checks
+    from sgg_eval.formats.eval_results import GT_FIELDS, PRED_FIELDS
     from sgg_eval.formats.member_crcs import MemberCrcs
 
     if large:
         monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
         monkeypatch.setattr(batch_checks, "BLOCK_BYTES", 1)  # a block per row
+        monkeypatch.setattr(batch_checks, "CONCATENATED", 0)  # pair arrays checked one by one
     settled = []
     settle = MemberCrcs.settle
     monkeypatch.setattr(MemberCrcs, "settle", lambda self, root, crc: (settled.append(root), settle(self, root, crc)))
-    spans = _storage_spans(eval_zip)
-    name, at, size = max(spans, key=lambda s: s[2])  # the largest: a score matrix
+    intact = EvalResults(eval_zip, VOCAB, row_maxima=large)
+    column = (GT_FIELDS + PRED_FIELDS).index(field, len(GT_FIELDS))
+    tensors = intact.table.tensors
+    roots = tensors.t_root[intact._tensor_ids(0, len(intact))[:, column]].astype(np.int64)
+    root = int(roots[np.argmax(tensors.crcs.nbytes[roots])])  # the image's with the most pairs
+    at, size = int(tensors.crcs.at[root]), int(tensors.crcs.nbytes[root])
     data = bytearray(eval_zip.read_bytes())
-    data[at + size - 4] ^= 1  # the last score's lowest mantissa bit: still a valid probability, another number
+    # the last score's lowest mantissa bit, or the last pair's object index ± 1: valid, another number
+    data[at + size - (4 if field == "pred_rel_scores" else 8)] ^= 1
     bad = tmp_path / "flipped.pytorch"
     bad.write_bytes(bytes(data))
-    loaded = EvalResults(bad, VOCAB, row_maxima=large)
     with pytest.raises(InputError, match=r"flipped.pytorch: image \d+: tensor storage #\d+ fails its CRC-32"):
-        list(loaded.pairs())
+        list(EvalResults(bad, VOCAB, row_maxima=large).pairs())
     assert bool(settled) == large
     settled.clear()
-    assert len(list(EvalResults(eval_zip, VOCAB, row_maxima=large).pairs())) == len(_cases())  # intact: whole
-    assert len(settled) == (sum(len(p.pairs) > 0 for _, p in _cases()) if large else 0)
+    assert len(list(intact.pairs())) == len(_cases())  # intact: whole
+    with_pairs = sum(len(p.pairs) > 0 for _, p in _cases())
+    assert len(settled) == (2 * with_pairs if large else 0)  # every score matrix and pair array
 
 
 def test_a_flipped_bit_in_the_pickle_member_is_refused(eval_zip, tmp_path, capsys):

@@ -18,17 +18,18 @@ from sgg_eval.metrics.rowwise import row_reduce_and_whole
 
 
 def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool,
-                   keep_row_maxima: bool = False, score_pass: ScorePass | None = None) -> bool:
+                   keep_row_maxima: bool = False, fold: Fold | None = None) -> bool:
     """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there).
 
     ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``MAXIMA_ROWS`` rows or more:
     SGDet's) are checked by the pass that takes each row's maximum over predicates 1.., which is kept on the
     image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is. That pass goes
-    through each matrix a block of rows at a time (``BLOCK_BYTES``), and ``score_pass(i, block)`` is called
-    with each block of ``preds[i]``'s matrix, in order, right after it was checked, while its bytes are still
-    in the CPU's cache. The reader folds its CRC-32 over them: a second pass from memory cost ~10% of an SGDet
-    evaluation. (Small matrices, PredCls's ~27 kB, are checked in one concatenation and read again by the
-    reader: per matrix, Python's overhead would outweigh what the cache saves.)"""
+    through each matrix a block of rows at a time (``BLOCK_BYTES``), and ``fold("pred_rel_scores", i, block)``
+    is called with each block of ``preds[i]``'s matrix, in order, right after it was checked, while its bytes
+    are still in the CPU's cache. The reader folds its CRC-32 over them: a second pass from memory cost ~10% of
+    an SGDet evaluation. Large pair arrays (SGDet's ~100 kB), checked one by one, are handed over whole the same
+    way: ``fold("rel_pair_idxs", i, pairs)``. (Small arrays, PredCls's, are checked in one concatenation and
+    read again by the reader: per array, Python's overhead would outweigh what the cache saves.)"""
     if not gts:
         return True
     width = vocab.num_predicates + 1
@@ -57,11 +58,13 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     predicates = np.concatenate([g.rels[:, 2] for g in gts])
     if len(predicates) and (predicates.min() < 1 or predicates.max() > vocab.num_predicates):
         return False
-    with_pairs = [p for p in preds if len(p.pairs)]
-    if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs]):
+    at = [i for i, p in enumerate(preds) if len(p.pairs)]
+    with_pairs = [preds[i] for i in at]
+    pairs_seen = None if fold is None else (lambda k, a: fold("rel_pair_idxs", at[k], a))
+    if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], pairs_seen):
         return False
     if keep_row_maxima and probabilities:
-        if not all(_probabilities_keeping_maxima(p, i, score_pass) for i, p in enumerate(preds)
+        if not all(_probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds)
                    if len(p.pairs) >= MAXIMA_ROWS):
             return False
         with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]
@@ -74,20 +77,21 @@ CONCATENATED = 1 << 22  # relation scores of a batch checked in one array up to 
 # score matrices of at least this many rows keep their row maxima when asked: evaluation ranks images of over
 # 2,000 pairs with their scores apart (``blocks.LARGE_IMAGE_PAIRS``), from these maxima
 MAXIMA_ROWS = 1024
-# bytes of a score matrix reduced at a time: small enough that its rows are still in L2 when ``score_pass``
+# bytes of a score matrix reduced at a time: small enough that its rows are still in L2 when ``fold``
 # reads them. The CRC-32 after a block of 1.3 MB (a whole SGDet matrix) ran at 28 GB/s, after 256 kB at 62 GB/s;
 # smaller blocks add more per-call overhead than they save (docs/performance.md)
 BLOCK_BYTES = 256 << 10
 
-ScorePass = Callable[[int, np.ndarray], None]
+# ``fold(field, position, block)``: a block of ``preds[position]``'s ``field``, just checked (``batch_is_valid``)
+Fold = Callable[[str, int, np.ndarray], None]
 
 
-def _probabilities_keeping_maxima(pred: PredImage, position: int, score_pass: ScorePass | None) -> bool:
+def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | None) -> bool:
     """``pred``'s scores are probabilities (as ``_scores_ok``), checked over their bits by the pass that takes
     each row's maximum over predicates 1.. (``rowwise.row_reduce_and_whole``), kept on ``pred``. Every value is
     in [+0, 1 + slack] exactly when the largest bits are at most those of 1 + slack; the row maxima are then
     the floats' own. Anything else (float64, -0.0) takes ``_scores_ok``'s passes and keeps nothing.
-    ``score_pass(position, block)`` sees every block of rows in order (``batch_is_valid``)."""
+    ``fold("pred_rel_scores", position, block)`` sees every block of rows in order (``batch_is_valid``)."""
     scores = pred.rel_scores
     if scores.dtype != np.float32 or not scores.flags.c_contiguous or scores.shape[1] < 2:
         return _scores_ok([scores], True)
@@ -99,8 +103,8 @@ def _probabilities_keeping_maxima(pred: PredImage, position: int, score_pass: Sc
         block = bits[first: first + rows]
         maxima[first: first + rows], block_largest = row_reduce_and_whole(np.maximum, block, 1)
         largest = max(largest, block_largest)
-        if score_pass is not None:
-            score_pass(position, block)
+        if fold is not None:
+            fold("pred_rel_scores", position, block)
     if largest > _PROBABILITY_BITS:
         return _scores_ok([scores], True)
     pred.keep_row_maxima(maxima.view(np.float32))
@@ -117,13 +121,20 @@ def _boxes_ok(boxes: np.ndarray) -> bool:
     return _finite(boxes) and bool((boxes[:, 2:] >= boxes[:, :2]).all())
 
 
-def _indices_ok(indices: list[np.ndarray], counts: list[int]) -> bool:
+def _indices_ok(indices: list[np.ndarray], counts: list[int],
+                seen: Callable[[int, np.ndarray], None] | None = None) -> bool:
     """Every index of ``indices[i]`` in ``[0, counts[i] - 1]``: over the concatenation, or array by array when
-    they are large (an SGDet image's 6,000 pairs: a concatenation would only copy them)."""
+    they are large (an SGDet image's 6,000 pairs: a concatenation would only copy them), each handed to
+    ``seen(i, indices[i])`` once checked."""
     if not indices:
         return True
     if sum(a.size for a in indices) > CONCATENATED // 8:
-        return all(not a.size or int(_unsigned(a).max()) < n for a, n in zip(indices, counts))
+        for k, (a, n) in enumerate(zip(indices, counts)):
+            if a.size and int(_unsigned(a).max()) >= n:
+                return False
+            if seen is not None:
+                seen(k, a)
+        return True
     flat = np.concatenate(indices)
     if not flat.size:
         return True

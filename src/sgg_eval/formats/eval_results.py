@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from sgg_eval.data.batch_checks import ScorePass, batch_is_valid
+from sgg_eval.data.batch_checks import Fold, batch_is_valid
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
@@ -109,14 +109,15 @@ class EvalResults:
         """Images ``start:stop``, validated, and their bytes checked against the file's CRC-32s before any is
         yielded. SGDet-sized score matrices (~1.3 MB an image) have their CRC-32 folded over their bytes by the
         validation pass, block by block while the bytes are in cache (``_FoldedCrc``); the other tensors are
-        read once more (``_crc``), which for them costs little."""
+        read once more (``_crc``), which for them costs little. SGDet's pair arrays (~100 kB) are folded the same
+        way."""
         ids = self._tensor_ids(start, stop)
         views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []
-        folded = _FoldedCrc(self.table.tensors, ids[:, names.index("pred_rel_scores", len(GT_FIELDS))], self.path,
-                            start)
+        folded = _FoldedCrc(self.table.tensors, {f: ids[:, names.index(f, len(GT_FIELDS))] for f in _FOLDED},
+                            self.path, start)
         try:
             for k, i in enumerate(range(start, stop)):
                 got = views[k * width: (k + 1) * width]
@@ -130,7 +131,7 @@ class EvalResults:
                 gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1],
                              got[2])
                 images.append((gt, PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])))
-            if validate and not self._check(images, score_pass=folded):
+            if validate and not self._check(images, fold=folded):
                 self._check(images, each=True)  # raises, naming the first bad image (below, after the CRC-32s)
         except InputError:
             folded.settle()
@@ -160,7 +161,7 @@ class EvalResults:
             raise InputError(exc.message, path=self.path) from None
 
     def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False,
-               score_pass: ScorePass | None = None) -> bool:
+               fold: Fold | None = None) -> bool:
         """Validate a batch at once (False if it fails); image by image, raising on the first bad one, with
         ``each`` (only once it has failed)."""
         if each:
@@ -168,34 +169,44 @@ class EvalResults:
                 _validate(gt, pred, self.vocab, self.path, gt.image_id)
             return True
         return batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab, probabilities=True,
-                              keep_row_maxima=self.row_maxima, score_pass=score_pass)
+                              keep_row_maxima=self.row_maxima, fold=fold)
+
+
+# the fields whose CRC-32 validation folds over their bytes (``batch_is_valid(fold=)``)
+_FOLDED = ("rel_pair_idxs", "pred_rel_scores")
 
 
 class _FoldedCrc:
-    """The CRC-32s of a batch's score matrices, folded over each block of rows as validation reads it
-    (``batch_is_valid(score_pass=)``); a matrix whose bytes are not exactly its zip member's, or which the pass
-    did not go through whole, is left to ``TensorTable.check``."""
+    """The CRC-32s of a batch's ``_FOLDED`` tensors, folded over each block as validation reads it
+    (``batch_is_valid(fold=)``); a tensor whose bytes are not exactly its zip member's, or which the pass did
+    not go through whole, is left to ``TensorTable.check``. Nothing is looked up for a field no block of
+    reaches (PredCls's small arrays are all checked in line)."""
 
-    def __init__(self, tensors: TensorTable, score_tensors: np.ndarray, path: str, start: int):
-        self.tensors, self.path, self.start = tensors, path, start
-        self.roots = tensors.whole_storages(score_tensors).tolist()
-        self.crc = [0] * len(self.roots)
-        self.seen = [0] * len(self.roots)
+    def __init__(self, tensors: TensorTable, ids: dict[str, np.ndarray], path: str, start: int):
+        self.tensors, self.ids, self.path, self.start = tensors, ids, path, start
+        self.roots: dict[str, list[int]] = {}  # per field, made at its first block: ``whole_storages``
+        self.folded: dict[tuple[int, int], list[int]] = {}  # (image, field's place in _FOLDED) -> [crc, bytes]
 
-    def __call__(self, k: int, block: np.ndarray) -> None:
-        if self.roots[k] >= 0:
-            self.crc[k] = crc32(block, self.crc[k])
-            self.seen[k] += block.nbytes
+    def __call__(self, field: str, k: int, block: np.ndarray) -> None:
+        roots = self.roots.get(field)
+        if roots is None:
+            roots = self.roots[field] = self.tensors.whole_storages(self.ids[field]).tolist()
+        if roots[k] >= 0:
+            state = self.folded.setdefault((k, _FOLDED.index(field)), [0, 0])
+            state[0] = crc32(block, state[0])
+            state[1] += block.nbytes
 
     def settle(self) -> None:
-        """Compare every CRC-32 folded over a whole matrix; InputError names the first corrupt image."""
-        for k, root in enumerate(self.roots):
-            if root >= 0 and self.seen[k] and self.seen[k] == self.tensors.crcs.nbytes[root]:
+        """Compare every CRC-32 folded over a whole tensor; InputError names the first corrupt image."""
+        for k, field in sorted(self.folded):
+            root = self.roots[_FOLDED[field]][k]
+            crc, seen = self.folded[k, field]
+            if seen == self.tensors.crcs.nbytes[root]:
                 try:
-                    self.tensors.crcs.settle(root, self.crc[k])
+                    self.tensors.crcs.settle(root, crc)
                 except InputError as exc:
                     raise InputError(exc.message, path=self.path, image_id=self.start + k) from None
-        self.roots = [-1] * len(self.roots)  # settled once
+        self.folded.clear()  # settled once
 
 
 _READ_BATCH = 64  # images whose tensor views are made in one call

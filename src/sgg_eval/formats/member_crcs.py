@@ -19,21 +19,23 @@ class MemberCrcs:
 
     def __init__(self, at: np.ndarray, nbytes: np.ndarray, crc: np.ndarray):
         self.at, self.nbytes, self.crc = at.astype(np.int64), nbytes.astype(np.int64), crc.astype(np.uint32)
-        self.checked = np.zeros(len(crc), dtype=bool)
+        # storages checked, or never located (nothing to check them against: the reader refuses their tensors)
+        self.checked = self.at < 0
 
     def __len__(self) -> int:
         return len(self.crc)
 
     def check(self, whole: np.ndarray, roots: np.ndarray) -> None:
-        """Raise InputError if a storage of ``roots`` (any order, repeats allowed) not yet checked fails."""
-        roots = roots[~self.checked[roots] & (self.at[roots] >= 0)]
+        """Raise InputError if a storage of ``roots`` (any order, repeats allowed) not yet checked fails. A
+        repeated storage is checked as often as it is named: rare (tensors sharing one), and cheaper than
+        sorting every batch's roots to find it."""
+        roots = roots[~self.checked[roots]]
         if not len(roots):
             return
-        if len(roots) > 1 and not (roots[1:] > roots[:-1]).all():
-            roots = np.unique(roots)
         # C-level maps over memoryview slices: a PredCls file has ~9 storages of ~3.4 kB an image, where a Python
         # loop's per-storage overhead was a third of the checks' cost
-        spans = map(slice, self.at[roots].tolist(), (self.at[roots] + self.nbytes[roots]).tolist())
+        at = self.at[roots]
+        spans = map(slice, at.tolist(), (at + self.nbytes[roots]).tolist())
         got = np.fromiter(map(crc32, map(memoryview(whole).__getitem__, spans)), dtype=np.uint32,
                           count=len(roots))
         bad = np.flatnonzero(got != self.crc[roots])
@@ -44,7 +46,7 @@ class MemberCrcs:
     def to_fold(self, roots: np.ndarray, byte_at: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
         """Per tensor (its storage ``roots``, its bytes ``nbytes`` at ``byte_at``): the storage, when the
         tensor's bytes are exactly the storage's and it is still to check, else -1."""
-        whole = (byte_at == self.at[roots]) & (nbytes == self.nbytes[roots]) & (self.at[roots] >= 0)
+        whole = (byte_at == self.at[roots]) & (nbytes == self.nbytes[roots])
         return np.where(whole & ~self.checked[roots], roots, -1)
 
     def settle(self, root: int, crc: int) -> None:
