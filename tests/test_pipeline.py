@@ -38,6 +38,7 @@ def copy_project(dst: Path) -> Path:
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / item)
     run([sys.executable, "-m", "dvc", "init", "--no-scm", "-q"], dst)
     shutil.copy(ROOT / ".dvcignore", dst / ".dvcignore")  # Python caches are no stage's input
+    shutil.copytree(ROOT / ".dvc" / "plots", dst / ".dvc" / "plots")  # the plots page's templates
     return dst
 
 
@@ -309,6 +310,32 @@ def test_dvc_exp_show_fits_under_60_columns(project):
     assert list(only) == ["data/vg150_sim/results/summary.json"], list(only)
     summary = only["data/vg150_sim/results/summary.json"]["data"]
     assert sum(len(v) for v in summary.values() if isinstance(v, dict)) == 12, summary
+
+
+def test_the_plots_page_compares_models_predicate_by_predicate(project):
+    """`dvc plots show`: one chart per compared metric (not one per model file), a row per task, predicate and
+    model in training-frequency order, legends naming the models, then the figures."""
+    p = project[0]
+    plots = json.loads(run([sys.executable, "-m", "dvc", "plots", "show", "--json"], p))["data"]
+    charts = [name for name in plots if not name.endswith(".png")]
+    assert len(charts) == 2 and all("of each predicate" in name for name in charts), list(plots)
+    assert {f"reports/figures/{f}.png" for f in FIGURES} <= set(plots), list(plots)
+    params = yaml.safe_load((p / "params.yaml").read_text())
+    stats = read_stats(p / "data/vg150_sim/stats/stats.h5")
+    frequent_first = sorted(stats.vocab.predicate_classes,
+                            key=lambda n: -int(stats.predicate_counts[stats.vocab.predicate_classes.index(n) + 1]))
+    for name, field in zip(charts, ("R@50", "IMR@20")):
+        (chart,) = plots[name]
+        rows = chart["content"]["data"]["values"]
+        models = list(dict.fromkeys(r["model"] for r in rows))
+        assert 1 <= len(models) <= 3 and not any("/" in m or m == "workspace" for m in models), models
+        assert len(rows) == len(params["evaluation"]["tasks"]) * len(frequent_first) * len(models)
+        assert list(dict.fromkeys(r["predicate"] for r in rows)) == frequent_first
+        assert {r["field"] for r in rows} == {field}
+        doc = json.loads((p / "data/vg150_sim/results/metrics/sim_motifs_baseline/predcls.json").read_text())
+        row = next(r for r in rows if r["task"] == "PredCls" and r["model"] == "Motifs Baseline")
+        metric = "mR@50" if field == "R@50" else field
+        assert float(row[field]) == doc["per_predicate"][metric][row["predicate"]]
 
 
 def test_one_task_only(project):

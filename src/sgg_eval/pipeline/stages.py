@@ -153,6 +153,19 @@ def summary_file(params: dict) -> str:
     return f"{params['paths']['results']}/summary.json"
 
 
+def by_model_file(params: dict) -> str:
+    return f"{params['paths']['results']}/per_predicate_by_model.csv"
+
+
+def compared_entries(params: dict) -> list[str]:
+    """The entries the plots page compares predicate by predicate: the figures' biased and debiased models and
+    the summary entry, each once and only if evaluated."""
+    e = params["evaluation"]
+    wanted = (params["figures"]["biased_model"], params["figures"]["debiased_model"],
+              e.get("summary_entry") or e["entries"][0])
+    return [entry for entry in dict.fromkeys(wanted) if entry in e["entries"]]
+
+
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
     """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
     from sgg_eval.evaluate import run_evaluation
@@ -175,7 +188,7 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     """Every ranked document at the configured τ with its row labels: the metrics JSON and per-predicate CSV
     of each entry × task, and a small summary (the DVC metrics file: ``dvc exp show`` stays readable)."""
     from sgg_eval.metrics.engine import with_tau
-    from sgg_eval.report.per_predicate import write_per_predicate_csv
+    from sgg_eval.report.per_predicate import by_model_rows, write_per_predicate_csv, write_rows_csv
 
     stats = read_stats(stats_file(params))
     tau = float(params["metrics"]["tau"])
@@ -196,7 +209,18 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     headline = params["evaluation"].get("summary_entry") or params["evaluation"]["entries"][0]
     write_json(summary_file(params), {task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
                                       for task in params["evaluation"]["tasks"]})
+    labels = {entry: model_label(out[entry, params["evaluation"]["tasks"][0]]["entry"])
+              for entry in compared_entries(params)}
+    if len(set(labels.values())) < len(labels):  # two models of one backbone and method: their entry names
+        labels = {entry: entry for entry in labels}
+    tasks = {task: params["tasks"][task]["label"] for task in params["evaluation"]["tasks"]}
+    write_rows_csv(by_model_file(params), by_model_rows(out, labels, tasks, stats))
     return out
+
+
+def model_label(entry: dict) -> str:
+    """How figures and the plots page name an evaluated entry: its backbone and method."""
+    return f"{entry['backbone']} {entry['method']}".strip("- ")
 
 
 def load_results(params: dict) -> dict[tuple[str, str], dict]:
@@ -287,8 +311,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
     k = int(params["metrics"]["imr_k"])
     taus = np.round(np.linspace(0, 1, 11), 2)
-    curves = {f"{doc['entry']['backbone']} {doc['entry']['method']}".strip("- "):
-              (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
+    curves = {model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs,
+                                                           taus, k))
               for (entry, task), doc in results.items() if task == "predcls"}
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written

@@ -1,4 +1,5 @@
-"""Per-predicate CSV of one evaluation: one row per predicate, one column per mean-type metric."""
+"""Per-predicate CSVs: one evaluation's (a row per predicate, a column per mean-type metric), and the plots
+page's comparison of a few models on every task (a row per task, predicate and model)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,36 @@ def per_predicate_rows(result: dict, stats: TrainingStats) -> list[dict]:
 
 
 def write_per_predicate_csv(path: str | os.PathLike, result: dict, stats: TrainingStats) -> None:
-    rows = per_predicate_rows(result, stats)
+    write_rows_csv(path, per_predicate_rows(result, stats))
+
+
+# the per-predicate values the plots page compares (dvc.yaml's top-level plots name these columns)
+COMPARED = ("mR@50", "IMR@20")
+
+
+def by_model_rows(docs: dict[tuple[str, str], dict], models: dict[str, str], tasks: dict[str, str],
+                  stats: TrainingStats) -> list[dict]:
+    """Rows ``{task, predicate, model, R@50, IMR@20}`` of each task, predicate and model: ``docs[entry, task]``
+    are evaluation documents, ``models`` and ``tasks`` map entries and tasks to their labels. Predicates come most
+    frequent in training first (ties: predicate id), as the papers' per-predicate figures order them; R@50 is
+    the predicate's recall at 50, whose mean over predicates is mR@50."""
+    names = stats.vocab.predicate_classes
+    order = sorted(range(len(names)), key=lambda c: (-int(stats.predicate_counts[c + 1]), c))
+    rows = []
+    for task, task_label in tasks.items():
+        for c in order:
+            for entry, label in models.items():
+                values = docs[entry, task]["per_predicate"]
+                row = {"task": task_label, "predicate": names[c], "model": label}
+                for metric in COMPARED:
+                    value = values[metric].get(names[c])
+                    row["R@50" if metric == "mR@50" else metric] = "" if value is None else repr(float(value))
+                rows.append(row)
+    return rows
+
+
+def write_rows_csv(path: str | os.PathLike, rows: list[dict]) -> None:
+    """``rows`` (dicts with the same keys, in order) as a CSV with a header, written atomically."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
