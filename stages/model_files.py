@@ -1,22 +1,29 @@
-"""DVC stage model_files: size and SHA-256 of every real model's prediction file (always rerun; cheap
-while the files are untouched). Stages that read prediction files depend on its output, so a file
-regenerated at the same path reruns them instead of leaving the old metrics in place."""
+"""DVC stage model_files: ``data/model_files/<model>/<task>.json`` for every model params.yaml names, the size
+and SHA-256 of a real model's file (simulated: only that). It depends on ``data/params/model_links`` (links
+to the real files, which DVC follows), so it runs when a file's content changes, and the stages reading
+one model's file depend on that model's JSON only (``sgg_eval.pipeline.fingerprint``)."""
 
-from sgg_eval.atomic import write_json
+from sgg_eval.data.types import TASKS
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.fingerprint import fingerprints
+from sgg_eval.pipeline.fingerprint import write_tree
 
-OUTPUT = "data/model_files.json"
-CACHE = "data/.model_files_cache.json"
+OUTPUT = "data/model_files"
+CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-256: a file is hashed once
 
 
 def main() -> None:
     params = load_params()
-    tasks = params["evaluation"]["tasks"]
-    files = {f"models.{name}.files.{task}": path for name, cfg in params["models"].items()
-             if cfg.get("source") == "file" for task, path in (cfg.get("files") or {}).items() if task in tasks}
-    write_json(OUTPUT, fingerprints(files, CACHE))
-    print(f"model_files: {len(files)} real model file(s) fingerprinted")
+    files, labels = {}, {}
+    for name, cfg in params["models"].items():
+        for task in TASKS:
+            if cfg["source"] == "simulated":
+                files[name, task] = None
+            elif task in (cfg.get("files") or {}):
+                files[name, task] = cfg["files"][task]
+                labels[name, task] = f"models.{name}.files.{task}"
+    write_tree(OUTPUT, files, CACHE, labels)
+    real = sum(path is not None for path in files.values())
+    print(f"model_files: {real} real model file(s) fingerprinted, {len(files) - real} simulated")
 
 
 if __name__ == "__main__":

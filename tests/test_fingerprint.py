@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sgg_eval.errors import InputError
-from sgg_eval.pipeline.fingerprint import CHUNK, fingerprints
+from sgg_eval.pipeline.fingerprint import CHUNK, fingerprints, link_files, write_tree
 
 
 def test_fingerprint_is_the_sha256_of_the_content_and_the_size(tmp_path):
@@ -51,3 +51,34 @@ def test_a_missing_file_or_a_directory_names_the_model_setting(tmp_path, make, m
     with pytest.raises(InputError, match=message) as err:
         fingerprints({"models.real.files.sgdet": str(tmp_path / "m")})
     assert err.value.field == "models.real.files.sgdet"
+
+
+def test_a_tree_holds_one_fingerprint_per_name_and_task_and_drops_stale_ones(tmp_path):
+    real = tmp_path / "real.pytorch"
+    real.write_bytes(b"scores")
+    tree = tmp_path / "tree"
+    write_tree(tree, {("m", "predcls"): str(real), ("sim", "sgdet"): None, ("old", "sgcls"): None}, None)
+    write_tree(tree, {("m", "predcls"): str(real), ("sim", "sgdet"): None}, None)
+    assert json.loads((tree / "m/predcls.json").read_text()) == {
+        "path": str(real), "bytes": 6, "sha256": hashlib.sha256(b"scores").hexdigest()}
+    assert json.loads((tree / "sim/sgdet.json").read_text()) == {"source": "simulated"}
+    assert not (tree / "old/sgcls.json").exists()  # a name no longer in use: no file a stage could read
+    assert json.loads((tree / "index.json").read_text()) == ["m/predcls", "sim/sgdet"]
+    with pytest.raises(InputError) as err:
+        write_tree(tree, {("m", "sgdet"): str(tmp_path / "gone")}, None, {("m", "sgdet"): "models.m.files.sgdet"})
+    assert err.value.field == "models.m.files.sgdet"
+
+
+def test_links_follow_the_files_and_a_missing_one_is_refused_before_any_change(tmp_path):
+    a, b = tmp_path / "a.pytorch", tmp_path / "b.pytorch"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    links = tmp_path / "links"
+    link_files(links, {"m.predcls": (str(a), "models.m.files.predcls"), "n.sgdet": (str(b), "x")})
+    link_files(links, {"m.predcls": (str(a), "models.m.files.predcls")})
+    assert sorted(os.listdir(links)) == ["index.json", "m.predcls"]
+    assert (links / "m.predcls").read_bytes() == b"a" and os.readlink(links / "m.predcls") == str(a)
+    with pytest.raises(InputError, match="file not found") as err:
+        link_files(links, {"m.predcls": (str(a), "f1"), "z.sgcls": (str(tmp_path / "gone"), "models.z.files.sgcls")})
+    assert err.value.field == "models.z.files.sgcls"
+    assert sorted(os.listdir(links)) == ["index.json", "m.predcls"]  # untouched

@@ -107,10 +107,8 @@ class EvalResults:
 
     def _batch(self, start: int, stop: int, validate: bool = True) -> Iterator[tuple[GTImage, PredImage]]:
         """Images ``start:stop``, validated, and their bytes checked against the file's CRC-32s before any is
-        yielded. SGDet-sized score matrices (~1.3 MB an image) have their CRC-32 folded over their bytes by the
-        validation pass, block by block while the bytes are in cache (``_FoldedCrc``); the other tensors are
-        read once more (``_crc``), which for them costs little. SGDet's pair arrays (~100 kB) are folded the same
-        way."""
+        yielded. SGDet-sized score matrices and pair arrays have their CRC-32 folded over their bytes by the
+        validation pass while the bytes are in cache (``_FoldedCrc``); the rest is read once more (``_crc``)."""
         ids = self._tensor_ids(start, stop)
         views = self.table.tensors.arrays(np.maximum(ids.ravel(), 0))
         width = ids.shape[1]

@@ -1,9 +1,16 @@
-"""Content fingerprints of files the pipeline reads but does not produce (a real model's prediction files).
+"""Content fingerprints of the prediction files stages read, one small JSON per (model or entry, task).
 
-DVC reruns a stage when a dependency's content changes, but a real model's files are named in
-``params.yaml``, not listed in ``dvc.yaml``; regenerating one at the same path left the old metrics in place.
-The ``model_files`` stage therefore writes one JSON with each file's size and SHA-256, and every stage that
-reads prediction files depends on that JSON: new content, new JSON, the stages rerun.
+DVC reruns a stage when a dependency's content changes, but a real model's files are named in ``conf/model``,
+not listed in ``dvc.yaml``, and a stage of a ``matrix`` can only name files by its item. So:
+
+- ``check_params`` links every real model file into ``data/params/model_links`` (DVC follows the links, so a
+  file rewritten in place changes that folder's hash);
+- ``model_files`` writes ``data/model_files/<model>/<task>.json`` for every model (real: size and SHA-256;
+  simulated: only that), which ``apply_pko@<model>-<task>`` and the other readers of one model depend on;
+- ``inputs`` writes ``data/inputs/<entry>/<task>.json`` with the fingerprint of the exact file
+  ``evaluate@<entry>-<task>`` reads (simulated, PKO output or real), which is that stage's dependency.
+
+A new file reruns the stages that read it and no other; an untouched one, nothing.
 
 Hashing a 30 GB SGDet file takes a while, so a side cache keyed by (device, inode, size, mtime) reuses a
 hash while the file is untouched, as DVC itself does. The cache never enters the JSON, which holds only
@@ -68,3 +75,45 @@ def fingerprints(files: dict[str, str], cache_path: str | None = None) -> dict[s
     if cache_path is not None and fresh != cache:
         write_json(cache_path, fresh)  # only the files in use: no entry outlives its file
     return out
+
+
+def write_tree(folder: str | os.PathLike, files: dict[tuple[str, str], str | None], cache_path: str | None,
+               labels: dict[tuple[str, str], str] | None = None) -> None:
+    """``folder/<name>/<task>.json`` for each ``(name, task)`` of ``files``: the fingerprint of its path, or
+    ``{"source": "simulated"}`` for None; files of earlier runs no longer named are removed, and
+    ``folder/index.json`` lists what is there (a folder DVC tracks is never empty). ``labels`` name a path in
+    errors (default: the path)."""
+    label = {key: (labels or {}).get(key, f"{key[0]}/{key[1]}") for key in files}
+    prints = fingerprints({label[key]: path for key, path in files.items() if path is not None}, cache_path)
+    for (name, task), path in sorted(files.items()):
+        doc = {"source": "simulated"} if path is None else prints[label[name, task]]
+        write_json(os.path.join(folder, name, f"{task}.json"), doc)
+    wanted = {os.path.join(name, f"{task}.json") for name, task in files} | {"index.json"}
+    for root, _, names in os.walk(folder):
+        for leaf in names:
+            rel = os.path.relpath(os.path.join(root, leaf), folder)
+            if rel not in wanted:
+                os.remove(os.path.join(root, leaf))
+    write_json(os.path.join(folder, "index.json"), sorted(f"{n}/{t}" for n, t in files))
+
+
+def link_files(folder: str | os.PathLike, files: dict[str, tuple[str, str]]) -> None:
+    """``folder`` holds exactly a symbolic link ``name`` to each ``files[name] = (path, field)`` (absolute)
+    and ``index.json``: a stage depending on ``folder`` reruns when any linked file's content changes. A
+    missing path is an :class:`InputError` naming its field."""
+    for name, (path, field) in files.items():
+        if not os.path.isfile(path):
+            what = "is a directory, not a file" if os.path.isdir(path) else "file not found"
+            raise InputError(what, path=path, field=field)
+    os.makedirs(folder, exist_ok=True)
+    for leaf in os.listdir(folder):
+        if leaf not in files and leaf != "index.json":
+            os.remove(os.path.join(folder, leaf))
+    for name, (path, _) in sorted(files.items()):
+        link, target = os.path.join(folder, name), os.path.abspath(path)
+        if os.path.islink(link) and os.readlink(link) == target:
+            continue
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(target, link)
+    write_json(os.path.join(folder, "index.json"), {name: path for name, (path, _) in sorted(files.items())})

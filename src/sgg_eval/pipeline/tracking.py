@@ -159,7 +159,8 @@ def _client(uri: str, experiment: str):
 
 
 def _warn(uri: str, exc: Exception) -> None:
-    print(f"warning: MLflow tracking skipped, store {uri} unavailable ({type(exc).__name__}: {exc})", file=sys.stderr)
+    print(f"warning: MLflow tracking skipped, store {uri} unavailable ({type(exc).__name__}: {exc}); once it is "
+          "back, `dvc repro -f track` logs these results", file=sys.stderr)
 
 
 def start_parent(uri: str, experiment: str, name: str, params: dict, tags: dict) -> str | None:
