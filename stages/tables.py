@@ -1,7 +1,7 @@
 """DVC stage tables: the paper's Tables 1-3, the full table and published-vs-reproduced (real VG150 only)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_tables
+from sgg_eval.pipeline.report_stages import run_tables
 
 
 def main() -> None:

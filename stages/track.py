@@ -2,7 +2,7 @@
 
 from sgg_eval.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_track
+from sgg_eval.pipeline.report_stages import run_track
 
 
 def main() -> None:

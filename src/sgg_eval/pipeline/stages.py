@@ -1,4 +1,5 @@
-"""The edge between ``params.yaml`` (plain dicts, generated from conf/) and the library, for the DVC stages.
+"""The edge between ``params.yaml`` (plain dicts, generated from conf/) and the library, for the DVC stages
+up to ``reduce`` (the stages after it, tables, figures and tracking, are in ``pipeline.report_stages``).
 
 Where files live (all under ``paths.predictions``):
 - ``simulated/<model>/<task>.h5``: SIMULATED model outputs (models with ``source: simulated``);
@@ -13,10 +14,9 @@ import json
 import os
 import time
 from collections import defaultdict
-from pathlib import Path
 
 from sgg_eval.atomic import write_json
-from sgg_eval.pipeline.entries import Entry, method_family, parse_entry
+from sgg_eval.pipeline.entries import Entry, parse_entry
 from sgg_eval.errors import InputError
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
@@ -235,121 +235,3 @@ def load_results(params: dict) -> dict[tuple[str, str], dict]:
                 with open(path, encoding="utf-8") as fh:
                     out[entry, task] = json.load(fh)
     return out
-
-
-def run_tables(params: dict, folder: str) -> list[str]:
-    """Write Tables 1-3, the full table and (on real VG150) published vs reproduced into ``folder``."""
-    import json
-
-    from sgg_eval.report.tables import paper_tables, published_vs_reproduced
-
-    results = load_results(params)
-    blind_path = f"{params['paths']['results']}/blind_replacement.json"
-    blind = json.load(open(blind_path, encoding="utf-8")) if os.path.exists(blind_path) else None
-    simulated = any(doc["entry"]["simulated"] for doc in results.values())
-    entries = list(params["evaluation"]["entries"])
-    tau = float(params["metrics"]["tau"])
-    labels = {task: cfg["label"] for task, cfg in params["tasks"].items()}
-    tables = paper_tables(results, entries, blind, simulated, tau, labels)
-    tables.append(published_vs_reproduced(results, entries, simulated, tau))
-    return [p for t in tables for p in t.write(folder)]
-
-
-def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: int) -> list[float]:
-    """wIMR@k for each τ from a metrics document (``engine.with_tau``: the evaluator's formula, exact)."""
-    from sgg_eval.metrics.engine import with_tau
-
-    return [with_tau(result, predicates, num_pairs, t)["metrics"][f"wIMR@{k}"] for t in taus]
-
-
-def run_figures(params: dict, folder: str) -> list[str]:
-    """Figures 2-5 and the wIMR-τ curve into ``folder`` (PNG and SVG)."""
-    import numpy as np
-
-    from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.candidates import softmax
-    from sgg_eval.metrics.reduce import wimr_weights
-    from sgg_eval.pko import to_logits
-    from sgg_eval.report import figures as fg
-
-    stats = read_stats(stats_file(params))
-    names = list(stats.vocab.predicate_classes)
-    results = load_results(params)
-    simulated = any(doc["entry"]["simulated"] for doc in results.values())
-    f = params["figures"]
-    written = []
-
-    panels = []
-    for title, model, transform in (("biased logits", f["biased_model"], "logits"),
-                                    ("debiased logits", f["debiased_model"], "logits"),
-                                    ("debiased softmax", f["debiased_model"], "softmax")):
-        unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, "predcls", stats)
-
-        def logits_of(x, kind=source.score_kind, transform=transform):
-            z = to_logits(x, kind, 1e-12)
-            return softmax(z).astype(np.float64) if transform == "softmax" else z
-
-        m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
-        panels.append((f"{title} ({model})", unit, m))
-    written += fg.score_heatmaps(panels, names, folder, simulated)
-    written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
-
-    doc = results[f["per_predicate_model"], "predcls"]
-    mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
-    imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
-    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder,
-                            simulated)
-
-    gt_counts = np.zeros(len(names))
-    with SplitStore(gt_split(params)) as split:
-        for gt in split:
-            gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
-    tau = float(params["metrics"]["tau"])
-    written += fg.predicate_weights(names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau),
-                                    tau, folder, simulated)
-
-    k = int(params["metrics"]["imr_k"])
-    taus = np.round(np.linspace(0, 1, 11), 2)
-    curves = {model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs,
-                                                           taus, k))
-              for (entry, task), doc in results.items() if task == "predcls"}
-    written += fg.wimr_vs_tau(curves, k, folder, simulated)
-    return written
-
-
-def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
-    """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
-    from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
-
-    t = params["tracking"]
-    results = load_results(params)
-    uri = t["uri"] or default_uri(root)
-    common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
-              "tau": params["metrics"]["tau"], "iou_threshold": params["metrics"]["iou_threshold"],
-              "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
-              "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
-              "git_commit": git_commit(root)}
-    children = []
-    for (entry, task), doc in sorted(results.items()):
-        info = doc["entry"]
-        children.append(ChildRun(
-            name=f"{entry}/{task}",
-            params={**common, "model": entry, "task": task, "backbone": info["backbone"], "method": info["method"],
-                    "simulated": info["simulated"]},
-            metrics=metrics_of(task, doc),
-            artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
-            tags={"sgg_eval.task": task, "sgg_eval.model": entry,
-                  "sgg_eval.method_family": method_family(info["method"])}))
-    reports = params["paths"]["reports"]
-    figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png")) if Path(reports, "figures").exists() else []
-    tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md")) if Path(reports, "tables").exists() else []
-    # the inputs' hashes (dvc.lock) and the configuration (the knobs, and the models and simulation settings
-    # they name) travel as files, not as a truncated parameter
-    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml", "data/params/catalogue.json")]
-    ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
-                   parent_artifacts=figures + tables + inputs, parent_tags={"sgg_eval.kind": "pipeline"})
-    # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
-    write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "experiment": t["experiment"],
-                          "logged": ids is not None, "runs": sorted(c.name for c in children)})
-    return ids
