@@ -96,7 +96,8 @@ def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | N
     if scores.dtype != np.float32 or not scores.flags.c_contiguous or scores.shape[1] < 2:
         return _scores_ok([scores], True)
     bits = scores.view(np.uint32)
-    rows = max(1, BLOCK_BYTES // scores.strides[0])
+    # in blocks only for a fold: without one, one reduction over the whole matrix has no per-block overhead
+    rows = max(1, BLOCK_BYTES // scores.strides[0]) if fold is not None else max(1, len(bits))
     maxima = np.empty(len(bits), dtype=np.uint32)
     largest = np.uint32(0)
     for first in range(0, len(bits), rows):

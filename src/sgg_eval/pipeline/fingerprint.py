@@ -54,6 +54,13 @@ def _read_cache(path: str | None) -> dict:
     return cache if isinstance(cache, dict) else {}
 
 
+def _require_file(path: str, field: str) -> None:
+    """InputError naming ``field`` unless ``path`` is a file (a model setting naming nothing, or a folder)."""
+    if not os.path.isfile(path):
+        what = "is a directory, not a file" if os.path.isdir(path) else "file not found"
+        raise InputError(what, path=path, field=field)
+
+
 def fingerprints(files: dict[str, str], cache_path: str | None = None) -> dict[str, dict]:
     """``{label: {"path", "bytes", "sha256"}}`` for ``files`` (label -> path), in label order.
 
@@ -63,9 +70,7 @@ def fingerprints(files: dict[str, str], cache_path: str | None = None) -> dict[s
     out = {}
     for label in sorted(files):
         path = files[label]
-        if not os.path.isfile(path):
-            what = "is a directory, not a file" if os.path.isdir(path) else "file not found"
-            raise InputError(what, path=path, field=label)
+        _require_file(path, label)
         real = os.path.realpath(path)
         key = _stat_key(os.stat(real))
         hit = cache.get(real)
@@ -101,10 +106,8 @@ def link_files(folder: str | os.PathLike, files: dict[str, tuple[str, str]]) -> 
     """``folder`` holds exactly a symbolic link ``name`` to each ``files[name] = (path, field)`` (absolute)
     and ``index.json``: a stage depending on ``folder`` reruns when any linked file's content changes. A
     missing path is an :class:`InputError` naming its field."""
-    for name, (path, field) in files.items():
-        if not os.path.isfile(path):
-            what = "is a directory, not a file" if os.path.isdir(path) else "file not found"
-            raise InputError(what, path=path, field=field)
+    for path, field in files.values():
+        _require_file(path, field)
     os.makedirs(folder, exist_ok=True)
     for leaf in os.listdir(folder):
         if leaf not in files and leaf != "index.json":

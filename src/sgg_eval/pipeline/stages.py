@@ -157,13 +157,16 @@ def by_model_file(params: dict) -> str:
     return f"{params['paths']['results']}/per_predicate_by_model.csv"
 
 
+def summary_entry(params: dict) -> str:
+    """``evaluation.summary_entry``, whose numbers DVC's summary holds (null: the first entry)."""
+    return params["evaluation"].get("summary_entry") or params["evaluation"]["entries"][0]
+
+
 def compared_entries(params: dict) -> list[str]:
     """The entries the plots page compares predicate by predicate: the figures' biased and debiased models and
     the summary entry, each once and only if evaluated."""
-    e = params["evaluation"]
-    wanted = (params["figures"]["biased_model"], params["figures"]["debiased_model"],
-              e.get("summary_entry") or e["entries"][0])
-    return [entry for entry in dict.fromkeys(wanted) if entry in e["entries"]]
+    wanted = (params["figures"]["biased_model"], params["figures"]["debiased_model"], summary_entry(params))
+    return [entry for entry in dict.fromkeys(wanted) if entry in params["evaluation"]["entries"]]
 
 
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
@@ -206,7 +209,7 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
             write_per_predicate_csv(per_predicate_file(params, entry, task), doc, stats)
             out[entry, task] = doc
     # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them
-    headline = params["evaluation"].get("summary_entry") or params["evaluation"]["entries"][0]
+    headline = summary_entry(params)
     write_json(summary_file(params), {task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
                                       for task in params["evaluation"]["tasks"]})
     labels = {entry: model_label(out[entry, params["evaluation"]["tasks"][0]]["entry"])
