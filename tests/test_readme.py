@@ -1,0 +1,275 @@
+"""The README, run as written (issue 27). Every command in its `bash` blocks and every `sgg-eval ...` it quotes
+in the text is run here exactly as printed, in a fresh copy of the project (its tracked files, a Git repo, the
+simulated scale set to `tiny` in `conf/`), on stand-ins for the user's own files (tests/readme_standins.py),
+and its result is checked; a command not run is in EXCUSED with the reason. A command added to the README
+fails test_every_readme_command_is_run_or_excused until it is run or excused here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import readme_standins
+from test_pipeline import ROOT, mlflow_runs
+
+README = (ROOT / "README.md").read_text()
+VENV = Path(sys.prefix)
+ACTIVE = {"PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(VENV)}
+EXCUSED = {
+    "make test": "this test runs inside it",
+    "make test-full": "the slow cases of `make test` at full size (hours)",
+    "make bench": "minutes of timing; tests/test_bench.py runs the bench",
+    "make bench ARGS=\"--images 5000 --sgdet-images 1000\"": "minutes of timing; tests/test_bench.py runs the bench",
+    "make fuzz N=10000": "the fuzzer's long form; `make test` runs 300 of its cases (tests/test_fuzz.py)",
+    "dvc remote add -d shared /mnt/team/sgg-eval-cache": "a team's mount; tests/test_dvc_team.py pushes to a local "
+                                                         "remote and pulls into a fresh clone",
+    "dvc push": "as above",
+    ".venv/bin/python stages/sweep.py -m hydra/launcher=submitit_local metrics.tau=0,0.5,1":
+        "submitit's local jobs outlive the test's time budget; the joblib launcher runs the same sweep in parallel",
+    "sgg-eval params [overrides]": "syntax, not a command (the overrides are shown in the commands run here)",
+    "sgg-eval COMMAND --help": "syntax; every command's --help: tests/test_cli.py",
+    "sgg-eval evaluate": "a command's name in the text",
+    "sgg-eval evaluate --psg": "a command's name in the text",
+}
+
+
+def readme_commands(text: str = README) -> list[str]:
+    """Each command of the README's bash blocks (comments dropped, continued lines joined) and each inline
+    `sgg-eval ...` and `make ...`, whitespace collapsed, in order, once."""
+    found = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"(^|\s)#.*$", "", line).strip()
+            if line:
+                found.append(line)
+    found += re.findall(r"`((?:sgg-eval|make) [^`]+)`", text)
+    return list(dict.fromkeys(re.sub(r"\s+", " ", c) for c in found))
+
+
+RAN: set[str] = set()
+
+
+def sh(command: str, cwd: Path, active: bool = False, timeout: float = 1200, env: dict | None = None) -> str:
+    """Run a README command verbatim in bash (``active``: as with `. .venv/bin/activate`); its output."""
+    assert command in readme_commands(), f"not (or no longer) in the README: {command}"
+    RAN.add(command)
+    full_env = {**os.environ, "SGG_EVAL_PYTHON": sys.executable, **(ACTIVE if active else {}), **(env or {})}
+    proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=full_env,
+                          timeout=timeout)
+    assert proc.returncode == 0, f"{command}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    return proc.stdout + proc.stderr
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def fresh_clone(dst: Path, tiny: bool = True) -> Path:
+    """The project's tracked (and new, not ignored) files as a fresh clone would have them, with this venv as
+    its `.venv`, at the tiny simulated scale (``tiny``); committed. Its pyproject.toml and lock are dated
+    before the venv's install stamp, so `make` does not reinstall into the shared venv."""
+    files = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0")
+    for rel in filter(None, files):
+        if (ROOT / rel).is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dst / rel)  # modes too: stages/python is run as a program
+    for rel in ("pyproject.toml", "requirements.lock"):
+        os.utime(dst / rel, (0, 0))
+    assert sys.prefix != sys.base_prefix, "the README test runs in the project's venv"
+    (dst / ".venv").symlink_to(VENV)
+    if (ROOT / ".dvc/plots_offline.html").exists():  # else `make` builds it from npm (best effort)
+        shutil.copy2(ROOT / ".dvc/plots_offline.html", dst / ".dvc/plots_offline.html")
+    if tiny:
+        conf = dst / "conf/dataset/vg150_sim.yaml"
+        conf.write_text(conf.read_text().replace("scale: default", "scale: tiny"))
+    git(dst, "init", "-q")
+    git(dst, "add", "-A")
+    git(dst, "commit", "-q", "-m", "fresh clone")
+    return dst
+
+
+def stages_run(out: str) -> set[str]:
+    return {s.split("@")[0] for s in re.findall(r"Running stage '([\w@.-]+)'", out)}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """The quick start's `make repro` in a fresh clone, then the reproduced state committed, as a user would."""
+    p = fresh_clone(tmp_path_factory.mktemp("readme"))
+    out = sh("make repro", p)
+    assert {"load_split", "evaluate", "tables", "figures", "track"} <= stages_run(out), out[-2000:]
+    git(p, "add", "-A")
+    git(p, "commit", "-q", "-m", "reproduced")
+    return p
+
+
+def test_a_second_repro_runs_nothing(project):
+    out = sh(".venv/bin/dvc repro", project)
+    assert "Running stage" not in out and "up to date" in out, out
+
+
+def test_tau_experiment_reruns_only_what_reads_tau_then_back(project):
+    out = sh(".venv/bin/dvc exp run -S metrics.tau=0", project)
+    assert stages_run(out) == {"check_params", "reduce", "tables", "figures", "track"}, out[-2000:]  # as README
+    summary = json.loads((project / "data/vg150_sim/results/summary.json").read_text())
+    assert summary["predcls"]["wIMR@20"] == summary["predcls"]["IMR@20"]  # tau = 0: wIMR is IMR
+    shown = sh(".venv/bin/dvc exp show --only-changed", project)
+    assert "metrics.tau" in shown and "wIMR@20" in shown, shown
+    assert re.search(r"metrics\.tau\s+0\.5\s+0\b", sh(".venv/bin/dvc params diff", project))
+    sh("make plots", project)
+    assert "per_predicate" in (project / "reports/plots/index.html").read_text()
+    sh("git checkout -- params.yaml dvc.lock && .venv/bin/dvc checkout", project)
+    assert git(project, "status", "--porcelain", "params.yaml", "dvc.lock") == ""
+    summary = json.loads((project / "data/vg150_sim/results/summary.json").read_text())
+    assert summary["predcls"]["wIMR@20"] != summary["predcls"]["IMR@20"]  # the outputs are back at tau 0.5
+
+
+def test_sweeps(project):
+    sweeps = project / "reports/sweeps"
+    before = set(sweeps.glob("*")) if sweeps.exists() else set()
+    sh(".venv/bin/python stages/sweep.py -m metrics.tau=0,0.25,0.5,0.75,1 metrics.imr_k=10,20,50", project)
+    sh(".venv/bin/python stages/sweep.py -m hydra/launcher=joblib metrics.tau=0,0.25,0.5,0.75,1", project)
+    made = sorted(set(sweeps.glob("*")) - before)
+    assert len(made) == 2 and all(any(d.glob("*.png")) and any(d.glob("*.md")) for d in made), made
+
+
+def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(project):
+    assert ". .venv/bin/activate" in readme_commands()
+    RAN.add(". .venv/bin/activate")  # `active=True`
+    for line in ("dvc exp run --queue -S metrics.tau=0.25", "dvc exp run --queue -S metrics.protocol=strict",
+                 "dvc queue start -j 2"):
+        sh(line, project, active=True)
+    deadline = time.time() + 900
+    while time.time() < deadline:
+        status = subprocess.run([str(VENV / "bin/dvc"), "queue", "status"], cwd=project, capture_output=True,
+                                text=True).stdout
+        if not re.search(r"\b(Queued|Running)\b", status):
+            break
+        time.sleep(3)
+    assert status.count("Success") == 2, status
+    shown = sh("dvc exp show", project, active=True)
+    assert "0.25" in shown and "strict" in shown, shown
+    children = [r.data.params for r in mlflow_runs(f"sqlite:///{project / 'mlflow.db'}")
+                if "mlflow.parentRunId" in r.data.tags]
+    assert any(c["tau"] == "0.25" for c in children) and any(c["protocol"] == "strict" for c in children)
+
+
+def test_mlflow_ui_serves_the_runs(project):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    RAN.add("make ui")
+    proc = subprocess.Popen(["bash", "-c", "make ui"], cwd=project, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "UI_PORT": str(port)},
+                            start_new_session=True)
+    try:
+        deadline, page = time.time() + 120, None
+        while time.time() < deadline and page is None and proc.poll() is None:
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+            except OSError:
+                time.sleep(1)
+        assert page and "MLflow" in page, proc.poll()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        first = proc.communicate(timeout=60)[0].splitlines()[0]
+    assert first.startswith("MLflow UI, the runs of this project: http://127.0.0.1:"), first
+
+
+def test_make_deps_finds_nothing_missing(project):
+    sh("make deps", project)
+
+
+def test_audit_example(project):
+    cmd = ("sgg-eval audit data/vg150_sim/predictions/simulated/sim_motifs_baseline/predcls.h5 "
+           "--gt data/vg150_sim/splits/test.h5 --task predcls "
+           "--published \"R@50=64.0\" --published \"R@50=74.7\" --published \"mR@100=14.85\"")
+    out = sh(cmd, project, active=True)
+    assert "| metric | constraint | aggregation | protocol | images | K=20 | K=50 | K=100 |" in out
+    assert len(re.findall(r"^- `(R@50=64\.0|R@50=74\.7|mR@100=14\.85)`: ", out, re.M)) == 3, out
+
+
+def test_real_vg150_with_your_model(project, tmp_path):
+    """Last on this copy: it switches the dataset. The README's `conf/model/motifs.yaml`, its files standing in."""
+    yaml_block = re.search(r"```yaml\n(# conf/model/motifs.yaml\n.*?)```", README, re.S).group(1)
+    readme_standins.real_vg150(project, yaml_block, tmp_path / "ckpt")
+    sh(".venv/bin/sgg-eval params dataset=vg150 experiment=one_model evaluation.model=motifs", project)
+    out = sh(".venv/bin/dvc repro", project)
+    assert {"load_split", "evaluate", "tables", "track"} <= stages_run(out), out[-2000:]
+    for entry in ("motifs", "motifs_pko", "pko_only"):
+        for task in ("predcls", "sgcls", "sgdet"):
+            doc = json.loads((project / f"data/vg150/results/metrics/{entry}/{task}.json").read_text())
+            assert doc["entry"]["simulated"] is False and doc["counts"]["images_evaluated"] > 0
+
+
+def test_command_line_examples(tmp_path):
+    p = fresh_clone(tmp_path, tiny=False)
+    sh("sgg-eval split --simulated -o data/vg150_sim/splits", p, active=True)
+    sh("sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 -o stats.h5", p,
+       active=True)
+    readme_standins.command_line_files(p)
+    sh("sgg-eval params dataset.sim.scale=tiny", p, active=True)
+    assert "scale: tiny" in (p / "params.yaml").read_text()
+    sh("sgg-eval params", p, active=True)
+    assert "scale: default" in (p / "params.yaml").read_text()
+    sh("sgg-eval evaluate path/to/eval_results.pytorch --task predcls --zeroshot vg150 --stats stats.h5 "
+       "-o metrics.json", p, active=True)
+    assert json.loads((p / "metrics.json").read_text())["metrics"]["zR@50"] is not None
+    out = sh("sgg-eval evaluate preds.json --gt data/vg150/splits/test.h5 --task sgdet", p, active=True)
+    assert "R@50" in out
+    sh("sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls -o motifs_pko.h5", p,
+       active=True)
+    sh("sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls --only -o pko_only.h5", p,
+       active=True)
+    sh("sgg-eval evaluate motifs_pko.h5 --gt test.h5 --task predcls -o motifs_pko.json", p, active=True)
+    (p / "preds.h5").write_bytes((p / "motifs_pko.h5").read_bytes())  # a prediction store of this split
+    a = sh("sgg-eval evaluate preds.h5 --gt data/vg150/splits/test.h5 --task predcls --jobs 1", p, active=True)
+    b = sh("sgg-eval evaluate motifs_pko.h5 --gt test.h5 --task predcls -o motifs_pko.json", p, active=True)
+    assert a.splitlines()[-3:] == b.splitlines()[-3:]
+    out = sh("sgg-eval audit preds.h5 --gt data/vg150/splits/test.h5 --task predcls --published \"mR@100=12.3\"",
+             p, active=True)
+    assert "- `mR@100=12.3`: " in out
+    out = sh("sgg-eval blind-replace motifs_pko.h5 --gt test.h5 --stats stats.h5 --task predcls", p, active=True)
+    assert "R@" in out
+    sh("sgg-eval simulate --gt test.h5 --stats stats.h5 --task sgdet -o sim/", p, active=True)
+    assert len(list((p / "sim").glob("*_sgdet.h5"))) >= 2
+
+
+def test_panoptic_examples(tmp_path):
+    readme_standins.panoptic_files(tmp_path)
+    out = sh("sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json", tmp_path,
+             active=True)
+    assert "R@20" in out and "InstR" in out
+    sh("sgg-eval evaluate triplets.json --psg psg.json -o psg_boxes.json", tmp_path, active=True)
+    masks, boxes = (json.loads((tmp_path / f).read_text())["metrics"] for f in ("psg_metrics.json", "psg_boxes.json"))
+    assert masks.keys() == boxes.keys() and masks != boxes
+    sh("sgg-eval stats --psg psg.json -o psg_stats.h5", tmp_path, active=True)
+    assert (tmp_path / "psg_stats.h5").stat().st_size > 0
+    out = sh("sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published \"R@20=28.4\"", tmp_path,
+             active=True)
+    assert "- `R@20=28.4`: " in out
+    sh("sgg-eval evaluate submission/ --psg psg.json --psg-root coco/", tmp_path / "openpsg", active=True)
+    sh("sgg-eval psg-pack preds.json masks/ -o submission.zip", tmp_path / "pack", active=True)
+    assert (tmp_path / "pack/submission.zip").stat().st_size > 0
+
+
+def test_every_readme_command_is_run_or_excused(request):
+    """Last in this file: the commands run above, plus the excused ones, are every command of the README."""
+    module = [i for i in request.session.items if i.module is request.module]
+    if len(module) < len([n for n in globals() if n.startswith("test_")]):
+        pytest.skip("needs every test of this file in the run")
+    assert set(EXCUSED) <= set(readme_commands()), set(EXCUSED) - set(readme_commands())
+    missing = [c for c in readme_commands() if c not in RAN and c not in EXCUSED]
+    assert not missing, missing
