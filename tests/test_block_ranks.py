@@ -18,9 +18,9 @@ from conftest import random_case, small_vocab
 from sgg_eval.data import batch_checks
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
-from sgg_eval.metrics.engine import EvalOptions
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks, nth_largest
-from sgg_eval.metrics.rowwise import row_max
+from sgg_eval.arrays.rowwise import row_max
 
 VOCAB = small_vocab(6, 5)
 FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")

@@ -11,7 +11,8 @@ import pytest
 from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
 from sgg_eval.metrics import blocks
-from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import compute_stats

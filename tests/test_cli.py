@@ -64,7 +64,7 @@ def test_missing_file_is_named(tmp_path, capsys):
 
 def test_the_cli_protocol_names_are_the_librarys():
     from sgg_eval import cli
-    from sgg_eval.metrics.engine import PROTOCOLS as BOX
+    from sgg_eval.metrics.options import PROTOCOLS as BOX
     from sgg_eval.metrics.panoptic_reduce import PROTOCOLS as PSG
 
     assert cli.BOX_PROTOCOLS == BOX and cli.PSG_PROTOCOLS == PSG

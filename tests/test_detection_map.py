@@ -13,7 +13,8 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.data.types import GTImage, PredImage
-from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.engine import evaluate
 
 VOCAB = small_vocab(6, 5)
 

@@ -39,3 +39,31 @@ def test_no_citation_of_documents_outside_the_repository():
     hits += [f"README.md:{i}" for i, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
              if cited.search(line)]
     assert not hits, hits
+
+
+PKG = ROOT / "src" / "sgg_eval"
+
+
+def _architecture_paths(text: str) -> set[str]:
+    """The package-relative paths docs/architecture.md names in backticks: `formats/torch/`, `metrics/ranks.py`."""
+    return set(re.findall(r"`((?:[a-z_]+/)+(?:[a-z_]+\.py)?)", text))
+
+
+def test_architecture_names_every_package_and_only_modules_that_exist():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    repo = ("src/", "tests/", "docs/", "conf/", "stages/")  # paths from the repository's root
+    named = {p for p in _architecture_paths(text) if not p.startswith(repo)}
+    missing = sorted(p for p in named if not (PKG / p).exists() and not p.startswith("data/"))
+    missing += sorted(p for p in _architecture_paths(text) if p.startswith(repo) and not (ROOT / p).exists())
+    assert not missing, f"docs/architecture.md names what does not exist: {missing}"
+    packages = sorted(str(d.relative_to(PKG)) + "/" for d in PKG.rglob("*") if (d / "__init__.py").exists())
+    unnamed = [p for p in packages if p not in named and p not in ("data/",)]
+    assert not unnamed, f"docs/architecture.md does not name these packages: {unnamed}"
+    assert "`data/`" in text  # `data/` is both a package and the pipeline's output folder: named as such
+    modules = {p.stem for p in PKG.glob("*.py") if p.stem != "__init__"}
+    assert not [m for m in modules if f"`{m}`" not in text], "top-level modules missing from the layer table"
+
+
+def test_the_architecture_check_can_fail():
+    assert _architecture_paths("`formats/torch/` and `metrics/ranks.py` and `arrays/`") == {
+        "formats/torch/", "metrics/ranks.py", "arrays/"}

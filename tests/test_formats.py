@@ -19,8 +19,9 @@ from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import read_eval_results
 from sgg_eval.formats.sgbench_json import read_sgbench_json
-from sgg_eval.formats.torchfile import load
-from sgg_eval.metrics.engine import EvalOptions, evaluate
+from sgg_eval.formats.torch.reader import load
+from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.engine import evaluate
 from sgg_eval.sources import open_predictions
 from torch_writer import eval_results_object, save_legacy, save_zip
 

@@ -14,7 +14,7 @@ _spec.loader.exec_module(dvc_deps)
 # lowest first; a module's layer is that of its longest matching prefix
 LAYERS = (
     ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio", "sgg_eval.jsonfast",
-                    "sgg_eval.allocator", "sgg_eval.integrity")),
+                    "sgg_eval.allocator", "sgg_eval.integrity", "sgg_eval.arrays", "sgg_eval.isolated")),
     ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
     ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.psg_evaluate",
                  "sgg_eval.psg_pack", "sgg_eval.psg_stats", "sgg_eval.psg_work",
@@ -68,3 +68,52 @@ def test_the_check_itself_catches_an_upward_import(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from sgg_eval.pipeline.config import load_params\n")
     assert any(_layer(m) > _layer("sgg_eval.metrics.engine") for m in _imports(bad))
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module importing itself): each is an
+    import loop. Tarjan's algorithm, iterative."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]; counter[0] += 1
+        stack.append(root); on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter[0]; counter[0] += 1
+                    stack.append(child); on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop(); on_stack.discard(member); component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_has_no_loop():
+    """Every import counts: at module level, inside functions and under ``TYPE_CHECKING``."""
+    graph = {name: set(_imports(path)) for name, path in _modules()}
+    loops = _cycles(graph)
+    assert not loops, "import loops: " + "; ".join(" <-> ".join(c) for c in loops)
+
+
+def test_the_loop_check_itself_finds_a_loop():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"a"}}) == [["a"]] and _cycles({"a": {"b"}, "b": set()}) == []

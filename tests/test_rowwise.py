@@ -1,11 +1,11 @@
-"""Row maxima and first maxima by ``reduceat`` (``metrics/rowwise.py``) against plain loops over each row."""
+"""Row maxima and first maxima by ``reduceat`` (``arrays/rowwise.py``) against plain loops over each row."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.rowwise import first_max, row_max, row_reduce, row_reduce_and_whole
+from sgg_eval.arrays.rowwise import first_max, row_max, row_reduce, row_reduce_and_whole
 
 
 def _loop_first_max(matrix: np.ndarray, first: int) -> tuple[list[int], list[float]]:

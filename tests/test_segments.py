@@ -1,11 +1,11 @@
-"""The segment bookkeeping of batched evaluation (``metrics/segments.py``) against plain loops."""
+"""The segment bookkeeping of batched evaluation (``arrays/segments.py``) against plain loops."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.segments import expand_segments, position_in_runs, segment_min, segment_offsets
+from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_min, segment_offsets
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -52,8 +52,8 @@ def test_segment_min_equals_a_loop():
 
 
 def test_first_seen_marks_each_values_earliest_position_in_both_key_spaces():
-    from sgg_eval.metrics import segments
-    from sgg_eval.metrics.segments import first_seen
+    from sgg_eval.arrays import segments
+    from sgg_eval.arrays.segments import first_seen
 
     rng = np.random.default_rng(5)
     for space in (1, 7, 1000, segments._DENSE_KEYS + 1):  # the scatter, and the sort past the dense bound

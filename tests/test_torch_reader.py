@@ -15,10 +15,11 @@ import pytest
 
 from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
-from sgg_eval.formats import eval_results, torchfile
+from sgg_eval.formats import eval_results
+from sgg_eval.formats.torch import unpickler
 from sgg_eval.formats.eval_results import EvalResults
-from sgg_eval.formats.isolated import run_isolated, start_isolated
-from sgg_eval.formats.torchfile import load
+from sgg_eval.isolated import run_isolated, start_isolated
+from sgg_eval.formats.torch.reader import load
 from torch_writer import Strided, eval_results_object, save_legacy, save_zip
 
 VOCAB = small_vocab(6, 5)
@@ -28,7 +29,7 @@ SAVES = {"zip": save_zip, "legacy": save_legacy}
 @pytest.fixture(params=["bulk", "careful"])
 def reader(request, monkeypatch):
     """Each test using it runs with the fast path on (usual files take it) and off (the careful reader)."""
-    monkeypatch.setattr(torchfile, "BULK", request.param == "bulk")
+    monkeypatch.setattr(unpickler, "BULK", request.param == "bulk")
     return request.param
 
 
@@ -96,21 +97,21 @@ def _all_arrays(path) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("layout", SAVES)
 def test_memo_compaction_changes_nothing_read(tmp_path, layout, monkeypatch):
-    monkeypatch.setattr(torchfile, "BULK", False)  # compaction is the careful reader's
+    monkeypatch.setattr(unpickler, "BULK", False)  # compaction is the careful reader's
     SAVES[layout](eval_results_object(_cases(40)), tmp_path / "e.pytorch")
     monkeypatch.setattr(eval_results, "run_isolated", lambda func, *args: func(*args))  # parse here, to spy
     dropped = []
-    compact = torchfile._RestrictedUnpickler._compact_memo
+    compact = unpickler._RestrictedUnpickler._compact_memo
 
     def spy(self):
         compact(self)
         dropped.append(self.dropped)
 
-    monkeypatch.setattr(torchfile._RestrictedUnpickler, "_compact_memo", spy)
-    monkeypatch.setattr(torchfile, "COMPACT_EVERY", 10**9)
+    monkeypatch.setattr(unpickler._RestrictedUnpickler, "_compact_memo", spy)
+    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 10**9)
     plain = _all_arrays(tmp_path / "e.pytorch")
     assert not dropped
-    monkeypatch.setattr(torchfile, "COMPACT_EVERY", 3)
+    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 3)
     compacted = _all_arrays(tmp_path / "e.pytorch")
     assert len(dropped) > 50 and dropped[-1] > 1000  # it did forget objects, many times
     assert len(plain) == len(compacted) == 40 * 8
@@ -126,8 +127,8 @@ def test_a_pickle_referring_back_to_a_forgotten_object_is_read_again(tmp_path, l
     shared = np.arange(6, dtype=np.float32).reshape(2, 3)
     SAVES[layout]({"first": shared, "pad": [np.arange(i + 1) for i in range(20)], "again": shared},
                   tmp_path / "t.pytorch")
-    monkeypatch.setattr(torchfile, "COMPACT_EVERY", 2)
-    monkeypatch.setattr(torchfile, "BULK", False)
+    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 2)
+    monkeypatch.setattr(unpickler, "BULK", False)
     back = load(tmp_path / "t.pytorch")
     assert back["again"] is back["first"]
     np.testing.assert_array_equal(back["again"].numpy(), shared)
@@ -211,7 +212,7 @@ def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monke
                    "first": Strided(base, 0, (2, 3), (3, 1), share=token),
                    "second": Strided(base, 6, (3, 2), (1, 3), share=token), "last": np.arange(3)},
                   tmp_path / "t.pytorch")
-    monkeypatch.setattr(torchfile, "COMPACT_EVERY", every)
+    monkeypatch.setattr(unpickler, "COMPACT_EVERY", every)
     back = load(tmp_path / "t.pytorch")
     np.testing.assert_array_equal(back["first"].numpy(), _expected(base, 0, (2, 3), (3, 1)))
     np.testing.assert_array_equal(back["second"].numpy(), _expected(base, 6, (3, 2), (1, 3)))
@@ -240,11 +241,11 @@ def test_the_fast_path_keeps_what_the_careful_reader_keeps(tmp_path, layout, mon
     path = tmp_path / "e.pytorch"
     SAVES[layout](obj, path)
     taken = []
-    bulk = torchfile.bulk_unpickle
-    monkeypatch.setattr(torchfile, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
+    bulk = unpickler.bulk_unpickle
+    monkeypatch.setattr(unpickler, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
     fast = _tables(path)
     assert taken and taken[0] is not None
-    monkeypatch.setattr(torchfile, "BULK", False)
+    monkeypatch.setattr(unpickler, "BULK", False)
     careful = _tables(path)
     for got, want in zip(fast, careful):
         if isinstance(got, dict):
@@ -272,11 +273,11 @@ def test_an_unusual_file_is_left_to_the_careful_reader(tmp_path, monkeypatch, od
     path = tmp_path / "e.pytorch"
     (save_legacy if odd == "view" else save_zip)(obj, path)
     taken = []
-    bulk = torchfile.bulk_unpickle
-    monkeypatch.setattr(torchfile, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
+    bulk = unpickler.bulk_unpickle
+    monkeypatch.setattr(unpickler, "bulk_unpickle", lambda *a: taken.append(out := bulk(*a)) or out)
     fast = _tables(path)
     assert taken == [None]
-    monkeypatch.setattr(torchfile, "BULK", False)
+    monkeypatch.setattr(unpickler, "BULK", False)
     careful = _tables(path)
     np.testing.assert_array_equal(fast[0]["fields"], careful[0]["fields"])
     assert fast[2] == careful[2]

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import random_case
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.metrics.engine import EvalOptions, evaluate, with_tau
+from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.engine import evaluate, with_tau
 
 # predicate names deliberately not in alphabetical order: the JSON file sorts its keys, the weights n_c
 # follow the vocabulary, and with_tau must pair them by name (VG150's alphabetical names would hide it)

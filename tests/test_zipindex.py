@@ -13,7 +13,8 @@ import pytest
 from conftest import random_case, small_vocab
 from sgg_eval.errors import InputError
 from sgg_eval.formats import zipindex
-from sgg_eval.formats.torchfile import _map_file, load
+from sgg_eval.formats.torch.reader import load
+from sgg_eval.formats.torch.unpickler import map_file
 from torch_writer import eval_results_object, save_zip
 
 VOCAB = small_vocab(6, 5)
@@ -39,7 +40,7 @@ def _zip64_archive(path, files: dict[str, bytes]) -> None:
 
 
 def _same_as_zipfile(path, expect_fast: bool) -> None:
-    whole = _map_file(path)
+    whole = map_file(path)
     fast = zipindex._central_directory(whole)
     assert (fast is not None) == expect_fast
     got = zipindex.members(str(path), whole)
@@ -83,7 +84,7 @@ def test_an_unusual_archive_is_left_to_zipfile(tmp_path):
     # an end record that points at a central directory past the end of the file
     (tmp_path / "bad.zip").write_bytes(b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 1, 1, 46, 999, 0))
     with pytest.raises(zipfile.BadZipFile):
-        zipindex.members(str(tmp_path / "bad.zip"), _map_file(tmp_path / "bad.zip"))
+        zipindex.members(str(tmp_path / "bad.zip"), map_file(tmp_path / "bad.zip"))
 
 
 @pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
@@ -117,7 +118,7 @@ def test_find_looks_names_up_like_a_dict_of_decoded_names(tmp_path, fast, monkey
         zf.writestr("archive/data/", b"")  # the prefix itself: an empty suffix
     if not fast:
         monkeypatch.setattr(zipindex, "_central_directory", lambda whole: None)  # zipfile's member list
-    m = zipindex.members(str(path), _map_file(path))
+    m = zipindex.members(str(path), map_file(path))
     suffixes = ["7", "0", "299", "300", "", "5", "data.pk", "1" * 7] + [str(i) for i in range(0, 300, 7)]
     assert m.find("archive/data/", suffixes).tolist() == _dict_lookup(m, "archive/data/", suffixes)
     assert m.find("archive/", ["data.pkl", "byteorder"]).tolist() == _dict_lookup(m, "archive/", ["data.pkl",
@@ -138,7 +139,7 @@ def test_two_members_of_one_name_are_refused(tmp_path, fast, monkeypatch):
     if not fast:
         monkeypatch.setattr(zipindex, "_central_directory", lambda whole: None)
     with pytest.raises(InputError, match="d.zip: two zip members are named 'archive/data/7'"):
-        zipindex.members(str(path), _map_file(path))
+        zipindex.members(str(path), map_file(path))
 
 
 def test_first_duplicate_agrees_with_a_set_of_names(tmp_path):
@@ -160,7 +161,7 @@ def test_find_falls_back_to_decoded_names_for_non_ascii_names(tmp_path):
     with zipfile.ZipFile(path, "w") as zf:
         for name in ("arch/data/é1", "arch/data/1", "arch/data/ü"):
             zf.writestr(name, b"")
-    m = zipindex.members(str(path), _map_file(path))
+    m = zipindex.members(str(path), map_file(path))
     suffixes = ["é1", "1", "ü", "x"]
     assert m.find("arch/data/", suffixes).tolist() == [0, 1, 2, -1] == _dict_lookup(m, "arch/data/", suffixes)
 
@@ -172,7 +173,7 @@ def test_find_packs_short_names_exactly_and_looks_long_ones_up_by_name(tmp_path)
     with zipfile.ZipFile(path, "w") as zf:
         for name in ["a/1", "a/10", "a/1234567", "a/12345678", "a/", "b/1"]:
             zf.writestr(name, b"")
-    m = zipindex.members(str(path), _map_file(path))
+    m = zipindex.members(str(path), map_file(path))
     short = ["1", "10", "1234567", "", "2", "01"]
     assert zipindex._find_short(m, "a/", short) is not None
     assert m.find("a/", short).tolist() == [0, 1, 2, 4, -1, -1] == _dict_lookup(m, "a/", short)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
-from sgg_eval.metrics.engine import EvalOptions
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.variants import match_published, parse_published, variants, variants_markdown
 from sgg_eval.sources import open_predictions
 

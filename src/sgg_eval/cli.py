@@ -9,7 +9,7 @@ import sys
 
 from sgg_eval.errors import EXIT_USER, guarded
 
-# The protocols of --protocol, for boxes and for --psg: metrics.engine.PROTOCOLS and
+# The protocols of --protocol, for boxes and for --psg: metrics.options.PROTOCOLS and
 # metrics.panoptic_reduce.PROTOCOLS define them (tests/test_cli.py checks these are theirs); named here so
 # that `sgg-eval --help` does not import numpy.
 BOX_PROTOCOLS = ("reference", "strict")

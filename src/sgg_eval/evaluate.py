@@ -9,8 +9,10 @@ import time
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.formats.torchfile import LazyTensor, load
-from sgg_eval.metrics.engine import EvalOptions, evaluate, require_evaluated
+from sgg_eval.formats.torch.reader import load
+from sgg_eval.formats.torch.tensor_table import LazyTensor
+from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.engine import evaluate, require_evaluated
 from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 

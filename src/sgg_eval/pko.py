@@ -148,7 +148,8 @@ def blind_replace_image(pred: PredImage, labels: np.ndarray, triplet_counts: np.
 def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100) -> list[dict]:
     """Paper Table 1: for N = 0..max_n, replace the predictions on pairs composable with the N predicates of
     fewest n_c (training) and report mR@k, its improvement over N = 0 and how many pairs were replaced."""
-    from sgg_eval.metrics.engine import EvalOptions, evaluate, require_evaluated  # local: pko needs no engine
+    from sgg_eval.metrics.options import EvalOptions
+    from sgg_eval.metrics.engine import evaluate, require_evaluated  # local: pko needs no engine
 
     n_c = stats.num_pairs
     available = int((n_c[1:] > 0).sum())

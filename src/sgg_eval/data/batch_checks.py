@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
-from sgg_eval.metrics.rowwise import row_reduce_and_whole
+from sgg_eval.arrays.rowwise import row_reduce_and_whole
 
 
 def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool,

@@ -26,7 +26,7 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.formats.isolated import run_isolated
+from sgg_eval.isolated import run_isolated
 from sgg_eval.jsonio import load_json
 
 CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})

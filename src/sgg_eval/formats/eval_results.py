@@ -19,11 +19,12 @@ from sgg_eval.data.batch_checks import Fold, batch_is_valid
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.formats.boxlists import MODES, BoxListStandIn, BoxListTable
-from sgg_eval.formats.bulk_pickle import BulkBoxList
-from sgg_eval.formats.isolated import Isolated, run_isolated, start_isolated
-from sgg_eval.formats.tensor_table import TensorTable
-from sgg_eval.formats.torchfile import _map_file, load
+from sgg_eval.formats.torch.boxlists import MODES, BoxListStandIn, BoxListTable
+from sgg_eval.formats.torch.bulk_pickle import BulkBoxList
+from sgg_eval.isolated import Isolated, run_isolated, start_isolated
+from sgg_eval.formats.torch.tensor_table import TensorTable
+from sgg_eval.formats.torch.reader import load
+from sgg_eval.formats.torch.unpickler import map_file
 from sgg_eval.integrity import crc32
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
@@ -54,7 +55,7 @@ class EvalResults:
         # parsed in a child process: the parse's transient objects never fragment this one's heap
         parsed = parsing.result() if parsing is not None else run_isolated(_parse, self.path)
         self.table, self.gt_rows, self.pred_rows, self.gt_tensors, self.pred_tensors = parsed
-        self.table.tensors.whole = _map_file(self.path) if len(self.gt_rows) else None
+        self.table.tensors.whole = map_file(self.path) if len(self.gt_rows) else None
         # storages no image field reads (pred_rel_labels, stray ones): checked a share per block of images read
         # (``_crc``), so --jobs workers split them, instead of here, before the workers start
         self.others = np.zeros(0, dtype=np.int64)

@@ -30,7 +30,7 @@ from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
 from sgg_eval.jsonio import read_bytes
-from sgg_eval.metrics.segments import first_seen
+from sgg_eval.arrays.segments import first_seen
 
 TRIPLETS = "triplets.json"
 MAX_MEMBER_BYTES = 4 << 30  # one member, uncompressed

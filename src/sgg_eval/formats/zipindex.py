@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.segments import segment_offsets
+from sgg_eval.arrays.segments import segment_offsets
 
 _END = b"PK\x05\x06"
 _END64_LOCATOR = b"PK\x06\x07"

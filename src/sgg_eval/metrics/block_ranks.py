@@ -20,7 +20,7 @@ from sgg_eval.metrics.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ng_top import ng_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, first_match
-from sgg_eval.metrics.segments import expand_segments, position_in_runs, segment_offsets
+from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
 

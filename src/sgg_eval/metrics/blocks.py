@@ -28,7 +28,7 @@ from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
-from sgg_eval.metrics.segments import segment_offsets
+from sgg_eval.arrays.segments import segment_offsets
 
 BLOCK_IMAGES = 256
 # SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.metrics.segments import expand_segments
+from sgg_eval.arrays.segments import expand_segments
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)

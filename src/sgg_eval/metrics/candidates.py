@@ -4,17 +4,14 @@ and the graph-constrained (GC) triplet list in the reference's order."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, check_predcls_pairs
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranks import Candidates, pair_products
-from sgg_eval.metrics.rowwise import first_max as row_first_max, row_max
-from sgg_eval.metrics.segments import expand_segments, segment_offsets
-
-if TYPE_CHECKING:
-    from sgg_eval.metrics.engine import EvalOptions
+from sgg_eval.arrays.rowwise import first_max as row_first_max, row_max
+from sgg_eval.arrays.segments import expand_segments, segment_offsets
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,37 +18,9 @@ from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
-
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, f1_score,
                                      weighted_mean, wimr_weights)
-
-PROTOCOLS = ("reference", "strict")
-ORDERS = ("stored", "score")
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
-    ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
-    scores (one-hot rows in ranked order): score-based families are then reported as null."""
-
-    task: str
-    protocol: str = "reference"
-    order: str = "score"
-    score_kind: str = "probabilities"
-    tau: float = 0.5
-    ng_limit: int = 100
-    iou_threshold: float = 0.5
-
-    def __post_init__(self) -> None:
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {PROTOCOLS}")
-        if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}")
-        if not 0.0 <= self.tau <= 1.0:
-            raise ValueError("tau must lie in [0, 1]")
-        if not 0.0 < self.iou_threshold <= 1.0:
-            raise ValueError("iou_threshold must lie in (0, 1]")
 
 
 def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts: EvalOptions, *,

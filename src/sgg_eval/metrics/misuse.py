@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.boxes import iou_matrix
-from sgg_eval.metrics.rowwise import row_reduce
+from sgg_eval.arrays.rowwise import row_reduce
 
 SIGNAL_KEYS = ("signal_images", "boxes_are_gt", "label_objects", "labels_are_gt", "pairs_are_gt", "score_rows",
                "score_rows_not_probabilities", "few_candidates")

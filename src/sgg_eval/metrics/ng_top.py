@@ -7,8 +7,8 @@ import numpy as np
 
 from sgg_eval.metrics.candidates import ImageScores
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
-from sgg_eval.metrics.rowwise import row_max
-from sgg_eval.metrics.segments import position_in_runs, segment_offsets
+from sgg_eval.arrays.rowwise import row_max
+from sgg_eval.arrays.segments import position_in_runs, segment_offsets
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:

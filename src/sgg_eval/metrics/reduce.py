@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
-from sgg_eval.metrics.segments import segment_offsets
+from sgg_eval.arrays.segments import segment_offsets
 
 RECALL_KS = (20, 50, 100)
 IMR_KS = (10, 20, 50)

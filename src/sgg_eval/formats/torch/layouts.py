@@ -1,4 +1,4 @@
-"""The two on-disk layouts of ``torch.save`` files, read into this package's stand-ins (``torchfile``).
+"""The two on-disk layouts of ``torch.save`` files, read into the stand-ins of ``unpickler``.
 
 zip (torch >= 1.6): members ``<root>/data.pkl``, ``<root>/data/<key>`` (stored uncompressed), ``<root>/byteorder``;
 the members are found through the central directory (``zipindex``) and every storage is a view of the file
@@ -18,8 +18,8 @@ import numpy as np
 
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
-from sgg_eval.formats.tensor_table import TensorTable
-from sgg_eval.formats.torchfile import LEGACY_MAGIC, LEGACY_PROTOCOL, _map_file, _RestrictedUnpickler, unpickle
+from sgg_eval.formats.torch.tensor_table import TensorTable
+from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, map_file, unpickle
 from sgg_eval.formats.zipindex import Members, members
 
 
@@ -57,7 +57,7 @@ def load_zip(path: str):
 
 
 def _load_zip_members(path: str):
-    whole = _map_file(path)
+    whole = map_file(path)
     zm = members(path, whole)
     pkl = zm.ending_with("data.pkl")
     if len(pkl) != 1:
@@ -126,7 +126,7 @@ def _load_legacy_stream(path: str):
         if not isinstance(keys, list):
             raise InputError("legacy storage key list missing", path=path)
         offset = fh.tell()
-    whole = _map_file(path) if keys else np.zeros(0, dtype=np.uint8)
+    whole = map_file(path) if keys else np.zeros(0, dtype=np.uint8)
     keys = [str(k) for k in keys]
     roots = np.array([-1 if (i := tensors.index(k)) is None else i for k in keys], dtype=np.int64)
     if len(roots) and roots.min() < 0:

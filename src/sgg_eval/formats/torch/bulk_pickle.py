@@ -1,7 +1,7 @@
 """The fast way through a torch pickle: the C unpickler builds the object graph running almost no Python code,
 and the storages, tensors and BoxLists become the reader's tables in bulk afterwards (issue 11).
 
-The careful reader (``torchfile._RestrictedUnpickler``) checks and records each tensor and BoxList in a Python
+The careful reader (``unpickler._RestrictedUnpickler``) checks and records each tensor and BoxList in a Python
 callback as the pickle is read: ~9 µs per tensor, most of the time of reading an eval_results file. Here a
 tensor costs one tiny call (its arguments are kept as they are, its result is an int: a ``LazyTensor``), a
 persistent id is kept as its tuple (``tuple`` is the persistent loader), and a BoxList is built by the
@@ -25,8 +25,8 @@ from itertools import chain
 
 import numpy as np
 
-from sgg_eval.formats.boxlists import BoxListTable
-from sgg_eval.formats.tensor_table import TensorTable, lazy_tensor_class
+from sgg_eval.formats.torch.boxlists import BoxListTable
+from sgg_eval.formats.torch.tensor_table import TensorTable, lazy_tensor_class
 
 _MAX_DIMS = 8
 

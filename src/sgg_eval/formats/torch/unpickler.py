@@ -1,4 +1,4 @@
-"""Read ``torch.save`` files without torch, safely: zip format (torch >= 1.6) and legacy format (torch < 1.6).
+"""The pickle of a ``torch.save`` file, read without torch, safely (zip layout, torch >= 1.6, and legacy, < 1.6).
 
 The pickle is read by a restricted unpickler whose ``find_class`` admits only what such files legitimately
 reference (tensor rebuild helpers, storage classes, ``collections.OrderedDict``, ``torch.Size`` and the
@@ -6,7 +6,7 @@ maskrcnn_benchmark ``BoxList``, mapped onto a stand-in). Anything else (``os.sys
 ...) raises :class:`InputError` before it is ever called. Storages, tensors and BoxLists are recorded as rows
 of arrays (``tensor_table``, ``boxlists``), not kept as objects, so the memory a file takes once read is a few
 dozen bytes per tensor. Tensor bytes are not copied: a tensor is a view of the file mapped once, so huge files
-are read lazily, image by image. The two layouts (zip, legacy) are read by ``torch_layouts``.
+are read lazily, image by image. The two layouts (zip, legacy) are read by ``layouts``; ``reader.load`` is the way in.
 """
 
 from __future__ import annotations
@@ -17,18 +17,16 @@ import mmap
 import os
 import pickle
 import struct
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.allocator import release_free_memory
 from sgg_eval.errors import InputError
-from sgg_eval.formats.boxlists import BoxListStandIn, BoxListTable, stand_in_for
-from sgg_eval.formats.bulk_pickle import bulk_unpickle
-from sgg_eval.formats.tensor_table import LazyTensor, StorageToken, TensorTable, lazy_tensor_class
+from sgg_eval.formats.torch.boxlists import BoxListStandIn, BoxListTable, stand_in_for
+from sgg_eval.formats.torch.bulk_pickle import bulk_unpickle
+from sgg_eval.formats.torch.tensor_table import LazyTensor, StorageToken, TensorTable, lazy_tensor_class
 
-__all__ = ["BoxListStandIn", "LazyTensor", "load"]
+__all__ = ["BoxListStandIn", "LazyTensor", "unpickle"]
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -204,20 +202,7 @@ def unpickle(fh, path: str) -> tuple[object, TensorTable]:
     return again.load(), again.tensors
 
 
-def load(path: str | os.PathLike):
-    """Load a ``torch.save`` file into plain Python objects, ``LazyTensor``s and BoxList stand-ins (whose
-    class's ``table`` holds the BoxLists' rows)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputError("file not found", path=path)
-    from sgg_eval.formats.torch_layouts import load_legacy, load_zip  # they build on this module's types
-
-    obj = load_zip(path) if zipfile.is_zipfile(path) else load_legacy(path)
-    release_free_memory()
-    return obj
-
-
-def _map_file(path: str) -> np.ndarray:
+def map_file(path: str) -> np.ndarray:
     """The whole file as a read-only uint8 array backed by one mmap (a plain ndarray: its views are cheap,
     unlike ``np.memmap`` whose every slice runs Python-level hooks)."""
     with open(path, "rb") as fh:

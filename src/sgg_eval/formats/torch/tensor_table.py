@@ -104,7 +104,7 @@ class TensorTable:
 
     def is_key(self, value: str) -> bool:
         """Whether ``value`` may be a storage key (every decimal string counts: dropping one too many from the
-        unpickler's memo is safe, see ``torchfile``)."""
+        unpickler's memo is safe, see ``unpickler``)."""
         return value in self._index_of or value.isdigit()
 
     @property

@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.formats.tensor_table import LazyTensor, TensorTable
+from sgg_eval.formats.torch.tensor_table import LazyTensor, TensorTable
 
 MISSING, NOT_A_TENSOR = -1, -2
 MODES = ("xyxy", "xywh")  # mode codes; anything else is code len(MODES), with its value kept for the message
