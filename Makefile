@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock test test-full repro params deps bench fuzz ui plots clean-venv
+.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz ui plots clean-venv
 
 install: $(STAMP)
 
@@ -32,6 +32,15 @@ lock:
 
 test: $(STAMP) .venv-sgbench/.installed
 	$(BIN)/python -m pytest -q
+
+# ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
+lint: $(STAMP)
+	$(BIN)/ruff check src tests stages scripts
+	$(BIN)/ruff format --check src tests stages scripts
+
+# The inner loop: unit tests only (no pipeline, DVC, MLflow, simulator at scale or outside tool), < 1 min.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration"
 
 # sgbench 1.0.0, the panoptic parity test's reference tool, in its own virtualenv (it pins numpy < 2).
 .venv-sgbench/.installed: requirements-sgbench.lock

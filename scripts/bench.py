@@ -192,14 +192,33 @@ def _streamed_sgdet(n: int, vocab, split: str, path: str) -> None:
     for i in range(n):
         gt, pb, pl, ps = _objects(rng, i, "sgdet", vocab)
         gts.append(gt)
-        preds.append(BoxList(pb, (gt.width, gt.height), pred_labels=pl.astype(np.int64), pred_scores=ps,
-                             rel_pair_idxs=Deferred(pairs.shape, np.int64, lambda: pairs),
-                             pred_rel_scores=Deferred((len(pairs), width), np.float32, lambda i=i: scores(i)),
-                             pred_rel_labels=Deferred((len(pairs),), np.int64, lambda: np.ones(len(pairs)))))
+        preds.append(
+            BoxList(
+                pb,
+                (gt.width, gt.height),
+                pred_labels=pl.astype(np.int64),
+                pred_scores=ps,
+                rel_pair_idxs=Deferred(pairs.shape, np.int64, lambda: pairs),
+                pred_rel_scores=Deferred((len(pairs), width), np.float32, lambda i=i: scores(i)),
+                pred_rel_labels=Deferred((len(pairs),), np.int64, lambda: np.ones(len(pairs))),
+            )
+        )
     write_split(split, SplitMeta("test", vocab, "bench", True, "bench"), gts)
-    save_zip({"groundtruths": [BoxList(g.boxes, (g.width, g.height), labels=g.labels.astype(np.int64),
-                                       relation_tuple=g.rels.astype(np.int64)) for g in gts],
-              "predictions": preds}, path)
+    save_zip(
+        {
+            "groundtruths": [
+                BoxList(
+                    g.boxes,
+                    (g.width, g.height),
+                    labels=g.labels.astype(np.int64),
+                    relation_tuple=g.rels.astype(np.int64),
+                )
+                for g in gts
+            ],
+            "predictions": preds,
+        },
+        path,
+    )
 
 
 def _run(code: str, *args: str, repeat: int = 1) -> tuple[float, float, float]:
@@ -245,27 +264,49 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=2000, help="PredCls and SGCls images (default: %(default)s)")
     ap.add_argument("--sgdet-images", type=int, default=300, help="SGDet images (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="sgg-eval --jobs")
-    ap.add_argument("--full-sgdet", type=int, default=0, metavar="N",
-                    help="also an N-image SGDet zip file written as a stream (VG test size: 26446, ~33 GB)")
-    ap.add_argument("--reference", metavar="CHECKOUT", help="also time Scene-Graph-Benchmark.pytorch's evaluator "
-                    "from this clone on every file, and compare its metrics with ours")
+    ap.add_argument(
+        "--full-sgdet",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also an N-image SGDet zip file written as a stream (VG test size: 26446, ~33 GB)",
+    )
+    ap.add_argument(
+        "--reference",
+        metavar="CHECKOUT",
+        help="also time Scene-Graph-Benchmark.pytorch's evaluator "
+        "from this clone on every file, and compare its metrics with ours",
+    )
     ap.add_argument("--reference-python", default="python3", help="a Python with torch, for --reference")
-    ap.add_argument("--iou-threshold", type=float, default=0.5, help="sgg-eval's --iou-threshold and the "
-                    "reference's TEST.RELATION.IOU_THRESHOLD (default: %(default)s)")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs of floor and ours, best kept (default: "
-                    "%(default)s; the reference, ~40 s a file, runs once)")
+    ap.add_argument(
+        "--iou-threshold",
+        type=float,
+        default=0.5,
+        help="sgg-eval's --iou-threshold and the reference's TEST.RELATION.IOU_THRESHOLD (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="timed runs of floor and ours, best kept (default: %(default)s; the reference, ~40 s a file, runs once)",
+    )
     args = ap.parse_args()
     reference = (os.path.expanduser(args.reference), args.reference_python) if args.reference else None
     if reference and not os.path.isfile(os.path.join(reference[0], REFERENCE_ZEROSHOT)):
-        ap.error(f"--reference {args.reference}: not a clone of Scene-Graph-Benchmark.pytorch "
-                 f"(no {REFERENCE_ZEROSHOT})")
+        ap.error(
+            f"--reference {args.reference}: not a clone of Scene-Graph-Benchmark.pytorch (no {REFERENCE_ZEROSHOT})"
+        )
     vocab = vg150_vocabulary()
-    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}; floor and ours: "
-          f"best of {args.repeat}")
-    print(f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
-          f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11} {'checks s':>8} "
-          f"{'of ours':>8} {'unchecked s':>11} {'checks +':>8} {'checks CPU +':>12}"
-          + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else ""))
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}; floor and ours: "
+        f"best of {args.repeat}"
+    )
+    print(
+        f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
+        f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11} {'checks s':>8} "
+        f"{'of ours':>8} {'unchecked s':>11} {'checks +':>8} {'checks CPU +':>12}"
+        + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else "")
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
             if n == 0:  # e.g. --images 0 --sgdet-images 0 --full-sgdet 26446: the full-size file only
@@ -289,11 +330,26 @@ def main() -> None:
             os.remove(path)
 
 
-def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
-         reference: tuple[str, str] | None, repeat: int, iou: float = 0.5) -> None:
+def _row(
+    task: str,
+    layout: str,
+    n: int,
+    path: str,
+    split: str,
+    jobs: int,
+    reference: tuple[str, str] | None,
+    repeat: int,
+    iou: float = 0.5,
+) -> None:
     floor, floor_heap, _ = _run(FLOOR, path, repeat=repeat)
-    checks = min(float(subprocess.run([sys.executable, "-c", CHECKS, path, split], capture_output=True, text=True,
-                                      check=True).stdout) for _ in range(max(1, repeat)))
+    checks = min(
+        float(
+            subprocess.run(
+                [sys.executable, "-c", CHECKS, path, split], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(max(1, repeat))
+    )
     zeroshot = os.path.join(reference[0], REFERENCE_ZEROSHOT) if reference else ""
     mine = path + ".metrics.json"
     args = (path, task, split, str(jobs), zeroshot, mine if reference else "", str(iou))
@@ -302,17 +358,33 @@ def _row(task: str, layout: str, n: int, path: str, split: str, jobs: int,
     size = os.path.getsize(path) / 2**20
     extra = ""
     if reference:
-        ref = json.loads(subprocess.run([reference[1], str(ROOT / "scripts" / "reference_eval.py"), reference[0], path,
-                                         task, zeroshot, str(iou)], capture_output=True, text=True,
-                                        check=True).stdout)
+        ref = json.loads(
+            subprocess.run(
+                [
+                    reference[1],
+                    str(ROOT / "scripts" / "reference_eval.py"),
+                    reference[0],
+                    path,
+                    task,
+                    zeroshot,
+                    str(iou),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         with open(mine) as fh:
             got = json.load(fh)
         diff = max(_difference(got[k], ref["metrics"][k]) for k in SHARED if k in ref["metrics"])
         extra = f" {ref['seconds']:>7.2f} {ref['seconds'] / ours:>7.1f}x {diff:>10.1e}"
-    print(f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
-          f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f} {checks:>8.3f} "
-          f"{100 * checks / ours:>7.1f}% {unchecked:>10.3f} {100 * (ratio - 1):>+7.1f}% "
-          f"{100 * (cpu_ratio - 1):>+11.1f}%{extra}", flush=True)
+    print(
+        f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
+        f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f} {checks:>8.3f} "
+        f"{100 * checks / ours:>7.1f}% {unchecked:>10.3f} {100 * (ratio - 1):>+7.1f}% "
+        f"{100 * (cpu_ratio - 1):>+11.1f}%{extra}",
+        flush=True,
+    )
 
 
 def _difference(ours: float | None, ref: float) -> float:

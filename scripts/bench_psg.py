@@ -123,22 +123,39 @@ def main() -> None:
         print(f"writing the fixture to {folder} ...", flush=True)
         write_psg_scale_fixture(folder, test=args.test, other=args.other)
         print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
-    files = {"psg": folder / "psg.json", "root": folder / "coco", "zip": folder / "submission.zip",
-             "json": folder / "submission.json"}
+    files = {
+        "psg": folder / "psg.json",
+        "root": folder / "coco",
+        "zip": folder / "submission.zip",
+        "json": folder / "submission.json",
+    }
     sizes = {k: os.path.getsize(files[k]) / 2**20 for k in ("psg", "zip", "json")}
-    print(f"PSG fixture: {args.test} test images, {args.test + args.other} psg.json entries ({sizes['psg']:.0f} MB), "
-          f"submission.zip {sizes['zip']:.0f} MB, submission.json {sizes['json']:.0f} MB; machine: "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"PSG fixture: {args.test} test images, {args.test + args.other} psg.json entries ({sizes['psg']:.0f} MB), "
+        f"submission.zip {sizes['zip']:.0f} MB, submission.json {sizes['json']:.0f} MB; machine: "
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
+    )
     if not SGBENCH.exists():
         print(f"(no {SGBENCH}: `make .venv-sgbench/.installed` installs sgbench 1.0.0; its columns are skipped)")
-    print(f"{'mode':6} {'procs':>5} {'sgbench s':>9} {'ours s':>7} {'floor s':>7} {'sgbench/ours':>12} "
-          f"{'ours/floor':>10} {'sgbench RSS MB':>14} {'ours RSS MB':>11} {'same values':>11}")
+    print(
+        f"{'mode':6} {'procs':>5} {'sgbench s':>9} {'ours s':>7} {'floor s':>7} {'sgbench/ours':>12} "
+        f"{'ours/floor':>10} {'sgbench RSS MB':>14} {'ours RSS MB':>11} {'same values':>11}"
+    )
     for mode in args.modes:
         pred = str(files["zip"] if mode == "masks" else files["json"])
         for jobs in args.jobs:
             metrics = folder / f"ours_{mode}_{jobs}.json"
-            ours_cmd = [str(SGG_EVAL), "evaluate", pred, "--psg", str(files["psg"]), "--jobs", str(jobs),
-                        "-o", str(metrics)] + (["--psg-root", str(files["root"])] if mode == "masks" else [])
+            ours_cmd = [
+                str(SGG_EVAL),
+                "evaluate",
+                pred,
+                "--psg",
+                str(files["psg"]),
+                "--jobs",
+                str(jobs),
+                "-o",
+                str(metrics),
+            ] + (["--psg-root", str(files["root"])] if mode == "masks" else [])
             if mode == "masks":
                 floor_cmd = [sys.executable, "-c", FLOOR_MASKS, str(files["root"]), pred, str(jobs)]
             else:
@@ -152,9 +169,12 @@ def main() -> None:
                 cmd += ["--gt-masks", str(files["root"])] if mode == "masks" else []
                 theirs, their_rss, out = _timed(cmd, 1, folder)
                 same = "yes" if _same(out, json.loads(metrics.read_text())["metrics"]) else "NO"
-            print(f"{mode:6} {jobs:>5} {_s(theirs):>9} {ours:>7.1f} {floor:>7.1f} "
-                  f"{_ratio(theirs, ours):>12} {ours / floor:>9.2f}x {_s(their_rss, 0):>14} {ours_rss:>11.0f} "
-                  f"{same:>11}", flush=True)
+            print(
+                f"{mode:6} {jobs:>5} {_s(theirs):>9} {ours:>7.1f} {floor:>7.1f} "
+                f"{_ratio(theirs, ours):>12} {ours / floor:>9.2f}x {_s(their_rss, 0):>14} {ours_rss:>11.0f} "
+                f"{same:>11}",
+                flush=True,
+            )
 
 
 def _same(printed: str, ours: dict) -> bool:

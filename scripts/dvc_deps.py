@@ -66,8 +66,10 @@ def closure(script: str) -> list[str]:
 def _stage_scripts(text: str) -> dict[str, str]:
     import yaml
 
-    return {name: re.search(r"stages/\w+\.py", stage["cmd"]).group(0)
-            for name, stage in yaml.safe_load(text)["stages"].items()}
+    return {
+        name: re.search(r"stages/\w+\.py", stage["cmd"]).group(0)
+        for name, stage in yaml.safe_load(text)["stages"].items()
+    }
 
 
 def _covered(path: str, deps: set[str]) -> bool:

@@ -23,8 +23,9 @@ def main() -> None:
     if store.exists():
         with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
             try:
-                found = db.execute("SELECT experiment_id FROM experiments WHERE name = ? AND lifecycle_stage = "
-                                   "'active'", (name,)).fetchone()
+                found = db.execute(
+                    "SELECT experiment_id FROM experiments WHERE name = ? AND lifecycle_stage = 'active'", (name,)
+                ).fetchone()
             except sqlite3.Error:
                 found = None
     print(f"{base}/#/experiments/{found[0]}/runs" if found else base)

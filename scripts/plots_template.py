@@ -12,8 +12,11 @@ import sys
 import tarfile
 from pathlib import Path
 
-PACKAGES = {"vega@5.30.0": "package/build/vega.min.js", "vega-lite@5.21.0": "package/build/vega-lite.min.js",
-            "vega-embed@6.26.0": "package/build/vega-embed.min.js"}
+PACKAGES = {
+    "vega@5.30.0": "package/build/vega.min.js",
+    "vega-lite@5.21.0": "package/build/vega-lite.min.js",
+    "vega-embed@6.26.0": "package/build/vega-embed.min.js",
+}
 
 TEMPLATE = """<!DOCTYPE html>
 <html>
@@ -39,8 +42,11 @@ def main(out: str) -> None:
         name, version = spec.rsplit("@", 1)
         tgz = cache / f"{name}-{version}.tgz"
         if not tgz.exists():
-            subprocess.run(["npm", "pack", spec, "--silent", "--pack-destination", str(cache)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["npm", "pack", spec, "--silent", "--pack-destination", str(cache)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         with tarfile.open(tgz) as tf:
             js = tf.extractfile(member).read().decode("utf-8")
         js = js.replace("</script", "<\\/script")  # keep the inlined code from closing its own tag

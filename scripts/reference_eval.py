@@ -70,9 +70,16 @@ def main() -> None:
     }
     for evaluator in evaluators.values():
         evaluator.register_container(mode)
-    container = {"zeroshot_triplet": torch.load(zeroshot_path, map_location="cpu").long().numpy(),
-                 "result_dict": result_dict, "mode": mode, "multiple_preds": False, "num_rel_category": 51,
-                 "iou_thres": iou_thres, "attribute_on": False, "num_attributes": 0}
+    container = {
+        "zeroshot_triplet": torch.load(zeroshot_path, map_location="cpu").long().numpy(),
+        "result_dict": result_dict,
+        "mode": mode,
+        "multiple_preds": False,
+        "num_rel_category": 51,
+        "iou_thres": iou_thres,
+        "attribute_on": False,
+        "num_attributes": 0,
+    }
     for gt, pred in zip(results["groundtruths"], results["predictions"]):
         vg.evaluate_relation_of_one_image(gt, pred, container, evaluators)
     evaluators["eval_mean_recall"].calculate_mean_recall(mode)

@@ -17,9 +17,15 @@ from sgg_eval.pipeline.params_check import check_params
 def main() -> None:
     params = load_params()
     check_params(params)
-    link_files("data/params/model_links", {f"{name}.{task}": (path, f"models.{name}.files.{task}")
-                                           for name, cfg in params["models"].items() if cfg["source"] == "file"
-                                           for task, path in (cfg.get("files") or {}).items()})
+    link_files(
+        "data/params/model_links",
+        {
+            f"{name}.{task}": (path, f"models.{name}.files.{task}")
+            for name, cfg in params["models"].items()
+            if cfg["source"] == "file"
+            for task, path in (cfg.get("files") or {}).items()
+        },
+    )
     dataset = dict(params["dataset"])
     if dataset["kind"] == "simulated":
         dataset["world"] = params["simulation"]["world"]

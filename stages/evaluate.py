@@ -12,8 +12,10 @@ def main() -> None:
     entry, task = sys.argv[1], sys.argv[2]
     doc = run_evaluate(load_params(), entry, task)
     m = doc["metrics"]
-    print(f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
-          f"IMR@20={100 * m['IMR@20']:.2f}")
+    print(
+        f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
+        f"IMR@20={100 * m['IMR@20']:.2f}"
+    )
     warnings = warning_summary(doc["notes"])
     if warnings:
         print(f"evaluate {entry} {task}: {warnings}", file=sys.stderr)

@@ -7,11 +7,18 @@ from sgg_eval.splits import build_stats
 def main() -> None:
     params = load_params()
     paths, opts = params["paths"], params["stats"]
-    summary = build_stats(f"{paths['splits']}/train.h5", f"{paths['splits']}/test.h5", f"{paths['stats']}/stats.h5",
-                          f"{paths['stats']}/summary.json", drop_non_overlapping=opts["drop_non_overlapping"],
-                          background_must_overlap=opts["background_must_overlap"])
-    print(f"train_stats: {summary['num_train_relations']} training relations, "
-          f"{summary['num_zeroshot_test_triplets']} zero-shot test triplets")
+    summary = build_stats(
+        f"{paths['splits']}/train.h5",
+        f"{paths['splits']}/test.h5",
+        f"{paths['stats']}/stats.h5",
+        f"{paths['stats']}/summary.json",
+        drop_non_overlapping=opts["drop_non_overlapping"],
+        background_must_overlap=opts["background_must_overlap"],
+    )
+    print(
+        f"train_stats: {summary['num_train_relations']} training relations, "
+        f"{summary['num_zeroshot_test_triplets']} zero-shot test triplets"
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,9 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
 
 
-def random_case(rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True,
-                max_objects: int = 6):
+def random_case(
+    rng: np.random.Generator, vocab: Vocabulary, task: str, image_id: int, *, ties: bool = True, max_objects: int = 6
+):
     """A (GT, prediction) pair for ``task`` with the documented edge cases mixed in at random.
 
     GT: duplicate rows, two predicates on one pair, same-label objects, sometimes no relation at all.

@@ -28,9 +28,9 @@ def _segments(rng, h: int, w: int, n: int) -> tuple[np.ndarray, list[tuple[int, 
     ids = np.zeros((h, w), dtype=np.int64)
     info = []
     for k in range(n):
-        seg_id = int(rng.integers(1, 256 ** 3 - 1))
+        seg_id = int(rng.integers(1, 256**3 - 1))
         y, x = int(rng.integers(0, h - 8)), int(rng.integers(0, w - 8))
-        ids[y:y + int(rng.integers(6, h // 2)), x:x + int(rng.integers(6, w // 2))] = seg_id
+        ids[y : y + int(rng.integers(6, h // 2)), x : x + int(rng.integers(6, w // 2))] = seg_id
         info.append((seg_id, int(rng.integers(0, len(THINGS) + len(STUFF)))))
     present = set(np.unique(ids).tolist())
     if rng.random() < 0.8:  # usually every segment shows; sometimes one is fully covered (an empty GT mask)
@@ -54,8 +54,9 @@ def _box(mask: np.ndarray) -> list[float]:
     return [float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)]
 
 
-def _predict(rng, ids: np.ndarray, info: list, rels: list, min_false: int
-             ) -> tuple[list[np.ndarray], list[int], list, list]:
+def _predict(
+    rng, ids: np.ndarray, info: list, rels: list, min_false: int
+) -> tuple[list[np.ndarray], list[int], list, list]:
     """Predicted masks (overlapping allowed), classes, triplets and ng_triplets for one image."""
     masks, cats, origin = [], [], []
     for g, (seg_id, cat) in enumerate(info):
@@ -78,7 +79,7 @@ def _predict(rng, ids: np.ndarray, info: list, rels: list, min_false: int
     for _ in range(int(rng.integers(min_false, 3))):  # false detections
         m = np.zeros_like(ids, dtype=bool)
         y, x = int(rng.integers(0, ids.shape[0] - 5)), int(rng.integers(0, ids.shape[1] - 5))
-        m[y:y + 5, x:x + 9] = True
+        m[y : y + 5, x : x + 9] = True
         masks.append(m)
         cats.append(int(rng.integers(0, len(THINGS) + len(STUFF))))
         origin.append(-1)
@@ -111,8 +112,18 @@ def set_first_instance(pred: dict, field: str, value) -> None:
     pred[{"category": "categories", "bbox": "bboxes"}[field]][0] = value
 
 
-def write_psg_fixture(root: Path, *, seed: int = 0, test: int = 12, other: int = 5, size=(48, 64),
-                      absent: int = 2, spellings=SPELLINGS, min_false: int = 0, unused_predicates: int = 0) -> dict:
+def write_psg_fixture(
+    root: Path,
+    *,
+    seed: int = 0,
+    test: int = 12,
+    other: int = 5,
+    size=(48, 64),
+    absent: int = 2,
+    spellings=SPELLINGS,
+    min_false: int = 0,
+    unused_predicates: int = 0,
+) -> dict:
     """Write ``root/psg.json``, ``root/coco/panoptic/*.png``, ``root/submission.zip`` and ``root/submission.json``
     (the same predictions, boxes only); returns their paths. ``spellings``: the instance lists' spellings, in
     turn (sgbench 1.0.0 reads only ``annotation``); ``min_false``: false detections per image at least (sgbench
@@ -126,16 +137,29 @@ def write_psg_fixture(root: Path, *, seed: int = 0, test: int = 12, other: int =
         ids, info = _segments(rng, *size, int(rng.integers(3, 8)))
         (root / "coco" / "panoptic" / f"{image_id}.png").write_bytes(_png(ids))
         n = len(info)
-        rels = [] if i % 7 == 3 or n < 2 else [
-            [int(s), int(o), int(rng.integers(0, len(PREDICATES) - unused_predicates))]
-            for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(1, 2 * n))))]
+        rels = (
+            []
+            if i % 7 == 3 or n < 2
+            else [
+                [int(s), int(o), int(rng.integers(0, len(PREDICATES) - unused_predicates))]
+                for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(1, 2 * n))))
+            ]
+        )
         if len(rels) > 1 and rng.random() < 0.5:
             rels.append(list(rels[0]))  # a duplicate GT row
             rels.append([rels[0][0], rels[0][1], (rels[0][2] + 1) % (len(PREDICATES) - unused_predicates)])
-        data.append({"image_id": image_id, "file_name": f"{image_id}.jpg", "height": size[0], "width": size[1],
-                     "pan_seg_file_name": f"panoptic/{image_id}.png", "relations": rels,
-                     "segments_info": [{"id": s, "category_id": c, "iscrowd": 0} for s, c in info],
-                     "annotations": [{"bbox": _box(ids == s), "category_id": c} for s, c in info]})
+        data.append(
+            {
+                "image_id": image_id,
+                "file_name": f"{image_id}.jpg",
+                "height": size[0],
+                "width": size[1],
+                "pan_seg_file_name": f"panoptic/{image_id}.png",
+                "relations": rels,
+                "segments_info": [{"id": s, "category_id": c, "iscrowd": 0} for s, c in info],
+                "annotations": [{"bbox": _box(ids == s), "category_id": c} for s, c in info],
+            }
+        )
         if i >= test:
             continue
         test_ids.append(image_id)
@@ -153,8 +177,13 @@ def write_psg_fixture(root: Path, *, seed: int = 0, test: int = 12, other: int =
             entry[spelling] = [{"bbox": b, "category": c} for b, c in zip(boxes, cats)]
         images.append(entry)
         layers[entry["seg_filename"]] = np.array(masks, dtype=np.uint8).reshape(len(masks), *size)
-    psg = {"data": data, "test_image_ids": test_ids, "thing_classes": THINGS, "stuff_classes": STUFF,
-           "predicate_classes": PREDICATES}
+    psg = {
+        "data": data,
+        "test_image_ids": test_ids,
+        "thing_classes": THINGS,
+        "stuff_classes": STUFF,
+        "predicate_classes": PREDICATES,
+    }
     (root / "psg.json").write_text(json.dumps(psg))
     doc = {"version": 1, "images": images}
     (root / "submission.json").write_text(json.dumps(doc))
@@ -162,8 +191,12 @@ def write_psg_fixture(root: Path, *, seed: int = 0, test: int = 12, other: int =
         zf.writestr("triplets.json", json.dumps(doc))
         for name, stack in layers.items():
             zf.writestr(name, _tiff(stack))
-    return {"psg": root / "psg.json", "root": root / "coco", "zip": root / "submission.zip",
-            "json": root / "submission.json"}
+    return {
+        "psg": root / "psg.json",
+        "root": root / "coco",
+        "zip": root / "submission.zip",
+        "json": root / "submission.json",
+    }
 
 
 def _tiff(stack: np.ndarray) -> bytes:

@@ -75,6 +75,7 @@ def one_per_pair(rows) -> list[tuple]:
 def training_stats(psg: dict) -> tuple[set, list[int]]:
     """(zero-shot class triplets, n_c): class triplets of test images never in the training split (the entries
     outside test_image_ids), and per predicate the distinct (subject class, object class) pairs it has there."""
+
     def class_triplets(entry):
         cats = [s["category_id"] for s in entry["segments_info"]]
         return {(cats[s], cats[o], p) for s, o, p in entry["relations"]}
@@ -92,8 +93,9 @@ def zero_shot_rows(entry, zs: set) -> list[tuple]:
     return [t for t in sorted({tuple(r) for r in entry["relations"]}) if (cats[t[0]], cats[t[1]], t[2]) in zs]
 
 
-def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, triplets, ng, iou, c,
-          zs_rows=()) -> dict:
+def image(
+    protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, triplets, ng, iou, c, zs_rows=()
+) -> dict:
     """One evaluated image's values; ``ng`` is None when the submission has no ng lists; ``zs_rows``: its
     zero-shot GT triplets."""
     gt = sorted({tuple(int(v) for v in r) for r in gt_triplets})
@@ -103,12 +105,14 @@ def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, t
 
         def ok(q, g):
             return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= 0.5
+
         gc = [tuple(int(v) for v in r) for r in triplets]
     else:
         pred2gt = (match if protocol == "sgbench" else match_paper)(gt_items, gt_labels, pred_items, pred_labels, iou)
 
         def ok(q, g):
             return pred2gt[q] == g
+
         gc = dedup(triplets) if protocol == "sgbench" else one_per_pair(dedup(triplets))
 
     def hits(rows, t):
@@ -133,7 +137,7 @@ def image(protocol, gt_triplets, gt_items, gt_labels, pred_items, pred_labels, t
         pairs = sorted({t[:2] for t in gt})
         out[f"PR@{k}"] = sum(any(ok(r[0], a) and ok(r[1], b) for r in gc[:k]) for a, b in pairs) / len(pairs)
     for x in (1, 2, 10):
-        out[f"R@{x}x"], out[f"mR@{x}x"] = recall_and_vector(gc[:math.floor(x * len(gt) + 0.5)])
+        out[f"R@{x}x"], out[f"mR@{x}x"] = recall_and_vector(gc[: math.floor(x * len(gt) + 0.5)])
     for k in (10, 20, 50):
         vec = [math.nan] * c
         for p in {t[2] for t in gt}:
@@ -166,21 +170,22 @@ def predicate_ranks(gt, pred2gt, ng, c) -> list[float]:
     return prk
 
 
-R_TYPE = [f"{f}@{k}" for f in ("R", "ngR", "PR") for k in (20, 50, 100)] + ["R@1x", "R@2x", "R@10x", "R@inf",
-                                                                              "InstR"]
+R_TYPE = [f"{f}@{k}" for f in ("R", "ngR", "PR") for k in (20, 50, 100)] + ["R@1x", "R@2x", "R@10x", "R@inf", "InstR"]
 M_TYPE = [f"{f}@{k}" for f in ("mR", "ng-mR") for k in (20, 50, 100)] + ["mR@1x", "mR@2x", "mR@10x", "mR@inf"]
 
 
-def aggregate(protocol: str, images: list[dict], absent: int, c: int, absent_zs: int = 0, n_c=None,
-              tau: float = 0.5) -> dict:
+def aggregate(
+    protocol: str, images: list[dict], absent: int, c: int, absent_zs: int = 0, n_c=None, tau: float = 0.5
+) -> dict:
     over = len(images) + (0 if protocol == "openpsg" else absent)
     out = {}
     for k in (20, 50, 100):
         for name in ("zR", "ng-zR"):
             values = [m[f"{name}@{k}"] for m in images if f"{name}@{k}" in m]
             count = len(values) + (0 if protocol == "openpsg" else absent_zs)
-            out[f"{name}@{k}"] = sum(values) / count if n_c is not None and count and (
-                name == "zR" or f"ngR@{k}" in images[0]) else None
+            out[f"{name}@{k}"] = (
+                sum(values) / count if n_c is not None and count and (name == "zR" or f"ngR@{k}" in images[0]) else None
+            )
     for key in R_TYPE:
         if key in images[0]:
             out[key] = sum(m[key] for m in images) / over
@@ -215,7 +220,7 @@ def aggregate(protocol: str, images: list[dict], absent: int, c: int, absent_zs:
             values = [m[f"IMR@{k}"][p] for m in images if not math.isnan(m[f"IMR@{k}"][p])]
             means.append(sum(values) / len(values) if values else 0.0)
         out[f"IMR@{k}"] = sum(means) / c
-        weights = None if n_c is None else [n ** tau for n in n_c]
+        weights = None if n_c is None else [n**tau for n in n_c]
         out[f"wIMR@{k}"] = None if weights is None else sum(w * v for w, v in zip(weights, means)) / sum(weights)
     if protocol == "openpsg":
         out["PRk"] = None

@@ -31,7 +31,7 @@ def _gt(rng, h: int, w: int) -> tuple[np.ndarray, list[int], list[int]]:
     ids[:] = seg_ids[0]  # the first segment is the background stuff: every pixel belongs to a segment
     for seg in seg_ids[1:]:
         y, x = int(rng.integers(0, h - 40)), int(rng.integers(0, w - 40))
-        ids[y:y + int(rng.integers(30, h // 2)), x:x + int(rng.integers(30, w // 2))] = seg
+        ids[y : y + int(rng.integers(30, h // 2)), x : x + int(rng.integers(30, w // 2))] = seg
     present = [int(s) for s in seg_ids if (ids == s).any()]
     return ids, present, [int(c) for c in rng.integers(0, N_CLASSES, len(present))]
 
@@ -49,8 +49,10 @@ def _image(args: tuple) -> tuple:
     rng = np.random.default_rng(seed)
     ids, segs, cats = _gt(rng, h, w)
     n = len(segs)
-    rels = [[int(s), int(o), int(rng.integers(0, N_PREDICATES))]
-            for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(3, 10))))]
+    rels = [
+        [int(s), int(o), int(rng.integers(0, N_PREDICATES))]
+        for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(3, 10))))
+    ]
     masks = np.zeros((n_masks, h, w), dtype=np.uint8)
     labels = []
     for q in range(n_masks):
@@ -61,22 +63,42 @@ def _image(args: tuple) -> tuple:
             labels.append(cats[q] if rng.random() < 0.85 else int(rng.integers(0, N_CLASSES)))
         else:  # a false detection
             y, x = int(rng.integers(0, h - 20)), int(rng.integers(0, w - 20))
-            masks[q, y:y + int(rng.integers(10, h // 3)), x:x + int(rng.integers(10, w // 3))] = 1
+            masks[q, y : y + int(rng.integers(10, h // 3)), x : x + int(rng.integers(10, w // 3))] = 1
             labels.append(int(rng.integers(0, N_CLASSES)))
-    triplets = [[int(s), int(o), int(p)] for s, o, p in zip(rng.integers(0, n_masks, n_triplets),
-                                                         rng.integers(0, n_masks, n_triplets),
-                                                         rng.integers(0, N_PREDICATES, n_triplets))]
+    triplets = [
+        [int(s), int(o), int(p)]
+        for s, o, p in zip(
+            rng.integers(0, n_masks, n_triplets),
+            rng.integers(0, n_masks, n_triplets),
+            rng.integers(0, N_PREDICATES, n_triplets),
+        )
+    ]
     for r in rels:  # some GT relations among the first rows
         if r[0] < n_masks and r[1] < n_masks and rng.random() < 0.6:
             triplets.insert(int(rng.integers(0, 50)), list(r))
-    ng = [[int(s), int(o), int(p)] for s, o, p in zip(rng.integers(0, n_masks, n_ng), rng.integers(0, n_masks, n_ng),
-                                                   rng.integers(0, N_PREDICATES, n_ng))]
-    gt_entry = {"image_id": image_id, "file_name": f"{image_id}.jpg", "height": h, "width": w,
-                "pan_seg_file_name": f"panoptic/{image_id}.png", "relations": rels,
-                "segments_info": [{"id": s, "category_id": c, "iscrowd": 0} for s, c in zip(segs, cats)],
-                "annotations": [{"bbox": _box(ids == s), "category_id": c} for s, c in zip(segs, cats)]}
-    pred = {"id": image_id, "seg_filename": f"masks/{image_id}.tiff", "triplets": triplets[:n_triplets],
-            "ng_triplets": ng, "annotation": [{"category": c, "bbox": _box(m)} for c, m in zip(labels, masks)]}
+    ng = [
+        [int(s), int(o), int(p)]
+        for s, o, p in zip(
+            rng.integers(0, n_masks, n_ng), rng.integers(0, n_masks, n_ng), rng.integers(0, N_PREDICATES, n_ng)
+        )
+    ]
+    gt_entry = {
+        "image_id": image_id,
+        "file_name": f"{image_id}.jpg",
+        "height": h,
+        "width": w,
+        "pan_seg_file_name": f"panoptic/{image_id}.png",
+        "relations": rels,
+        "segments_info": [{"id": s, "category_id": c, "iscrowd": 0} for s, c in zip(segs, cats)],
+        "annotations": [{"bbox": _box(ids == s), "category_id": c} for s, c in zip(segs, cats)],
+    }
+    pred = {
+        "id": image_id,
+        "seg_filename": f"masks/{image_id}.tiff",
+        "triplets": triplets[:n_triplets],
+        "ng_triplets": ng,
+        "annotation": [{"category": c, "bbox": _box(m)} for c, m in zip(labels, masks)],
+    }
     return gt_entry, _png(ids), pred, _tiff(masks)
 
 
@@ -93,33 +115,57 @@ def _tiff(stack: np.ndarray) -> bytes:
     import tifffile
 
     out = io.BytesIO()
-    tifffile.imwrite(out, stack, photometric="minisblack", compression="zlib", compressionargs={"level": 1},
-                     metadata={"shape": list(stack.shape)})
+    tifffile.imwrite(
+        out,
+        stack,
+        photometric="minisblack",
+        compression="zlib",
+        compressionargs={"level": 1},
+        metadata={"shape": list(stack.shape)},
+    )
     return out.getvalue()
 
 
 def _other(rng, i: int) -> dict:
     n = int(rng.integers(4, 15))
     boxes = rng.integers(0, 400, (n, 2))
-    return {"image_id": str(2_000_000 + i), "file_name": f"{i}.jpg", "height": 480, "width": 640,
-            "pan_seg_file_name": f"panoptic/{2_000_000 + i}.png",
-            "relations": [[int(s), int(o), int(rng.integers(0, N_PREDICATES))]
-                          for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(1, 9))))],
-            "segments_info": [{"id": int(k + 1), "category_id": int(c), "iscrowd": 0}
-                              for k, c in enumerate(rng.integers(0, N_CLASSES, n))],
-            "annotations": [{"bbox": [float(x), float(y), float(x + 100), float(y + 50)], "category_id": 0}
-                            for x, y in boxes]}
+    return {
+        "image_id": str(2_000_000 + i),
+        "file_name": f"{i}.jpg",
+        "height": 480,
+        "width": 640,
+        "pan_seg_file_name": f"panoptic/{2_000_000 + i}.png",
+        "relations": [
+            [int(s), int(o), int(rng.integers(0, N_PREDICATES))]
+            for s, o in (rng.choice(n, 2, replace=False) for _ in range(int(rng.integers(1, 9))))
+        ],
+        "segments_info": [
+            {"id": int(k + 1), "category_id": int(c), "iscrowd": 0} for k, c in enumerate(rng.integers(0, N_CLASSES, n))
+        ],
+        "annotations": [
+            {"bbox": [float(x), float(y), float(x + 100), float(y + 50)], "category_id": 0} for x, y in boxes
+        ],
+    }
 
 
-def write_psg_scale_fixture(root: Path, *, test: int = 2186, other: int = 46563, size=(480, 640), masks: int = 40,
-                            triplets: int = 200, ng: int = 5000, seed: int = 0, jobs: int = 2) -> dict:
+def write_psg_scale_fixture(
+    root: Path,
+    *,
+    test: int = 2186,
+    other: int = 46563,
+    size=(480, 640),
+    masks: int = 40,
+    triplets: int = 200,
+    ng: int = 5000,
+    seed: int = 0,
+    jobs: int = 2,
+) -> dict:
     """Write the fixture under ``root`` (module docstring); returns the paths."""
     root = Path(root)
     (root / "coco" / "panoptic").mkdir(parents=True, exist_ok=True)
     work = [(seed * 1_000_003 + i, str(1_000_000 + i), size, masks, triplets, ng) for i in range(test)]
     data, preds = [], []
-    with multiprocessing.get_context("fork").Pool(jobs) as pool, \
-            zipfile.ZipFile(root / "submission.zip", "w") as zf:
+    with multiprocessing.get_context("fork").Pool(jobs) as pool, zipfile.ZipFile(root / "submission.zip", "w") as zf:
         for gt_entry, png, pred, tiff in pool.imap(_image, work, chunksize=4):
             (root / "coco" / gt_entry["pan_seg_file_name"]).write_bytes(png)
             zf.writestr(pred["seg_filename"], tiff)
@@ -133,9 +179,17 @@ def write_psg_scale_fixture(root: Path, *, test: int = 2186, other: int = 46563,
     rng = np.random.default_rng(seed)
     data += [_other(rng, i) for i in range(other)]
     order = rng.permutation(len(data))  # test images spread through the file, as in psg.json
-    psg = {"data": [data[i] for i in order], "test_image_ids": [e["image_id"] for e in data[:test]],
-           "thing_classes": [f"thing{k}" for k in range(80)], "stuff_classes": [f"stuff{k}" for k in range(53)],
-           "predicate_classes": [f"predicate{k}" for k in range(N_PREDICATES)]}
+    psg = {
+        "data": [data[i] for i in order],
+        "test_image_ids": [e["image_id"] for e in data[:test]],
+        "thing_classes": [f"thing{k}" for k in range(80)],
+        "stuff_classes": [f"stuff{k}" for k in range(53)],
+        "predicate_classes": [f"predicate{k}" for k in range(N_PREDICATES)],
+    }
     (root / "psg.json").write_text(json.dumps(psg))
-    return {"psg": root / "psg.json", "root": root / "coco", "zip": root / "submission.zip",
-            "json": root / "submission.json"}
+    return {
+        "psg": root / "psg.json",
+        "root": root / "coco",
+        "zip": root / "submission.zip",
+        "json": root / "submission.json",
+    }

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-
 from psg_fixture import write_psg_fixture
 from test_openpsg_submit import write_both
 from test_psg_pack import unpack
@@ -42,11 +41,17 @@ def sgbench_json(cases) -> dict:
     images = []
     for gt, pred in cases:
         order = np.argsort(-pred.rel_scores[:, 1:].max(axis=1), kind="stable")
-        images.append({"id": gt.image_id,
-                       "instances": [{"bbox": [float(v) for v in b], "category": int(c) - 1}
-                                     for b, c in zip(pred.boxes, pred.labels)],
-                       "triplets": [[int(pred.pairs[j, 0]), int(pred.pairs[j, 1]),
-                                     int(pred.rel_scores[j, 1:].argmax())] for j in order]})
+        images.append(
+            {
+                "id": gt.image_id,
+                "instances": [
+                    {"bbox": [float(v) for v in b], "category": int(c) - 1} for b, c in zip(pred.boxes, pred.labels)
+                ],
+                "triplets": [
+                    [int(pred.pairs[j, 0]), int(pred.pairs[j, 1]), int(pred.rel_scores[j, 1:].argmax())] for j in order
+                ],
+            }
+        )
     return {"version": 1, "images": images}
 
 
@@ -70,8 +75,10 @@ def real_vg150(project: Path, model_yaml: str, ckpt: Path) -> None:
     predicates, so `conf/` sets no validation carve-out and Table 1 up to 2 replaced predicates) and the
     README's `conf/model/motifs.yaml` with its `/ckpt/` files written under ``ckpt``."""
     raw = write_vg150_fixture(project / "data/raw/vg150")
-    for rel, old, new in (("conf/dataset/vg150.yaml", "num_val_im: 5000", "num_val_im: 0"),
-                          ("conf/pko/default.yaml", "blind_max_n: 6", "blind_max_n: 2")):  # 3 predicates
+    for rel, old, new in (
+        ("conf/dataset/vg150.yaml", "num_val_im: 5000", "num_val_im: 0"),
+        ("conf/pko/default.yaml", "blind_max_n: 6", "blind_max_n: 2"),
+    ):  # 3 predicates
         conf = project / rel
         assert old in conf.read_text(), rel
         conf.write_text(conf.read_text().replace(old, new))

@@ -70,8 +70,9 @@ class Image:
 
     def both_ok(self, gs, go, a, b) -> bool:
         """Predicted objects a and b match GT objects gs and go (label and IoU >= the threshold)."""
-        return (obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr)
-                and obj_ok(self.gt, go, self.boxes, self.labels, b, self.thr))
+        return obj_ok(self.gt, gs, self.boxes, self.labels, a, self.thr) and obj_ok(
+            self.gt, go, self.boxes, self.labels, b, self.thr
+        )
 
     def pair_score(self, j, c):
         a, b = self.pairs[j]
@@ -87,8 +88,8 @@ class Image:
         return {r for r in range(len(self.gt.rels)) for (j, c) in cands[:k] if self.cand_matches(r, j, c)}
 
     def imr_hit(self, r, k) -> bool:
-        """IMR (docs/definitions.md §3): the image's GC triplets whose predicted predicate is the row's predicate c, kept in
-        GC ranking order, top k; row r is hit when one of them matches it."""
+        """IMR (docs/definitions.md §3): the image's GC triplets whose predicted predicate is the row's predicate c,
+        kept in GC ranking order, top k; row r is hit when one of them matches it."""
         c = int(self.gt.rels[r][2])
         predicted_as_c = [(j, p) for j, p in self.gc if p == c]
         return any(self.cand_matches(r, j, p) for j, p in predicted_as_c[:k])
@@ -132,8 +133,20 @@ class Image:
         return hit, len(gt_pairs)
 
 
-def reference_evaluate(cases, num_predicates, task, *, protocol="reference", order="score", score_kind="probabilities",
-                       tau=0.5, zeroshot=None, triplet_counts=None, num_pairs=None, iou_threshold=0.5):
+def reference_evaluate(
+    cases,
+    num_predicates,
+    task,
+    *,
+    protocol="reference",
+    order="score",
+    score_kind="probabilities",
+    tau=0.5,
+    zeroshot=None,
+    triplet_counts=None,
+    num_pairs=None,
+    iou_threshold=0.5,
+):
     C = num_predicates
     zs = {tuple(int(v) for v in t) for t in zeroshot} if zeroshot is not None else None
     R = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
@@ -165,7 +178,11 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
                     rows_c = [r for r in range(M) if preds_of[r] == c]
                     mr[fam][k][c].append(sum(r in hits for r in rows_c) / len(rows_c))
                 if zs is not None:
-                    zrows = [r for r in range(M) if (int(gt.labels[gt.rels[r][0]]), int(gt.labels[gt.rels[r][1]]), preds_of[r]) in zs]
+                    zrows = [
+                        r
+                        for r in range(M)
+                        if (int(gt.labels[gt.rels[r][0]]), int(gt.labels[gt.rels[r][1]]), preds_of[r]) in zs
+                    ]
                     if zrows:
                         zr[fam][k].append(sum(r in hits for r in zrows) / len(zrows))
         for k in (10, 20, 50):
@@ -196,8 +213,10 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         for k in (20, 50, 100):
             h, u = im.pair_hits(k)
             pr[k].append(h / u)
-        matched = sum(any(obj_ok(gt, g, im.boxes, im.labels, q, im.thr) for q in range(len(im.labels)))
-                      for g in range(len(gt.labels)))
+        matched = sum(
+            any(obj_ok(gt, g, im.boxes, im.labels, q, im.thr) for q in range(len(im.labels)))
+            for g in range(len(gt.labels))
+        )
         inst.append(matched / len(gt.labels))
         for x in (1, 2, 10):
             hits = im.hit_rows(im.gc, int(math.floor(x * M + 0.5)))
@@ -215,7 +234,10 @@ def reference_evaluate(cases, num_predicates, task, *, protocol="reference", ord
         out[f"ngR@{k}"] = mean(R["ng"][k])
         out[f"mR@{k}"] = sum(mean(mr["gc"][k][c]) for c in range(1, C + 1)) / C
         out[f"ng-mR@{k}"] = sum(mean(mr["ng"][k][c]) for c in range(1, C + 1)) / C
-        for r, m, name in ((out[f"R@{k}"], out[f"mR@{k}"], f"F1@{k}"), (out[f"ngR@{k}"], out[f"ng-mR@{k}"], f"ng-F1@{k}")):
+        for r, m, name in (
+            (out[f"R@{k}"], out[f"mR@{k}"], f"F1@{k}"),
+            (out[f"ngR@{k}"], out[f"ng-mR@{k}"], f"ng-F1@{k}"),
+        ):
             out[name] = 0.0 if r + m == 0 else 2 * r * m / (r + m)  # harmonic mean of R and mR (issue 12)
         out[f"zR@{k}"] = mean(zr["gc"][k]) if zr["gc"][k] else None
         out[f"ng-zR@{k}"] = mean(zr["ng"][k]) if zr["ng"][k] else None

@@ -19,15 +19,17 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-
 from conftest import small_vocab
+from torch_writer import _dump, eval_results_object, save_legacy, save_zip
+from vg150_fixture import IMAGE_DATA, write_vg150_fixture
+
 from sgg_eval.cli import main
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta
 from sgg_eval.integrity import seal
 from sgg_eval.stats import compute_stats, write_stats
-from torch_writer import _dump, eval_results_object, save_legacy, save_zip
-from vg150_fixture import IMAGE_DATA, write_vg150_fixture
+
+pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 VOCAB = small_vocab(6, 5)
 C = VOCAB.num_predicates + 1
@@ -44,8 +46,12 @@ def _cases() -> list[tuple[GTImage, PredImage]]:
         scores /= scores.sum(1, keepdims=True)
         out.append((gt, PredImage(100 + k, boxes, [1, 2, 3 + k], [0.9, 0.8, 0.7], pairs, scores)))
     # valid edge case: a GT image without relations, and a prediction without any pair
-    out.append((GTImage(102, 64, 64, boxes[:1], [4], np.zeros((0, 3))),
-                PredImage(102, boxes[:1], [4], [0.5], np.zeros((0, 2)), np.zeros((0, C), np.float32))))
+    out.append(
+        (
+            GTImage(102, 64, 64, boxes[:1], [4], np.zeros((0, 3))),
+            PredImage(102, boxes[:1], [4], [0.5], np.zeros((0, 2)), np.zeros((0, C), np.float32)),
+        )
+    )
     return out
 
 
@@ -54,8 +60,9 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("world")
     cases = _cases()
     write_split(root / "test.h5", SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])
-    write_predictions(root / "pred.h5", PredictionMeta("predcls", "probabilities", VOCAB, "m", True, "unit"),
-                      [p for _, p in cases])
+    write_predictions(
+        root / "pred.h5", PredictionMeta("predcls", "probabilities", VOCAB, "m", True, "unit"), [p for _, p in cases]
+    )
     write_stats(root / "stats.h5", compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases]))
     save_zip(eval_results_object(cases), root / "eval_zip.pytorch")
     save_legacy(eval_results_object(cases), root / "eval_legacy.pytorch")
@@ -64,10 +71,17 @@ def world(tmp_path_factory):
 
 
 def _sgbench(cases) -> dict:
-    return {"version": 1, "images": [
-        {"id": p.image_id, "instances": [{"bbox": b.tolist(), "category": int(c) - 1} for b, c in zip(p.boxes, p.labels)],
-         "triplets": [[int(s), int(o), int(np.argmax(r[1:]))] for (s, o), r in zip(p.pairs, p.rel_scores)]}
-        for _, p in cases]}
+    return {
+        "version": 1,
+        "images": [
+            {
+                "id": p.image_id,
+                "instances": [{"bbox": b.tolist(), "category": int(c) - 1} for b, c in zip(p.boxes, p.labels)],
+                "triplets": [[int(s), int(o), int(np.argmax(r[1:]))] for (s, o), r in zip(p.pairs, p.rel_scores)],
+            }
+            for _, p in cases
+        ],
+    }
 
 
 def _snapshot(folder: Path) -> dict:
@@ -91,6 +105,7 @@ def refused(capsys, args: list[str], out_dir: Path, *, must_name: tuple[str, ...
 
 # --------------------------------------------------------------------------- eval_results.pytorch
 
+
 def _field(box, name, value):
     box.extra_fields[name] = value
 
@@ -104,22 +119,32 @@ def _gt0(obj):
 
 
 EVAL_RESULTS_MUTATIONS = {
-    "logits_as_probabilities": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((0, 3), 4.2),
-                                "pred_rel_scores"),
+    "logits_as_probabilities": (
+        lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((0, 3), 4.2),
+        "pred_rel_scores",
+    ),
     "nan_score": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((0, 1), np.nan), "pred_rel_scores"),
     "inf_score": (lambda o: _pred0(o).extra_fields["pred_rel_scores"].__setitem__((1, 2), np.inf), "pred_rel_scores"),
     "pair_minus_one": (lambda o: _pred0(o).extra_fields["rel_pair_idxs"].__setitem__((0, 0), -1), "rel_pair_idxs"),
     "pair_out_of_range": (lambda o: _pred0(o).extra_fields["rel_pair_idxs"].__setitem__((2, 1), 3), "rel_pair_idxs"),
-    "pairs_transposed": (lambda o: _field(_pred0(o), "rel_pair_idxs",
-                                          np.ascontiguousarray(_pred0(o).extra_fields["rel_pair_idxs"].T)), "rel_pair_idxs"),
+    "pairs_transposed": (
+        lambda o: _field(_pred0(o), "rel_pair_idxs", np.ascontiguousarray(_pred0(o).extra_fields["rel_pair_idxs"].T)),
+        "rel_pair_idxs",
+    ),
     "gt_rels_two_columns": (lambda o: _field(_gt0(o), "relation_tuple", np.array([[0, 1], [1, 2]])), "relation_tuple"),
     "gt_predicate_zero": (lambda o: _gt0(o).extra_fields["relation_tuple"].__setitem__((0, 2), 0), "predicate"),
     "gt_predicate_too_big": (lambda o: _gt0(o).extra_fields["relation_tuple"].__setitem__((0, 2), 6), "predicate"),
     "gt_label_zero": (lambda o: _gt0(o).extra_fields["labels"].__setitem__(0, 0), "labels"),
     "gt_label_151": (lambda o: _gt0(o).extra_fields["labels"].__setitem__(1, 151), "labels"),
     "pred_label_million": (lambda o: _pred0(o).extra_fields["pred_labels"].__setitem__(2, 10**6), "pred_labels"),
-    "gt_rel_index_out_of_range": (lambda o: _gt0(o).extra_fields["relation_tuple"].__setitem__((1, 1), 7), "object index"),
-    "scores_too_wide": (lambda o: _field(_pred0(o), "pred_rel_scores", np.ones((6, C + 1), np.float32)), "pred_rel_scores"),
+    "gt_rel_index_out_of_range": (
+        lambda o: _gt0(o).extra_fields["relation_tuple"].__setitem__((1, 1), 7),
+        "object index",
+    ),
+    "scores_too_wide": (
+        lambda o: _field(_pred0(o), "pred_rel_scores", np.ones((6, C + 1), np.float32)),
+        "pred_rel_scores",
+    ),
     "pred_box_inverted": (lambda o: _pred0(o).bbox.__setitem__((1, 2), 1.0), "bbox"),
     "gt_box_nan": (lambda o: _gt0(o).bbox.__setitem__((0, 0), np.nan), "bbox"),
     "obj_scores_short": (lambda o: _field(_pred0(o), "pred_scores", np.ones(2, np.float32)), "pred_scores"),
@@ -144,13 +169,18 @@ def test_eval_results_content(world, tmp_path, capsys, layout, mutation):
     out = tmp_path / "out"
     out.mkdir()
     names = (str(path), field) if mutation not in ("groundtruths_dict", "fewer_predictions") else (str(path),)
-    line = refused(capsys, ["evaluate", str(path), "--task", "predcls", "--stats", str(root / "stats.h5"),
-                            "-o", str(out / "m.json")], out, must_name=names)
+    line = refused(
+        capsys,
+        ["evaluate", str(path), "--task", "predcls", "--stats", str(root / "stats.h5"), "-o", str(out / "m.json")],
+        out,
+        must_name=names,
+    )
     if field in ("pred_rel_scores", "rel_pair_idxs", "relation_tuple", "labels", "bbox"):
         assert "image 0" in line  # the image is named by id and position
 
 
 # --------------------------------------------------------------------------- corrupt or hostile torch files
+
 
 class _Evil:
     def __reduce__(self):
@@ -207,12 +237,17 @@ def test_corrupt_torch_files(world, tmp_path, capsys, kind):
     CORRUPT_FILES[kind](eval_results_object(cases), path)
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["evaluate", str(path), "--task", "predcls", "--stats", str(root / "stats.h5"),
-                     "-o", str(out / "m.json")], out, must_name=(str(path),))
+    refused(
+        capsys,
+        ["evaluate", str(path), "--task", "predcls", "--stats", str(root / "stats.h5"), "-o", str(out / "m.json")],
+        out,
+        must_name=(str(path),),
+    )
     assert not os.path.exists("/tmp/sgg_eval_pwned")
 
 
 # --------------------------------------------------------------------------- our HDF5 stores
+
 
 def _edit(path: Path, dataset: str, fn):
     with h5py.File(path, "r+") as h5:
@@ -222,20 +257,54 @@ def _edit(path: Path, dataset: str, fn):
 
 
 STORE_MUTATIONS = {
-    "pred_negative_probability": ("pred.h5", lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((1, 1), -2)),
-                                  "rel_scores"),
-    "pred_nan_score": ("pred.h5", lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((0, 0), np.nan)), "rel_scores"),
-    "pred_pair_out_of_range": ("pred.h5", lambda p: _edit(p, "pairs/pairs", lambda a: a.__setitem__((0, 0), 9)), "pairs"),
+    "pred_negative_probability": (
+        "pred.h5",
+        lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((1, 1), -2)),
+        "rel_scores",
+    ),
+    "pred_nan_score": (
+        "pred.h5",
+        lambda p: _edit(p, "pairs/rel_scores", lambda a: a.__setitem__((0, 0), np.nan)),
+        "rel_scores",
+    ),
+    "pred_pair_out_of_range": (
+        "pred.h5",
+        lambda p: _edit(p, "pairs/pairs", lambda a: a.__setitem__((0, 0), 9)),
+        "pairs",
+    ),
     "pred_label_zero": ("pred.h5", lambda p: _edit(p, "objects/labels", lambda a: a.__setitem__(0, 0)), "labels"),
-    "pred_negative_obj_score": ("pred.h5", lambda p: _edit(p, "objects/obj_scores", lambda a: a.__setitem__(1, -0.5)),
-                                "obj_scores"),
-    "split_predicate_zero": ("test.h5", lambda p: _edit(p, "relations/rels", lambda a: a.__setitem__((0, 2), 0)), "predicate"),
+    "pred_negative_obj_score": (
+        "pred.h5",
+        lambda p: _edit(p, "objects/obj_scores", lambda a: a.__setitem__(1, -0.5)),
+        "obj_scores",
+    ),
+    "split_predicate_zero": (
+        "test.h5",
+        lambda p: _edit(p, "relations/rels", lambda a: a.__setitem__((0, 2), 0)),
+        "predicate",
+    ),
     "split_label_too_big": ("test.h5", lambda p: _edit(p, "objects/labels", lambda a: a.__setitem__(1, 77)), "labels"),
-    "split_box_inverted": ("test.h5", lambda p: _edit(p, "objects/boxes", lambda a: a.__setitem__((0, 0), 99)), "boxes"),
-    "split_offsets_decreasing": ("test.h5", lambda p: _edit(p, "objects/offsets", lambda a: a.__setitem__(1, 9)), "offsets"),
-    "pred_duplicate_ids": ("pred.h5", lambda p: _edit(p, "images/image_id", lambda a: a.__setitem__(1, a[0])), "image_id"),
+    "split_box_inverted": (
+        "test.h5",
+        lambda p: _edit(p, "objects/boxes", lambda a: a.__setitem__((0, 0), 99)),
+        "boxes",
+    ),
+    "split_offsets_decreasing": (
+        "test.h5",
+        lambda p: _edit(p, "objects/offsets", lambda a: a.__setitem__(1, 9)),
+        "offsets",
+    ),
+    "pred_duplicate_ids": (
+        "pred.h5",
+        lambda p: _edit(p, "images/image_id", lambda a: a.__setitem__(1, a[0])),
+        "image_id",
+    ),
     "pred_unknown_task": ("pred.h5", lambda p: h5py.File(p, "r+").__enter__().attrs.__setitem__("task", "foo"), "task"),
-    "pred_bad_json_attr": ("pred.h5", lambda p: h5py.File(p, "r+").__enter__().attrs.__setitem__("extra", "{"), "extra"),
+    "pred_bad_json_attr": (
+        "pred.h5",
+        lambda p: h5py.File(p, "r+").__enter__().attrs.__setitem__("extra", "{"),
+        "extra",
+    ),
     "split_given_as_predictions": ("pred.h5", lambda p: p.write_bytes((p.parent / "test.h5").read_bytes()), "kind"),
 }
 
@@ -250,24 +319,46 @@ def test_store_content(world, tmp_path, capsys, mutation):
     seal(tmp_path / target)  # as a tool that writes the seal would: the content checks behind it are tested
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "predcls",
-                     "-o", str(out / "m.json")], out, must_name=(target, field))
+    refused(
+        capsys,
+        [
+            "evaluate",
+            str(tmp_path / "pred.h5"),
+            "--gt",
+            str(tmp_path / "test.h5"),
+            "--task",
+            "predcls",
+            "-o",
+            str(out / "m.json"),
+        ],
+        out,
+        must_name=(target, field),
+    )
 
 
 def test_prediction_store_missing_a_gt_image(world, tmp_path, capsys):
     root, cases = world
-    write_predictions(tmp_path / "pred.h5", PredictionMeta("predcls", "probabilities", VOCAB, "m", True, "unit"),
-                      [p for _, p in cases[:2]])
-    refused(capsys, ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(root / "test.h5"), "--task", "predcls"],
-            tmp_path, must_name=("pred.h5", "image 102"))
+    write_predictions(
+        tmp_path / "pred.h5",
+        PredictionMeta("predcls", "probabilities", VOCAB, "m", True, "unit"),
+        [p for _, p in cases[:2]],
+    )
+    refused(
+        capsys,
+        ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(root / "test.h5"), "--task", "predcls"],
+        tmp_path,
+        must_name=("pred.h5", "image 102"),
+    )
 
 
 # --------------------------------------------------------------------------- SGBench JSON
+
 
 def _sg(fn):
     def make(doc, path):
         fn(doc)
         path.write_text(json.dumps(doc))
+
     return make
 
 
@@ -279,7 +370,10 @@ SGBENCH_CASES = {
     "triplets_two_columns": (_sg(lambda d: d["images"][0].__setitem__("triplets", [[0, 1]])), "triplets"),
     "predicate_out_of_range": (_sg(lambda d: d["images"][0]["triplets"][0].__setitem__(2, 5)), "triplets"),
     "instance_index_negative": (_sg(lambda d: d["images"][0]["triplets"][0].__setitem__(0, -1)), "triplets"),
-    "bbox_not_finite": (_sg(lambda d: d["images"][0]["instances"][0].__setitem__("bbox", [0, 0, float("nan"), 1])), "bbox"),
+    "bbox_not_finite": (
+        _sg(lambda d: d["images"][0]["instances"][0].__setitem__("bbox", [0, 0, float("nan"), 1])),
+        "bbox",
+    ),
     "images_not_a_list": (_sg(lambda d: d.__setitem__("images", {"0": 1})), "version"),
     "bbox_three_numbers": (_sg(lambda d: d["images"][1]["instances"][0].__setitem__("bbox", [0, 0, 1])), "bbox"),
 }
@@ -291,27 +385,56 @@ def test_sgbench_json(world, tmp_path, capsys, case):
     path = tmp_path / "sg.json"
     make, field = SGBENCH_CASES[case]
     make(_sgbench(cases), path)
-    refused(capsys, ["evaluate", str(path), "--gt", str(root / "test.h5"), "--task", "predcls"], tmp_path,
-            must_name=(str(path), field))
+    refused(
+        capsys,
+        ["evaluate", str(path), "--gt", str(root / "test.h5"), "--task", "predcls"],
+        tmp_path,
+        must_name=(str(path), field),
+    )
 
 
 # --------------------------------------------------------------------------- zero-shot files and statistics
 
+
 def test_zeroshot_file_holding_a_dict(world, tmp_path, capsys):
     root, _ = world
     save_zip({"a": np.zeros((2, 3), np.int64)}, tmp_path / "zs.pytorch")
-    refused(capsys, ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats",
-                     str(root / "stats.h5"), "--zeroshot", str(tmp_path / "zs.pytorch")], tmp_path,
-            must_name=("zs.pytorch", "zeroshot"))
+    refused(
+        capsys,
+        [
+            "evaluate",
+            str(root / "eval_zip.pytorch"),
+            "--task",
+            "predcls",
+            "--stats",
+            str(root / "stats.h5"),
+            "--zeroshot",
+            str(tmp_path / "zs.pytorch"),
+        ],
+        tmp_path,
+        must_name=("zs.pytorch", "zeroshot"),
+    )
 
 
 @pytest.mark.parametrize("array", [np.zeros((4, 2), np.int64), np.array([[1, 1, 9]]), np.ones((2, 3), np.float32)])
 def test_zeroshot_file_with_bad_content(world, tmp_path, capsys, array):
     root, _ = world
     save_zip(array, tmp_path / "zs.pytorch")
-    refused(capsys, ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats",
-                     str(root / "stats.h5"), "--zeroshot", str(tmp_path / "zs.pytorch")], tmp_path,
-            must_name=("zs.pytorch", "zeroshot"))
+    refused(
+        capsys,
+        [
+            "evaluate",
+            str(root / "eval_zip.pytorch"),
+            "--task",
+            "predcls",
+            "--stats",
+            str(root / "stats.h5"),
+            "--zeroshot",
+            str(tmp_path / "zs.pytorch"),
+        ],
+        tmp_path,
+        must_name=("zs.pytorch", "zeroshot"),
+    )
 
 
 def _negative_count(a):
@@ -319,9 +442,15 @@ def _negative_count(a):
     return a
 
 
-@pytest.mark.parametrize("dataset, make", [
-    ("triplet_counts", _negative_count), ("zeroshot_triplets", lambda a: np.array([[1, 1, 99]])),
-    ("predicate_counts", lambda a: a[:-1]), ("graph_density", lambda a: a.astype(np.int64))])
+@pytest.mark.parametrize(
+    "dataset, make",
+    [
+        ("triplet_counts", _negative_count),
+        ("zeroshot_triplets", lambda a: np.array([[1, 1, 99]])),
+        ("predicate_counts", lambda a: a[:-1]),
+        ("graph_density", lambda a: a.astype(np.int64)),
+    ],
+)
 def test_statistics_with_bad_content(world, tmp_path, capsys, dataset, make):
     root, _ = world
     stats = tmp_path / "stats.h5"
@@ -331,15 +460,23 @@ def test_statistics_with_bad_content(world, tmp_path, capsys, dataset, make):
         del h5[dataset]
         h5[dataset] = data
     seal(stats)
-    refused(capsys, ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(stats)],
-            tmp_path, must_name=("stats.h5", dataset))
+    refused(
+        capsys,
+        ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(stats)],
+        tmp_path,
+        must_name=("stats.h5", dataset),
+    )
 
 
 def test_statistics_file_that_is_not_hdf5(world, tmp_path, capsys):
     root, _ = world
     (tmp_path / "stats.h5").write_text("not hdf5")
-    refused(capsys, ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats",
-                     str(tmp_path / "stats.h5")], tmp_path, must_name=("stats.h5",))
+    refused(
+        capsys,
+        ["evaluate", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(tmp_path / "stats.h5")],
+        tmp_path,
+        must_name=("stats.h5",),
+    )
 
 
 # --------------------------------------------------------------------------- options and outputs
@@ -352,13 +489,23 @@ OPTION_CASES = {
     "max_n_huge": (["blind-replace", "{eval}", "--stats", "{stats}", "--max-n", "100000"], "max"),
     "max_n_negative": (["blind-replace", "{eval}", "--stats", "{stats}", "--max-n", "-1"], "--max-n"),
     "max_n_above_predicates": (["blind-replace", "{eval}", "--stats", "{stats}", "--max-n", "40"], "max_n"),
-    "eps_zero": (["pko", "{eval}", "--stats", "{stats}", "--task", "predcls", "--eps", "0", "-o", "{out}/p.h5"], "--eps"),
-    "lam_infinite": (["pko", "{eval}", "--stats", "{stats}", "--task", "predcls", "--lam", "inf", "-o", "{out}/p.h5"], "--lam"),
+    "eps_zero": (
+        ["pko", "{eval}", "--stats", "{stats}", "--task", "predcls", "--eps", "0", "-o", "{out}/p.h5"],
+        "--eps",
+    ),
+    "lam_infinite": (
+        ["pko", "{eval}", "--stats", "{stats}", "--task", "predcls", "--lam", "inf", "-o", "{out}/p.h5"],
+        "--lam",
+    ),
     "num_val_im_negative": (["split", "--vg150-dir", "{out}", "--num-val-im", "-5", "-o", "{out}/s"], "--num-val-im"),
-    "output_is_a_directory": (["evaluate", "{eval}", "--task", "predcls", "--stats", "{stats}", "-o", "{out}/sub"],
-                              "directory"),
-    "output_parent_is_a_file": (["evaluate", "{eval}", "--task", "predcls", "--stats", "{stats}",
-                                 "-o", "{out}/file.txt/m.json"], "file.txt"),
+    "output_is_a_directory": (
+        ["evaluate", "{eval}", "--task", "predcls", "--stats", "{stats}", "-o", "{out}/sub"],
+        "directory",
+    ),
+    "output_parent_is_a_file": (
+        ["evaluate", "{eval}", "--task", "predcls", "--stats", "{stats}", "-o", "{out}/file.txt/m.json"],
+        "file.txt",
+    ),
     "missing_predictions": (["evaluate", "{out}/nope.pytorch", "--task", "predcls"], "not found"),
     "store_without_gt": (["evaluate", "{pred}", "--task", "predcls"], "--gt"),
     "split_without_source": (["split", "-o", "{out}/s"], "--simulated"),
@@ -372,8 +519,12 @@ def test_options_and_outputs(world, tmp_path, capsys, case):
     (out / "sub").mkdir(parents=True)
     (out / "file.txt").write_text("x")
     args, name = OPTION_CASES[case]
-    fill = {"eval": str(root / "eval_zip.pytorch"), "stats": str(root / "stats.h5"), "pred": str(root / "pred.h5"),
-            "out": str(out)}
+    fill = {
+        "eval": str(root / "eval_zip.pytorch"),
+        "stats": str(root / "stats.h5"),
+        "pred": str(root / "pred.h5"),
+        "out": str(out),
+    }
     refused(capsys, [a.format(**fill) for a in args], out, must_name=(name,))
 
 
@@ -389,15 +540,26 @@ def _conf_edit(path: str, old: str, new: str):
 
 # (overrides, files written into a copy of conf/ as {path: text or edit}, what the one-line error names)
 CONFIG_CASES = [
-    ("metrics.tau=-1", {}, "metrics.tau"), ("metrics.tau=abc", {}, "metrics.tau"), ("metrics.tau=2", {}, "metrics.tau"),
-    ("metrics.imr_k=0", {}, "metrics.imr_k"), ("metrics.protocol=foo", {}, "metrics.protocol"),
-    ("dataset.sim.scale=huge", {}, "dataset.sim.scale"), ("evaluation.entries=[nope]", {}, "evaluation.entries"),
-    ("pko.eps=0", {}, "pko.eps"), ("no_such_key=1", {}, "no_such_key"),
+    ("metrics.tau=-1", {}, "metrics.tau"),
+    ("metrics.tau=abc", {}, "metrics.tau"),
+    ("metrics.tau=2", {}, "metrics.tau"),
+    ("metrics.imr_k=0", {}, "metrics.imr_k"),
+    ("metrics.protocol=foo", {}, "metrics.protocol"),
+    ("dataset.sim.scale=huge", {}, "dataset.sim.scale"),
+    ("evaluation.entries=[nope]", {}, "evaluation.entries"),
+    ("pko.eps=0", {}, "pko.eps"),
+    ("no_such_key=1", {}, "no_such_key"),
     ("", dict([_conf_edit("simulation/default.yaml", "rtpb_beta: 0.9999", "rtpb_beta: 1")]), "rtpb_beta"),
-    ("", dict([_conf_edit("simulation/default.yaml", "anchor_spread: 1.5", "anchor_spread: 0")]),
-     "simulation.world.anchor_spread"),
-    ("", dict([_conf_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
-     "dataset.sim.scale"),
+    (
+        "",
+        dict([_conf_edit("simulation/default.yaml", "anchor_spread: 1.5", "anchor_spread: 0")]),
+        "simulation.world.anchor_spread",
+    ),
+    (
+        "",
+        dict([_conf_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
+        "dataset.sim.scale",
+    ),
     ("evaluation.entries=[real]", {"model/real.yaml": REAL_MODEL}, "models.real.files"),
     ("", {"model/sim_motifs_tde.yaml": "- not a mapping\n"}, "sim_motifs_tde.yaml"),
     ("dataset=vg150", {}, "are simulated models"),  # simulated rows never mix with a real dataset's
@@ -416,8 +578,7 @@ def test_config_refused_before_params_yaml_is_written(tmp_path, capsys, override
         path.write_text(change(path.read_text()) if callable(change) else change)
     out = tmp_path / "params.yaml"
     out.write_text("old: true\n")
-    refused(capsys, ["params", *override.split(), "--conf-dir", str(conf), "-o", str(out)], tmp_path,
-            must_name=(key,))
+    refused(capsys, ["params", *override.split(), "--conf-dir", str(conf), "-o", str(out)], tmp_path, must_name=(key,))
 
 
 # --------------------------------------------------------------------------- VG150 files
@@ -438,19 +599,28 @@ def test_vg150_image_data(tmp_path, capsys, case):
     raw = write_vg150_fixture(tmp_path / "raw", image_data=data)
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["split", "--vg150-dir", str(raw), "--num-val-im", "1", "-o", str(out)], out,
-            must_name=("image_data.json", name))
+    refused(
+        capsys,
+        ["split", "--vg150-dir", str(raw), "--num-val-im", "1", "-o", str(out)],
+        out,
+        must_name=("image_data.json", name),
+    )
 
 
 def test_vg150_validation_carve_out_larger_than_the_training_split(tmp_path, capsys):
     raw = write_vg150_fixture(tmp_path / "raw")
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["split", "--vg150-dir", str(raw), "-o", str(out), "--splits", "train"], out,
-            must_name=("num_val_im", "takes all"))
+    refused(
+        capsys,
+        ["split", "--vg150-dir", str(raw), "-o", str(out), "--splits", "train"],
+        out,
+        must_name=("num_val_im", "takes all"),
+    )
 
 
 # --------------------------------------------------------------------------- valid edge cases still accepted
+
 
 @pytest.mark.parametrize("fmt", ["eval_zip.pytorch", "eval_legacy.pytorch", "pred.h5", "sgbench.json"])
 def test_valid_edge_cases_are_accepted(world, tmp_path, capsys, fmt):
@@ -499,17 +669,53 @@ def test_a_store_made_without_gt_is_refused_with_the_fix(world, tmp_path, capsys
     split names the problem and the fix instead of 'no prediction for this GT image' (issue 27)."""
     root, _ = world
     store = tmp_path / "pko.h5"
-    assert main(["pko", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(root / "stats.h5"),
-                 "-o", str(store)]) == 0
+    assert (
+        main(
+            [
+                "pko",
+                str(root / "eval_zip.pytorch"),
+                "--task",
+                "predcls",
+                "--stats",
+                str(root / "stats.h5"),
+                "-o",
+                str(store),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    err = refused(capsys, ["evaluate", str(store), "--task", "predcls", "--gt", str(root / "test.h5")], tmp_path,
-                  must_name=(str(store), "made for another split", "numbered 0..2", f"--gt {root / 'test.h5'}"))
+    err = refused(
+        capsys,
+        ["evaluate", str(store), "--task", "predcls", "--gt", str(root / "test.h5")],
+        tmp_path,
+        must_name=(str(store), "made for another split", "numbered 0..2", f"--gt {root / 'test.h5'}"),
+    )
     assert "3 of the 3 images" in err
     with_gt = tmp_path / "pko_gt.h5"
-    assert main(["pko", str(root / "eval_zip.pytorch"), "--task", "predcls", "--stats", str(root / "stats.h5"),
-                 "--gt", str(root / "test.h5"), "-o", str(with_gt)]) == 0
+    assert (
+        main(
+            [
+                "pko",
+                str(root / "eval_zip.pytorch"),
+                "--task",
+                "predcls",
+                "--stats",
+                str(root / "stats.h5"),
+                "--gt",
+                str(root / "test.h5"),
+                "-o",
+                str(with_gt),
+            ]
+        )
+        == 0
+    )
     assert main(["evaluate", str(with_gt), "--task", "predcls", "--gt", str(root / "test.h5")]) == 0
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"version": 1, "images": []}))
-    refused(capsys, ["evaluate", str(other), "--task", "predcls", "--gt", str(root / "test.h5")], tmp_path,
-            must_name=(str(other), "made for another split"))
+    refused(
+        capsys,
+        ["evaluate", str(other), "--task", "predcls", "--gt", str(root / "test.h5")],
+        tmp_path,
+        must_name=(str(other), "made for another split"),
+    )

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+
 from sgg_eval.data import batch_checks
 from sgg_eval.data.batch_checks import batch_is_valid
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage
@@ -29,8 +29,9 @@ def check(request, monkeypatch):
         monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
 
     def run(cases, probabilities: bool) -> bool:
-        answer = batch_is_valid([g for g, _ in cases], [p for _, p in cases], VOCAB, probabilities=probabilities,
-                                keep_row_maxima=keep)
+        answer = batch_is_valid(
+            [g for g, _ in cases], [p for _, p in cases], VOCAB, probabilities=probabilities, keep_row_maxima=keep
+        )
         for _, pred in cases if keep and answer and probabilities else ():
             scores, kept = pred.rel_scores, pred.row_maxima()
             if len(pred.pairs) and scores.dtype == np.float32 and not np.signbit(scores).any():
@@ -129,11 +130,16 @@ def _planted(cases, rng, name):
         fields[field] = change(getattr(gt, field))
         gt = GTImage(gt.image_id, gt.width, gt.height, **fields)
     else:
-        fields = dict(boxes=pred.boxes, labels=pred.labels, obj_scores=pred.obj_scores, pairs=pred.pairs,
-                      rel_scores=pred.rel_scores)
+        fields = dict(
+            boxes=pred.boxes,
+            labels=pred.labels,
+            obj_scores=pred.obj_scores,
+            pairs=pred.pairs,
+            rel_scores=pred.rel_scores,
+        )
         fields[field] = change(getattr(pred, field))
         pred = PredImage(pred.image_id, **fields)
-    return cases[:i] + [(gt, pred)] + cases[i + 1:]
+    return cases[:i] + [(gt, pred)] + cases[i + 1 :]
 
 
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
@@ -155,6 +161,15 @@ def test_every_planted_defect_gets_the_same_answer(name, check):
         want = _each_is_valid(cases, True)
         answers.add(want)
         assert check(cases, True) == want
-    if name not in ("gt_label_max", "gt_rel_index_last", "pair_last", "score_one_plus_slack", "gt_box_zero_width",
-                    "obj_score_huge", "obj_score_negative_zero", "score_last_float_inside", "score_negative_zero"):
+    if name not in (
+        "gt_label_max",
+        "gt_rel_index_last",
+        "pair_last",
+        "score_one_plus_slack",
+        "gt_box_zero_width",
+        "obj_score_huge",
+        "obj_score_negative_zero",
+        "score_last_float_inside",
+        "score_negative_zero",
+    ):
         assert False in answers  # the defect did land in a checked place at least once

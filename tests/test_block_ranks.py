@@ -13,14 +13,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+
+from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.data import batch_checks
 from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranks import image_ranks, nth_largest
-from sgg_eval.arrays.rowwise import row_max
 
 VOCAB = small_vocab(6, 5)
 FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")
@@ -73,8 +73,9 @@ def test_block_ranks_of_one_image_and_of_images_without_pairs():
     assert empty  # the strict protocol ranks images without any predicted pair: every row a miss
     for block in (cases[:1], empty, cases):
         cands = [prepare(g, p, opts, "") for g, p in block]
-        for (g, _), cand, got in zip(block, cands, block_ranks([g for g, _ in block], cands, gt_pair_family=False,
-                                                               triplet_family=False).images()):
+        for (g, _), cand, got in zip(
+            block, cands, block_ranks([g for g, _ in block], cands, gt_pair_family=False, triplet_family=False).images()
+        ):
             want = image_ranks(g.boxes, g.labels, g.rels, cand, gt_pair_family=False, triplet_family=False)
             for name in FIELDS:
                 if getattr(want, name) is not None:
@@ -104,8 +105,10 @@ def test_block_ng_top_on_coarse_scores_zeros_and_negative_zero(ng_limit):
 
 
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
-@pytest.mark.parametrize("order,score_kind", [("score", "probabilities"), ("stored", "probabilities"),
-                                              ("score", "logits"), ("stored", "ranked")])
+@pytest.mark.parametrize(
+    "order,score_kind",
+    [("score", "probabilities"), ("stored", "probabilities"), ("score", "logits"), ("stored", "ranked")],
+)
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_prepare_block_equals_prepare_image_by_image(task, order, score_kind, dtype):
     """Every field of every candidate list, and the concatenated scores, as ``prepare`` makes them one image
@@ -121,8 +124,18 @@ def test_prepare_block_equals_prepare_image_by_image(task, order, score_kind, dt
         images.append((gt, pred))
     got = prepare_block(images, opts, "f")
     want = CandidateBlock.of([prepare(gt, pred, opts, "f") for gt, pred in images])
-    for name in ("n_obj", "n_pairs", "boxes", "labels", "obj_scores", "pairs", "probs", "gc_pairs", "predicted",
-                 "pair_best"):
+    for name in (
+        "n_obj",
+        "n_pairs",
+        "boxes",
+        "labels",
+        "obj_scores",
+        "pairs",
+        "probs",
+        "gc_pairs",
+        "predicted",
+        "pair_best",
+    ):
         a, b = getattr(got, name), getattr(want, name)
         if name == "predicted":
             a, b = a.all(), b.all()
@@ -223,15 +236,16 @@ def test_blocks_with_scores_kept_apart_equal_image_ranks(task, order, coarse, pr
     checked = 0
     for size in (1, 7, len(images)):
         for lo in range(0, len(images), size):
-            chunk = images[lo:lo + size]
+            chunk = images[lo : lo + size]
             block = prepare_block(chunk, opts, "", apart=True)
             if not any(len(p.pairs) for _, p in chunk):
                 continue  # nothing to keep apart: the plain path
             assert isinstance(block.probs, ImageScores) and block.predicted._values is None
             got = block_ranks([g for g, _ in chunk], block, ng_limit=opts.ng_limit, **families).images()
             for (gt, pred), ranks in zip(chunk, got):
-                want = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit,
-                                   **families)
+                want = image_ranks(
+                    gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""), ng_limit=opts.ng_limit, **families
+                )
                 for name in FIELDS:
                     a, b = getattr(ranks, name), getattr(want, name)
                     assert (a is None) == (b is None), name
@@ -251,8 +265,11 @@ def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch, bloc
     monkeypatch.setattr(batch_checks, "BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(21)
     opts = EvalOptions(task="sgdet", ng_limit=5)
-    images = [case for case in (random_case(rng, VOCAB, "sgdet", i, max_objects=9) for i in range(40))
-              if len(case[0].rels) and len(case[1].pairs)]
+    images = [
+        case
+        for case in (random_case(rng, VOCAB, "sgdet", i, max_objects=9) for i in range(40))
+        if len(case[0].rels) and len(case[1].pairs)
+    ]
     gts = [g for g, _ in images]
     computed = block_ranks(gts, prepare_block(images, opts, "", apart=True), ng_limit=5).images()
     assert batch_checks.batch_is_valid(gts, [p for _, p in images], VOCAB, probabilities=True, keep_row_maxima=True)
@@ -271,8 +288,9 @@ def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch, bloc
     assert replace(pred, rel_scores=other).row_maxima() is None
     pred.rel_scores = other
     assert pred.row_maxima() is None
-    np.testing.assert_array_equal(prepare_block([(gt, pred)], opts, "", apart=True).probs.row_max[0],
-                                  other[:, 1:].max(axis=1))
+    np.testing.assert_array_equal(
+        prepare_block([(gt, pred)], opts, "", apart=True).probs.row_max[0], other[:, 1:].max(axis=1)
+    )
 
 
 def test_image_scores_index_like_the_concatenated_matrix():
@@ -311,8 +329,10 @@ def test_within_predicate_positions_equal_a_loop(images, predicates):
     gc_pos[gc_pair] = np.arange(len(gc_pair)) - starts[pair_img[gc_pair]]
     preds = rng.integers(1, predicates + 1, size=len(gc_pair))
     queries = rng.integers(0, len(gc_pair), size=60)
-    want = [sum(1 for q in gc_pair[starts[pair_img[j]]: starts[pair_img[j]] + gc_pos[j]] if preds[q] == preds[j])
-            for j in queries]
+    want = [
+        sum(1 for q in gc_pair[starts[pair_img[j]] : starts[pair_img[j]] + gc_pos[j]] if preds[q] == preds[j])
+        for j in queries
+    ]
     got = _within_predicate(queries, gc_pair, gc_pos, PairPredicates(preds), pair_img)
     np.testing.assert_array_equal(got, want)
 

@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+
 from sgg_eval.errors import InputError
 from sgg_eval.metrics import blocks
-from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.engine import evaluate
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import compute_stats
@@ -30,10 +30,22 @@ def test_the_document_is_identical_for_any_number_of_jobs(small_blocks, task):
     rng = np.random.default_rng(11)
     cases = [random_case(rng, VOCAB, task, i) for i in range(60)]
     stats = compute_stats([g for g, _ in cases[:30]], VOCAB, [g for g, _ in cases])
-    docs = [json.dumps(evaluate(cases, VOCAB, EvalOptions(task=task, score_kind="probabilities"),
-                                triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs,
-                                zeroshot=stats.zeroshot_triplets, zeroshot_source="unit", jobs=jobs),
-                       sort_keys=True) for jobs in (1, 2, 3)]
+    docs = [
+        json.dumps(
+            evaluate(
+                cases,
+                VOCAB,
+                EvalOptions(task=task, score_kind="probabilities"),
+                triplet_counts=stats.triplet_counts,
+                num_pairs=stats.num_pairs,
+                zeroshot=stats.zeroshot_triplets,
+                zeroshot_source="unit",
+                jobs=jobs,
+            ),
+            sort_keys=True,
+        )
+        for jobs in (1, 2, 3)
+    ]
     assert docs[0] == docs[1] == docs[2]
     assert json.loads(docs[0])["counts"]["images_input"] == 60
 
@@ -75,8 +87,9 @@ class ListSource:
     def read(self, start, stop):
         for i in range(start, min(stop, self.count)):
             if i == self.bad:
-                raise InputError("unreadable scores", path="m.pytorch", image_id=self.cases[i][0].image_id,
-                                 field="pred_rel_scores")
+                raise InputError(
+                    "unreadable scores", path="m.pytorch", image_id=self.cases[i][0].image_id, field="pred_rel_scores"
+                )
             yield self.cases[i]
 
 
@@ -94,7 +107,7 @@ def test_workers_reading_their_own_blocks_give_the_same_document(small_blocks, t
         assert done == list(range(size, 45, size)) + [45]  # after every block, in order
 
 
-@pytest.mark.parametrize("task_images", [1, 7, 20, 10 ** 6])
+@pytest.mark.parametrize("task_images", [1, 7, 20, 10**6])
 def test_blocks_read_in_tasks_of_any_size_give_the_same_document(monkeypatch, task_images):
     """Blocks are read and ranked in tasks of several (``TASK_IMAGES``), the last ones alone; the document
     (block by block from a stream: one block per task) and the progress after every block do not depend on
@@ -126,8 +139,9 @@ def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):
     rng = np.random.default_rng(29)
     cases = [random_case(rng, VOCAB, "predcls", i) for i in range(40)]
     with pytest.raises(InputError) as err:
-        evaluate(ListSource(cases, bad_position=30), VOCAB, EvalOptions(task="predcls", score_kind="probabilities"),
-                 jobs=2)
+        evaluate(
+            ListSource(cases, bad_position=30), VOCAB, EvalOptions(task="predcls", score_kind="probabilities"), jobs=2
+        )
     assert err.value.path == "m.pytorch" and err.value.image_id == cases[30][0].image_id
     assert err.value.field == "pred_rel_scores"
 
@@ -139,13 +153,22 @@ def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
     from sgg_eval.metrics.ranks import image_ranks
 
     rng = np.random.default_rng(31)
-    cases = [c for c in (random_case(rng, VOCAB, task, i, max_objects=8) for i in range(80))
-             if len(c[0].rels) and len(c[1].pairs)]
+    cases = [
+        c
+        for c in (random_case(rng, VOCAB, task, i, max_objects=8) for i in range(80))
+        if len(c[0].rels) and len(c[1].pairs)
+    ]
     opts = EvalOptions(task=task, score_kind="probabilities")
     items = []
     for gt, pred in cases:
-        ranks = image_ranks(gt.boxes, gt.labels, gt.rels, prepare(gt, pred, opts, ""),
-                            gt_pair_family=task != "sgdet", triplet_family=task != "sgdet")
+        ranks = image_ranks(
+            gt.boxes,
+            gt.labels,
+            gt.rels,
+            prepare(gt, pred, opts, ""),
+            gt_pair_family=task != "sgdet",
+            triplet_family=task != "sgdet",
+        )
         zs = rng.random(len(gt.rels)) < 0.3
         items.append((ranks, zs, rng.integers(0, 5, size=len(gt.rels))))
     one_by_one, at_once = Accumulator(VOCAB.num_predicates), Accumulator(VOCAB.num_predicates)
@@ -156,7 +179,7 @@ def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
     assert at_once.families == one_by_one.families and at_once.images == len(cases)
     for name, value in vars(one_by_one).items():
         theirs = getattr(at_once, name)
-        for key in (value if isinstance(value, dict) else [None]):
+        for key in value if isinstance(value, dict) else [None]:
             a, b = (value[key], theirs[key]) if key is not None else (value, theirs)
             if not isinstance(a, set):
                 np.testing.assert_allclose(b, a, rtol=0, atol=1e-9, err_msg=f"{name} {key}")
@@ -171,7 +194,7 @@ def test_large_images_ranked_with_their_scores_apart_give_the_same_document(monk
     cases = [random_case(rng, VOCAB, task, i, max_objects=9) for i in range(60)]
     opts = EvalOptions(task=task, score_kind="probabilities")
     docs = []
-    for bound in (10 ** 9, 12):
+    for bound in (10**9, 12):
         monkeypatch.setattr(blocks, "LARGE_IMAGE_PAIRS", bound)
         docs.append(json.dumps(evaluate(cases, VOCAB, opts), sort_keys=True))
     assert sum(len(p.pairs) > 12 for _, p in cases) > 10 and docs[0] == docs[1]
@@ -182,5 +205,13 @@ def test_runs_keep_large_and_small_images_apart_within_the_pair_limit(monkeypatc
     sizes = [3, 4, 20, 30, 5, 11, 11, 11, 2, 0, 40]
     kept = [(None, type("P", (), {"pairs": np.zeros((n, 2))})()) for n in sizes]
     runs = [([len(p.pairs) for _, p in run], large) for run, large in blocks._by_pairs(kept, 25)]
-    assert runs == [([3, 4], False), ([20], True), ([30], True), ([5], False), ([11, 11], True), ([11], True),
-                    ([2, 0], False), ([40], True)]
+    assert runs == [
+        ([3, 4], False),
+        ([20], True),
+        ([30], True),
+        ([5], False),
+        ([11, 11], True),
+        ([11], True),
+        ([2, 0], False),
+        ([40], True),
+    ]

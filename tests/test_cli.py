@@ -7,10 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from vg150_fixture import write_vg150_fixture
 
 from sgg_eval.cli import main
 from sgg_eval.data.store import SplitStore
-from vg150_fixture import write_vg150_fixture
+
+pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 
 @pytest.mark.parametrize("cmd", ["split", "stats", "evaluate", "simulate", "pko", "blind-replace", "params"])
@@ -27,8 +29,21 @@ def test_simulated_split_then_stats(tmp_path, capsys):
     assert "SIMULATED" in capsys.readouterr().out
     with SplitStore(tmp_path / "splits" / "test.h5") as s:
         assert len(s) == 150 and s.meta.simulated
-    assert main(["stats", str(tmp_path / "splits/train.h5"), "--test", str(tmp_path / "splits/test.h5"),
-                 "-o", str(tmp_path / "stats.h5"), "--summary", str(tmp_path / "summary.json")]) == 0
+    assert (
+        main(
+            [
+                "stats",
+                str(tmp_path / "splits/train.h5"),
+                "--test",
+                str(tmp_path / "splits/test.h5"),
+                "-o",
+                str(tmp_path / "stats.h5"),
+                "--summary",
+                str(tmp_path / "summary.json"),
+            ]
+        )
+        == 0
+    )
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["simulated"] is True and summary["num_train_images"] == 400
     assert set(summary["predicates"]["on"]) == {"count", "num_pairs"}
@@ -44,10 +59,14 @@ def test_vg150_split_from_fixture(tmp_path):
 def test_bad_input_exits_2_with_one_line_and_no_output(tmp_path):
     def mutate(a):
         a["relationships"][0, 1] = 4  # the first relation points outside image 10
+
     root = write_vg150_fixture(tmp_path / "vg", mutate=mutate)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "sgg_eval.cli", "split", "--vg150-dir", str(root),
-                           "--num-val-im", "2", "-o", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sgg_eval.cli", "split", "--vg150-dir", str(root), "--num-val-im", "2", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr

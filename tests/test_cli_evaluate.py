@@ -8,16 +8,18 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
+from torch_writer import eval_results_object, save_legacy
+
 from sgg_eval.cli import main
-from sgg_eval.errors import InputError
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
 from sgg_eval.data.vg150_facts import vg150_vocabulary
+from sgg_eval.errors import InputError
 from sgg_eval.stats import compute_stats, write_stats
-from torch_writer import eval_results_object, save_legacy
+
+pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 VOCAB = small_vocab(6, 5)
 
@@ -26,8 +28,9 @@ def _setup(tmp_path, task="predcls", n=60):
     rng = np.random.default_rng(21)
     cases = [random_case(rng, VOCAB, task, 100 + i) for i in range(n)]
     write_split(tmp_path / "test.h5", SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])
-    write_predictions(tmp_path / "pred.h5", PredictionMeta(task, "probabilities", VOCAB, "m", True, "unit"),
-                      [p for _, p in cases])
+    write_predictions(
+        tmp_path / "pred.h5", PredictionMeta(task, "probabilities", VOCAB, "m", True, "unit"), [p for _, p in cases]
+    )
     stats = compute_stats([g for g, _ in cases[: n // 2]], VOCAB, [g for g, _ in cases])
     write_stats(tmp_path / "stats.h5", stats)
     return cases, stats
@@ -35,20 +38,50 @@ def _setup(tmp_path, task="predcls", n=60):
 
 def test_store_evaluation_json_shape_and_determinism(tmp_path, capsys):
     cases, stats = _setup(tmp_path)
-    args = ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "predcls",
-            "--stats", str(tmp_path / "stats.h5")]
+    args = [
+        "evaluate",
+        str(tmp_path / "pred.h5"),
+        "--gt",
+        str(tmp_path / "test.h5"),
+        "--task",
+        "predcls",
+        "--stats",
+        str(tmp_path / "stats.h5"),
+    ]
     assert main(args + ["-o", str(tmp_path / "a.json")]) == 0
     assert main(args + ["-o", str(tmp_path / "b.json")]) == 0
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     doc = json.loads((tmp_path / "a.json").read_text())
     assert set(doc) >= {"task", "protocol", "metrics", "per_predicate", "counts", "notes"}
-    for key in ("R@20", "ngR@20", "mR@20", "ng-mR@20", "zR@20", "ng-zR@20", "A@20", "IMR@10", "wIMR@10",
-                "R_tr@5", "wR_tr@5", "PR@20", "PRk", "InstR", "R@1x", "mR@1x"):
+    for key in (
+        "R@20",
+        "ngR@20",
+        "mR@20",
+        "ng-mR@20",
+        "zR@20",
+        "ng-zR@20",
+        "A@20",
+        "IMR@10",
+        "wIMR@10",
+        "R_tr@5",
+        "wR_tr@5",
+        "PR@20",
+        "PRk",
+        "InstR",
+        "R@1x",
+        "mR@1x",
+    ):
         assert key in doc["metrics"], key
     assert set(doc["per_predicate"]["mR@20"]) == set(VOCAB.predicate_classes)
     assert doc["counts"]["images_input"] == len(cases) and "SIMULATED predictions" in doc["notes"]
-    ref, _ = reference_evaluate(cases, VOCAB.num_predicates, "predcls", zeroshot=stats.zeroshot_triplets,
-                                triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs)
+    ref, _ = reference_evaluate(
+        cases,
+        VOCAB.num_predicates,
+        "predcls",
+        zeroshot=stats.zeroshot_triplets,
+        triplet_counts=stats.triplet_counts,
+        num_pairs=stats.num_pairs,
+    )
     for name, value in ref.items():
         if value is not None:
             assert abs(doc["metrics"][name] - value) <= 1e-12, name
@@ -58,8 +91,23 @@ def test_store_evaluation_json_shape_and_determinism(tmp_path, capsys):
 def test_eval_results_via_cli_with_strict_protocol(tmp_path):
     cases, _ = _setup(tmp_path, task="sgcls")
     save_legacy(eval_results_object(cases), tmp_path / "eval_results.pytorch")
-    assert main(["evaluate", str(tmp_path / "eval_results.pytorch"), "--task", "sgcls", "--protocol", "strict",
-                 "--stats", str(tmp_path / "stats.h5"), "-o", str(tmp_path / "m.json")]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(tmp_path / "eval_results.pytorch"),
+                "--task",
+                "sgcls",
+                "--protocol",
+                "strict",
+                "--stats",
+                str(tmp_path / "stats.h5"),
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 0
+    )
     doc = json.loads((tmp_path / "m.json").read_text())
     assert doc["protocol"] == "strict" and doc["counts"]["images_skipped_no_pred"] == 0
     assert doc["input"]["format"] == "eval_results"
@@ -75,6 +123,7 @@ def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):
 
 def test_bundled_vg150_zeroshot_list(tmp_path):
     from sgg_eval.evaluate import load_zeroshot, run_evaluation
+
     zs, source = load_zeroshot("vg150")
     assert zs.shape == (5971, 3) and "5971 triplets" in source
     assert zs[:, :2].min() >= 1 and zs[:, :2].max() <= 150 and zs[:, 2].min() >= 1 and zs[:, 2].max() <= 50
@@ -99,29 +148,57 @@ def test_eval_results_with_gt_is_scored_on_the_split_after_checking_the_files_gt
     other = GTImage(g7.image_id, g7.width, g7.height, g7.boxes, g7.labels % VOCAB.num_objects + 1, g7.rels)
     save_legacy(eval_results_object([*cases[:7], (other, p7), *cases[8:]]), tmp_path / "bad.pytorch")
     capsys.readouterr()
-    assert main(["evaluate", str(tmp_path / "bad.pytorch"), "--task", "sgdet", "--gt", str(tmp_path / "test.h5"),
-                 "-o", str(tmp_path / "bad.json")]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                str(tmp_path / "bad.pytorch"),
+                "--task",
+                "sgdet",
+                "--gt",
+                str(tmp_path / "test.h5"),
+                "-o",
+                str(tmp_path / "bad.json"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert f"image {g7.image_id} (#7)" in err and "'groundtruths'" in err and "labels" in err
     assert not (tmp_path / "bad.json").exists()
 
 
-@pytest.mark.parametrize("change, named", [
-    (lambda g: (g.boxes + np.float32(0.5), g.rels), "bbox"),                 # boxes off by half a pixel
-    (lambda g: (g.boxes, np.column_stack([g.rels[:, :2], g.rels[:, 2] % VOCAB.num_predicates + 1])),
-     "relation_tuple"),                                                     # other predicates
-    (lambda g: (g.boxes + np.float32(0.005), g.rels[::-1]), None),          # rounding, rows reordered: the same GT
-])
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (lambda g: (g.boxes + np.float32(0.5), g.rels), "bbox"),  # boxes off by half a pixel
+        (
+            lambda g: (g.boxes, np.column_stack([g.rels[:, :2], g.rels[:, 2] % VOCAB.num_predicates + 1])),
+            "relation_tuple",
+        ),  # other predicates
+        (lambda g: (g.boxes + np.float32(0.005), g.rels[::-1]), None),  # rounding, rows reordered: the same GT
+    ],
+)
 def test_the_files_gt_must_equal_the_splits(tmp_path, capsys, change, named):
     cases, _ = _setup(tmp_path, task="sgdet")
     i = next(i for i, (g, _) in enumerate(cases) if len(g.rels) > 1)
     g, p = cases[i]
     boxes, rels = change(g)
     other = GTImage(g.image_id, g.width, g.height, boxes, g.labels, rels)
-    save_legacy(eval_results_object([*cases[:i], (other, p), *cases[i + 1:]]), tmp_path / "er.pytorch")
+    save_legacy(eval_results_object([*cases[:i], (other, p), *cases[i + 1 :]]), tmp_path / "er.pytorch")
     capsys.readouterr()
-    code = main(["evaluate", str(tmp_path / "er.pytorch"), "--task", "sgdet", "--gt", str(tmp_path / "test.h5"),
-                 "-o", str(tmp_path / "m.json")])
+    code = main(
+        [
+            "evaluate",
+            str(tmp_path / "er.pytorch"),
+            "--task",
+            "sgdet",
+            "--gt",
+            str(tmp_path / "test.h5"),
+            "-o",
+            str(tmp_path / "m.json"),
+        ]
+    )
     err = capsys.readouterr().err
     if named is None:
         assert code == 0, err
@@ -135,8 +212,21 @@ def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
     # detections outnumber the GT objects somewhere, so some pair indexes a box the GT does not have
     assert any(len(p.labels) > len(g.labels) and p.pairs.max() >= len(g.labels) for g, p in cases)
     save_legacy(eval_results_object(cases), tmp_path / "er.pytorch")
-    assert main(["evaluate", str(tmp_path / "er.pytorch"), "--task", "predcls", "--gt", str(tmp_path / "test.h5"),
-                 "-o", str(tmp_path / "m.json")]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                str(tmp_path / "er.pytorch"),
+                "--task",
+                "predcls",
+                "--gt",
+                str(tmp_path / "test.h5"),
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "looks like an SGDet output" in err and "--task" in err and not (tmp_path / "m.json").exists()
 
@@ -171,8 +261,16 @@ def test_the_evaluate_stage_reports_progress_per_block(tmp_path, capsys, monkeyp
 
 def test_jobs_do_not_change_the_output(tmp_path):
     _setup(tmp_path, task="sgdet", n=300)  # more than one block of images
-    base = ["evaluate", str(tmp_path / "pred.h5"), "--gt", str(tmp_path / "test.h5"), "--task", "sgdet",
-            "--stats", str(tmp_path / "stats.h5")]
+    base = [
+        "evaluate",
+        str(tmp_path / "pred.h5"),
+        "--gt",
+        str(tmp_path / "test.h5"),
+        "--task",
+        "sgdet",
+        "--stats",
+        str(tmp_path / "stats.h5"),
+    ]
     for jobs in ("1", "2"):
         assert main(base + ["--jobs", jobs, "-o", str(tmp_path / f"j{jobs}.json")]) == 0
     assert (tmp_path / "j1.json").read_bytes() == (tmp_path / "j2.json").read_bytes()
@@ -185,9 +283,11 @@ def test_evaluating_a_torch_file_imports_nothing_heavy(tmp_path):
     vg150 = vg150_vocabulary()  # a file of 50 predicates is read as VG150 without --gt or --stats
     save_legacy(eval_results_object([random_case(rng, vg150, "predcls", i) for i in range(5)]), tmp_path / "e.pytorch")
     args = [str(tmp_path / "e.pytorch"), "--task", "predcls", "-o", str(tmp_path / "o.json")]
-    code = (f"import sys; from sgg_eval.cli import main; main(['evaluate', *{args!r}]); "
-            "heavy = {'h5py', 'matplotlib', 'mlflow', 'hydra', 'pandas', 'scipy', 'omegaconf'} & set(sys.modules); "
-            "print(sorted(heavy))")
+    code = (
+        f"import sys; from sgg_eval.cli import main; main(['evaluate', *{args!r}]); "
+        "heavy = {'h5py', 'matplotlib', 'mlflow', 'hydra', 'pandas', 'scipy', 'omegaconf'} & set(sys.modules); "
+        "print(sorted(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[-2] == "[]", out.stdout
     assert json.loads((tmp_path / "o.json").read_text())["task"] == "predcls"

@@ -55,7 +55,9 @@ def test_evaluation_entries_resolve_to_models():
     cfg = _resolved()
     models, pko = cfg["models"], cfg["pko"]
     for entry in cfg["evaluation"]["entries"]:
-        assert entry in models or entry == "pko_only" or (entry.endswith("_pko") and entry[:-4] in pko["apply_to"]), entry
+        assert entry in models or entry == "pko_only" or (entry.endswith("_pko") and entry[:-4] in pko["apply_to"]), (
+            entry
+        )
     for name in (*pko["apply_to"], pko["pko_only_from"], pko["blind_model"]):
         assert name in models
     for name, model in models.items():
@@ -87,8 +89,10 @@ def test_a_model_is_one_file_in_conf_model(tmp_path):
 
     conf = tmp_path / "conf"
     shutil.copytree(ROOT / "conf", conf)
-    (conf / "model/real.yaml").write_text("name: real\nbackbone: Motifs\nmethod: Baseline\nsource: file\n"
-                                          "files: {predcls: p.pytorch, sgcls: c.pytorch, sgdet: d.pytorch}\n")
+    (conf / "model/real.yaml").write_text(
+        "name: real\nbackbone: Motifs\nmethod: Baseline\nsource: file\n"
+        "files: {predcls: p.pytorch, sgcls: c.pytorch, sgdet: d.pytorch}\n"
+    )
     cfg = _resolved(["experiment=one_model", "evaluation.model=real", "dataset=vg150"], conf)
     assert cfg["models"] == {"real": yaml.safe_load((conf / "model/real.yaml").read_text())}
     check_params(cfg)

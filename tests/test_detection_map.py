@@ -10,11 +10,11 @@ import io
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+
 from sgg_eval.data.types import GTImage, PredImage
-from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.engine import evaluate
+from sgg_eval.metrics.options import EvalOptions
 
 VOCAB = small_vocab(6, 5)
 
@@ -28,14 +28,31 @@ def _coco_directly(cases, num_classes):
     for gt, pred in cases:
         for box, label in zip(gt.boxes, gt.labels):
             x1, y1, x2, y2 = map(float, box)
-            annotations.append({"id": len(annotations) + 1, "image_id": gt.image_id, "category_id": int(label),
-                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0})
+            annotations.append(
+                {
+                    "id": len(annotations) + 1,
+                    "image_id": gt.image_id,
+                    "category_id": int(label),
+                    "bbox": [x1, y1, x2 - x1, y2 - y1],
+                    "area": (x2 - x1) * (y2 - y1),
+                    "iscrowd": 0,
+                }
+            )
         for box, label, score in zip(pred.boxes, pred.labels, pred.obj_scores):
             x1, y1, x2, y2 = map(float, box)
-            detections.append({"image_id": gt.image_id, "category_id": int(label), "bbox": [x1, y1, x2 - x1, y2 - y1],
-                               "score": float(score)})
-    dataset = {"images": [{"id": gt.image_id} for gt, _ in cases], "annotations": annotations,
-               "categories": [{"id": c} for c in range(1, num_classes + 1)]}
+            detections.append(
+                {
+                    "image_id": gt.image_id,
+                    "category_id": int(label),
+                    "bbox": [x1, y1, x2 - x1, y2 - y1],
+                    "score": float(score),
+                }
+            )
+    dataset = {
+        "images": [{"id": gt.image_id} for gt, _ in cases],
+        "annotations": annotations,
+        "categories": [{"id": c} for c in range(1, num_classes + 1)],
+    }
     with contextlib.redirect_stdout(io.StringIO()):
         coco_gt = COCO(dataset)
         ev = COCOeval_faster(coco_gt, coco_gt.loadRes(detections), "bbox")
@@ -60,16 +77,21 @@ def test_det_map_equals_the_coco_library_run_directly(jobs):
 
 def _image(i, gt_box, gt_label, det_box, det_label, score=0.9):
     gt = GTImage(i, 200, 200, np.array([gt_box], np.float32), np.array([gt_label]), np.array([[0, 0, 1]])[:0])
-    pred = PredImage(i, np.array([det_box], np.float32), np.array([det_label]), np.array([score], np.float32),
-                     np.zeros((0, 2), np.int64), np.zeros((0, VOCAB.num_predicates + 1), np.float32))
+    pred = PredImage(
+        i,
+        np.array([det_box], np.float32),
+        np.array([det_label]),
+        np.array([score], np.float32),
+        np.zeros((0, 2), np.int64),
+        np.zeros((0, VOCAB.num_predicates + 1), np.float32),
+    )
     return gt, pred
 
 
 def test_det_map_by_hand():
     # class 1: a perfect detection (AP 1 at every IoU threshold); class 2: IoU = 100·64 / (100·100) = 0.64,
     # a match at thresholds .50, .55, .60 and a miss at .65 ... .95: AP@50 = 1, AP = 3/10
-    cases = [_image(0, [0, 0, 100, 100], 1, [0, 0, 100, 100], 1),
-             _image(1, [0, 0, 100, 100], 2, [0, 0, 100, 64], 2)]
+    cases = [_image(0, [0, 0, 100, 100], 1, [0, 0, 100, 100], 1), _image(1, [0, 0, 100, 100], 2, [0, 0, 100, 64], 2)]
     m = evaluate(iter(cases), VOCAB, EvalOptions(task="sgdet"))["metrics"]
     assert m["det_mAP@50"] == pytest.approx(1.0, abs=1e-12)
     assert m["det_mAP"] == pytest.approx((1.0 + 0.3) / 2, abs=1e-12)  # classes without GT are left out
@@ -110,13 +132,28 @@ def test_box_ap_follows_coco_where_its_rules_decide(seed):
         det_labels = np.where(rng.random(crowd) < 0.8, labels[pick], rng.integers(1, 6, size=crowd))
         scores = (rng.integers(1, 6, size=crowd) / 5).astype(np.float32)  # many ties
         gt = GTImage(100 - i, 200, 200, boxes, labels, np.zeros((0, 3), np.int64))  # ids not in file order
-        cases.append((gt, PredImage(100 - i, det, det_labels, scores, np.zeros((0, 2), np.int64),
-                                    np.zeros((0, VOCAB.num_predicates + 1), np.float32))))
+        cases.append(
+            (
+                gt,
+                PredImage(
+                    100 - i,
+                    det,
+                    det_labels,
+                    scores,
+                    np.zeros((0, 2), np.int64),
+                    np.zeros((0, VOCAB.num_predicates + 1), np.float32),
+                ),
+            )
+        )
     ap50, ap = _coco_directly(cases, VOCAB.num_objects)
-    rows = lambda b: np.column_stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]]).astype(np.float64)
+
+    def rows(b):
+        return np.column_stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]]).astype(np.float64)
+
     gt = np.vstack([np.column_stack([np.full(len(g.labels), g.image_id), rows(g.boxes), g.labels]) for g, _ in cases])
-    det = np.vstack([np.column_stack([np.full(len(p.labels), g.image_id), rows(p.boxes), p.labels, p.obj_scores])
-                     for g, p in cases])
+    det = np.vstack(
+        [np.column_stack([np.full(len(p.labels), g.image_id), rows(p.boxes), p.labels, p.obj_scores]) for g, p in cases]
+    )
     ours, ours50 = coco_box_ap(gt, det)
     assert 0 < ap < 1 and abs(ours50 - ap50) <= 1e-12 and abs(ours - ap) <= 1e-12
     # matched in blocks of images (as the workers do), in any order: the same AP, to the last bit (the tied
@@ -136,12 +173,22 @@ def test_a_detection_equally_close_to_two_gt_boxes_takes_the_later_one():
     boxes = np.array([[0, 0, 10, 10], [2, 0, 12, 10]], np.float32)  # A, B (xyxy)
     dets = np.array([[1, 0, 11, 10], [0, 0, 10, 10]], np.float32)
     gt = GTImage(0, 50, 50, boxes, np.array([1, 1]), np.zeros((0, 3), np.int64))
-    pred = PredImage(0, dets, np.array([1, 1]), np.array([0.9, 0.8], np.float32), np.zeros((0, 2), np.int64),
-                     np.zeros((0, VOCAB.num_predicates + 1), np.float32))
+    pred = PredImage(
+        0,
+        dets,
+        np.array([1, 1]),
+        np.array([0.9, 0.8], np.float32),
+        np.zeros((0, 2), np.int64),
+        np.zeros((0, VOCAB.num_predicates + 1), np.float32),
+    )
     ap50, ap = _coco_directly([(gt, pred)], VOCAB.num_objects)
-    xywh = lambda b: np.column_stack([b[:, :2], b[:, 2:] - b[:, :2]]).astype(np.float64)
-    ours, ours50 = coco_box_ap(np.column_stack([[0, 0], xywh(boxes), [1, 1]]),
-                               np.column_stack([[0, 0], xywh(dets), [1, 1], [0.9, 0.8]]))
+
+    def xywh(b):
+        return np.column_stack([b[:, :2], b[:, 2:] - b[:, :2]]).astype(np.float64)
+
+    ours, ours50 = coco_box_ap(
+        np.column_stack([[0, 0], xywh(boxes), [1, 1]]), np.column_stack([[0, 0], xywh(dets), [1, 1], [0.9, 0.8]])
+    )
     # both found at 0.50 ... 0.80 (7 thresholds); at 0.85 ... 0.95 only d2 (rank 2): precision 1/2 up to recall 1/2
     by_hand = (7 * 1.0 + 3 * (51 * 0.5) / 101) / 10
     assert abs(ap - by_hand) <= 1e-12 and abs(ours - by_hand) <= 1e-12 and ours50 == ap50 == 1.0
@@ -159,9 +206,13 @@ def test_detection_order_is_the_lexsort_of_class_score_image_rank(seed):
     classes = rng.integers(0, 151, size=n).astype(np.int64)
     score = (rng.integers(-3, 6, size=n) / 4).astype(np.float32).astype(np.float64)
     score[rng.random(n) < 0.1] = -0.0
-    image = rng.choice(rng.permutation(10 ** 6)[:400], size=n).astype(np.float64)
+    image = rng.choice(rng.permutation(10**6)[:400], size=n).astype(np.float64)
     rank = rng.integers(0, 100, size=n).astype(np.int16)
-    for s, i, r in [(score, image, rank), (score + 1e-12, image, rank), (score, image, (rank * 300).astype(np.int16)),
-                    (score, np.arange(n, dtype=np.float64) * 7, rank),
-                    (score, np.arange(n, dtype=np.float64) * 7, (rank * 300).astype(np.int16))]:  # 67 bits
+    for s, i, r in [
+        (score, image, rank),
+        (score + 1e-12, image, rank),
+        (score, image, (rank * 300).astype(np.int16)),
+        (score, np.arange(n, dtype=np.float64) * 7, rank),
+        (score, np.arange(n, dtype=np.float64) * 7, (rank * 300).astype(np.int16)),
+    ]:  # 67 bits
         np.testing.assert_array_equal(_detection_order(classes, s, i, r), np.lexsort((r, i, -s, classes)))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")  # [text](target)
 
 
@@ -32,12 +32,19 @@ def test_the_link_check_can_fail(tmp_path):
 
 def test_no_citation_of_documents_outside_the_repository():
     cited = re.compile(r"SPEC §|ARCHITECTURE\.md|shared/|seed 00\d")
-    hits = [f"{p.relative_to(ROOT)}:{i}" for folder in ("src", "docs", "conf")
-            for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and p.suffix in (".py", ".md", ".yaml")
-            and "egg-info" not in str(p)
-            for i, line in enumerate(p.read_text().splitlines(), 1) if cited.search(line)]
-    hits += [f"README.md:{i}" for i, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
-             if cited.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for folder in ("src", "docs", "conf")
+        for p in sorted((ROOT / folder).rglob("*"))
+        if p.is_file() and p.suffix in (".py", ".md", ".yaml") and "egg-info" not in str(p)
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if cited.search(line)
+    ]
+    hits += [
+        f"README.md:{i}"
+        for i, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
+        if cited.search(line)
+    ]
     assert not hits, hits
 
 
@@ -66,4 +73,7 @@ def test_architecture_names_every_package_and_only_modules_that_exist():
 
 def test_the_architecture_check_can_fail():
     assert _architecture_paths("`formats/torch/` and `metrics/ranks.py` and `arrays/`") == {
-        "formats/torch/", "metrics/ranks.py", "arrays/"}
+        "formats/torch/",
+        "metrics/ranks.py",
+        "arrays/",
+    }

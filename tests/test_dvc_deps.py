@@ -7,6 +7,10 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("dvc_deps", ROOT / "scripts" / "dvc_deps.py")
 dvc_deps = importlib.util.module_from_spec(_spec)
@@ -36,5 +40,6 @@ def test_the_check_fails_when_a_dependency_is_dropped():
     # a module listed on its own covers itself; a sibling folder does not cover it
     deps = {"src/sgg_eval/metrics", "stages"}
     assert dvc_deps._covered("src/sgg_eval/metrics/engine.py", deps)
-    assert not dvc_deps._covered("src/sgg_eval/pko.py", deps) and not dvc_deps._covered("src/sgg_eval_x/a.py",
-                                                                                         {"src/sgg_eval"})
+    assert not dvc_deps._covered("src/sgg_eval/pko.py", deps) and not dvc_deps._covered(
+        "src/sgg_eval_x/a.py", {"src/sgg_eval"}
+    )

@@ -7,8 +7,9 @@ import json
 import sys
 
 import pytest
-
 from test_pipeline import copy_project, run
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
 
@@ -18,8 +19,10 @@ def repo(tmp_path_factory):
     """A Git + DVC copy of the project on the tiny simulated data (set in conf/, as `dvc exp run -S` composes
     conf/ from scratch), without MLflow, reproduced and committed."""
     p = copy_project(tmp_path_factory.mktemp("team"))
-    for rel, old, new in (("conf/dataset/vg150_sim.yaml", "scale: default", "scale: tiny"),
-                          ("conf/tracking/default.yaml", "enabled: true", "enabled: false")):
+    for rel, old, new in (
+        ("conf/dataset/vg150_sim.yaml", "scale: default", "scale: tiny"),
+        ("conf/tracking/default.yaml", "enabled: true", "enabled: false"),
+    ):
         f = p / rel
         assert old in f.read_text(), (rel, old)
         f.write_text(f.read_text().replace(old, new))

@@ -31,8 +31,9 @@ def _closure(extras=("dev",)) -> set[str]:
     while todo:
         req, parent_extras = todo.pop()
         name = canonicalize_name(req.name)
-        if req.marker and not any(req.marker.evaluate({**default_environment(), "extra": e})
-                                  for e in (parent_extras or ("",))):
+        if req.marker and not any(
+            req.marker.evaluate({**default_environment(), "extra": e}) for e in (parent_extras or ("",))
+        ):
             continue
         first_visit = name not in seen
         seen.add(name)
@@ -56,3 +57,12 @@ def test_pyproject_ranges_admit_the_locked_versions():
     for spec in project["dependencies"] + project["optional-dependencies"]["dev"]:
         req = Requirement(spec)
         assert req.specifier.contains(pins[canonicalize_name(req.name)], prereleases=True), spec
+
+
+def test_ruff_is_one_version_in_pyproject_the_lock_and_pre_commit():
+    """CI (`make lint`), the pre-commit hook and every contributor's venv format the same way."""
+    import re
+
+    pinned = re.search(r'"ruff==([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    hook = re.search(r"ruff-pre-commit\s+rev: v([\d.]+)", (ROOT / ".pre-commit-config.yaml").read_text()).group(1)
+    assert pinned == hook == _lock()["ruff"]

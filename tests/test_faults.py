@@ -13,9 +13,11 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
+from test_bad_inputs import world  # noqa: F401  (the shared small world fixture)
 
 from sgg_eval.cli import main
-from test_bad_inputs import world  # noqa: F401  (the shared small world fixture)
+
+pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 Usage = namedtuple("Usage", "total used free")
 
@@ -44,8 +46,9 @@ def test_split_store_writer_on_a_full_disk(monkeypatch, tmp_path, capsys):
     out = tmp_path / "splits"
     old = _old_outputs(out / "train.h5", out / "test.h5")
     _no_space(monkeypatch)
-    _check(capsys, main(["split", "--simulated", "--scale", "tiny", "--splits", "train,test", "-o", str(out)]),
-           out, old)
+    _check(
+        capsys, main(["split", "--simulated", "--scale", "tiny", "--splits", "train,test", "-o", str(out)]), out, old
+    )
 
 
 def test_statistics_writer_on_a_full_disk(world, monkeypatch, tmp_path, capsys):  # noqa: F811
@@ -59,8 +62,20 @@ def test_prediction_store_writer_on_a_full_disk(world, monkeypatch, tmp_path, ca
     root, _ = world
     old = _old_outputs(tmp_path / "pko.h5")
     _no_space(monkeypatch)
-    code = main(["pko", str(root / "pred.h5"), "--gt", str(root / "test.h5"), "--stats", str(root / "stats.h5"),
-                 "--task", "predcls", "-o", str(tmp_path / "pko.h5")])
+    code = main(
+        [
+            "pko",
+            str(root / "pred.h5"),
+            "--gt",
+            str(root / "test.h5"),
+            "--stats",
+            str(root / "stats.h5"),
+            "--task",
+            "predcls",
+            "-o",
+            str(tmp_path / "pko.h5"),
+        ]
+    )
     _check(capsys, code, tmp_path, old)
 
 
@@ -78,8 +93,18 @@ def test_json_writer_on_a_full_disk(world, monkeypatch, tmp_path, capsys):  # no
     root, _ = world
     old = _old_outputs(tmp_path / "m.json")
     _enospc_after_partial_write(monkeypatch)
-    code = main(["evaluate", str(root / "pred.h5"), "--gt", str(root / "test.h5"), "--task", "predcls",
-                 "-o", str(tmp_path / "m.json")])
+    code = main(
+        [
+            "evaluate",
+            str(root / "pred.h5"),
+            "--gt",
+            str(root / "test.h5"),
+            "--task",
+            "predcls",
+            "-o",
+            str(tmp_path / "m.json"),
+        ]
+    )
     _check(capsys, code, tmp_path, old)
 
 
@@ -95,13 +120,21 @@ def test_a_real_full_file_system(world, tmp_path):  # noqa: F811
     root, _ = world
     mnt = tmp_path / "full"
     mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True).returncode:
+    if (
+        os.geteuid() != 0
+        or shutil.which("mount") is None
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("cannot mount a small tmpfs here (the injected full-disk tests above still run)")
     try:
         (mnt / "stats.h5").write_bytes(b"previous result")
-        proc = subprocess.run([sys.executable, "-m", "sgg_eval.cli", "split", "--simulated", "--scale", "tiny",
-                               "-o", str(mnt)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sgg_eval.cli", "split", "--simulated", "--scale", "tiny", "-o", str(mnt)],
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2, proc.stderr
         assert "no space left" in proc.stderr and "Traceback" not in proc.stderr
         assert sorted(p.name for p in mnt.iterdir()) == ["stats.h5"]

@@ -17,8 +17,9 @@ def test_tau_sweep_lines_are_distinguishable_and_the_legend_is_outside(tmp_path,
     curves["PKO-only"] = (taus, 1 - taus)
     figures.wimr_vs_tau(curves, 20, str(tmp_path), simulated=True)
     ax = drawn["fig"].axes[0]
-    look = {line.get_label(): (to_hex(line.get_color()), line.get_linestyle(), line.get_marker())
-            for line in ax.get_lines()}
+    look = {
+        line.get_label(): (to_hex(line.get_color()), line.get_linestyle(), line.get_marker()) for line in ax.get_lines()
+    }
     assert len(look) == 15 and len(set(look.values())) == 15  # no two lines drawn alike
     for m in methods:  # a method keeps its colour across backbones; a backbone keeps its line style
         assert look[f"Motifs {m}"][0] == look[f"VCTree {m}"][0]

@@ -16,8 +16,13 @@ def test_fingerprint_is_the_sha256_of_the_content_and_the_size(tmp_path):
     data = os.urandom(2 * CHUNK + 123)  # several read chunks
     (tmp_path / "m.pytorch").write_bytes(data)
     out = fingerprints({"models.m.files.predcls": str(tmp_path / "m.pytorch")})
-    assert out == {"models.m.files.predcls": {"path": str(tmp_path / "m.pytorch"), "bytes": len(data),
-                                              "sha256": hashlib.sha256(data).hexdigest()}}
+    assert out == {
+        "models.m.files.predcls": {
+            "path": str(tmp_path / "m.pytorch"),
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+    }
 
 
 def test_the_cache_skips_untouched_files_and_rehashes_changed_ones(tmp_path):
@@ -44,8 +49,7 @@ def test_an_unreadable_cache_only_costs_time(tmp_path):
     assert json.loads(cache.read_text())  # rewritten
 
 
-@pytest.mark.parametrize("make, message", [(lambda p: None, "file not found"),
-                                            (lambda p: p.mkdir(), "is a directory")])
+@pytest.mark.parametrize("make, message", [(lambda p: None, "file not found"), (lambda p: p.mkdir(), "is a directory")])
 def test_a_missing_file_or_a_directory_names_the_model_setting(tmp_path, make, message):
     make(tmp_path / "m")
     with pytest.raises(InputError, match=message) as err:
@@ -60,7 +64,10 @@ def test_a_tree_holds_one_fingerprint_per_name_and_task_and_drops_stale_ones(tmp
     write_tree(tree, {("m", "predcls"): str(real), ("sim", "sgdet"): None, ("old", "sgcls"): None}, None)
     write_tree(tree, {("m", "predcls"): str(real), ("sim", "sgdet"): None}, None)
     assert json.loads((tree / "m/predcls.json").read_text()) == {
-        "path": str(real), "bytes": 6, "sha256": hashlib.sha256(b"scores").hexdigest()}
+        "path": str(real),
+        "bytes": 6,
+        "sha256": hashlib.sha256(b"scores").hexdigest(),
+    }
     assert json.loads((tree / "sim/sgdet.json").read_text()) == {"source": "simulated"}
     assert not (tree / "old/sgcls.json").exists()  # a name no longer in use: no file a stage could read
     assert json.loads((tree / "index.json").read_text()) == ["m/predcls", "sim/sgdet"]

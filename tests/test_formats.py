@@ -11,27 +11,31 @@ from importlib import resources
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
+from torch_writer import eval_results_object, save_legacy, save_zip
+
 from sgg_eval.data.store import write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import read_eval_results
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 from sgg_eval.formats.torch.reader import load
-from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.engine import evaluate
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.sources import open_predictions
-from torch_writer import eval_results_object, save_legacy, save_zip
 
 VOCAB = small_vocab(6, 5)
 
 
 @pytest.mark.parametrize("save", [save_zip, save_legacy])
 def test_tensor_round_trip(tmp_path, save):
-    arrays = {"f": np.arange(12, dtype=np.float32).reshape(3, 4), "i": np.array([[1, 2, 3]], dtype=np.int64),
-              "h": np.array([0.5, 1.5], dtype=np.float16), "empty": np.zeros((0, 3), dtype=np.int64)}
+    arrays = {
+        "f": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "i": np.array([[1, 2, 3]], dtype=np.int64),
+        "h": np.array([0.5, 1.5], dtype=np.float16),
+        "empty": np.zeros((0, 3), dtype=np.int64),
+    }
     save(arrays, tmp_path / "t.pytorch")
     back = load(tmp_path / "t.pytorch")
     for k, a in arrays.items():
@@ -45,8 +49,8 @@ def test_real_legacy_zeroshot_file_matches_its_raw_bytes():
     file's trailing storage bytes read with struct, independently of the unpickler."""
     path = resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch")
     raw = path.read_bytes()
-    tail = raw[-5971 * 3 * 8:]
-    (count,) = struct.unpack("<q", raw[-5971 * 3 * 8 - 8:-5971 * 3 * 8])
+    tail = raw[-5971 * 3 * 8 :]
+    (count,) = struct.unpack("<q", raw[-5971 * 3 * 8 - 8 : -5971 * 3 * 8])
     assert count == 5971 * 3
     expected = np.frombuffer(tail, dtype="<i8").reshape(5971, 3)
     got = load(str(path)).numpy()
@@ -128,8 +132,15 @@ def _sgbench_doc(cases):
         trip = [[int(pred.pairs[j, 0]), int(pred.pairs[j, 1]), int(pred.rel_scores[j, 1:].argmax())] for j in order]
         if trip:
             trip.append(trip[0])  # a duplicate: dropped, first kept
-        images.append({"id": gt.image_id, "instances": [{"bbox": [float(v) for v in b], "category": int(c) - 1}
-                                                         for b, c in zip(pred.boxes, pred.labels)], "triplets": trip})
+        images.append(
+            {
+                "id": gt.image_id,
+                "instances": [
+                    {"bbox": [float(v) for v in b], "category": int(c) - 1} for b, c in zip(pred.boxes, pred.labels)
+                ],
+                "triplets": trip,
+            }
+        )
     return {"version": 1, "images": images}
 
 
@@ -147,12 +158,17 @@ def test_sgbench_json_rank_metrics_match_reference(tmp_path):
     assert any("ranked triplets only" in n for n in ours["notes"])
 
 
-@pytest.mark.parametrize("mutate,fragment", [
-    (lambda d: d["images"][0]["triplets"].append([-1, 0, 0]), "field 'triplets'"),
-    (lambda d: d["images"][0]["triplets"].append([0, 1, 99]), "predicate outside"),
-    (lambda d: d["images"][0]["instances"].append({"bbox": [0, 0, float("nan"), 1], "category": 0}),
-     "NaN is not a JSON number"),
-])
+@pytest.mark.parametrize(
+    "mutate,fragment",
+    [
+        (lambda d: d["images"][0]["triplets"].append([-1, 0, 0]), "field 'triplets'"),
+        (lambda d: d["images"][0]["triplets"].append([0, 1, 99]), "predicate outside"),
+        (
+            lambda d: d["images"][0]["instances"].append({"bbox": [0, 0, float("nan"), 1], "category": 0}),
+            "NaN is not a JSON number",
+        ),
+    ],
+)
 def test_sgbench_json_bad_input_is_refused(tmp_path, mutate, fragment):
     cases = [c for c in _cases("sgdet", seed=11, n=20) if len(c[1].boxes) >= 2][:3]
     doc = _sgbench_doc(cases)
@@ -165,6 +181,7 @@ def test_sgbench_json_bad_input_is_refused(tmp_path, mutate, fragment):
 def test_file_with_thousands_of_tensors_streams(tmp_path):
     """Regression: one mapping per tensor exhausted file descriptors on real eval_results files."""
     import resource
+
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     n = max(150, soft // 9 + 20)  # 9 tensors per image: more than the descriptor limit in total
     cases = _cases("predcls", seed=13, n=n)
@@ -231,7 +248,7 @@ def test_the_split_comparison_beyond_the_first_batch(tmp_path, change):
         labels[0] = labels[0] % VOCAB.num_objects + 1
     else:
         rels = rels[::-1].copy()
-    write(gts[:bad] + [GTImage(g.image_id, g.width, g.height, g.boxes, labels, rels)] + gts[bad + 1:])
+    write(gts[:bad] + [GTImage(g.image_id, g.width, g.height, g.boxes, labels, rels)] + gts[bad + 1 :])
     source = open_predictions(str(tmp_path / "e.pytorch"), gt=str(tmp_path / "s.h5"))
     if change == "rel_order":
         assert sum(1 for _ in source.pairs()) == len(gts)

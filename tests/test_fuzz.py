@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
 import fuzz  # noqa: E402
@@ -21,8 +23,11 @@ def test_mutated_inputs_are_refused_or_read_right():
     results = fuzz.fuzz(CASES, seed=0, jobs=os.cpu_count() or 1, timeout=30.0, quiet=True)
     assert len(results) == CASES
     bad = [r for r in results if r.cls not in fuzz.OK_CLASSES]
-    assert not bad, fuzz.table(results) + "\n" + "\n".join(
-        f"{r.cls} {r.target} {r.command}: {r.mutation} -> {r.detail}" for r in bad[:20])
+    assert not bad, (
+        fuzz.table(results)
+        + "\n"
+        + "\n".join(f"{r.cls} {r.target} {r.command}: {r.mutation} -> {r.detail}" for r in bad[:20])
+    )
     targets = {r.target for r in results}
     assert targets == {t.name for t in fuzz.TARGETS}  # every format was mutated
     assert {r.cls for r in results} >= {"refused", "same"}
@@ -38,8 +43,9 @@ def test_the_classifier_can_fail(tmp_path):
     assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True)[0] == "SILENT"
     assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, False)[0] == "valid"
     (tmp_path / ".stderr").write_text("WARNING: 1 image absent\n")  # as the unmutated run warned: no excuse
-    assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True, "WARNING: 1 image absent\n")[0] \
-        == "SILENT"
+    assert (
+        fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True, "WARNING: 1 image absent\n")[0] == "SILENT"
+    )
     assert fuzz.classify(0, None, tmp_path, before, {"out/m.json": "x"}, True, "")[0] == "valid"
     (tmp_path / ".stderr").write_text("")
     assert fuzz.classify(2, None, tmp_path, before, None, True)[0] == "leftover"

@@ -14,13 +14,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
 from seeds import _cases, write_seeds  # noqa: E402
+from test_bad_inputs import refused  # noqa: E402
+from torch_writer import eval_results_object, save_zip  # noqa: E402
+
 from sgg_eval.data import vg150  # noqa: E402
 from sgg_eval.errors import InputError  # noqa: E402
 from sgg_eval.integrity import seal  # noqa: E402
 from sgg_eval.pipeline.config import load_params  # noqa: E402
 from sgg_eval.pipeline.params_check import check_params  # noqa: E402
-from test_bad_inputs import refused  # noqa: E402
-from torch_writer import eval_results_object, save_zip  # noqa: E402
+
+pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]
 
@@ -51,26 +54,60 @@ def _replace(h5, name, value):
 
 
 STORE_CASES = {  # name: (file, edit, command, words the line must hold)
-    "attribute_array_for_flag": ("pred.h5", lambda h5: h5.attrs.__setitem__("simulated", np.array([1, 2])),
-                                 ["blind-replace", "pred.h5", "--gt", "test.h5", "--stats", "stats.h5", "--task",
-                                  "sgdet", "--max-n", "2"], ("pred.h5", "simulated")),
-    "attribute_text_for_flag": ("test.h5", lambda h5: h5.attrs.__setitem__("simulated", "false"),
-                                ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "simulated")),
-    "schema_version_negative": ("stats.h5", lambda h5: h5.attrs.__setitem__("schema_version", -1),
-                                ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
-                                ("stats.h5", "schema_version")),
-    "zero_d_pairs": ("pred.h5", lambda h5: _replace(h5, "pairs/pairs", np.int32(1)),
-                     ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("pred.h5", "pairs")),
-    "zero_d_rels": ("train.h5", lambda h5: _replace(h5, "relations/rels", np.int32(1)),
-                    ["stats", "train.h5", "-o", "out/s.h5"], ("train.h5", "rels")),
-    "zero_d_offsets": ("pred.h5", lambda h5: _replace(h5, "pairs/offsets", np.int64(0)),
-                       ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("pred.h5", "pairs/offsets")),
-    "float_offsets": ("test.h5", lambda h5: _replace(h5, "objects/offsets", h5["objects/offsets"][()] * 1.0),
-                      ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "objects/offsets")),
-    "bool_labels": ("test.h5", lambda h5: _replace(h5, "objects/labels", h5["objects/labels"][()] > 0),
-                    ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "labels")),
-    "names_not_a_list": ("test.h5", lambda h5: h5.attrs.__setitem__("object_classes", '{"a": 1}'),
-                         ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], ("test.h5", "object_classes")),
+    "attribute_array_for_flag": (
+        "pred.h5",
+        lambda h5: h5.attrs.__setitem__("simulated", np.array([1, 2])),
+        ["blind-replace", "pred.h5", "--gt", "test.h5", "--stats", "stats.h5", "--task", "sgdet", "--max-n", "2"],
+        ("pred.h5", "simulated"),
+    ),
+    "attribute_text_for_flag": (
+        "test.h5",
+        lambda h5: h5.attrs.__setitem__("simulated", "false"),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("test.h5", "simulated"),
+    ),
+    "schema_version_negative": (
+        "stats.h5",
+        lambda h5: h5.attrs.__setitem__("schema_version", -1),
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
+        ("stats.h5", "schema_version"),
+    ),
+    "zero_d_pairs": (
+        "pred.h5",
+        lambda h5: _replace(h5, "pairs/pairs", np.int32(1)),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("pred.h5", "pairs"),
+    ),
+    "zero_d_rels": (
+        "train.h5",
+        lambda h5: _replace(h5, "relations/rels", np.int32(1)),
+        ["stats", "train.h5", "-o", "out/s.h5"],
+        ("train.h5", "rels"),
+    ),
+    "zero_d_offsets": (
+        "pred.h5",
+        lambda h5: _replace(h5, "pairs/offsets", np.int64(0)),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("pred.h5", "pairs/offsets"),
+    ),
+    "float_offsets": (
+        "test.h5",
+        lambda h5: _replace(h5, "objects/offsets", h5["objects/offsets"][()] * 1.0),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("test.h5", "objects/offsets"),
+    ),
+    "bool_labels": (
+        "test.h5",
+        lambda h5: _replace(h5, "objects/labels", h5["objects/labels"][()] > 0),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("test.h5", "labels"),
+    ),
+    "names_not_a_list": (
+        "test.h5",
+        lambda h5: h5.attrs.__setitem__("object_classes", '{"a": 1}'),
+        ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL],
+        ("test.h5", "object_classes"),
+    ),
 }
 
 
@@ -87,28 +124,46 @@ def _eval_with(field: str, value_of, image: int = 1, which: str = "predictions")
         box = obj[which][image]
         box.extra_fields[field] = value_of(box.extra_fields[field])
         save_zip(obj, path)
+
     return make
 
 
 TORCH_CASES = {
-    "bool_pair_indices_in_pko": (_eval_with("rel_pair_idxs", lambda a: a != 0),
-                                 ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet",
-                                  "-o", "out/p.h5"], "rel_pair_idxs"),
-    "bool_relation_tuple": (_eval_with("relation_tuple", lambda a: a != 0, which="groundtruths"),
-                            ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "relation_tuple"),
-    "bool_labels": (_eval_with("labels", lambda a: a != 0, which="groundtruths"),
-                    ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "labels"),
-    "float_labels": (_eval_with("pred_labels", lambda a: a.astype(np.float32)),
-                     ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], "pred_labels"),
-    "integer_object_scores": (_eval_with("pred_scores", lambda a: (a * 0).astype(np.uint8)),
-                              ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet",
-                               "-o", "out/p.h5"], "pred_scores"),
-    "sgdet_file_as_predcls_in_blind_replace": (lambda path: None,
-                                               ["blind-replace", "eval_zip.pytorch", "--stats", "stats.h5", "--task",
-                                                "predcls", "--max-n", "1"], "pairs"),
-    "sgdet_file_as_predcls_in_pko": (lambda path: None,
-                                     ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "predcls",
-                                      "-o", "out/p.h5"], "pairs"),
+    "bool_pair_indices_in_pko": (
+        _eval_with("rel_pair_idxs", lambda a: a != 0),
+        ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"],
+        "rel_pair_idxs",
+    ),
+    "bool_relation_tuple": (
+        _eval_with("relation_tuple", lambda a: a != 0, which="groundtruths"),
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
+        "relation_tuple",
+    ),
+    "bool_labels": (
+        _eval_with("labels", lambda a: a != 0, which="groundtruths"),
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
+        "labels",
+    ),
+    "float_labels": (
+        _eval_with("pred_labels", lambda a: a.astype(np.float32)),
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL],
+        "pred_labels",
+    ),
+    "integer_object_scores": (
+        _eval_with("pred_scores", lambda a: (a * 0).astype(np.uint8)),
+        ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"],
+        "pred_scores",
+    ),
+    "sgdet_file_as_predcls_in_blind_replace": (
+        lambda path: None,
+        ["blind-replace", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "predcls", "--max-n", "1"],
+        "pairs",
+    ),
+    "sgdet_file_as_predcls_in_pko": (
+        lambda path: None,
+        ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "predcls", "-o", "out/p.h5"],
+        "pairs",
+    ),
 }
 
 
@@ -123,16 +178,24 @@ def test_zip_bytes_inserted_before_the_members(case, capsys):
     """Bytes inserted into a zero-shot zip: zipfile's member offsets went below 0 (IndexError before)."""
     data = (case / "zs.pytorch").read_bytes()
     (case / "zs.pytorch").write_bytes(data[:653] + b"\x00\x01\x02" + data[653:])
-    refused(capsys, ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
-            case / "out", must_name=("zs.pytorch",))
+    refused(
+        capsys,
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
+        case / "out",
+        must_name=("zs.pytorch",),
+    )
 
 
 def test_zip_member_names_without_the_storage_prefix(case, capsys):
     """A zero-shot file whose storage member's name lost its folder: no candidate member (IndexError before)."""
     data = (case / "zs.pytorch").read_bytes()
     (case / "zs.pytorch").write_bytes(data.replace(b"archive/data/0", b"archive/dat\x00/0"))
-    refused(capsys, ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
-            case / "out", must_name=("zs.pytorch",))
+    refused(
+        capsys,
+        ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL],
+        case / "out",
+        must_name=("zs.pytorch",),
+    )
 
 
 YAML_CASES = {
@@ -150,8 +213,7 @@ def test_conf_yaml_found_by_the_fuzzer(case, capsys, name):
     path = case / "conf" / "metrics" / "default.yaml"
     with open(path, "a", encoding="utf-8", errors="surrogateescape") as fh:
         fh.write(YAML_CASES[name])
-    refused(capsys, ["params", "--conf-dir", "conf", "-o", "out/params.yaml"], case / "out",
-            must_name=("conf",))
+    refused(capsys, ["params", "--conf-dir", "conf", "-o", "out/params.yaml"], case / "out", must_name=("conf",))
 
 
 PARAMS_CASES = {
@@ -184,10 +246,14 @@ def test_damaged_vg150_h5_names_the_file(case, capsys):
     """libhdf5's RuntimeError (a damaged heap) was an internal error."""
     path = case / "vg" / "VG-SGG-with-attri.h5"
     data = bytearray(path.read_bytes())
-    data[4064:4064 + 64] = data[4000:4064]
+    data[4064 : 4064 + 64] = data[4000:4064]
     path.write_bytes(bytes(data))
-    line = refused(capsys, ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
-                   case / "out", must_name=("VG-SGG-with-attri.h5",))
+    line = refused(
+        capsys,
+        ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
+        case / "out",
+        must_name=("VG-SGG-with-attri.h5",),
+    )
     assert "internal" not in line
 
 
@@ -198,8 +264,12 @@ def test_a_vg150_h5_that_hangs_libhdf5_is_stopped(case, capsys, monkeypatch):
     monkeypatch.setattr(vg150, "_read_h5_now", lambda path, scale: time.sleep(60))
     monkeypatch.setattr(vg150, "H5_READ_SECONDS", 0.5)
     start = time.monotonic()
-    refused(capsys, ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
-            case / "out", must_name=("VG-SGG-with-attri.h5", "did not finish"))
+    refused(
+        capsys,
+        ["split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"],
+        case / "out",
+        must_name=("VG-SGG-with-attri.h5", "did not finish"),
+    )
     assert time.monotonic() - start < 10
 
 
@@ -214,8 +284,18 @@ def test_a_split_without_relations_in_any_image_is_refused(case, capsys):
     refused(capsys, ["evaluate", "pred.h5", "--gt", "test.h5", *EVAL], case / "out", must_name=("test.h5",))
 
 
-PSG = ["evaluate", "psg/submission.zip", "--psg", "psg/psg.json", "--psg-root", "psg/coco", "--jobs", "1",
-       "-o", "out/m.json"]
+PSG = [
+    "evaluate",
+    "psg/submission.zip",
+    "--psg",
+    "psg/psg.json",
+    "--psg-root",
+    "psg/coco",
+    "--jobs",
+    "1",
+    "-o",
+    "out/m.json",
+]
 
 
 def _psg_json(case, edit) -> None:
@@ -233,8 +313,10 @@ def _first_evaluated(doc) -> dict:
 
 PSG_JSON_CASES = {
     "ragged_relations": (lambda d: _first_evaluated(d)["relations"].__setitem__(0, [0, 1]), "relations"),
-    "list_inside_a_box": (lambda d: _first_evaluated(d)["annotations"][0]["bbox"].__setitem__(1, [[1]]),
-                          "annotations.bbox"),
+    "list_inside_a_box": (
+        lambda d: _first_evaluated(d)["annotations"][0]["bbox"].__setitem__(1, [[1]]),
+        "annotations.bbox",
+    ),
     "bool_image_id": (lambda d: d["data"][0].__setitem__("image_id", False), "image_id"),
     "test_id_without_data": (lambda d: d["test_image_ids"].append("999999"), "test_image_ids"),
 }
@@ -256,7 +338,7 @@ def test_a_damaged_deflate_stream_in_the_submission(case, capsys):
         info = zf.getinfo("triplets.json")
     data = bytearray(path.read_bytes())
     start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
-    data[start + 10:start + 14] = b"\xff\xff\xff\xff"
+    data[start + 10 : start + 14] = b"\xff\xff\xff\xff"
     path.write_bytes(bytes(data))
     refused(capsys, PSG, case / "out", must_name=("submission.zip",))
 
@@ -283,8 +365,12 @@ def test_score_rows_without_pairs_are_refused(case, capsys):
     store by pko and failed there (internal error)."""
     make = _eval_with("rel_pair_idxs", lambda a: a[:0], image=2)  # image 2 has 49 pairs
     make(case / "eval_zip.pytorch")
-    refused(capsys, ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"],
-            case / "out", must_name=("eval_zip.pytorch", "pred_rel_scores"))
+    refused(
+        capsys,
+        ["pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"],
+        case / "out",
+        must_name=("eval_zip.pytorch", "pred_rel_scores"),
+    )
 
 
 def test_a_flipped_bit_in_png_image_data(case, capsys):

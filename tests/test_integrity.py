@@ -8,8 +8,10 @@ import zlib
 
 import numpy as np
 import pytest
-
 from conftest import small_vocab
+from test_bad_inputs import _cases
+from torch_writer import eval_results_object, save_zip
+
 from sgg_eval.cli import main
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import SplitMeta
@@ -17,8 +19,6 @@ from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import EvalResults
 from sgg_eval.integrity import SEAL_BYTES, crc32, seal
 from sgg_eval.stats import compute_stats, read_stats, write_stats
-from test_bad_inputs import _cases
-from torch_writer import eval_results_object, save_zip
 
 VOCAB = small_vocab(6, 5)
 
@@ -28,7 +28,7 @@ def test_crc32_is_the_zip_crc():
     for n in (0, 1, 7, 64, 1000, 1 << 20):
         data = rng.integers(0, 256, n, dtype=np.uint8)
         assert crc32(data) == zlib.crc32(data.tobytes())
-        assert crc32(data[n // 2:], crc32(data[:n // 2])) == zlib.crc32(data.tobytes())
+        assert crc32(data[n // 2 :], crc32(data[: n // 2])) == zlib.crc32(data.tobytes())
 
 
 def _storage_spans(path) -> list[tuple[str, int, int]]:
@@ -62,16 +62,16 @@ def test_a_flipped_bit_in_any_tensor_member_is_refused(eval_zip, tmp_path, capsy
         data[at + int(rng.integers(0, size))] ^= 1 << int(rng.integers(0, 8))
         bad = tmp_path / "flipped.pytorch"
         bad.write_bytes(bytes(data))
-        assert main(["evaluate", str(bad), "--task", "predcls", "--stats", str(tmp_path / "stats.h5"),
-                     "--jobs", "1"]) == 2, name
+        assert (
+            main(["evaluate", str(bad), "--task", "predcls", "--stats", str(tmp_path / "stats.h5"), "--jobs", "1"]) == 2
+        ), name
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(bad) in err and "CRC-32" in err, (name, err)
 
 
 @pytest.mark.parametrize("large", [True, False])
 @pytest.mark.parametrize("field", ["pred_rel_scores", "rel_pair_idxs"])
-def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch, large,
-                                                                         field):
+def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zip, tmp_path, monkeypatch, large, field):
     """SGDet-sized score matrices and pair arrays (here every one) have their CRC-32 folded over them by their
     validation pass, a score matrix a block of rows at a time (here a row); all other tensors are read once
     more in line. The same refusal either way, and every large tensor's CRC-32 is settled by the fold."""
@@ -127,7 +127,7 @@ def test_stores_are_sealed_and_every_flipped_byte_is_refused(tmp_path):
     path = tmp_path / "test.h5"
     _split(path)
     good = path.read_bytes()
-    assert good[:len(b"sgg-eval sealed")] == b"sgg-eval sealed"
+    assert good[: len(b"sgg-eval sealed")] == b"sgg-eval sealed"
     rng = np.random.default_rng(2)
     for at in list(rng.integers(SEAL_BYTES, len(good), 40)) + [SEAL_BYTES, len(good) - 1]:
         data = bytearray(good)

@@ -16,7 +16,7 @@ DOCS = [
     {"version": 1, "images": [{"id": "a", "x": [[1, 2, 3]]}, {"id": 'b"{[', "y": "}]\\"}, {"id": 3}]},
     {"images": [], "version": 2},
     {"a": {"images": [1]}, "images": [{"k": "\\\\", "v": {"w": [{}]}}], "z": [[[]]], "q": [{"a": 1}]},
-    {"q": [{"a": 1}], "t": "images", "images": [{"y": "yy"}, {"z": "\\\"}"}], "after": [{"b": 2}]},
+    {"q": [{"a": 1}], "t": "images", "images": [{"y": "yy"}, {"z": '\\"}'}], "after": [{"b": 2}]},
 ]
 
 
@@ -34,10 +34,20 @@ def test_a_document_without_the_key_is_read_whole():
     assert list(items) == [] and json.loads(doc.mini) == {"other": [{"a": 1}]}
 
 
-BAD = [b'{"images": [{"a":1} {"b":2}]}', b'{"images": [{"a":1},, {"b":2}]}', b'{"images": [1, {"b":2}]}',
-       b'{"images": [{"a":1}]', b'{"images": [{"a":1}]]}', b'{"images": [[1]]}', b'{"images": [{"a":1},]}',
-       b'{"images": [{"a":1}}', b'{"images": [{"a":1}], "x": [{"b":1}, ]}', b'{"images": [{"a":\xff}]}',
-       b'{"images": [{"a":NaN}]}', b'{"images": [{"a":1e999}]}']
+BAD = [
+    b'{"images": [{"a":1} {"b":2}]}',
+    b'{"images": [{"a":1},, {"b":2}]}',
+    b'{"images": [1, {"b":2}]}',
+    b'{"images": [{"a":1}]',
+    b'{"images": [{"a":1}]]}',
+    b'{"images": [[1]]}',
+    b'{"images": [{"a":1},]}',
+    b'{"images": [{"a":1}}',
+    b'{"images": [{"a":1}], "x": [{"b":1}, ]}',
+    b'{"images": [{"a":\xff}]}',
+    b'{"images": [{"a":NaN}]}',
+    b'{"images": [{"a":1e999}]}',
+]
 
 
 @pytest.mark.parametrize("raw", BAD)
@@ -48,8 +58,18 @@ def test_anything_else_is_refused(raw):
 
 
 ROWS = {b"[[1,2,3],[4,5,6]]": [[1, 2, 3], [4, 5, 6]], b"[]": []}
-NOT_ROWS = [b"[[1,2],[3,4,5,6]]", b"[[1,[2],3]]", b"[5,[[1,2],3,4,5]]", b"[[]]", b"[[1,2,3],[true,5,6]]",
-            b'[[1,2,"3"]]', b"[[1,2,3.5]]", b"[[1,2,99999999999]]", b"{}", b"[[1,2,3],null]"]
+NOT_ROWS = [
+    b"[[1,2],[3,4,5,6]]",
+    b"[[1,[2],3]]",
+    b"[5,[[1,2],3,4,5]]",
+    b"[[]]",
+    b"[[1,2,3],[true,5,6]]",
+    b'[[1,2,"3"]]',
+    b"[[1,2,3.5]]",
+    b"[[1,2,99999999999]]",
+    b"{}",
+    b"[[1,2,3],null]",
+]
 
 
 def test_number_rows_take_rows_of_integers_only():

@@ -13,14 +13,38 @@ dvc_deps = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dvc_deps)
 # lowest first; a module's layer is that of its longest matching prefix
 LAYERS = (
-    ("foundation", ("sgg_eval.errors", "sgg_eval.atomic", "sgg_eval.jsonio", "sgg_eval.jsonfast",
-                    "sgg_eval.allocator", "sgg_eval.integrity", "sgg_eval.arrays", "sgg_eval.isolated")),
+    (
+        "foundation",
+        (
+            "sgg_eval.errors",
+            "sgg_eval.atomic",
+            "sgg_eval.jsonio",
+            "sgg_eval.jsonfast",
+            "sgg_eval.allocator",
+            "sgg_eval.integrity",
+            "sgg_eval.arrays",
+            "sgg_eval.isolated",
+        ),
+    ),
     ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
-    ("library", ("sgg_eval.stats", "sgg_eval.sources", "sgg_eval.evaluate", "sgg_eval.psg_evaluate",
-                 "sgg_eval.psg_pack", "sgg_eval.psg_stats", "sgg_eval.psg_work",
-                 "sgg_eval.psg_audit", "sgg_eval.audit",
-                 "sgg_eval.pko",
-                 "sgg_eval.report", "sgg_eval.splits", "sgg_eval.simulate")),
+    (
+        "library",
+        (
+            "sgg_eval.stats",
+            "sgg_eval.sources",
+            "sgg_eval.evaluate",
+            "sgg_eval.psg_evaluate",
+            "sgg_eval.psg_pack",
+            "sgg_eval.psg_stats",
+            "sgg_eval.psg_work",
+            "sgg_eval.psg_audit",
+            "sgg_eval.audit",
+            "sgg_eval.pko",
+            "sgg_eval.report",
+            "sgg_eval.splits",
+            "sgg_eval.simulate",
+        ),
+    ),
     ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
 )
 
@@ -59,8 +83,7 @@ def test_no_module_imports_a_higher_layer():
             continue
         for imported in _imports(path):
             if _layer(imported) > _layer(name):
-                upward.append(f"{name} ({LAYERS[_layer(name)][0]}) imports {imported} "
-                              f"({LAYERS[_layer(imported)][0]})")
+                upward.append(f"{name} ({LAYERS[_layer(name)][0]}) imports {imported} ({LAYERS[_layer(imported)][0]})")
     assert not upward, "\n".join(upward)
 
 
@@ -78,8 +101,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if root in index:
             continue
         work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter[0]; counter[0] += 1
-        stack.append(root); on_stack.add(root)
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
         while work:
             node, children = work[-1]
             child = next(children, None)
@@ -87,8 +112,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if child not in graph:
                     continue
                 if child not in index:
-                    index[child] = low[child] = counter[0]; counter[0] += 1
-                    stack.append(child); on_stack.add(child)
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
                     work.append((child, iter(sorted(graph[child]))))
                 elif child in on_stack:
                     low[node] = min(low[node], index[child])
@@ -99,7 +126,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if low[node] == index[node]:
                 component = []
                 while True:
-                    member = stack.pop(); on_stack.discard(member); component.append(member)
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
                     if member == node:
                         break
                 if len(component) > 1 or node in graph[node]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import FULL, random_case, small_vocab
 from reference_metrics import reference_evaluate
-from sgg_eval.metrics.options import EvalOptions
+
 from sgg_eval.metrics.engine import evaluate
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.stats import compute_stats
 
 VOCAB = small_vocab(6, 5)
@@ -40,10 +40,25 @@ def test_engine_matches_loop_reference(task, protocol, seed):
     stats = compute_stats([g for g, _ in cases[: N_IMAGES // 2]], VOCAB, [g for g, _ in cases])
     zs = stats.zeroshot_triplets
     opts = EvalOptions(task=task, protocol=protocol, tau=0.5)
-    ours = evaluate(iter(cases), VOCAB, opts, triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs,
-                    zeroshot=zs, zeroshot_source="computed")
-    ref, evaluated = reference_evaluate(cases, VOCAB.num_predicates, task, protocol=protocol, tau=0.5, zeroshot=zs,
-                                        triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs)
+    ours = evaluate(
+        iter(cases),
+        VOCAB,
+        opts,
+        triplet_counts=stats.triplet_counts,
+        num_pairs=stats.num_pairs,
+        zeroshot=zs,
+        zeroshot_source="computed",
+    )
+    ref, evaluated = reference_evaluate(
+        cases,
+        VOCAB.num_predicates,
+        task,
+        protocol=protocol,
+        tau=0.5,
+        zeroshot=zs,
+        triplet_counts=stats.triplet_counts,
+        num_pairs=stats.num_pairs,
+    )
     assert ours["counts"]["images_evaluated"] == evaluated
     c = ours["counts"]
     assert c["images_input"] == c["images_evaluated"] + c["images_skipped_no_gt"] + c["images_skipped_no_pred"]
@@ -147,12 +162,23 @@ def test_every_option_is_read():
         pred.pairs = pred.pairs[:0]  # images without predicted pairs: the protocols differ on them
         pred.rel_scores = pred.rel_scores[:0]
     base = EvalOptions(task="sgdet", score_kind="probabilities")
-    alternatives = {"task": "sgcls", "protocol": "strict", "order": "stored", "score_kind": "logits", "tau": 0.0,
-                    "ng_limit": 3, "iou_threshold": 0.7}
+    alternatives = {
+        "task": "sgcls",
+        "protocol": "strict",
+        "order": "stored",
+        "score_kind": "logits",
+        "tau": 0.0,
+        "ng_limit": 3,
+        "iou_threshold": 0.7,
+    }
     assert {f.name for f in fields(EvalOptions)} == set(alternatives)
     stats = compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases])
-    run = lambda opts: evaluate(iter(cases), VOCAB, opts, triplet_counts=stats.triplet_counts,  # noqa: E731
-                                num_pairs=stats.num_pairs)["metrics"]
+
+    def run(opts):
+        return evaluate(iter(cases), VOCAB, opts, triplet_counts=stats.triplet_counts, num_pairs=stats.num_pairs)[
+            "metrics"
+        ]
+
     reference = run(base)
     for name, value in alternatives.items():
         changed = run(replace(base, **{name: value}))

@@ -8,12 +8,12 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
-from sgg_eval.cli import main
-from sgg_eval.metrics.misuse import block_signals, empty_signals, image_signals
-from sgg_eval.data.types import GTImage, PredImage
 from torch_writer import eval_results_object, save_zip
+
+from sgg_eval.cli import main
+from sgg_eval.data.types import GTImage, PredImage
+from sgg_eval.metrics.misuse import block_signals, empty_signals, image_signals
 
 NUM_OBJECTS, NUM_PREDICATES = 150, 50  # eval_results files without --gt are VG150
 N_IMAGES = 30
@@ -86,8 +86,10 @@ TRIGGERS = {
     "sgdet_as_sgcls": (dict(task="sgdet", evaluated_as="sgcls"), "wrong task? predicted boxes differ"),
     # PredCls pairs index the GT objects, so a detector's extra objects make the file refused outright
     # (tests/test_bad_inputs.py); with as many detections as GT objects it is evaluated, and warned about
-    "sgdet_as_predcls": (dict(task="sgdet", evaluated_as="predcls", false_detections=False),
-                         "wrong task? predicted boxes differ"),
+    "sgdet_as_predcls": (
+        dict(task="sgdet", evaluated_as="predcls", false_detections=False),
+        "wrong task? predicted boxes differ",
+    ),
     "predcls_as_sgdet": (dict(task="predcls", evaluated_as="sgdet"), "wrong task? predicted boxes are the GT boxes"),
     "sgcls_label_leak": (dict(task="sgcls", gt_labels=True), "GT-label leak?"),
     "sgcls_pair_leak": (dict(task="sgcls", gt_pairs=True), "GT-pair leak?"),

@@ -13,18 +13,19 @@ import numpy as np
 import pytest
 import tifffile
 from PIL import Image
-
 from psg_fixture import instance_values, write_psg_fixture
-from sgg_eval.psg_evaluate import run_psg_evaluation
 from test_bad_inputs import refused
+
+from sgg_eval.psg_evaluate import run_psg_evaluation
 
 
 def _painted(layers: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """The layers painted into one id image, later ones on top (OpenPSG's format cannot hold overlaps), and
     the masks that remain of each."""
     ids = np.zeros(layers.shape[1:], dtype=np.int64)
-    colours = [int(c) for c in np.random.default_rng(len(layers)).choice(np.arange(1, 1 << 24), len(layers),
-                                                                         replace=False)]
+    colours = [
+        int(c) for c in np.random.default_rng(len(layers)).choice(np.arange(1, 1 << 24), len(layers), replace=False)
+    ]
     for layer, colour in zip(layers, colours):
         ids[layer != 0] = colour
     return ids, colours
@@ -48,18 +49,29 @@ def write_both(files: dict, tmp_path) -> tuple:
             layers = np.zeros((0, entry["height"], entry["width"]), dtype=np.uint8)
         else:
             layers = tifffile.imread(io.BytesIO(zf.read(pred["seg_filename"]))).reshape(
-                len(instance_values(pred, "category")), entry["height"], entry["width"])
+                len(instance_values(pred, "category")), entry["height"], entry["width"]
+            )
         ids, colours = _painted(layers)
         rgb = np.stack([ids % 256, ids // 256 % 256, ids // 65536], axis=-1).astype(np.uint8)
         Image.fromarray(rgb, "RGB").save(folder / "panseg" / f"{idx}.png")
         cats = instance_values(pred, "category")
-        entries.append({"relations": [[s, o, p + 1] for s, o, p in pred["triplets"]],
-                        "segments_info": [{"id": c, "category_id": k + 1} for c, k in zip(colours, cats)],
-                        "pan_seg_file_name": f"{idx}.png"})
+        entries.append(
+            {
+                "relations": [[s, o, p + 1] for s, o, p in pred["triplets"]],
+                "segments_info": [{"id": c, "category_id": k + 1} for c, k in zip(colours, cats)],
+                "pan_seg_file_name": f"{idx}.png",
+            }
+        )
         name = f"masks/{idx}.tiff"
         members[name] = np.stack([ids == c for c in colours]).astype(np.uint8) if colours else layers
-        images.append({"id": entry["image_id"], "seg_filename": name, "triplets": pred["triplets"],
-                       "annotation": [{"category": k, "bbox": [0, 0, 1, 1]} for k in cats]})
+        images.append(
+            {
+                "id": entry["image_id"],
+                "seg_filename": name,
+                "triplets": pred["triplets"],
+                "annotation": [{"category": k, "bbox": [0, 0, 1, 1]} for k in cats],
+            }
+        )
     (folder / "relation.json").write_text(json.dumps(entries))
     with zipfile.ZipFile(flat, "w") as out:
         out.writestr("triplets.json", json.dumps({"version": 1, "images": images}))
@@ -106,11 +118,17 @@ def _first_with(doc, key):
 
 CASES = {
     "one_entry_missing": (lambda d, b: d.pop(), "by position"),
-    "zero_category": (lambda d, b: _first_with(d, "segments_info")["segments_info"][0].__setitem__("category_id", 0),
-                      "1-based"),
+    "zero_category": (
+        lambda d, b: _first_with(d, "segments_info")["segments_info"][0].__setitem__("category_id", 0),
+        "1-based",
+    ),
     "zero_predicate": (lambda d, b: _first_with(d, "relations")["relations"][0].__setitem__(2, 0), "1-based"),
-    "same_colour_twice": (lambda d, b: _first_with(d, "relations")["segments_info"].__setitem__(
-        1, dict(_first_with(d, "relations")["segments_info"][0])), "cannot be told apart"),
+    "same_colour_twice": (
+        lambda d, b: _first_with(d, "relations")["segments_info"].__setitem__(
+            1, dict(_first_with(d, "relations")["segments_info"][0])
+        ),
+        "cannot be told apart",
+    ),
     "segment_index": (lambda d, b: _first_with(d, "relations")["relations"][0].__setitem__(0, 99), "segment index"),
     "png_outside": (lambda d, b: d[0].__setitem__("pan_seg_file_name", "../x.png"), "pan_seg_file_name"),
     "png_missing": (lambda d, b: (b / "panseg" / d[0]["pan_seg_file_name"]).unlink(), "PNG"),
@@ -124,11 +142,27 @@ def test_bad_folders_are_refused_in_one_line(made, tmp_path, capsys, case):
     files, bad = _break(made, tmp_path, edit)
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["evaluate", str(bad), "--psg", str(files["psg"]), "--psg-root", str(files["root"]),
-                     "--jobs", "1", "-o", str(out / "m.json")], out, must_name=(words,))
+    refused(
+        capsys,
+        [
+            "evaluate",
+            str(bad),
+            "--psg",
+            str(files["psg"]),
+            "--psg-root",
+            str(files["root"]),
+            "--jobs",
+            "1",
+            "-o",
+            str(out / "m.json"),
+        ],
+        out,
+        must_name=(words,),
+    )
 
 
 def test_boxes_are_refused_for_the_folder(made, tmp_path, capsys):
     files, folder, _ = made
-    refused(capsys, ["evaluate", str(folder), "--psg", str(files["psg"]), "--boxes"], tmp_path,
-            must_name=("masks only",))
+    refused(
+        capsys, ["evaluate", str(folder), "--psg", str(files["psg"]), "--boxes"], tmp_path, must_name=("masks only",)
+    )

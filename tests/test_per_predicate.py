@@ -7,8 +7,8 @@ import csv
 from types import SimpleNamespace
 
 import numpy as np
-
 from conftest import small_vocab
+
 from sgg_eval.pipeline.stages import compared_entries
 from sgg_eval.report.per_predicate import by_model_rows, write_rows_csv
 
@@ -34,9 +34,15 @@ def test_rows_follow_training_frequency_and_carry_each_models_values(tmp_path):
         for c in order:
             for entry, model in (("b", "Model B"), ("a", "Model A")):
                 r50 = docs[entry, task]["per_predicate"]["mR@50"][names[c - 1]]
-                expected.append({"task": label, "predicate": names[c - 1], "model": model,
-                                 "R@50": "" if r50 is None else repr(r50),
-                                 "IMR@20": repr(docs[entry, task]["per_predicate"]["IMR@20"][names[c - 1]])})
+                expected.append(
+                    {
+                        "task": label,
+                        "predicate": names[c - 1],
+                        "model": model,
+                        "R@50": "" if r50 is None else repr(r50),
+                        "IMR@20": repr(docs[entry, task]["per_predicate"]["IMR@20"][names[c - 1]]),
+                    }
+                )
     assert rows == expected
     write_rows_csv(tmp_path / "by_model.csv", rows)
     with open(tmp_path / "by_model.csv", newline="") as fh:
@@ -44,8 +50,10 @@ def test_rows_follow_training_frequency_and_carry_each_models_values(tmp_path):
 
 
 def test_the_compared_entries_are_the_figures_models_and_the_summary_entry_once_each():
-    params = {"evaluation": {"entries": ["m1", "m2", "m1_pko"], "summary_entry": "m1_pko"},
-              "figures": {"biased_model": "m1", "debiased_model": "m1"}}
+    params = {
+        "evaluation": {"entries": ["m1", "m2", "m1_pko"], "summary_entry": "m1_pko"},
+        "figures": {"biased_model": "m1", "debiased_model": "m1"},
+    }
     assert compared_entries(params) == ["m1", "m1_pko"]
     params["evaluation"]["summary_entry"] = None  # null: the first entry
     params["figures"]["debiased_model"] = "not_evaluated"

@@ -17,6 +17,8 @@ import yaml
 
 from sgg_eval.stats import read_stats
 
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("table1_blind_replacement", "table2_predcls", "table3_sgcls_sgdet", "full_metrics")
 FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep")
@@ -25,8 +27,11 @@ FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fi
 def run(args, cwd):
     # stages run stages/python, which honours SGG_EVAL_PYTHON: this interpreter, whichever way pytest was started
     # (dvc itself, and DVC's queue workers, are found on PATH)
-    env = {**os.environ, "SGG_EVAL_PYTHON": sys.executable,
-           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    env = {
+        **os.environ,
+        "SGG_EVAL_PYTHON": sys.executable,
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+    }
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
@@ -66,8 +71,19 @@ def project(tmp_path_factory):
 
 def test_repro_produces_tables_figures_and_runs(project):
     p, uri, _, first = project
-    for stage in ("check_params", "load_split", "train_stats", "simulate", "apply_pko@", "pko_only@",
-                  "blind_replace", "evaluate@", "tables", "figures", "track"):
+    for stage in (
+        "check_params",
+        "load_split",
+        "train_stats",
+        "simulate",
+        "apply_pko@",
+        "pko_only@",
+        "blind_replace",
+        "evaluate@",
+        "tables",
+        "figures",
+        "track",
+    ):
         assert f"Running stage '{stage}" in first, stage
     for t in TABLES:
         for ext in ("md", "tex", "csv"):
@@ -75,8 +91,9 @@ def test_repro_produces_tables_figures_and_runs(project):
     assert "SIMULATED" in (p / "reports/tables/table2_predcls.md").read_text()
     # the misuse detectors stay silent on the simulated benchmark's clean outputs (every entry and task)
     docs = sorted((p / "data/vg150_sim/results/metrics").rglob("*.json"))
-    assert len(docs) > 30 and not [(d, n) for d in docs for n in json.loads(d.read_text())["notes"]
-                                   if n.startswith("WARNING")]
+    assert len(docs) > 30 and not [
+        (d, n) for d in docs for n in json.loads(d.read_text())["notes"] if n.startswith("WARNING")
+    ]
     published = re.sub(r" +", " ", (p / "reports/tables/published_vs_reproduced.md").read_text())
     assert "SIMULATED vs published" in published and "| predcls | Motifs | NICE | R@50 |" in published
     assert "wIMR tau = 0.5" in (p / "reports/tables/table2_predcls.md").read_text()
@@ -106,8 +123,9 @@ def test_logged_metrics_match_the_json_files(project):
             if value is not None:
                 assert r.data.metrics[f"{task}/{name.replace('@', '_at_')}"] == pytest.approx(value, abs=0)
         assert r.data.params["task"] == task and r.data.params["model"] == entry
-        family = {"Baseline": "baseline", "PKO": "pko", "PKO-only": "prior_only"}.get(r.data.params["method"],
-                                                                                  "debiasing")
+        family = {"Baseline": "baseline", "PKO": "pko", "PKO-only": "prior_only"}.get(
+            r.data.params["method"], "debiasing"
+        )
         assert r.data.tags["sgg_eval.method_family"] == family and "mlflow.source.git.commit" in r.data.tags
     from mlflow.tracking import MlflowClient
 
@@ -127,8 +145,13 @@ def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
     sweep_dir = tmp_path / "sweep"
     with initialize_config_dir(str(p / "conf"), version_base="1.3"):
         base = compose(config_name="sweep", overrides=[*overrides, f"tracking.uri={uri}"])
-        jobs = [compose(config_name="sweep", overrides=[*overrides, f"tracking.uri={uri}", f"metrics.tau={t}",
-                                                        "metrics.imr_k=20"]) for t in (0.0, 0.5)]
+        jobs = [
+            compose(
+                config_name="sweep",
+                overrides=[*overrides, f"tracking.uri={uri}", f"metrics.tau={t}", "metrics.imr_k=20"],
+            )
+            for t in (0.0, 0.5)
+        ]
     cwd = os.getcwd()
     os.chdir(p)  # results paths in the config are relative to the project
     try:
@@ -168,8 +191,11 @@ def test_invalid_params_stop_repro_before_any_output_is_touched(project, key, va
     params_file = p / "params.yaml"
     good = params_file.read_text()
     # check_params's own outputs (the checked marker and the section files) may go; nothing downstream may
-    outputs = sorted(f for f in (p / "data").rglob("*") if f.is_file() and f.name != "params_checked.json"
-                     and f.relative_to(p / "data").parts[0] != "params")
+    outputs = sorted(
+        f
+        for f in (p / "data").rglob("*")
+        if f.is_file() and f.name != "params_checked.json" and f.relative_to(p / "data").parts[0] != "params"
+    )
     before = {f: f.read_bytes() for f in outputs}
     params = yaml.safe_load(good)
     section, name = key.rsplit(".", 1)
@@ -226,8 +252,19 @@ def test_changing_tau_reruns_only_what_depends_on_it(project):
 def test_sweep_multirun_with_the_basic_launcher(project, tmp_path):
     p, _, overrides, _ = project
     uri = f"sqlite:///{tmp_path / 'multirun.db'}"
-    out = run([sys.executable, "stages/sweep.py", "-m", *overrides, f"tracking.uri={uri}", "metrics.tau=0,1",
-               "metrics.imr_k=20", f"hydra.sweep.dir={tmp_path / 'sweep'}"], p)
+    out = run(
+        [
+            sys.executable,
+            "stages/sweep.py",
+            "-m",
+            *overrides,
+            f"tracking.uri={uri}",
+            "metrics.tau=0,1",
+            "metrics.imr_k=20",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        ],
+        p,
+    )
     assert "sweep: " in out
     runs = mlflow_runs(uri)
     parent = [r for r in runs if r.data.tags.get("sgg_eval.kind") == "sweep"]
@@ -241,9 +278,21 @@ def test_sweep_multirun_with_the_basic_launcher(project, tmp_path):
 def test_sweep_with_the_submitit_local_launcher(project, tmp_path):
     p, _, overrides, _ = project
     uri = f"sqlite:///{tmp_path / 'submitit.db'}"
-    out = run([sys.executable, "stages/sweep.py", "-m", "hydra/launcher=submitit_local", *overrides,
-               f"tracking.uri={uri}", "metrics.tau=0,1", "metrics.imr_k=20", "hydra.launcher.timeout_min=10",
-               f"hydra.sweep.dir={tmp_path / 'sweep'}"], p)
+    out = run(
+        [
+            sys.executable,
+            "stages/sweep.py",
+            "-m",
+            "hydra/launcher=submitit_local",
+            *overrides,
+            f"tracking.uri={uri}",
+            "metrics.tau=0,1",
+            "metrics.imr_k=20",
+            "hydra.launcher.timeout_min=10",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        ],
+        p,
+    )
     assert "submitit" in out.lower() or (tmp_path / "sweep/.submitit").exists(), out
     jobs = [r for r in mlflow_runs(uri) if r.data.tags.get("sgg_eval.kind") == "sweep_job"]
     assert sorted(float(r.data.params["tau"]) for r in jobs) == [0.0, 1.0]
@@ -323,8 +372,10 @@ def test_the_plots_page_compares_models_predicate_by_predicate(project):
     assert {f"reports/figures/{f}.png" for f in FIGURES} <= set(plots), list(plots)
     params = yaml.safe_load((p / "params.yaml").read_text())
     stats = read_stats(p / "data/vg150_sim/stats/stats.h5")
-    frequent_first = sorted(stats.vocab.predicate_classes,
-                            key=lambda n: -int(stats.predicate_counts[stats.vocab.predicate_classes.index(n) + 1]))
+    frequent_first = sorted(
+        stats.vocab.predicate_classes,
+        key=lambda n: -int(stats.predicate_counts[stats.vocab.predicate_classes.index(n) + 1]),
+    )
     for name, field in zip(charts, ("R@50", "IMR@20")):
         (chart,) = plots[name]
         rows = chart["content"]["data"]["values"]

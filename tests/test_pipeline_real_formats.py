@@ -9,7 +9,7 @@ import re
 import sys
 
 import numpy as np
-
+import pytest
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 from torch_writer import eval_results_object, save_legacy
 from vg150_fixture import write_vg150_fixture
@@ -17,6 +17,8 @@ from vg150_fixture import write_vg150_fixture
 from sgg_eval.data.types import PredImage
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
 from sgg_eval.evaluate import run_evaluation
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
 def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
@@ -44,12 +46,21 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     # adding a real model = adding one config file
     for name, backbone, path in (("real_motifs", "Motifs", model_file), ("real_vctree", "VCTree", other_file)):
         (p / f"conf/model/{name}.yaml").write_text(
-            f"name: {name}\nbackbone: {backbone}\nmethod: Baseline\nsource: file\nfiles:\n  predcls: {path}\n")
+            f"name: {name}\nbackbone: {backbone}\nmethod: Baseline\nsource: file\nfiles:\n  predcls: {path}\n"
+        )
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    params_with(p, "dataset=vg150", f"dataset.raw={raw}", "dataset.num_val_im=0",
-                "experiment=one_model", "evaluation.model=real_motifs",
-                "evaluation.entries=[real_motifs,real_motifs_pko,pko_only,real_vctree]",
-                "evaluation.tasks=[predcls]", "pko.blind_max_n=2", f"tracking.uri={uri}")
+    params_with(
+        p,
+        "dataset=vg150",
+        f"dataset.raw={raw}",
+        "dataset.num_val_im=0",
+        "experiment=one_model",
+        "evaluation.model=real_motifs",
+        "evaluation.entries=[real_motifs,real_motifs_pko,pko_only,real_vctree]",
+        "evaluation.tasks=[predcls]",
+        "pko.blind_max_n=2",
+        f"tracking.uri={uri}",
+    )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage 'evaluate@real_motifs-predcls'" in out
     assert "is empty" not in out  # no simulated model: the simulate stage's folder holds its (empty) index
@@ -73,13 +84,22 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     write_model(model_file)
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     ran = set(re.findall(r"Running stage '([\w@-]+)'", out))
-    reads = {"model_files", "apply_pko@real_motifs-predcls", "pko_only@predcls", "blind_replace", "inputs",
-             "evaluate@real_motifs-predcls", "evaluate@real_motifs_pko-predcls", "evaluate@pko_only-predcls"}
+    reads = {
+        "model_files",
+        "apply_pko@real_motifs-predcls",
+        "pko_only@predcls",
+        "blind_replace",
+        "inputs",
+        "evaluate@real_motifs-predcls",
+        "evaluate@real_motifs_pko-predcls",
+        "evaluate@pko_only-predcls",
+    }
     after = {"check_params", "reduce", "tables", "figures", "track"}  # its links; what follows the metrics
     assert reads <= ran <= reads | after, sorted(ran)
     new = json.loads(metrics_json.read_text())["metrics"]
-    direct = run_evaluation(str(model_file), "predcls", gt=str(p / "data/vg150/splits/test.h5"),
-                            stats=str(p / "data/vg150/stats/stats.h5"))["metrics"]
+    direct = run_evaluation(
+        str(model_file), "predcls", gt=str(p / "data/vg150/splits/test.h5"), stats=str(p / "data/vg150/stats/stats.h5")
+    )["metrics"]
     assert new == json.loads(json.dumps(direct)) and new != old
     prints = json.loads((p / "data/model_files/real_motifs/predcls.json").read_text())
     assert prints["sha256"] == hashlib.sha256(model_file.read_bytes()).hexdigest()

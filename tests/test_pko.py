@@ -1,4 +1,5 @@
-"""PKO against a direct transcription of docs/definitions.md §5 on hand-built counts (zeros included); blind replacement."""
+"""PKO against a direct transcription of docs/definitions.md §5 on hand-built counts (zeros included); blind
+replacement."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+
 from sgg_eval.data.store import PredictionStore, write_predictions, write_split
 from sgg_eval.data.types import PredictionMeta, PredImage, SplitMeta
 from sgg_eval.pko import PKOParams, apply_pko_image, blind_replace_image, pko_predictions, pko_prior, tail_predicates
@@ -40,8 +41,12 @@ def _spec_bias(A, eps):
     def cond(M, k, c):
         return tilde(M, k, c) / sum(tilde(M, k2, c) for k2 in range(1, C_pred + 1))
 
-    return {(i, j, k): math.log(cond(As, k, i)) + math.log(cond(Ao, k, j))
-            for i in range(1, C_obj + 1) for j in range(1, C_obj + 1) for k in range(1, C_pred + 1)}
+    return {
+        (i, j, k): math.log(cond(As, k, i)) + math.log(cond(Ao, k, j))
+        for i in range(1, C_obj + 1)
+        for j in range(1, C_obj + 1)
+        for k in range(1, C_pred + 1)
+    }
 
 
 def _stats_from_counts(A):
@@ -93,8 +98,9 @@ def test_pko_store_changes_only_predicate_scores(tmp_path):
     rng = np.random.default_rng(3)
     cases = [random_case(rng, VOCAB, "sgcls", i) for i in range(30)]
     write_split(tmp_path / "gt.h5", SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])
-    write_predictions(tmp_path / "p.h5", PredictionMeta("sgcls", "probabilities", VOCAB, "m", True, "unit"),
-                      [p for _, p in cases])
+    write_predictions(
+        tmp_path / "p.h5", PredictionMeta("sgcls", "probabilities", VOCAB, "m", True, "unit"), [p for _, p in cases]
+    )
     before = (tmp_path / "p.h5").read_bytes()
     stats = compute_stats([g for g, _ in cases], VOCAB)
     source = open_predictions(str(tmp_path / "p.h5"), gt=str(tmp_path / "gt.h5"))

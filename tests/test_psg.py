@@ -10,17 +10,16 @@ import warnings
 import zipfile
 
 import numpy as np
+import psg_reference as ref
 import pytest
 import tifffile
 from PIL import Image
-
-import psg_reference as ref
 from psg_fixture import instance_values, set_first_instance, write_psg_fixture
+from test_bad_inputs import refused
+
 from sgg_eval.cli import main
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, match_boxes, match_masks
 from sgg_eval.psg_evaluate import run_psg_evaluation
-from test_bad_inputs import refused
-
 
 EVALUATED: set = set()  # ids of the fixture's test images with relations (the ones whose files are read)
 
@@ -64,8 +63,21 @@ def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) 
         else:
             gt_items, pred_items, iou = [a["bbox"] for a in entry["annotations"]], boxes, ref.iou_boxes
         ng = (pred.get("ng_triplets") or []) if has_ng else None
-        present.append(ref.image(protocol, entry["relations"], gt_items, gt_labels, pred_items, cats,
-                                 pred["triplets"], ng, iou, c, ref.zero_shot_rows(entry, zs)))
+        present.append(
+            ref.image(
+                protocol,
+                entry["relations"],
+                gt_items,
+                gt_labels,
+                pred_items,
+                cats,
+                pred["triplets"],
+                ng,
+                iou,
+                c,
+                ref.zero_shot_rows(entry, zs),
+            )
+        )
     return ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau)
 
 
@@ -75,8 +87,15 @@ def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) 
 def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs):
     pred = fixture["zip"] if masks else fixture["json"]
     tau = 0.3 if jobs == 2 else 0.5
-    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), protocol=protocol, jobs=jobs,
-                             stats=str(fixture["stats"]), tau=tau)
+    doc = run_psg_evaluation(
+        str(pred),
+        str(fixture["psg"]),
+        str(fixture["root"]),
+        protocol=protocol,
+        jobs=jobs,
+        stats=str(fixture["stats"]),
+        tau=tau,
+    )
     want = _reference(fixture, masks, protocol, tau)
     assert doc["mode"] == ("masks" if masks else "boxes") and doc["protocol"] == protocol
     assert set(want) == set(doc["metrics"]) and len(want) == 43
@@ -94,8 +113,10 @@ def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs
 @pytest.mark.parametrize("masks", [True, False])
 def test_the_protocols_differ_on_the_fixture(fixture, masks):
     pred = str(fixture["zip"] if masks else fixture["json"])
-    r = {p: run_psg_evaluation(pred, str(fixture["psg"]), str(fixture["root"]), protocol=p)["metrics"]
-         for p in ("sgbench", "sgbench-paper", "openpsg")}
+    r = {
+        p: run_psg_evaluation(pred, str(fixture["psg"]), str(fixture["root"]), protocol=p)["metrics"]
+        for p in ("sgbench", "sgbench-paper", "openpsg")
+    }
     assert len({r[p]["R@100"] for p in r}) == 3 and r["sgbench-paper"]["mR@20"] is not None
 
 
@@ -121,11 +142,15 @@ def test_iou_exactly_half_matches_and_ties_go_to_the_lowest_gt_index():
 
 
 def test_the_papers_assignment_keeps_one_prediction_per_gt_instance():
-    iou = np.array([[0.5, 0.0],    # exactly 0.5: not > 0.5, no match (sgbench's code: a match)
-                    [0.7, 0.6],    # best is GT 0 ...
-                    [0.9, 0.2],    # ... which this one takes; row 1 does not fall back to GT 1
-                    [0.0, 0.8],    # GT 1, tied with the next: the earlier stays
-                    [0.0, 0.8]])
+    iou = np.array(
+        [
+            [0.5, 0.0],  # exactly 0.5: not > 0.5, no match (sgbench's code: a match)
+            [0.7, 0.6],  # best is GT 0 ...
+            [0.9, 0.2],  # ... which this one takes; row 1 does not fall back to GT 1
+            [0.0, 0.8],  # GT 1, tied with the next: the earlier stays
+            [0.0, 0.8],
+        ]
+    )
     labels, gt_labels = np.ones(5, dtype=np.int64), np.ones(2, dtype=np.int64)
     assert assign_one_to_one(iou, labels, gt_labels).tolist() == [-1, -1, 0, 1, -1]
     assert assign(iou, labels, gt_labels).tolist() == [0, 0, 0, 1, 1]
@@ -156,10 +181,13 @@ BAD = {
     "category_out_of_range": (lambda d, m: set_first_instance(_first(d), "category", 99), "categor"),
     "duplicate_ids": (lambda d, m: d["images"].append(dict(d["images"][0])), "listed twice"),
     "path_outside": (lambda d, m: m.__setitem__("../evil.tiff", b"x"), "outside the archive"),
-    "layer_count": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((9, 48, 64)))),
-                    "expected"),
-    "mask_size": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((
-        len(instance_values(_first(d), "category")), 10, 10)))), "px"),
+    "layer_count": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_of(np.zeros((9, 48, 64)))), "expected"),
+    "mask_size": (
+        lambda d, m: m.__setitem__(
+            _first(d)["seg_filename"], _tiff_of(np.zeros((len(instance_values(_first(d), "category")), 10, 10)))
+        ),
+        "px",
+    ),
     "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
     "version": (lambda d, m: d.__setitem__("version", 7), "version"),
     "box_inverted": (lambda d, m: set_first_instance(_first(d), "bbox", [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
@@ -181,22 +209,54 @@ def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case
     bad = _edit_submission(fixture, tmp_path, edit)
     out = tmp_path / "out"
     out.mkdir()
-    refused(capsys, ["evaluate", str(bad), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"]),
-                     "--jobs", "1", "-o", str(out / "m.json")], out, must_name=(words,))
+    refused(
+        capsys,
+        [
+            "evaluate",
+            str(bad),
+            "--psg",
+            str(fixture["psg"]),
+            "--psg-root",
+            str(fixture["root"]),
+            "--jobs",
+            "1",
+            "-o",
+            str(out / "m.json"),
+        ],
+        out,
+        must_name=(words,),
+    )
 
 
 def test_a_zip_bomb_is_refused(fixture, tmp_path, capsys):
     bomb = tmp_path / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("triplets.json", b'{"version": 1, "images": []}' + b" " * (50 << 20))
-    refused(capsys, ["evaluate", str(bomb), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"])],
-            tmp_path, must_name=("bomb.zip", "ZIP bomb"))
+    refused(
+        capsys,
+        ["evaluate", str(bomb), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"])],
+        tmp_path,
+        must_name=("bomb.zip", "ZIP bomb"),
+    )
 
 
 def test_the_cli_writes_the_metrics_json_and_warns_of_absent_images(fixture, tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["evaluate", str(fixture["zip"]), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"]),
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(fixture["zip"]),
+                "--psg",
+                str(fixture["psg"]),
+                "--psg-root",
+                str(fixture["root"]),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "R@20=" in captured.out and "protocol sgbench" in captured.out
     assert "2 test images with relations have no prediction" in captured.err
@@ -228,8 +288,12 @@ def test_statistics_of_another_vocabulary_are_refused(fixture, tmp_path, capsys)
     other.write_text(json.dumps(psg))
     assert main(["stats", "--psg", str(other), "-o", str(tmp_path / "other.h5")]) == 0
     capsys.readouterr()
-    refused(capsys, ["evaluate", str(fixture["json"]), "--psg", str(fixture["psg"]), "--stats",
-                     str(tmp_path / "other.h5")], tmp_path / "none", must_name=("other.h5", "names differ"))
+    refused(
+        capsys,
+        ["evaluate", str(fixture["json"]), "--psg", str(fixture["psg"]), "--stats", str(tmp_path / "other.h5")],
+        tmp_path / "none",
+        must_name=("other.h5", "names differ"),
+    )
 
 
 def test_pixel_ids_map_to_segments_with_and_without_the_list_of_colours():
@@ -249,6 +313,7 @@ def test_pixel_ids_map_to_segments_with_and_without_the_list_of_colours():
 def test_an_image_without_instances_scores_zero_where_sgbench_fails(fixture, tmp_path, masks):
     """sgbench 1.0.0 raises IndexError on an image with no predicted instance in box mode; here it is an
     evaluated image that recalls nothing."""
+
     def empty(doc, members):
         image = _first(doc)
         for key in ("annotation", "instances"):
@@ -258,6 +323,7 @@ def test_an_image_without_instances_scores_zero_where_sgbench_fails(fixture, tmp
             image["bboxes"], image["categories"] = [], []
         image["triplets"], image["ng_triplets"] = [], []
         members[image["seg_filename"]] = _tiff_of(np.zeros((0, 48, 64)))
+
     bad = _edit_submission(fixture, tmp_path, empty)
     doc = run_psg_evaluation(str(bad), str(fixture["psg"]), str(fixture["root"]), boxes=not masks)
     base = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]), boxes=not masks)
@@ -279,8 +345,16 @@ def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, 
     if not colours_listed:
         monkeypatch.setattr(psg_gt, "_MAX_COLOURS", 2)
     gt = psg_gt.PsgGT(str(tmp_path), str(tmp_path), ("a",), ("p",), [], 0)
-    image = psg_gt.PsgImage("x", 0, segment_ids, np.zeros(4, dtype=np.int64), np.zeros((0, 3), dtype=np.int64),
-                            np.zeros((0, 4)), "p.png", np.zeros((0, 3), dtype=np.int64))
+    image = psg_gt.PsgImage(
+        "x",
+        0,
+        segment_ids,
+        np.zeros(4, dtype=np.int64),
+        np.zeros((0, 3), dtype=np.int64),
+        np.zeros((0, 4)),
+        "p.png",
+        np.zeros((0, 3), dtype=np.int64),
+    )
     index, area = psg_gt.segment_index(gt, image)
     want = np.where(pick < 3, pick, 4)
     assert index.tolist() == want.tolist()

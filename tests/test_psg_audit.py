@@ -4,12 +4,12 @@ evaluations, and published PSG numbers traced to the protocol that produced them
 from __future__ import annotations
 
 import pytest
-
 from psg_fixture import write_psg_fixture
+from test_bad_inputs import refused
+
 from sgg_eval.cli import main
 from sgg_eval.psg_audit import run_psg_audit
 from sgg_eval.psg_evaluate import run_psg_evaluation
-from test_bad_inputs import refused
 
 
 @pytest.fixture(scope="module")
@@ -22,23 +22,46 @@ def test_every_variant_equals_its_own_evaluation(files):
     assert len(doc["variants"]) == 3 * 2 * 4 * 3  # protocols x modes x metrics x K
     for mode in ("masks", "boxes"):
         for protocol in ("sgbench", "sgbench-paper", "openpsg"):
-            want = run_psg_evaluation(str(files["zip"]), str(files["psg"]), str(files["root"]), protocol=protocol,
-                                      boxes=mode == "boxes")["metrics"]
-            got = {(v["metric"], v["constraint"], v["k"]): v["value"] for v in doc["variants"]
-                   if v["protocol"] == protocol and v["mode"] == mode}
+            want = run_psg_evaluation(
+                str(files["zip"]), str(files["psg"]), str(files["root"]), protocol=protocol, boxes=mode == "boxes"
+            )["metrics"]
+            got = {
+                (v["metric"], v["constraint"], v["k"]): v["value"]
+                for v in doc["variants"]
+                if v["protocol"] == protocol and v["mode"] == mode
+            }
             for k in (20, 50, 100):
                 assert got[("R", "GC", k)] == want[f"R@{k}"] and got[("mR", "NG", k)] == want[f"ng-mR@{k}"]
     assert sum(v["reference"] for v in doc["variants"]) == 6  # R and mR at three K: openpsg on masks
 
 
 def test_a_published_number_is_traced_to_its_protocol(files, tmp_path, capsys):
-    by_protocol = {p: run_psg_evaluation(str(files["zip"]), str(files["psg"]), str(files["root"]), protocol=p)
-                   for p in ("openpsg", "sgbench")}
+    by_protocol = {
+        p: run_psg_evaluation(str(files["zip"]), str(files["psg"]), str(files["root"]), protocol=p)
+        for p in ("openpsg", "sgbench")
+    }
     ours = f"R@20={100 * by_protocol['openpsg']['metrics']['R@20']:.2f}"
     theirs = f"mR@50={100 * by_protocol['sgbench']['metrics']['mR@50']:.2f}"
     md = tmp_path / "audit.md"
-    assert main(["audit", str(files["zip"]), "--psg", str(files["psg"]), "--psg-root", str(files["root"]),
-                 "--published", ours, "--published", theirs, "--md", str(md)]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(files["zip"]),
+                "--psg",
+                str(files["psg"]),
+                "--psg-root",
+                str(files["root"]),
+                "--published",
+                ours,
+                "--published",
+                theirs,
+                "--md",
+                str(md),
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     lines = [ln for ln in captured.out.splitlines() if ln.startswith("- `")]
     assert lines[0].endswith("the reference variant") or "the reference variant (also" in lines[0]
@@ -47,9 +70,21 @@ def test_a_published_number_is_traced_to_its_protocol(files, tmp_path, capsys):
 
 
 def test_psg_audit_refuses_options_of_the_box_audit(files, tmp_path, capsys):
-    refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--iou-threshold", "0.7"], tmp_path,
-            must_name=("--psg",))
-    refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--subset", "10"], tmp_path,
-            must_name=("--subset",))
-    refused(capsys, ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--published", "R@30=1"], tmp_path,
-            must_name=("R@30",))
+    refused(
+        capsys,
+        ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--iou-threshold", "0.7"],
+        tmp_path,
+        must_name=("--psg",),
+    )
+    refused(
+        capsys,
+        ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--subset", "10"],
+        tmp_path,
+        must_name=("--subset",),
+    )
+    refused(
+        capsys,
+        ["audit", str(files["zip"]), "--psg", str(files["psg"]), "--published", "R@30=1"],
+        tmp_path,
+        must_name=("R@30",),
+    )

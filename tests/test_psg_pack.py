@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import tifffile
 from PIL import Image
-
 from psg_fixture import instance_values, write_psg_fixture
+from test_bad_inputs import refused
+
 from sgg_eval.cli import main
 from sgg_eval.psg_evaluate import run_psg_evaluation
-from test_bad_inputs import refused
 
 
 def unpack(files: dict, folder) -> tuple:

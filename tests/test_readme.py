@@ -19,9 +19,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 import readme_standins
 from test_pipeline import ROOT, mlflow_runs
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 README = (ROOT / "README.md").read_text()
 VENV = Path(sys.prefix)
@@ -29,14 +30,16 @@ ACTIVE = {"PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VI
 EXCUSED = {
     "make test": "this test runs inside it",
     "make test-full": "the slow cases of `make test` at full size (hours)",
+    "make test-fast": "the unit tests of `make test`, which runs them all",
     "make bench": "minutes of timing; tests/test_bench.py runs the bench",
-    "make bench ARGS=\"--images 5000 --sgdet-images 1000\"": "minutes of timing; tests/test_bench.py runs the bench",
+    'make bench ARGS="--images 5000 --sgdet-images 1000"': "minutes of timing; tests/test_bench.py runs the bench",
     "make fuzz N=10000": "the fuzzer's long form; `make test` runs 300 of its cases (tests/test_fuzz.py)",
     "dvc remote add -d shared /mnt/team/sgg-eval-cache": "a team's mount; tests/test_dvc_team.py pushes to a local "
-                                                         "remote and pulls into a fresh clone",
+    "remote and pulls into a fresh clone",
     "dvc push": "as above",
-    ".venv/bin/python stages/sweep.py -m hydra/launcher=submitit_local metrics.tau=0,0.5,1":
-        "submitit's local jobs outlive the test's time budget; the joblib launcher runs the same sweep in parallel",
+    ".venv/bin/python stages/sweep.py -m hydra/launcher=submitit_local metrics.tau=0,0.5,1": (
+        "submitit's local jobs outlive the test's time budget; the joblib launcher runs the same sweep in parallel"
+    ),
     "sgg-eval params [overrides]": "syntax, not a command (the overrides are shown in the commands run here)",
     "sgg-eval COMMAND --help": "syntax; every command's --help: tests/test_cli.py",
     "sgg-eval evaluate": "a command's name in the text",
@@ -65,15 +68,21 @@ def sh(command: str, cwd: Path, active: bool = False, timeout: float = 1200, env
     assert command in readme_commands(), f"not (or no longer) in the README: {command}"
     RAN.add(command)
     full_env = {**os.environ, "SGG_EVAL_PYTHON": sys.executable, **(ACTIVE if active else {}), **(env or {})}
-    proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=full_env,
-                          timeout=timeout)
+    proc = subprocess.run(
+        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout
+    )
     assert proc.returncode == 0, f"{command}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
     return proc.stdout + proc.stderr
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def fresh_clone(dst: Path, tiny: bool = True) -> Path:
@@ -148,21 +157,26 @@ def test_sweeps(project):
 def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(project):
     assert ". .venv/bin/activate" in readme_commands()
     RAN.add(". .venv/bin/activate")  # `active=True`
-    for line in ("dvc exp run --queue -S metrics.tau=0.25", "dvc exp run --queue -S metrics.protocol=strict",
-                 "dvc queue start -j 2"):
+    for line in (
+        "dvc exp run --queue -S metrics.tau=0.25",
+        "dvc exp run --queue -S metrics.protocol=strict",
+        "dvc queue start -j 2",
+    ):
         sh(line, project, active=True)
     deadline = time.time() + 900
     while time.time() < deadline:
-        status = subprocess.run([str(VENV / "bin/dvc"), "queue", "status"], cwd=project, capture_output=True,
-                                text=True).stdout
+        status = subprocess.run(
+            [str(VENV / "bin/dvc"), "queue", "status"], cwd=project, capture_output=True, text=True
+        ).stdout
         if not re.search(r"\b(Queued|Running)\b", status):
             break
         time.sleep(3)
     assert status.count("Success") == 2, status
     shown = sh("dvc exp show", project, active=True)
     assert "0.25" in shown and "strict" in shown, shown
-    children = [r.data.params for r in mlflow_runs(f"sqlite:///{project / 'mlflow.db'}")
-                if "mlflow.parentRunId" in r.data.tags]
+    children = [
+        r.data.params for r in mlflow_runs(f"sqlite:///{project / 'mlflow.db'}") if "mlflow.parentRunId" in r.data.tags
+    ]
     assert any(c["tau"] == "0.25" for c in children) and any(c["protocol"] == "strict" for c in children)
 
 
@@ -171,9 +185,15 @@ def test_mlflow_ui_serves_the_runs(project):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     RAN.add("make ui")
-    proc = subprocess.Popen(["bash", "-c", "make ui"], cwd=project, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "UI_PORT": str(port)},
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-c", "make ui"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "UI_PORT": str(port)},
+        start_new_session=True,
+    )
     try:
         deadline, page = time.time() + 120, None
         while time.time() < deadline and page is None and proc.poll() is None:
@@ -192,10 +212,16 @@ def test_make_deps_finds_nothing_missing(project):
     sh("make deps", project)
 
 
+def test_make_lint_passes_on_the_project(project):
+    sh("make lint", project)
+
+
 def test_audit_example(project):
-    cmd = ("sgg-eval audit data/vg150_sim/predictions/simulated/sim_motifs_baseline/predcls.h5 "
-           "--gt data/vg150_sim/splits/test.h5 --task predcls "
-           "--published \"R@50=64.0\" --published \"R@50=74.7\" --published \"mR@100=14.85\"")
+    cmd = (
+        "sgg-eval audit data/vg150_sim/predictions/simulated/sim_motifs_baseline/predcls.h5 "
+        "--gt data/vg150_sim/splits/test.h5 --task predcls "
+        '--published "R@50=64.0" --published "R@50=74.7" --published "mR@100=14.85"'
+    )
     out = sh(cmd, project, active=True)
     assert "| metric | constraint | aggregation | protocol | images | K=20 | K=50 | K=100 |" in out
     assert len(re.findall(r"^- `(R@50=64\.0|R@50=74\.7|mR@100=14\.85)`: ", out, re.M)) == 3, out
@@ -217,29 +243,41 @@ def test_real_vg150_with_your_model(project, tmp_path):
 def test_command_line_examples(tmp_path):
     p = fresh_clone(tmp_path, tiny=False)
     sh("sgg-eval split --simulated -o data/vg150_sim/splits", p, active=True)
-    sh("sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 -o stats.h5", p,
-       active=True)
+    sh("sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 -o stats.h5", p, active=True)
     readme_standins.command_line_files(p)
     sh("sgg-eval params dataset.sim.scale=tiny", p, active=True)
     assert "scale: tiny" in (p / "params.yaml").read_text()
     sh("sgg-eval params", p, active=True)
     assert "scale: default" in (p / "params.yaml").read_text()
-    sh("sgg-eval evaluate path/to/eval_results.pytorch --task predcls --zeroshot vg150 --stats stats.h5 "
-       "-o metrics.json", p, active=True)
+    sh(
+        "sgg-eval evaluate path/to/eval_results.pytorch --task predcls --zeroshot vg150 --stats stats.h5 "
+        "-o metrics.json",
+        p,
+        active=True,
+    )
     assert json.loads((p / "metrics.json").read_text())["metrics"]["zR@50"] is not None
     out = sh("sgg-eval evaluate preds.json --gt data/vg150/splits/test.h5 --task sgdet", p, active=True)
     assert "R@50" in out
-    sh("sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls -o motifs_pko.h5", p,
-       active=True)
-    sh("sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls --only -o pko_only.h5", p,
-       active=True)
+    sh(
+        "sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls -o motifs_pko.h5",
+        p,
+        active=True,
+    )
+    sh(
+        "sgg-eval pko eval_results.pytorch --gt test.h5 --stats stats.h5 --task predcls --only -o pko_only.h5",
+        p,
+        active=True,
+    )
     sh("sgg-eval evaluate motifs_pko.h5 --gt test.h5 --task predcls -o motifs_pko.json", p, active=True)
     (p / "preds.h5").write_bytes((p / "motifs_pko.h5").read_bytes())  # a prediction store of this split
     a = sh("sgg-eval evaluate preds.h5 --gt data/vg150/splits/test.h5 --task predcls --jobs 1", p, active=True)
     b = sh("sgg-eval evaluate motifs_pko.h5 --gt test.h5 --task predcls -o motifs_pko.json", p, active=True)
     assert a.splitlines()[-3:] == b.splitlines()[-3:]
-    out = sh("sgg-eval audit preds.h5 --gt data/vg150/splits/test.h5 --task predcls --published \"mR@100=12.3\"",
-             p, active=True)
+    out = sh(
+        'sgg-eval audit preds.h5 --gt data/vg150/splits/test.h5 --task predcls --published "mR@100=12.3"',
+        p,
+        active=True,
+    )
     assert "- `mR@100=12.3`: " in out
     out = sh("sgg-eval blind-replace motifs_pko.h5 --gt test.h5 --stats stats.h5 --task predcls", p, active=True)
     assert "R@" in out
@@ -249,16 +287,18 @@ def test_command_line_examples(tmp_path):
 
 def test_panoptic_examples(tmp_path):
     readme_standins.panoptic_files(tmp_path)
-    out = sh("sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json", tmp_path,
-             active=True)
+    out = sh(
+        "sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json", tmp_path, active=True
+    )
     assert "R@20" in out and "InstR" in out
     sh("sgg-eval evaluate triplets.json --psg psg.json -o psg_boxes.json", tmp_path, active=True)
     masks, boxes = (json.loads((tmp_path / f).read_text())["metrics"] for f in ("psg_metrics.json", "psg_boxes.json"))
     assert masks.keys() == boxes.keys() and masks != boxes
     sh("sgg-eval stats --psg psg.json -o psg_stats.h5", tmp_path, active=True)
     assert (tmp_path / "psg_stats.h5").stat().st_size > 0
-    out = sh("sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published \"R@20=28.4\"", tmp_path,
-             active=True)
+    out = sh(
+        'sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4"', tmp_path, active=True
+    )
     assert "- `R@20=28.4`: " in out
     sh("sgg-eval evaluate submission/ --psg psg.json --psg-root coco/", tmp_path / "openpsg", active=True)
     sh("sgg-eval psg-pack preds.json masks/ -o submission.zip", tmp_path / "pack", active=True)

@@ -53,8 +53,9 @@ def test_row_sums_and_minima_equal_numpys_along_rows(first):
     rows, which the misuse signals used before (a threshold on these sums must not move)."""
     rng = np.random.default_rng(first)
     matrix = rng.random((300, 51)).astype(np.float32)
-    np.testing.assert_array_equal(row_reduce(np.add, matrix, first, dtype=np.float64),
-                                  matrix[:, first:].sum(axis=1, dtype=np.float64))
+    np.testing.assert_array_equal(
+        row_reduce(np.add, matrix, first, dtype=np.float64), matrix[:, first:].sum(axis=1, dtype=np.float64)
+    )
     np.testing.assert_array_equal(row_reduce(np.minimum, matrix, first), matrix[:, first:].min(axis=1))
     assert row_reduce(np.add, matrix[:0], first, dtype=np.float64).dtype == np.float64
 

@@ -36,8 +36,13 @@ def test_no_segment_has_no_offset():
 def test_position_in_runs_equals_a_loop(seed):
     """Runs of equal values (any length, one element, the whole array), also of negative and float values."""
     rng = np.random.default_rng(seed)
-    for values in (np.sort(rng.integers(-3, 4, size=int(rng.integers(0, 30)))),
-                   np.sort(rng.integers(0, 2, size=7)).astype(np.float64), np.zeros(5), np.arange(4), np.zeros(0)):
+    for values in (
+        np.sort(rng.integers(-3, 4, size=int(rng.integers(0, 30)))),
+        np.sort(rng.integers(0, 2, size=7)).astype(np.float64),
+        np.zeros(5),
+        np.arange(4),
+        np.zeros(0),
+    ):
         want = []
         for i, v in enumerate(values.tolist()):
             want.append(want[-1] + 1 if i and values[i - 1] == v else 0)

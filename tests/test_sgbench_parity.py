@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from psg_fixture import write_psg_fixture
+
 from sgg_eval.psg_evaluate import run_psg_evaluation
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 SGBENCH = Path(__file__).resolve().parents[1] / ".venv-sgbench" / "bin" / "sgbench"
 OURS = {"PRank": "PRk"}  # sgbench's key -> ours
@@ -27,14 +29,16 @@ def _sgbench(*args: str) -> dict[str, float]:
 @pytest.mark.parametrize("seed", [5, 6, 7])
 @pytest.mark.parametrize("masks", [True, False])
 def test_protocol_sgbench_equals_what_sgbench_prints(tmp_path, seed, masks):
-    files = write_psg_fixture(tmp_path, seed=seed, test=40, other=8, spellings=("annotation",),
-                              min_false=0 if masks else 1)
+    files = write_psg_fixture(
+        tmp_path, seed=seed, test=40, other=8, spellings=("annotation",), min_false=0 if masks else 1
+    )
     if masks:
         theirs = _sgbench(str(files["psg"]), str(files["zip"]), "--gt-masks", str(files["root"]))
     else:
         theirs = _sgbench(str(files["psg"]), str(files["json"]))
-    ours = run_psg_evaluation(str(files["zip"] if masks else files["json"]), str(files["psg"]),
-                              str(files["root"]), jobs=2)["metrics"]
+    ours = run_psg_evaluation(
+        str(files["zip"] if masks else files["json"]), str(files["psg"]), str(files["root"]), jobs=2
+    )["metrics"]
     assert len(theirs) == 8
     for key, value in theirs.items():
         if value != value:  # NaN: a predicate never present; ours is null
@@ -54,8 +58,9 @@ def test_a_predicate_never_in_the_gt_is_nan_there_and_null_here(tmp_path):
 
 
 def test_sgbench_reads_what_psg_pack_writes(tmp_path):
-    from sgg_eval.cli import main
     from test_psg_pack import unpack
+
+    from sgg_eval.cli import main
 
     files = write_psg_fixture(tmp_path, seed=9, test=30, spellings=("annotation",))
     preds, masks = unpack(files, tmp_path / "in")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.stats import spearmanr
 
 from sgg_eval.data.vg150_facts import vg150_facts
 from sgg_eval.simulate.world import FIXED_NUM_PAIRS, GENERIC_PARENT, SimParams, SimulatedWorld
 from sgg_eval.stats import compute_stats
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
 def _split(params, split):
@@ -99,14 +102,19 @@ def test_generic_parent_rows_take_their_childrens_pairs_by_the_ratio():
 def test_generic_ratio_puts_parent_rows_on_child_pairs_and_keeps_counts():
     """The split's predicate counts do not depend on the ratio; with it, the parent rows that stand on one of
     their children's composable pairs are at least the rows it moves (their drawn pair is kept)."""
+
     def split(ratio):
         _, images = _split(SimParams(scale="tiny", generic_ratio=ratio), "train")
-        return np.concatenate([np.column_stack([im.labels[im.rels[:, 0]], im.labels[im.rels[:, 1]], im.rels[:, 2]])
-                               for im in images])
+        return np.concatenate(
+            [np.column_stack([im.labels[im.rels[:, 0]], im.labels[im.rels[:, 1]], im.rels[:, 2]]) for im in images]
+        )
 
     world = SimulatedWorld(SimParams(scale="tiny"))  # the composable pairs do not depend on the ratio
     plain, generic = split(0.0), split(6.0)
-    first = lambda rows: np.bincount(rows[:, 2], minlength=51)  # noqa: E731
+
+    def first(rows):
+        return np.bincount(rows[:, 2], minlength=51)
+
     # duplicate rows and second (head) predicates are random extras on top of the exact allocation (~5% of
     # a head's rows); a moved predicate would differ by its whole count
     assert np.allclose(first(plain), first(generic), rtol=0.08, atol=3)
@@ -117,6 +125,9 @@ def test_generic_ratio_puts_parent_rows_on_child_pairs_and_keeps_counts():
             pairs = {tuple(p) for k in kids for p in world.pairs[k - 1].tolist()}
             total += sum((s, o) in pairs for s, o, p in rows.tolist() if p == parent)
         on_child_pairs[name] = total
-    moved = sum(min(6.0 * np.sum(plain[:, 2] == k), np.sum(plain[:, 2] == p))
-                for p, kids in world.generic_children.items() for k in kids)
+    moved = sum(
+        min(6.0 * np.sum(plain[:, 2] == k), np.sum(plain[:, 2] == p))
+        for p, kids in world.generic_children.items()
+        for k in kids
+    )
     assert on_child_pairs["generic"] >= 0.9 * moved > on_child_pairs["plain"], (on_child_pairs, moved)

@@ -18,23 +18,34 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from conftest import FULL
-from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.simulate.world import SimParams
-from sgg_eval.simulate.models import (METHODS, Backbone, MethodParams, Priors, method_logits, simulate_image,
-                                      simulate_models, visual_evidence)
+
 from sgg_eval.data.types import GTImage
 from sgg_eval.evaluate import run_evaluation
+from sgg_eval.pipeline.catalogue import SIMULATION_FILE
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
+from sgg_eval.simulate.models import (
+    METHODS,
+    Backbone,
+    MethodParams,
+    Priors,
+    method_logits,
+    simulate_image,
+    simulate_models,
+    visual_evidence,
+)
+from sgg_eval.simulate.world import SimParams
 from sgg_eval.sources import open_predictions
 from sgg_eval.splits import DatasetSpec, build_splits, build_stats
 from sgg_eval.stats import read_stats
 
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+
 SIM = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf" / SIMULATION_FILE).read_text())
 TASKS = ("predcls", "sgcls", "sgdet") if FULL else ("predcls",)
-BACKBONES = tuple(Backbone(name, **SIM["backbones"][name]) for name in (("sim_motifs", "sim_vctree") if FULL
-                                                                          else ("sim_motifs",)))
+BACKBONES = tuple(
+    Backbone(name, **SIM["backbones"][name]) for name in (("sim_motifs", "sim_vctree") if FULL else ("sim_motifs",))
+)
 PAPER_NAME = {"sim_motifs": "Motifs", "sim_vctree": "VCTree"}
 DEBIASING = tuple(m for m in METHODS if m != "baseline")
 KS = (20, 50, 100)
@@ -45,24 +56,34 @@ PAPER_COLUMNS = [f"{m}@{k}" for m in ("R", "mR") for k in KS] + [f"{m}@{k}" for 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("simbench")
-    build_splits(DatasetSpec("vg150_sim", "simulated", sim=SimParams()),
-                 {"train": root / "train.h5", "val": root / "val.h5", "test": root / "test.h5"})
+    build_splits(
+        DatasetSpec("vg150_sim", "simulated", sim=SimParams()),
+        {"train": root / "train.h5", "val": root / "val.h5", "test": root / "test.h5"},
+    )
     build_stats(root / "train.h5", root / "test.h5", root / "stats.h5")
     stats = read_stats(root / "stats.h5")
     results = {}
     for bb in BACKBONES:
         for task in TASKS:
             outs = {m: root / f"{bb.name}_{m}_{task}.h5" for m in METHODS}
-            simulate_models(root / "test.h5", stats, bb, task, outs, val_path=root / "val.h5",
-                            methods=MethodParams(**SIM["methods"]))
+            simulate_models(
+                root / "test.h5",
+                stats,
+                bb,
+                task,
+                outs,
+                val_path=root / "val.h5",
+                methods=MethodParams(**SIM["methods"]),
+            )
             base = open_predictions(str(outs["baseline"]), gt=str(root / "test.h5"))
             outs["pko"] = root / f"{bb.name}_pko_{task}.h5"
             outs["pko_only"] = root / f"{bb.name}_pkoonly_{task}.h5"
             pko_predictions(base, task, stats, outs["pko"], PKOParams())
             pko_predictions(base, task, stats, outs["pko_only"], PKOParams(), only=True)
             for m, path in outs.items():
-                results[bb.name, task, m] = run_evaluation(str(path), task, gt=str(root / "test.h5"),
-                                                           stats=str(root / "stats.h5"))["metrics"]
+                results[bb.name, task, m] = run_evaluation(
+                    str(path), task, gt=str(root / "test.h5"), stats=str(root / "stats.h5")
+                )["metrics"]
     return root, stats, results
 
 
@@ -157,17 +178,26 @@ def test_blind_replacement_raises_mean_recall_with_n(bench):
 
 
 def test_simulated_outputs_are_deterministic(tmp_path):
-    build_splits(DatasetSpec("s", "simulated", sim=SimParams(scale="tiny")),
-                 {"train": tmp_path / "train.h5", "test": tmp_path / "test.h5"})
+    build_splits(
+        DatasetSpec("s", "simulated", sim=SimParams(scale="tiny")),
+        {"train": tmp_path / "train.h5", "test": tmp_path / "test.h5"},
+    )
     build_stats(tmp_path / "train.h5", tmp_path / "test.h5", tmp_path / "stats.h5")
     stats = read_stats(tmp_path / "stats.h5")
     build_splits(DatasetSpec("s", "simulated", sim=SimParams(scale="tiny")), {"val": tmp_path / "val.h5"})
     for run in ("a", "b"):
-        simulate_models(tmp_path / "test.h5", stats, Backbone("sim_motifs"), "sgdet",
-                        {m: tmp_path / f"{run}_{m}.h5" for m in METHODS}, val_path=tmp_path / "val.h5")
+        simulate_models(
+            tmp_path / "test.h5",
+            stats,
+            Backbone("sim_motifs"),
+            "sgdet",
+            {m: tmp_path / f"{run}_{m}.h5" for m in METHODS},
+            val_path=tmp_path / "val.h5",
+        )
     for m in METHODS:
         assert (tmp_path / f"a_{m}.h5").read_bytes() == (tmp_path / f"b_{m}.h5").read_bytes()
     from sgg_eval.data.store import PredictionStore
+
     with PredictionStore(tmp_path / "a_baseline.h5") as s:
         assert s.meta.simulated and "SIMULATED" in s.meta.source and s.meta.score_kind == "logits"
         img = next(iter(s))
@@ -180,6 +210,7 @@ def test_simulated_outputs_are_deterministic(tmp_path):
 
 # --- the simulated evidence itself (fast): each knob does what its docstring says --------------------------
 
+
 def _tiny_priors(log_prior):
     """Priors for 4 object classes and 3 predicates with no frequency bias and no confusable predicates
     except 1 <-> 2, so the visual evidence can be read off the logits."""
@@ -187,10 +218,15 @@ def _tiny_priors(log_prior):
     confusable = np.zeros((c_pred + 1, c_pred + 1), dtype=bool)
     confusable[1, 2] = confusable[2, 1] = True
     flat = np.zeros((c_obj + 1, c_obj + 1, c_pred + 1))
-    return Priors(freq=flat, freq_nice=flat, log_prior=np.asarray(log_prior, dtype=np.float64),
-                  log_prior_nice=np.asarray(log_prior, dtype=np.float64), log_effective=np.zeros(c_pred),
-                  confusable=confusable,
-                  object_share=np.array([0.0, 0.25, 0.25, 0.25, 0.25]))
+    return Priors(
+        freq=flat,
+        freq_nice=flat,
+        log_prior=np.asarray(log_prior, dtype=np.float64),
+        log_prior_nice=np.asarray(log_prior, dtype=np.float64),
+        log_effective=np.zeros(c_pred),
+        confusable=confusable,
+        object_share=np.array([0.0, 0.25, 0.25, 0.25, 0.25]),
+    )
 
 
 def _tiny_image():
@@ -209,7 +245,7 @@ def test_rare_predicates_get_faded_evidence():
     head, tail = ev.visual[row[0, 1]], ev.visual[row[2, 3]]
     # predicate 1 is the most frequent: full strength; its confusable predicate 2 gets confusion, faded by
     # (0.09 / 0.9)^0.5; the tail predicate 3 gets strength faded by (0.01 / 0.9)^0.5
-    assert head[1] == pytest.approx(4.0) and head[2] == pytest.approx(2.0 * 0.1 ** 0.5) and head[3] == 0
+    assert head[1] == pytest.approx(4.0) and head[2] == pytest.approx(2.0 * 0.1**0.5) and head[3] == 0
     assert tail[3] == pytest.approx(4.0 * (0.01 / 0.9) ** 0.5) and tail[1] == tail[2] == 0
     assert np.all(ev.visual[[i for p, i in row.items() if p not in ((0, 1), (2, 3))]] == 0)
 
@@ -218,8 +254,7 @@ def test_clarity_scales_a_pairs_true_and_confusable_evidence_together():
     bb = Backbone("t", strength=4.0, confusion=2.0, clarity_spread=0.8, evidence_frequency_slope=0.0, **QUIET)
     factors, rng = [], np.random.default_rng(12345)
     for _ in range(1000):
-        ev = visual_evidence(rng, _tiny_image(), "predcls", bb,
-                             _tiny_priors(np.log([0.5, 0.3, 0.2])))
+        ev = visual_evidence(rng, _tiny_image(), "predcls", bb, _tiny_priors(np.log([0.5, 0.3, 0.2])))
         head = ev.visual[[tuple(p) for p in ev.pairs.tolist()].index((0, 1))]
         assert head[2] / head[1] == pytest.approx(0.5)
         factors.append(head[1] / 4.0)

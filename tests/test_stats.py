@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import random_gt, small_vocab
+
 from sgg_eval.stats import compute_stats, read_stats, write_stats
 
 VOCAB = small_vocab(5, 4)
@@ -31,8 +31,14 @@ def _reference(train, test, drop_non_overlapping, must_overlap):
             pairs = ov or pairs
         for i, j in pairs:
             bg[img.labels[i], img.labels[j]] += 1
-    zs = sorted({(img.labels[s], img.labels[o], p) for img in test for s, o, p in img.rels
-                 if A[img.labels[s], img.labels[o], p] == 0})
+    zs = sorted(
+        {
+            (img.labels[s], img.labels[o], p)
+            for img in test
+            for s, o, p in img.rels
+            if A[img.labels[s], img.labels[o], p] == 0
+        }
+    )
     n_c = [len({(s, o) for s in range(C) for o in range(C) if A[s, o, c] > 0}) for c in range(P)]
     dens = [len(im.rels) / (len(im.labels) * (len(im.labels) - 1)) if len(im.labels) > 1 else 0.0 for im in train]
     return A, bg, zs, n_c, dens
@@ -64,6 +70,7 @@ def test_stats_match_loops(rng, drop, must):
 
 def test_duplicate_rows_are_counted(rng):
     from sgg_eval.data.types import GTImage
+
     img = GTImage(1, 50, 50, [[0, 0, 10, 10], [5, 5, 20, 20]], [1, 2], [[0, 1, 3], [0, 1, 3]])
     st = compute_stats([img], VOCAB)
     assert st.triplet_counts[1, 2, 3] == 2 and st.num_pairs[3] == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import h5py
 import numpy as np
 import pytest
-
 from conftest import random_gt, random_pred, small_vocab
+
 from sgg_eval.data.store import PredictionStore, SplitStore, write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
 from sgg_eval.errors import InputError
@@ -61,7 +61,9 @@ def test_prediction_round_trip(tmp_path, rng, dtype):
     meta = PredictionMeta("sgdet", "logits", VOCAB, "m", True, "unit", {"backbone": "x"})
     write_predictions(tmp_path / "p.h5", meta, images, score_dtype=dtype)
     with PredictionStore(tmp_path / "p.h5") as store:
-        assert store.meta.task == "sgdet" and store.meta.score_kind == "logits" and store.meta.extra == {"backbone": "x"}
+        assert (
+            store.meta.task == "sgdet" and store.meta.score_kind == "logits" and store.meta.extra == {"backbone": "x"}
+        )
         for a, b in zip(images, store):
             for f in ("boxes", "labels", "obj_scores", "pairs"):
                 np.testing.assert_array_equal(getattr(a, f), getattr(b, f))

@@ -24,8 +24,9 @@ def _expected_marks(table):
     marks = {}
     for col in table.columns:
         for section in {r.section for r in table.rows}:
-            vals = sorted({r.values[col] for r in table.rows if r.section == section and r.values[col] is not None},
-                          reverse=True)
+            vals = sorted(
+                {r.values[col] for r in table.rows if r.section == section and r.values[col] is not None}, reverse=True
+            )
             for i, r in enumerate(table.rows):
                 if r.section == section and r.values[col] is not None:
                     if r.values[col] == vals[0]:
@@ -57,9 +58,19 @@ def test_csv_holds_the_exact_values_and_latex_is_booktabs_and_escaped():
     for i, r in enumerate(table.rows):
         for col in table.columns:
             got = back.loc[i, col]
-            assert (np.isnan(got) if r.values[col] is None else got == r.values[col]), (i, col)
+            assert np.isnan(got) if r.values[col] is None else got == r.values[col], (i, col)
     assert list(back["section"]) == [r.section for r in table.rows]
     tex = table.latex()
-    for needle in (r"\toprule", r"\midrule", r"\bottomrule", r"\textbf{", r"\underline{", r"x\&y", r"m\_0",
-                   r"caption 5\% of\_it", r"\textit{S2}", r"\label{tab:t}"):
+    for needle in (
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\textbf{",
+        r"\underline{",
+        r"x\&y",
+        r"m\_0",
+        r"caption 5\% of\_it",
+        r"\textit{S2}",
+        r"\label{tab:t}",
+    ):
         assert needle in tex, needle

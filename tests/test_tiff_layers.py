@@ -79,15 +79,21 @@ def test_zero_layers_are_read():
 
 def _corrupt_first_strip(raw: bytes) -> bytes:
     at = _plain_strips(raw, 5, SHAPE)[1][0][0][0]
-    return raw[:at + 3] + bytes([raw[at + 3] ^ 0xFF]) + raw[at + 4:]
+    return raw[: at + 3] + bytes([raw[at + 3] ^ 0xFF]) + raw[at + 4 :]
 
 
 def _truncated(raw: bytes) -> bytes:
     return raw[: len(raw) // 2]
 
 
-@pytest.mark.parametrize("damage, words", [(_corrupt_first_strip, "layer 0"), (_truncated, "TIFF"),
-                                           (lambda raw: b"II*\x00" + struct.pack("<I", 10**9) + raw[8:], "TIFF")])
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (_corrupt_first_strip, "layer 0"),
+        (_truncated, "TIFF"),
+        (lambda raw: b"II*\x00" + struct.pack("<I", 10**9) + raw[8:], "TIFF"),
+    ],
+)
 def test_damaged_files_are_refused(damage, words):
     raw = damage(_tiff(_stack(5), compression="zlib"))
     with pytest.raises(InputError) as info:
@@ -110,7 +116,7 @@ def test_a_strip_that_inflates_beyond_its_layer_is_refused():
         entry = struct.pack("<HHI", 257, kind, 1)
         if entry in raw:
             at = raw.index(entry) + 8
-            raw[at:at + 4] = struct.pack("<I", SHAPE[0]) if kind == 4 else struct.pack("<HH", SHAPE[0], 0)
+            raw[at : at + 4] = struct.pack("<I", SHAPE[0]) if kind == 4 else struct.pack("<HH", SHAPE[0], 0)
     assert _plain_strips(bytes(raw), 1, SHAPE) is not None
     with pytest.raises(InputError, match="holds"):
         tiff_stack(bytes(raw), 1, SHAPE, {})

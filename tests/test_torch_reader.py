@@ -12,15 +12,15 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+from torch_writer import Strided, eval_results_object, save_legacy, save_zip
+
 from sgg_eval.errors import InputError
 from sgg_eval.formats import eval_results
-from sgg_eval.formats.torch import unpickler
 from sgg_eval.formats.eval_results import EvalResults
-from sgg_eval.isolated import run_isolated, start_isolated
+from sgg_eval.formats.torch import unpickler
 from sgg_eval.formats.torch.reader import load
-from torch_writer import Strided, eval_results_object, save_legacy, save_zip
+from sgg_eval.isolated import run_isolated, start_isolated
 
 VOCAB = small_vocab(6, 5)
 SAVES = {"zip": save_zip, "legacy": save_legacy}
@@ -65,19 +65,30 @@ def test_every_tensor_geometry_reads_as_defined(tmp_path, layout, reader):
 
 def test_legacy_storage_views_read_into_their_root(tmp_path, reader):
     base = np.arange(30, dtype=np.float32)
-    save_legacy({"a": Strided(base, 2, (2, 3), (3, 1), view=(10, 8)),
-                 "b": Strided(base, 0, (4,), (1,), view=(0, 4))}, tmp_path / "t.pytorch")
+    save_legacy(
+        {"a": Strided(base, 2, (2, 3), (3, 1), view=(10, 8)), "b": Strided(base, 0, (4,), (1,), view=(0, 4))},
+        tmp_path / "t.pytorch",
+    )
     back = load(tmp_path / "t.pytorch")
     np.testing.assert_array_equal(back["a"].numpy(), _expected(base, 12, (2, 3), (3, 1)))
     np.testing.assert_array_equal(back["b"].numpy(), base[:4])
 
 
 @pytest.mark.parametrize("layout", SAVES)
-@pytest.mark.parametrize("geometry", [(5, (4,), (1,)), (0, (3, 4), (4, 1)), (0, (2, 2), (9, 1)),
-                                      (0, (2**40, 2**40), (2**40, 1)), (0, (2**62, 4), (1, 2**62))])
+@pytest.mark.parametrize(
+    "geometry",
+    [
+        (5, (4,), (1,)),
+        (0, (3, 4), (4, 1)),
+        (0, (2, 2), (9, 1)),
+        (0, (2**40, 2**40), (2**40, 1)),
+        (0, (2**62, 4), (1, 2**62)),
+    ],
+)
 def test_a_tensor_past_its_storage_is_refused_when_read(tmp_path, layout, geometry, reader):
-    SAVES[layout]({"ok": np.arange(3), "bad": Strided(np.arange(8, dtype=np.float32), *geometry)},
-                  tmp_path / "t.pytorch")
+    SAVES[layout](
+        {"ok": np.arange(3), "bad": Strided(np.arange(8, dtype=np.float32), *geometry)}, tmp_path / "t.pytorch"
+    )
     back = load(tmp_path / "t.pytorch")
     np.testing.assert_array_equal(back["ok"].numpy(), np.arange(3))
     with pytest.raises(InputError, match="reads past the end of storage"):
@@ -91,8 +102,11 @@ def _cases(n: int, seed: int = 3):
 
 def _all_arrays(path) -> list[np.ndarray]:
     loaded = EvalResults(path, VOCAB)
-    return [a for gt, pred in loaded.pairs() for a in (gt.boxes, gt.labels, gt.rels, pred.boxes, pred.labels,
-                                                         pred.obj_scores, pred.pairs, pred.rel_scores)]
+    return [
+        a
+        for gt, pred in loaded.pairs()
+        for a in (gt.boxes, gt.labels, gt.rels, pred.boxes, pred.labels, pred.obj_scores, pred.pairs, pred.rel_scores)
+    ]
 
 
 @pytest.mark.parametrize("layout", SAVES)
@@ -125,8 +139,9 @@ def test_a_pickle_referring_back_to_a_forgotten_object_is_read_again(tmp_path, l
     """The same array object twice: pickle writes the second as a reference to the first tensor (a memo
     get), which compaction has forgotten by then; the file is read again without compaction."""
     shared = np.arange(6, dtype=np.float32).reshape(2, 3)
-    SAVES[layout]({"first": shared, "pad": [np.arange(i + 1) for i in range(20)], "again": shared},
-                  tmp_path / "t.pytorch")
+    SAVES[layout](
+        {"first": shared, "pad": [np.arange(i + 1) for i in range(20)], "again": shared}, tmp_path / "t.pytorch"
+    )
     monkeypatch.setattr(unpickler, "COMPACT_EVERY", 2)
     monkeypatch.setattr(unpickler, "BULK", False)
     back = load(tmp_path / "t.pytorch")
@@ -208,10 +223,15 @@ def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monke
     """Two tensors of one storage (its key pickled once, then referred back to), among others: each reads
     its own window of the shared bytes, with and without memo compaction."""
     base, token = np.arange(12, dtype=np.float32), object()
-    SAVES[layout]({"pad": [np.arange(i + 2) for i in range(6)],
-                   "first": Strided(base, 0, (2, 3), (3, 1), share=token),
-                   "second": Strided(base, 6, (3, 2), (1, 3), share=token), "last": np.arange(3)},
-                  tmp_path / "t.pytorch")
+    SAVES[layout](
+        {
+            "pad": [np.arange(i + 2) for i in range(6)],
+            "first": Strided(base, 0, (2, 3), (3, 1), share=token),
+            "second": Strided(base, 6, (3, 2), (1, 3), share=token),
+            "last": np.arange(3),
+        },
+        tmp_path / "t.pytorch",
+    )
     monkeypatch.setattr(unpickler, "COMPACT_EVERY", every)
     back = load(tmp_path / "t.pytorch")
     np.testing.assert_array_equal(back["first"].numpy(), _expected(base, 0, (2, 3), (3, 1)))
@@ -225,10 +245,18 @@ def _tables(path) -> tuple:
     """Everything the reader keeps of an eval_results file: its BoxList and tensor columns, by name."""
     table, gt_rows, pred_rows, gt_tensors, pred_tensors = eval_results._parse(str(path))
     t = table.tensors
-    return ({name: getattr(table, name) for name in ("bbox", "mode", "width", "height", "fields")},
-            {name: getattr(t, name) for name in ("t_code", "t_byte", "t_nbytes", "t_dims_at", "t_ndim_np",
-                                                 "t_dims_np", "t_bad")},
-            table.columns, gt_rows, pred_rows, gt_tensors, pred_tensors)
+    return (
+        {name: getattr(table, name) for name in ("bbox", "mode", "width", "height", "fields")},
+        {
+            name: getattr(t, name)
+            for name in ("t_code", "t_byte", "t_nbytes", "t_dims_at", "t_ndim_np", "t_dims_np", "t_bad")
+        },
+        table.columns,
+        gt_rows,
+        pred_rows,
+        gt_tensors,
+        pred_tensors,
+    )
 
 
 @pytest.mark.parametrize("layout", SAVES)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sgg_eval.pipeline.tracking import ChildRun, log_runs, metric_key
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
 def test_metric_keys_avoid_at_sign():
@@ -14,8 +18,9 @@ def test_nested_runs_are_not_duplicated(tmp_path):
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{tmp_path / 'm.db'}"
-    kids = [ChildRun(f"m{i}/predcls", {"model": f"m{i}", "git_commit": "a"}, {"predcls/R_at_50": 0.1 * i})
-            for i in range(3)]
+    kids = [
+        ChildRun(f"m{i}/predcls", {"model": f"m{i}", "git_commit": "a"}, {"predcls/R_at_50": 0.1 * i}) for i in range(3)
+    ]
     first = log_runs(uri, "exp", "pipeline", {"dataset": "x", "git_commit": "a"}, kids)
     kids_new_commit = [ChildRun(c.name, {**c.params, "git_commit": "b"}, c.metrics) for c in kids]
     second = log_runs(uri, "exp", "pipeline", {"dataset": "x", "git_commit": "b"}, kids_new_commit)
@@ -68,8 +73,10 @@ def test_a_run_killed_mid_logging_is_not_reused_and_the_next_track_completes_it(
     stale = [r for r in client.search_runs([exp]) if r.info.run_name == "m1/predcls"]
     assert len(stale) == 1 and stale[0].info.status == "RUNNING" and not stale[0].data.metrics
 
-    kids = [ChildRun(f"m{i}/predcls", {"model": f"m{i}"}, {"predcls/R_at_50": 0.1 * i, "predcls/mR_at_50": 0.2})
-            for i in range(3)]
+    kids = [
+        ChildRun(f"m{i}/predcls", {"model": f"m{i}"}, {"predcls/R_at_50": 0.1 * i, "predcls/mR_at_50": 0.2})
+        for i in range(3)
+    ]
     ids = log_runs(uri, "exp", "pipeline", {"dataset": "x"}, kids)
     assert ids["children"]["m1/predcls"] != stale[0].info.run_id
     assert client.get_run(stale[0].info.run_id).info.status == "FAILED"
@@ -83,9 +90,16 @@ def test_commit_is_mlflows_source_tag_and_parent_names_differ(tmp_path):
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{tmp_path / 'm.db'}"
-    ids = [log_runs(uri, "exp", "pipeline sim", {"tau": tau, "git_commit": "abc123"},
-                    [ChildRun("m/predcls", {"model": "m", "git_commit": "abc123"}, {"predcls/R_at_50": tau})])
-           for tau in (0.5, 0.25)]
+    ids = [
+        log_runs(
+            uri,
+            "exp",
+            "pipeline sim",
+            {"tau": tau, "git_commit": "abc123"},
+            [ChildRun("m/predcls", {"model": "m", "git_commit": "abc123"}, {"predcls/R_at_50": tau})],
+        )
+        for tau in (0.5, 0.25)
+    ]
     client = MlflowClient(uri)
     parents = [client.get_run(i["parent"]) for i in ids]
     child = client.get_run(ids[0]["children"]["m/predcls"])
@@ -131,13 +145,15 @@ def test_make_ui_names_the_runs_table_of_the_projects_experiment(tmp_path):
 
     script = Path(__file__).resolve().parents[1] / "scripts" / "mlflow_url.py"
     store = tmp_path / "m.db"
-    url = subprocess.run([sys.executable, str(script), "5001", str(store)], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    url = subprocess.run(
+        [sys.executable, str(script), "5001", str(store)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert url == "http://127.0.0.1:5001"  # no store yet: the UI's root
     log_runs(f"sqlite:///{store}", "other", "pipeline", {"dataset": "x"}, [])
     log_runs(f"sqlite:///{store}", "sgg-eval", "pipeline", {"dataset": "x"}, [])
     exp = MlflowClient(f"sqlite:///{store}").get_experiment_by_name("sgg-eval")
     assert exp.tags.get("mlflow.experimentKind") == "custom_model_development"
-    url = subprocess.run([sys.executable, str(script), "5001", str(store)], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    url = subprocess.run(
+        [sys.executable, str(script), "5001", str(store)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert url == f"http://127.0.0.1:5001/#/experiments/{exp.experiment_id}/runs"

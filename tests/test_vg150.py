@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vg150_fixture import write_vg150_fixture
 
 from sgg_eval.data.vg150 import VG150Files, convert_boxes, read_vg150_split
 from sgg_eval.errors import InputError
-from vg150_fixture import write_vg150_fixture
 
 
 def _read(root, split, num_val_im=2):
@@ -92,24 +92,28 @@ def test_missing_h5_key(tmp_path):
 def test_box_range_outside_arrays(tmp_path):
     def mutate(a):
         a["img_to_last_box"][7] = 99
+
     _expect_error(write_vg150_fixture(tmp_path, mutate=mutate), "test", "image 17", "img_to_first_box/img_to_last_box")
 
 
 def test_relation_object_outside_image(tmp_path):
     def mutate(a):
         a["relationships"][0, 1] = 4  # image 10 owns boxes 0..2; box 4 belongs to another image
+
     _expect_error(write_vg150_fixture(tmp_path, mutate=mutate), "val", "image 10", "'relationships'")
 
 
 def test_class_id_out_of_range(tmp_path):
     def mutate(a):
         a["labels"][5, 0] = 151  # boxes 5, 6 belong to image 13 (3, 4 to the dropped image 12)
+
     _expect_error(write_vg150_fixture(tmp_path, mutate=mutate), "val", "image 13", "'labels'")
 
 
 def test_predicate_out_of_range(tmp_path):
     def mutate(a):
         a["predicates"][0, 0] = 0
+
     _expect_error(write_vg150_fixture(tmp_path, mutate=mutate), "val", "image 10", "'predicates'")
 
 

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import random_case
+
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.engine import evaluate, with_tau
+from sgg_eval.metrics.options import EvalOptions
 
 # predicate names deliberately not in alphabetical order: the JSON file sorts its keys, the weights n_c
 # follow the vocabulary, and with_tau must pair them by name (VG150's alphabetical names would hide it)
@@ -22,8 +22,10 @@ def test_with_tau_equals_a_full_evaluation_at_that_tau(task):
     rng = np.random.default_rng(5)
     cases = [random_case(rng, VOCAB, task, i) for i in range(40)]
     num_pairs = np.concatenate([[0], rng.integers(1, 500, size=VOCAB.num_predicates)])
-    docs = {tau: evaluate(cases, VOCAB, EvalOptions(task=task, score_kind="probabilities", tau=tau),
-                          num_pairs=num_pairs) for tau in (0.5, 0.0, 0.25, 1.0)}
+    docs = {
+        tau: evaluate(cases, VOCAB, EvalOptions(task=task, score_kind="probabilities", tau=tau), num_pairs=num_pairs)
+        for tau in (0.5, 0.0, 0.25, 1.0)
+    }
     stored = json.loads(json.dumps(docs[0.5], sort_keys=True))  # as the evaluate stage writes it
     for tau, direct in docs.items():
         reduced = with_tau(stored, VOCAB.predicate_classes, num_pairs, tau)

@@ -9,13 +9,13 @@ import zlib
 
 import numpy as np
 import pytest
-
 from conftest import random_case, small_vocab
+from torch_writer import eval_results_object, save_zip
+
 from sgg_eval.errors import InputError
 from sgg_eval.formats import zipindex
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.unpickler import map_file
-from torch_writer import eval_results_object, save_zip
 
 VOCAB = small_vocab(6, 5)
 
@@ -28,8 +28,30 @@ def _zip64_archive(path, files: dict[str, bytes]) -> None:
         out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 45, 0, 0, 0, 0, crc, len(data), len(data), len(raw), 0)
         out += raw + data
         extra = struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
-        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 45, 45, 0, 0, 0, 0, crc, 0xFFFFFFFF,
-                               0xFFFFFFFF, len(raw), len(extra), 0, 0, 0, 0, 0xFFFFFFFF) + raw + extra
+        central += (
+            struct.pack(
+                "<4sHHHHHHIIIHHHHHII",
+                b"PK\x01\x02",
+                45,
+                45,
+                0,
+                0,
+                0,
+                0,
+                crc,
+                0xFFFFFFFF,
+                0xFFFFFFFF,
+                len(raw),
+                len(extra),
+                0,
+                0,
+                0,
+                0,
+                0xFFFFFFFF,
+            )
+            + raw
+            + extra
+        )
     cd_at = len(out)
     out += central
     end64_at = len(out)
@@ -53,7 +75,7 @@ def _same_as_zipfile(path, expect_fast: bool) -> None:
         data_at = got.data_at(whole, np.arange(len(infos)))
         for i, info in enumerate(infos):
             if info.compress_type == zipfile.ZIP_STORED:
-                assert whole[data_at[i]: data_at[i] + info.compress_size].tobytes() == zf.read(info)
+                assert whole[data_at[i] : data_at[i] + info.compress_size].tobytes() == zf.read(info)
 
 
 def test_a_torch_file_is_indexed_like_zipfile_does(tmp_path):
@@ -98,7 +120,6 @@ def test_a_torch_file_with_a_compressed_pickle_loads(tmp_path, compression):
     np.testing.assert_array_equal(load(tmp_path / "t.pytorch")["x"].numpy(), arr)
 
 
-
 def _dict_lookup(m: zipindex.Members, prefix: str, suffixes: list[str]) -> list[int]:
     """The obvious lookup: the last member of each name (zipfile's rule), by decoded name."""
     row_of = {}
@@ -121,8 +142,9 @@ def test_find_looks_names_up_like_a_dict_of_decoded_names(tmp_path, fast, monkey
     m = zipindex.members(str(path), map_file(path))
     suffixes = ["7", "0", "299", "300", "", "5", "data.pk", "1" * 7] + [str(i) for i in range(0, 300, 7)]
     assert m.find("archive/data/", suffixes).tolist() == _dict_lookup(m, "archive/data/", suffixes)
-    assert m.find("archive/", ["data.pkl", "byteorder"]).tolist() == _dict_lookup(m, "archive/", ["data.pkl",
-                                                                                                 "byteorder"])
+    assert m.find("archive/", ["data.pkl", "byteorder"]).tolist() == _dict_lookup(
+        m, "archive/", ["data.pkl", "byteorder"]
+    )
     assert m.find("archive/data/", []).tolist() == []
     assert [m.name(i) for i in m.ending_with("data.pkl")] == ["archive/data.pkl"]
 
@@ -147,9 +169,13 @@ def test_first_duplicate_agrees_with_a_set_of_names(tmp_path):
     for trial in range(20):
         names = [bytes(rng.integers(97, 100, size=int(rng.integers(0, 5))).astype(np.uint8)) for _ in range(30)]
         length = np.array([len(n) for n in names], dtype=np.int64)
-        m = zipindex.Members(np.frombuffer(b"".join(names) or b"\0", np.uint8),
-                             np.concatenate([[0], np.cumsum(length)[:-1]]), length, np.ones(30, bool),
-                             *(np.zeros(30, np.int64) for _ in range(4)))
+        m = zipindex.Members(
+            np.frombuffer(b"".join(names) or b"\0", np.uint8),
+            np.concatenate([[0], np.cumsum(length)[:-1]]),
+            length,
+            np.ones(30, bool),
+            *(np.zeros(30, np.int64) for _ in range(4)),
+        )
         got = zipindex.first_duplicate(m)
         assert (got is not None) == (len(set(names)) < len(names)), trial
         if got is not None:
@@ -180,6 +206,7 @@ def test_find_packs_short_names_exactly_and_looks_long_ones_up_by_name(tmp_path)
     long = ["12345678", "1"]
     assert zipindex._find_short(m, "a/", long) is None
     assert m.find("a/", long).tolist() == [3, 0] == _dict_lookup(m, "a/", long)
-    one, padded = (zipindex._packed(np.frombuffer(b, np.uint8), np.array([0]), np.array([len(b)]))
-                   for b in (b"1", b"1\0"))
+    one, padded = (
+        zipindex._packed(np.frombuffer(b, np.uint8), np.array([0]), np.array([len(b)])) for b in (b"1", b"1\0")
+    )
     assert one != padded

@@ -17,11 +17,17 @@ import zipfile
 
 import numpy as np
 
-_STORAGE_NAMES = {np.dtype(np.float32): "FloatStorage", np.dtype(np.float64): "DoubleStorage",
-                  np.dtype(np.int64): "LongStorage", np.dtype(np.int32): "IntStorage",
-                  np.dtype(np.float16): "HalfStorage", np.dtype(np.uint8): "ByteStorage",
-                  np.dtype(np.bool_): "BoolStorage", np.dtype(np.int8): "CharStorage",
-                  np.dtype(np.int16): "ShortStorage"}
+_STORAGE_NAMES = {
+    np.dtype(np.float32): "FloatStorage",
+    np.dtype(np.float64): "DoubleStorage",
+    np.dtype(np.int64): "LongStorage",
+    np.dtype(np.int32): "IntStorage",
+    np.dtype(np.float16): "HalfStorage",
+    np.dtype(np.uint8): "ByteStorage",
+    np.dtype(np.bool_): "BoolStorage",
+    np.dtype(np.int8): "CharStorage",
+    np.dtype(np.int16): "ShortStorage",
+}
 
 
 class BoxList:
@@ -63,8 +69,13 @@ class _Storage:
 
 @contextlib.contextmanager
 def _fake_modules():
-    names = ["torch", "torch._utils", "maskrcnn_benchmark", "maskrcnn_benchmark.structures",
-             "maskrcnn_benchmark.structures.bounding_box"]
+    names = [
+        "torch",
+        "torch._utils",
+        "maskrcnn_benchmark",
+        "maskrcnn_benchmark.structures",
+        "maskrcnn_benchmark.structures.bounding_box",
+    ]
     saved = {n: sys.modules.get(n) for n in names}
     mods = {n: types.ModuleType(n) for n in names}
     torch_utils = mods["torch._utils"]
@@ -96,6 +107,7 @@ def _dump(obj, legacy: bool, extra_globals=None):
     storages: list[_Storage] = []
     shared: dict[int, _Storage] = {}
     with _fake_modules() as (rebuild, storage_classes):
+
         class P(pickle.Pickler):
             def reducer_override(self, o):
                 if isinstance(o, Strided):
@@ -110,7 +122,7 @@ def _dump(obj, legacy: bool, extra_globals=None):
                     a = np.ascontiguousarray(o) if isinstance(o, np.ndarray) else o
                     st = _Storage(str(len(storages)), a)
                     storages.append(st)
-                    stride = tuple(int(np.prod(a.shape[d + 1:])) for d in range(len(a.shape)))  # C order
+                    stride = tuple(int(np.prod(a.shape[d + 1 :])) for d in range(len(a.shape)))  # C order
                     return rebuild, (st, 0, a.shape, stride, False, collections.OrderedDict())
                 return NotImplemented
 
@@ -141,8 +153,11 @@ def save_zip(obj, path) -> None:
 def save_legacy(obj, path) -> None:
     data, storages = _dump(obj, legacy=True)
     with open(path, "wb") as fh:
-        for plain in (0x1950A86A20F9469CFC6C, 1001,
-                      {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}):
+        for plain in (
+            0x1950A86A20F9469CFC6C,
+            1001,
+            {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}},
+        ):
             pickle.dump(plain, fh, protocol=2)
         fh.write(data)
         pickle.dump([st.key for st in storages], fh, protocol=2)
@@ -155,12 +170,25 @@ def eval_results_object(cases):
     """The {'groundtruths', 'predictions'} dict of BoxLists for (GTImage, PredImage) cases."""
     gts, preds = [], []
     for gt, pred in cases:
-        gts.append(BoxList(gt.boxes.astype(np.float32), (gt.width, gt.height), labels=gt.labels.astype(np.int64),
-                           relation_tuple=gt.rels.astype(np.int64)))
-        preds.append(BoxList(pred.boxes.astype(np.float32), (gt.width, gt.height),
-                             pred_labels=pred.labels.astype(np.int64), pred_scores=pred.obj_scores.astype(np.float32),
-                             rel_pair_idxs=pred.pairs.astype(np.int64),
-                             pred_rel_scores=pred.rel_scores.astype(np.float32),
-                             pred_rel_labels=(1 + pred.rel_scores[:, 1:].argmax(1)).astype(np.int64)
-                             if len(pred.pairs) else np.zeros(0, dtype=np.int64)))
+        gts.append(
+            BoxList(
+                gt.boxes.astype(np.float32),
+                (gt.width, gt.height),
+                labels=gt.labels.astype(np.int64),
+                relation_tuple=gt.rels.astype(np.int64),
+            )
+        )
+        preds.append(
+            BoxList(
+                pred.boxes.astype(np.float32),
+                (gt.width, gt.height),
+                pred_labels=pred.labels.astype(np.int64),
+                pred_scores=pred.obj_scores.astype(np.float32),
+                rel_pair_idxs=pred.pairs.astype(np.int64),
+                pred_rel_scores=pred.rel_scores.astype(np.float32),
+                pred_rel_labels=(1 + pred.rel_scores[:, 1:].argmax(1)).astype(np.int64)
+                if len(pred.pairs)
+                else np.zeros(0, dtype=np.int64),
+            )
+        )
     return {"groundtruths": gts, "predictions": preds}

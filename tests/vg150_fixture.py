@@ -28,11 +28,11 @@ IMAGE_DATA = [
 # One entry per h5 row (= per kept image): split code, boxes (cx, cy, w, h at 1024), labels, rels (local s, o, p).
 ROWS = [
     (0, [[101, 50, 31, 20], [1020, 100, 40, 10], [5, 300, 15, 40]], [1, 2, 5], [[0, 1, 2], [2, 0, 1]]),  # id 10
-    (0, [], [], []),                                                    # id 11: no boxes -> dropped
-    (0, [[200, 200, 50, 50], [220, 210, 30, 30]], [1, 3], []),          # id 12: no relations -> dropped
+    (0, [], [], []),  # id 11: no boxes -> dropped
+    (0, [[200, 200, 50, 50], [220, 210, 30, 30]], [1, 3], []),  # id 12: no relations -> dropped
     (0, [[300, 300, 100, 60], [310, 320, 40, 40]], [1, 2], [[0, 1, 2], [0, 1, 2]]),  # id 13: duplicate rows
     (2, [[400, 400, 80, 80], [420, 500, 300, 100]], [5, 4], [[0, 1, 3], [0, 1, 3], [0, 1, 1]]),  # id 14: test
-    (2, [[100, 100, 10, 10]], [3], []),                                 # id 15: test, no relations -> dropped
+    (2, [[100, 100, 10, 10]], [3], []),  # id 15: test, no relations -> dropped
     (0, [[512, 512, 1024, 1024], [600, 600, 20, 30]], [4, 5], [[1, 0, 1]]),  # id 16: train (after val carve-out)
     (2, [[50, 60, 21, 33], [70, 80, 11, 9], [90, 90, 5, 5]], [1, 2, 3], [[0, 1, 2], [2, 1, 1]]),  # id 17: test
 ]
@@ -46,20 +46,28 @@ def write_vg150_fixture(root: Path, rows=ROWS, image_data=IMAGE_DATA, mutate=Non
     for code, b, lab, r in rows:
         split.append(code)
         if b:
-            first_box.append(len(boxes)); last_box.append(len(boxes) + len(b) - 1)
+            first_box.append(len(boxes))
+            last_box.append(len(boxes) + len(b) - 1)
         else:
-            first_box.append(-1); last_box.append(-1)
+            first_box.append(-1)
+            last_box.append(-1)
         if r:
-            first_rel.append(len(rels)); last_rel.append(len(rels) + len(r) - 1)
+            first_rel.append(len(rels))
+            last_rel.append(len(rels) + len(r) - 1)
             for s, o, p in r:
-                rels.append([first_box[-1] + s, first_box[-1] + o]); preds.append(p)
+                rels.append([first_box[-1] + s, first_box[-1] + o])
+                preds.append(p)
         else:
-            first_rel.append(-1); last_rel.append(-1)
-        boxes.extend(b); labels.extend(lab)
+            first_rel.append(-1)
+            last_rel.append(-1)
+        boxes.extend(b)
+        labels.extend(lab)
     arrays = {
         "split": np.array(split, dtype=np.int32),
-        "img_to_first_box": np.array(first_box, dtype=np.int32), "img_to_last_box": np.array(last_box, dtype=np.int32),
-        "img_to_first_rel": np.array(first_rel, dtype=np.int32), "img_to_last_rel": np.array(last_rel, dtype=np.int32),
+        "img_to_first_box": np.array(first_box, dtype=np.int32),
+        "img_to_last_box": np.array(last_box, dtype=np.int32),
+        "img_to_first_rel": np.array(first_rel, dtype=np.int32),
+        "img_to_last_rel": np.array(last_rel, dtype=np.int32),
         "labels": np.array(labels, dtype=np.int64).reshape(-1, 1),
         "boxes_1024": np.array(boxes, dtype=np.int32).reshape(-1, 4),
         "boxes_512": (np.array(boxes, dtype=np.int32).reshape(-1, 4) // 2),

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from sgg_eval.errors import InputError, os_error_reason
 
-
 # Free space kept in reserve below every HDF5 write. h5py crashes the interpreter (segmentation fault) when a
 # file it is closing cannot be flushed, so we refuse a write that might not fit instead of letting it fail.
 SPACE_MARGIN = 8 << 20
@@ -25,8 +24,11 @@ def ensure_space(path: str | os.PathLike, nbytes: int) -> None:
     """Raise ``OSError(ENOSPC)`` unless the file system of ``path`` has ``nbytes`` plus a margin free."""
     free = shutil.disk_usage(Path(path).parent).free
     if free < nbytes + SPACE_MARGIN:
-        raise OSError(errno.ENOSPC, f"no space left on the device (about {(nbytes + SPACE_MARGIN) >> 20} MiB "
-                                    f"needed, {free >> 20} MiB free)", str(path))
+        raise OSError(
+            errno.ENOSPC,
+            f"no space left on the device (about {(nbytes + SPACE_MARGIN) >> 20} MiB needed, {free >> 20} MiB free)",
+            str(path),
+        )
 
 
 def _tmp_name(path: Path) -> Path:

@@ -21,8 +21,15 @@ EXIT_USER, EXIT_BUG = 2, 1
 class InputError(Exception):
     """Bad or missing input. The message names the file, the image (id and position) and the field when known."""
 
-    def __init__(self, message: str, *, path: str | None = None, image_id=None, field: str | None = None,
-                 position: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        image_id=None,
+        field: str | None = None,
+        position: int | None = None,
+    ):
         self.path, self.image_id, self.field, self.position = path, image_id, field, position
         self.message = " ".join(str(message).split())
         parts = []
@@ -45,7 +52,7 @@ class InputError(Exception):
         field = self.field
         for ours, theirs in names.items():
             if field is not None and (field == ours or field.startswith(ours + " ")):
-                field = theirs + field[len(ours):]
+                field = theirs + field[len(ours) :]
                 break
         return InputError(self.message, path=self.path, image_id=self.image_id, field=field, position=self.position)
 
@@ -54,10 +61,16 @@ def _rebuild_input_error(message, path, image_id, field, position) -> InputError
     return InputError(message, path=path, image_id=image_id, field=field, position=position)
 
 
-_OS_ERRORS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-              errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-              errno.EISDIR: "is a directory", errno.ENOTDIR: "a parent is not a directory",
-              errno.EROFS: "read-only file system", errno.ENOENT: "no such file or directory"}
+_OS_ERRORS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "is a directory",
+    errno.ENOTDIR: "a parent is not a directory",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "no such file or directory",
+}
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -103,8 +116,11 @@ def guarded(body: Callable[[], object], prog: str, *, debug: bool = False) -> in
         return EXIT_USER
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into one line
         first = " ".join(str(exc).split())[:300]
-        _report(f"{prog}: internal error (a bug in sgg-eval, please report it with the command line): "
-                f"{type(exc).__name__}: {first}; rerun with SGG_EVAL_DEBUG=1 for the traceback", debug)
+        _report(
+            f"{prog}: internal error (a bug in sgg-eval, please report it with the command line): "
+            f"{type(exc).__name__}: {first}; rerun with SGG_EVAL_DEBUG=1 for the traceback",
+            debug,
+        )
         return EXIT_BUG
     return 0
 

@@ -11,8 +11,8 @@ import numpy as np
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
-from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.engine import evaluate, require_evaluated
+from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.sources import open_predictions
 from sgg_eval.stats import TrainingStats, check_zeroshot_ids, read_stats
 
@@ -53,8 +53,9 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     raw = obj.numpy() if isinstance(obj, LazyTensor) else None
     if raw is None or raw.ndim != 2 or raw.shape[1] != 3 or raw.dtype.kind not in "iu":
         what = f"shape {list(raw.shape)} dtype {raw.dtype}" if raw is not None else type(obj).__name__
-        raise InputError(f"expected one integer tensor [Z, 3] (subject, object, predicate), got {what}",
-                         path=spec, field="zeroshot")
+        raise InputError(
+            f"expected one integer tensor [Z, 3] (subject, object, predicate), got {what}", path=spec, field="zeroshot"
+        )
     zs = np.asarray(raw, dtype=np.int64)
     return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
 
@@ -71,9 +72,19 @@ def check_iou_threshold(value: float) -> None:
         raise InputError(f"iou_threshold = {value} must be in (0, 1]", field="iou_threshold")
 
 
-def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protocol: str = "reference",
-                   stats: str | None = None, zeroshot: str | None = None, tau: float = 0.5,
-                   iou_threshold: float = 0.5, progress: bool = False, jobs: int = 1) -> dict:
+def run_evaluation(
+    predictions: str,
+    task: str,
+    *,
+    gt: str | None = None,
+    protocol: str = "reference",
+    stats: str | None = None,
+    zeroshot: str | None = None,
+    tau: float = 0.5,
+    iou_threshold: float = 0.5,
+    progress: bool = False,
+    jobs: int = 1,
+) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.blocks``), with the same document for any number."""
     check_tau(tau)
@@ -89,12 +100,27 @@ def run_evaluation(predictions: str, task: str, *, gt: str | None = None, protoc
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
-    opts = EvalOptions(task=task, protocol=protocol, order=source.order, score_kind=source.score_kind, tau=tau,
-                       iou_threshold=iou_threshold)
+    opts = EvalOptions(
+        task=task,
+        protocol=protocol,
+        order=source.order,
+        score_kind=source.score_kind,
+        tau=tau,
+        iou_threshold=iou_threshold,
+    )
     report = _Progress() if progress else None
-    result = evaluate(source, source.vocab, opts, source=predictions, jobs=jobs, progress=report,
-                      triplet_counts=train.triplet_counts if train else None,
-                      num_pairs=train.num_pairs if train else None, zeroshot=zs, zeroshot_source=zs_source)
+    result = evaluate(
+        source,
+        source.vocab,
+        opts,
+        source=predictions,
+        jobs=jobs,
+        progress=report,
+        triplet_counts=train.triplet_counts if train else None,
+        num_pairs=train.num_pairs if train else None,
+        zeroshot=zs,
+        zeroshot_source=zs_source,
+    )
     if report is not None:
         report.close()
     require_evaluated(result, predictions, gt)

@@ -66,18 +66,23 @@ def check_seal(path: str, rewrite_hint: str) -> None:
 def _check_seal(path: str, rewrite_hint: str) -> None:
     with open(path, "rb") as fh:
         head = fh.read(SEAL_BYTES)
-        if head[:len(_HDF5_SIGNATURE)] == _HDF5_SIGNATURE:
-            raise InputError(f"an HDF5 file without sgg-eval's checksum (written by another tool or by an older "
-                             f"sgg-eval): {rewrite_hint}", path=path)
-        if len(head) < SEAL_BYTES or head[:len(SEAL_MAGIC)] != SEAL_MAGIC:
+        if head[: len(_HDF5_SIGNATURE)] == _HDF5_SIGNATURE:
+            raise InputError(
+                f"an HDF5 file without sgg-eval's checksum (written by another tool or by an older "
+                f"sgg-eval): {rewrite_hint}",
+                path=path,
+            )
+        if len(head) < SEAL_BYTES or head[: len(SEAL_MAGIC)] != SEAL_MAGIC:
             raise InputError("not an sgg-eval HDF5 store (no checksum header)", path=path)
         _, want_crc, want_count = _SEAL.unpack_from(head)
-        if head[_SEAL.size:].strip(b"\0"):
+        if head[_SEAL.size :].strip(b"\0"):
             raise InputError("corrupt checksum header", path=path)
         crc, count = _crc_after_block(fh)
     if count != want_count:
-        raise InputError(f"{count} bytes after the header, the checksum covers {want_count}: the file was "
-                         "truncated or extended", path=path)
+        raise InputError(
+            f"{count} bytes after the header, the checksum covers {want_count}: the file was truncated or extended",
+            path=path,
+        )
     if crc != want_crc:
         raise InputError("checksum mismatch: the file is corrupt (changed since sgg-eval wrote it)", path=path)
 

@@ -17,7 +17,7 @@ import numpy as np
 from sgg_eval.errors import InputError
 
 _NUMBER_CHARS = b"0123456789-+.eE"  # what a number's text is made of; the rest of an array's text is []
-_INT_LIMIT = 2 ** 31
+_INT_LIMIT = 2**31
 
 
 def parse_document(data: bytes, path: str):
@@ -47,7 +47,7 @@ def parse_items(data: bytes, key: str, path: str):
         whole = doc.get(key) if is_object(doc) else None
         return parser, doc, enumerate(whole) if is_array(whole) else iter(())
     opening, closing, items = spans
-    parser, skeleton = parse_document(data[:opening + 1] + data[closing:], path)
+    parser, skeleton = parse_document(data[: opening + 1] + data[closing:], path)
     return parser, skeleton, _parsed_items(data, items, key, path)
 
 
@@ -79,9 +79,9 @@ def _array_items(data: bytes, key: str, path: str) -> tuple[int, int, list[tuple
     items, at, expect = [], opening + 1, b""
     for start, end in zip(starts.tolist(), ends.tolist()):
         at = _SPACE.match(data, at).end()
-        if data[at:at + 1] == b"]":
+        if data[at : at + 1] == b"]":
             break
-        if expect and data[at:at + 1] != expect:
+        if expect and data[at : at + 1] != expect:
             raise InputError(f"expected a list of objects under '{key}', separated by commas", path=path, field=key)
         at = _SPACE.match(data, at + len(expect)).end()
         if at != start:
@@ -89,7 +89,7 @@ def _array_items(data: bytes, key: str, path: str) -> tuple[int, int, list[tuple
         items.append((start, end))
         at, expect = end, b","
     at = _SPACE.match(data, at).end()
-    if data[at:at + 1] != b"]":
+    if data[at : at + 1] != b"]":
         raise InputError(f"expected a list of objects under '{key}', separated by commas", path=path, field=key)
     return opening, at, items
 
@@ -100,7 +100,7 @@ def _quotes_and_braces(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     text = np.frombuffer(data, dtype=np.uint8)
     quotes, braces = [], []
     for start in range(0, len(text), _BLOCK):
-        block = text[start:start + _BLOCK]
+        block = text[start : start + _BLOCK]
         q = np.flatnonzero(block == 34) + start
         maybe = q[(q > 0) & (text[np.maximum(q - 1, 0)] == 92)]  # after a backslash: escaped if the run is odd
         if len(maybe):
@@ -129,9 +129,9 @@ def _key_array(data: bytes, quotes: np.ndarray, braces: np.ndarray, level: np.nd
         before = np.searchsorted(braces, at)
         if is_key_string and before and level[before - 1] == 1:
             colon = _SPACE.match(data, at + len(name)).end()
-            if data[colon:colon + 1] == b":":
+            if data[colon : colon + 1] == b":":
                 value = _SPACE.match(data, colon + 1).end()
-                return value if data[value:value + 1] == b"[" else None
+                return value if data[value : value + 1] == b"[" else None
         at = data.find(name, at + 1)
     return None
 
@@ -163,11 +163,11 @@ def number_rows(value, width: int | None, *, integer: bool, field: str, where: d
     if not is_array(value):
         raise InputError(f"expected {shape}", field=field, **where)
     try:
-        flat = np.frombuffer(value.as_buffer(of_type="i" if integer else "d"), dtype=np.int64 if integer
-                             else np.float64)
+        flat = np.frombuffer(
+            value.as_buffer(of_type="i" if integer else "d"), dtype=np.int64 if integer else np.float64
+        )
     except (TypeError, ValueError, RuntimeError):
-        raise InputError(f"expected {shape} of {'integers' if integer else 'numbers'}", field=field,
-                         **where) from None
+        raise InputError(f"expected {shape} of {'integers' if integer else 'numbers'}", field=field, **where) from None
     rows = len(value)
     if not _rows_of(value.mini, rows, width):
         raise InputError(f"expected {shape}", field=field, **where)

@@ -10,7 +10,6 @@ import os
 
 from sgg_eval.errors import InputError
 
-
 MAX_NUMBER_CHARS = 40  # digits (and sign, point, exponent) of one JSON number: float64 needs at most ~25
 
 
@@ -23,6 +22,7 @@ def _number(kind):
         if len(text) > MAX_NUMBER_CHARS:
             raise _NumberTooLong(f"a number of {len(text)} characters ({text[:12]}...)")
         return kind(text)
+
     return parse
 
 
@@ -45,8 +45,9 @@ def parse_json(data: bytes, path: str):
     """The document of the JSON text ``data`` (UTF-8), read as :func:`load_json` reads a file; ``path`` names
     where it came from in errors (a file, or a member of an archive)."""
     try:
-        return json.loads(data.decode("utf-8"), parse_int=_number(int), parse_float=_number(float),
-                          parse_constant=_no_constant)
+        return json.loads(
+            data.decode("utf-8"), parse_int=_number(int), parse_float=_number(float), parse_constant=_no_constant
+        )
     except _NumberTooLong as exc:
         raise InputError(f"invalid JSON: {exc}", path=path) from None
     except json.JSONDecodeError as exc:
@@ -88,8 +89,9 @@ def json_array(value, shape: tuple, *, integer: bool, field: str, where: dict):
     if a.shape[:1] == (0,) and shape[0] in (None, 0):  # [] (not [[]], nor [] where rows are required)
         return np.zeros((0, *[w or 0 for w in shape[1:]]), dtype=kind)
     if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
-        raise InputError(f"shape {list(a.shape)}, expected {['n' if w is None else w for w in shape]}", field=field,
-                         **where)
+        raise InputError(
+            f"shape {list(a.shape)}, expected {['n' if w is None else w for w in shape]}", field=field, **where
+        )
     if not np.isfinite(a).all():
         raise InputError("non-finite number", field=field, **where)
     if integer and (not np.all(a == np.round(a)) or np.abs(a).max() > 2**31):
@@ -138,17 +140,20 @@ def check_yaml(text: str, path: str) -> None:
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if _explicit_tag(event):
-                raise InputError(f"line {event.start_mark.line + 1}: explicit YAML tags ({event.tag}) are not accepted",
-                                 path=path)
+                raise InputError(
+                    f"line {event.start_mark.line + 1}: explicit YAML tags ({event.tag}) are not accepted", path=path
+                )
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                 line = event.start_mark.line + 1
-                raise InputError(f"line {line}: YAML anchors and aliases are not accepted (write the value out)",
-                                 path=path)
+                raise InputError(
+                    f"line {line}: YAML anchors and aliases are not accepted (write the value out)", path=path
+                )
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
-                    raise InputError(f"line {event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels",
-                                     path=path)
+                    raise InputError(
+                        f"line {event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels", path=path
+                    )
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
     except yaml.YAMLError as exc:

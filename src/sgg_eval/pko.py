@@ -1,4 +1,5 @@
-"""PKO, Predicate Knowledge on Objects (docs/definitions.md §5; Li et al. 2022, §4, Eq. 2), PKO-only, and blind replacement.
+"""PKO, Predicate Knowledge on Objects (docs/definitions.md §5; Li et al. 2022, §4, Eq. 2), PKO-only, and
+blind replacement.
 
 With training counts ``A^s[p, s]`` (subjects under predicate p) and ``A^o[p, o]``, and smoothing ε:
 
@@ -53,12 +54,12 @@ def pko_prior(subject_predicate: np.ndarray, object_predicate: np.ndarray, eps: 
     """
     logs = []
     for counts in (subject_predicate, object_predicate):
-        a = counts[1:, 1:].astype(np.float64) + eps           # [C_pred, C_obj]: background row/column dropped
-        tilde = a / a.sum(axis=1, keepdims=True)              # Ã[p, s]: distribution of classes under p
-        cond = tilde / tilde.sum(axis=0, keepdims=True)       # P(k | i): normalise over predicates
-        log_cond = np.zeros((a.shape[1] + 1, a.shape[0]))     # row 0 (background class) stays 0, never used
+        a = counts[1:, 1:].astype(np.float64) + eps  # [C_pred, C_obj]: background row/column dropped
+        tilde = a / a.sum(axis=1, keepdims=True)  # Ã[p, s]: distribution of classes under p
+        cond = tilde / tilde.sum(axis=0, keepdims=True)  # P(k | i): normalise over predicates
+        log_cond = np.zeros((a.shape[1] + 1, a.shape[0]))  # row 0 (background class) stays 0, never used
         log_cond[1:] = np.log(cond).T
-        logs.append(log_cond)                                 # [C_obj + 1, C_pred]
+        logs.append(log_cond)  # [C_obj + 1, C_pred]
     return np.stack(logs)
 
 
@@ -73,8 +74,9 @@ def to_logits(rel_scores: np.ndarray, score_kind: str, clip: float) -> np.ndarra
     return x if score_kind == "logits" else np.log(np.maximum(x, clip))
 
 
-def apply_pko_image(pred: PredImage, labels: np.ndarray, prior: np.ndarray, params: PKOParams, score_kind: str,
-                    *, only: bool = False) -> PredImage:
+def apply_pko_image(
+    pred: PredImage, labels: np.ndarray, prior: np.ndarray, params: PKOParams, score_kind: str, *, only: bool = False
+) -> PredImage:
     """One image: ``z = ẑ + λ b`` (or PKO-only ``z = λ b``) on predicate columns; only scores change.
 
     ``labels`` are the object classes the prior conditions on: the GT labels in PredCls, the model's own
@@ -87,8 +89,17 @@ def apply_pko_image(pred: PredImage, labels: np.ndarray, prior: np.ndarray, para
     return replace(pred, rel_scores=z.astype(np.float32))
 
 
-def pko_predictions(source, task: str, stats, out_path: str | os.PathLike, params: PKOParams, *,
-                    only: bool = False, model: str = "", score_dtype: str = "float32") -> int:
+def pko_predictions(
+    source,
+    task: str,
+    stats,
+    out_path: str | os.PathLike,
+    params: PKOParams,
+    *,
+    only: bool = False,
+    model: str = "",
+    score_dtype: str = "float32",
+) -> int:
     """Stream a prediction source (store or eval_results) through PKO, or PKO-only, into a new store of
     logits; the input is never modified. The prior conditions on the GT labels in PredCls (as the evaluator
     does) and on the model's predicted labels in SGCls and SGDet."""
@@ -98,10 +109,19 @@ def pko_predictions(source, task: str, stats, out_path: str | os.PathLike, param
         raise InputError("class or predicate names differ from the statistics'", path=source.path)
     prior = pko_prior(stats.subject_predicate, stats.object_predicate, params.eps)
     method = "pko_only" if only else "pko"
-    meta = PredictionMeta(task, "logits", source.vocab, model or f"{os.path.basename(source.path)}+{method}",
-                          source.simulated, f"{method} of {source.path}",
-                          {"simulated": source.simulated, "pko": {"lam": params.lam, "eps": params.eps, "only": only},
-                           "derived_from": os.path.basename(source.path)})
+    meta = PredictionMeta(
+        task,
+        "logits",
+        source.vocab,
+        model or f"{os.path.basename(source.path)}+{method}",
+        source.simulated,
+        f"{method} of {source.path}",
+        {
+            "simulated": source.simulated,
+            "pko": {"lam": params.lam, "eps": params.eps, "only": only},
+            "derived_from": os.path.basename(source.path),
+        },
+    )
 
     def images() -> Iterator[PredImage]:
         for gt, pred in source.pairs():
@@ -120,8 +140,9 @@ def tail_predicates(num_pairs: np.ndarray, n: int) -> list[int]:
     return [int(i) for i in ids[np.argsort(num_pairs[ids], kind="stable")][:n]]
 
 
-def blind_replace_image(pred: PredImage, labels: np.ndarray, triplet_counts: np.ndarray, chosen: list[int],
-                        num_pairs: np.ndarray) -> tuple[PredImage, int]:
+def blind_replace_image(
+    pred: PredImage, labels: np.ndarray, triplet_counts: np.ndarray, chosen: list[int], num_pairs: np.ndarray
+) -> tuple[PredImage, int]:
     """Replace the predicted predicate of every pair whose class pair was seen with a chosen predicate in
     training by that predicate (fewest n_c wins). The pair's best logit is swapped into the chosen column
     (nudged up by one ulp so a tie cannot leave a lower id the argmax), so its GC triplet score and rank stay
@@ -148,14 +169,15 @@ def blind_replace_image(pred: PredImage, labels: np.ndarray, triplet_counts: np.
 def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100) -> list[dict]:
     """Paper Table 1: for N = 0..max_n, replace the predictions on pairs composable with the N predicates of
     fewest n_c (training) and report mR@k, its improvement over N = 0 and how many pairs were replaced."""
-    from sgg_eval.metrics.options import EvalOptions
     from sgg_eval.metrics.engine import evaluate, require_evaluated  # local: pko needs no engine
+    from sgg_eval.metrics.options import EvalOptions
 
     n_c = stats.num_pairs
     available = int((n_c[1:] > 0).sum())
     if not isinstance(max_n, (int, np.integer)) or not 0 <= max_n <= available:
-        raise InputError(f"max_n = {max_n} must be in [0, {available}] (the predicates seen in training)",
-                         field="max_n")
+        raise InputError(
+            f"max_n = {max_n} must be in [0, {available}] (the predicates seen in training)", field="max_n"
+        )
     rows, base = [], None
     for n in range(max_n + 1):
         chosen = tail_predicates(n_c, n)
@@ -166,17 +188,29 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100)
             for gt, pred in source.pairs():
                 labels = gt.labels if task == "predcls" else pred.labels
                 logits = to_logits(pred.rel_scores, source.score_kind, 1e-12)
-                new, count = blind_replace_image(replace(pred, rel_scores=logits), labels, stats.triplet_counts,
-                                                 chosen, n_c)
+                new, count = blind_replace_image(
+                    replace(pred, rel_scores=logits), labels, stats.triplet_counts, chosen, n_c
+                )
                 replaced += count
                 yield gt, new
 
-        res = evaluate(replaced_pairs(), source.vocab, EvalOptions(task=task, order=source.order, score_kind="logits"),
-                       source=source.path)
+        res = evaluate(
+            replaced_pairs(),
+            source.vocab,
+            EvalOptions(task=task, order=source.order, score_kind="logits"),
+            source=source.path,
+        )
         require_evaluated(res, source.path, None)
         value = res["metrics"][f"mR@{k}"]
         base = value if n == 0 else base
-        rows.append({"N": n, "predicate": source.vocab.predicate_classes[chosen[-1] - 1] if chosen else "-",
-                     "num_type_pairs": int(n_c[chosen[-1]]) if chosen else None, f"mR@{k}": value,
-                     "improvement": value - base, "pairs_replaced": replaced})
+        rows.append(
+            {
+                "N": n,
+                "predicate": source.vocab.predicate_classes[chosen[-1] - 1] if chosen else "-",
+                "num_type_pairs": int(n_c[chosen[-1]]) if chosen else None,
+                f"mR@{k}": value,
+                "improvement": value - base,
+                "pairs_replaced": replaced,
+            }
+        )
     return rows

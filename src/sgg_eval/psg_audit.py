@@ -27,11 +27,11 @@ REFERENCE = ("openpsg", "masks")
 
 @dataclass(frozen=True)
 class PsgVariant:
-    metric: str      # "R" | "mR"
+    metric: str  # "R" | "mR"
     k: int
     constraint: str  # "GC" | "NG"
     protocol: str
-    mode: str        # "masks" | "boxes"
+    mode: str  # "masks" | "boxes"
     value: float | None
 
     @property
@@ -46,8 +46,9 @@ class PsgVariant:
         return {**asdict(self), "reference": self.reference}
 
 
-def run_psg_audit(predictions: str, psg: str, root: str = "", *, published: tuple[str, ...] = (),
-                  jobs: int = 1) -> dict:
+def run_psg_audit(
+    predictions: str, psg: str, root: str = "", *, published: tuple[str, ...] = (), jobs: int = 1
+) -> dict:
     """Every variant's value, and a verdict per published value (``"R@20=28.4"``, percent)."""
     for text in published:
         try:
@@ -71,21 +72,30 @@ def run_psg_audit(predictions: str, psg: str, root: str = "", *, published: tupl
             for metric, constraint, key in METRICS:
                 for k in RECALL_KS:
                     rows.append(PsgVariant(metric, k, constraint, protocol, mode, doc["metrics"][key.format(k=k)]))
-    return {"input": {"path": os.fspath(predictions), "psg": os.fspath(psg)}, "task": "sgdet",
-            "counts": counts, "notes": notes, "variants": [v.as_dict() for v in rows],
-            "published": [match_published(text, rows) for text in published]}
+    return {
+        "input": {"path": os.fspath(predictions), "psg": os.fspath(psg)},
+        "task": "sgdet",
+        "counts": counts,
+        "notes": notes,
+        "variants": [v.as_dict() for v in rows],
+        "published": [match_published(text, rows) for text in published],
+    }
 
 
 def psg_audit_markdown(doc: dict) -> str:
     """The audit as Markdown: one row per (metric, protocol, mode), one column per K, then the verdicts."""
     keyed: dict[tuple, dict[int, float | None]] = {}
     for v in doc["variants"]:
-        keyed.setdefault((v["metric"], v["constraint"], v["protocol"], v["mode"], v["reference"]), {})[v["k"]] = \
-            v["value"]
-    lines = [f"Panoptic variants of R@K and mR@K: {doc['input']['path']} on {doc['input']['psg']}; percent, the "
-             "reference (OpenPSG's evaluator on masks, the published numbers' protocol) in bold", "",
-             "| metric | protocol | instances | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
-             "|---" * (3 + len(RECALL_KS)) + "|"]
+        keyed.setdefault((v["metric"], v["constraint"], v["protocol"], v["mode"], v["reference"]), {})[v["k"]] = v[
+            "value"
+        ]
+    lines = [
+        f"Panoptic variants of R@K and mR@K: {doc['input']['path']} on {doc['input']['psg']}; percent, the "
+        "reference (OpenPSG's evaluator on masks, the published numbers' protocol) in bold",
+        "",
+        "| metric | protocol | instances | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
+        "|---" * (3 + len(RECALL_KS)) + "|",
+    ]
     for (metric, constraint, protocol, mode, ref), values in keyed.items():
         name = f"{'ng' if constraint == 'NG' else ''}{'-' if constraint == 'NG' and metric == 'mR' else ''}{metric}"
         name = f"**{name}** (reference)" if ref else name

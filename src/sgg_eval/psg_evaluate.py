@@ -24,37 +24,61 @@ from sgg_eval.psg_stats import psg_vocabulary
 from sgg_eval.psg_work import ZeroShot, reduce_images
 from sgg_eval.stats import TrainingStats, read_stats
 
-_ABSENT = {"openpsg": "are skipped (as OpenPSG)",
-           "sgbench": "count 0 in R@K and InstR and are left out of mR@K and PRk (as sgbench)",
-           "sgbench-paper": "count 0 in every recall and are left out of PRk"}
+_ABSENT = {
+    "openpsg": "are skipped (as OpenPSG)",
+    "sgbench": "count 0 in R@K and InstR and are left out of mR@K and PRk (as sgbench)",
+    "sgbench-paper": "count 0 in every recall and are left out of PRk",
+}
 
 
-def run_psg_evaluation(predictions: str, psg: str, root: str = "", *, protocol: str = "sgbench",
-                       boxes: bool = False, stats: str | None = None, tau: float = 0.5, jobs: int = 1) -> dict:
+def run_psg_evaluation(
+    predictions: str,
+    psg: str,
+    root: str = "",
+    *,
+    protocol: str = "sgbench",
+    boxes: bool = False,
+    stats: str | None = None,
+    tau: float = 0.5,
+    jobs: int = 1,
+) -> dict:
     """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``metrics``, ``per_predicate``,
     ``counts``, ``notes``). ``stats``: statistics of PSG's training split (``sgg-eval stats --psg``), for
     zR@K and wIMR@K (exponent ``tau``)."""
     if protocol not in PROTOCOLS:
-        raise InputError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG",
-                         field="protocol")
-    return evaluate_protocols(predictions, psg, root, (protocol,), boxes=boxes, stats=stats, tau=tau,
-                              jobs=jobs)[protocol]
+        raise InputError(
+            f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG", field="protocol"
+        )
+    return evaluate_protocols(predictions, psg, root, (protocol,), boxes=boxes, stats=stats, tau=tau, jobs=jobs)[
+        protocol
+    ]
 
 
-def evaluate_protocols(predictions: str, psg: str, root: str, protocols: tuple[str, ...], *, boxes: bool = False,
-                       stats: str | None = None, tau: float = 0.5, jobs: int = 1) -> dict[str, dict]:
+def evaluate_protocols(
+    predictions: str,
+    psg: str,
+    root: str,
+    protocols: tuple[str, ...],
+    *,
+    boxes: bool = False,
+    stats: str | None = None,
+    tau: float = 0.5,
+    jobs: int = 1,
+) -> dict[str, dict]:
     """One metrics document per protocol, from one pass over the images (each read and matched once)."""
     check_tau(tau)
     legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
     if legacy and boxes:
-        raise InputError("OpenPSG's submit folder has masks only: no boxes to evaluate", path=predictions,
-                         field="--boxes")
+        raise InputError(
+            "OpenPSG's submit folder has masks only: no boxes to evaluate", path=predictions, field="--boxes"
+        )
     gt = read_psg(psg, root, boxes=submission_mode(predictions, boxes) == "boxes")
     if not gt.images:
         raise InputError("no test image with relations: nothing to evaluate", path=gt.path)
     if legacy:
-        sub = OpenPsgSubmit(predictions, [image.image_id for image in gt.images], len(gt.object_classes),
-                            gt.num_predicates)
+        sub = OpenPsgSubmit(
+            predictions, [image.image_id for image in gt.images], len(gt.object_classes), gt.num_predicates
+        )
     else:
         sub = Submission(predictions, len(gt.object_classes), gt.num_predicates, boxes=boxes)
     test_ids = {(type(i.image_id), i.image_id) for i in gt.images}
@@ -67,38 +91,68 @@ def evaluate_protocols(predictions: str, psg: str, root: str, protocols: tuple[s
     reduced = reduce_images(gt, sub, present, protocols, has_ng=has_ng, zeroshot=zeroshot, jobs=jobs)
     absent_images = [image for image, pred in work if pred is None]
     absent_zs = 0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent_images)
-    shared = {"extra": sum(key not in test_ids for key in sub.images),
-              "no_rows": sum(not len(pred.rows) for _, pred in present),
-              "dropped": sum(pred.duplicates for _, pred in present)}
+    shared = {
+        "extra": sum(key not in test_ids for key in sub.images),
+        "no_rows": sum(not len(pred.rows) for _, pred in present),
+        "dropped": sum(pred.duplicates for _, pred in present),
+    }
     docs = {}
     for protocol in protocols:
         r = reduced[protocol]
         metrics, per_predicate, notes = psg_metrics(
-            r.acc, r.reach, r.cells, len(absent_images), protocol, gt.predicate_classes, has_ng,
-            zs=zeroshot is not None, absent_zs=0 if protocol == "openpsg" else absent_zs,
-            wimr_weights=None if train is None else wimr_weights(train.num_pairs, tau))
+            r.acc,
+            r.reach,
+            r.cells,
+            len(absent_images),
+            protocol,
+            gt.predicate_classes,
+            has_ng,
+            zs=zeroshot is not None,
+            absent_zs=0 if protocol == "openpsg" else absent_zs,
+            wimr_weights=None if train is None else wimr_weights(train.num_pairs, tau),
+        )
         skipped = shared["no_rows"] if protocol == "openpsg" else 0
         if train is not None:
-            notes.append(f"zero-shot set and n_c: {os.path.basename(stats)} ({train.source}; "
-                         f"{len(train.zeroshot_triplets)} zero-shot triplets)")
+            notes.append(
+                f"zero-shot set and n_c: {os.path.basename(stats)} ({train.source}; "
+                f"{len(train.zeroshot_triplets)} zero-shot triplets)"
+            )
         if absent_images:
-            notes.insert(0, f"WARNING: {len(absent_images)} test images with relations have no prediction: they "
-                            f"{_ABSENT[protocol]}")
+            notes.insert(
+                0,
+                f"WARNING: {len(absent_images)} test images with relations have no prediction: they "
+                f"{_ABSENT[protocol]}",
+            )
         if skipped:
             notes.append(f"{skipped} images without a predicted triplet were skipped (as OpenPSG)")
         if shared["extra"]:
-            notes.append(f"{shared['extra']} predicted images are not test images with relations and were not "
-                         "evaluated")
+            notes.append(
+                f"{shared['extra']} predicted images are not test images with relations and were not evaluated"
+            )
         if shared["dropped"] and protocol != "openpsg":
             notes.append(f"{shared['dropped']} duplicate triplets dropped (first kept)")
         docs[protocol] = {
-            "task": "sgdet", "protocol": protocol, "mode": sub.mode, "tau": tau, "metrics": metrics,
+            "task": "sgdet",
+            "protocol": protocol,
+            "mode": sub.mode,
+            "tau": tau,
+            "metrics": metrics,
             "per_predicate": per_predicate,
-            "counts": {"images_input": len(work), "images_evaluated": r.acc.images,
-                       "images_absent": len(absent_images), "images_skipped_no_pred": skipped,
-                       "images_skipped_no_gt": gt.without_relations, "predicted_images_not_in_test": shared["extra"]},
-            "notes": notes, "input": {"predictions": os.fspath(predictions), "psg": os.fspath(psg),
-                                      "format": sub.kind if legacy else f"sgbench {sub.kind}"}}
+            "counts": {
+                "images_input": len(work),
+                "images_evaluated": r.acc.images,
+                "images_absent": len(absent_images),
+                "images_skipped_no_pred": skipped,
+                "images_skipped_no_gt": gt.without_relations,
+                "predicted_images_not_in_test": shared["extra"],
+            },
+            "notes": notes,
+            "input": {
+                "predictions": os.fspath(predictions),
+                "psg": os.fspath(psg),
+                "format": sub.kind if legacy else f"sgbench {sub.kind}",
+            },
+        }
     return docs
 
 
@@ -107,8 +161,11 @@ def _training(stats: str | None, gt: PsgGT) -> TrainingStats | None:
         return None
     train = read_stats(stats)
     if train.vocab != psg_vocabulary(gt):
-        raise InputError("class or predicate names differ from psg.json's: not statistics of this PSG file",
-                         path=stats, field="object_classes/predicate_classes")
+        raise InputError(
+            "class or predicate names differ from psg.json's: not statistics of this PSG file",
+            path=stats,
+            field="object_classes/predicate_classes",
+        )
     return train
 
 
@@ -119,6 +176,10 @@ def _check_id_types(gt: PsgGT, sub: Submission, test_ids: set) -> None:
     for kind, image_id in sub.images:
         if (kind, image_id) not in test_ids and str(image_id) in as_text:
             theirs = type(gt.images[0].image_id).__name__
-            raise InputError(f"image id {image_id!r} is a {kind.__name__}, but psg.json's ids are {theirs}s "
-                             "(strings in PSG): write the ids as psg.json has them", path=sub.path, image_id=image_id,
-                             field="id")
+            raise InputError(
+                f"image id {image_id!r} is a {kind.__name__}, but psg.json's ids are {theirs}s "
+                "(strings in PSG): write the ids as psg.json has them",
+                path=sub.path,
+                image_id=image_id,
+                field="id",
+            )

@@ -61,12 +61,20 @@ def _entry(entry, position: int, path: str) -> tuple[str | int, int]:
         raise InputError("image entry is not an object", path=path, position=position, field="images")
     image_id = entry.get("id")
     if type(image_id) not in (int, str) or not _SAFE_ID.fullmatch(str(image_id)):
-        raise InputError(f"id {image_id!r:.40} cannot name a mask file (letters, digits, '.', '_', '-')",
-                         path=path, position=position, field="id")
+        raise InputError(
+            f"id {image_id!r:.40} cannot name a mask file (letters, digits, '.', '_', '-')",
+            path=path,
+            position=position,
+            field="id",
+        )
     listed = [k for k in ("instances", "annotation", "categories") if k in entry]
     if len(listed) != 1 or not isinstance(entry[listed[0]], list):
-        raise InputError("give the instances once: 'instances', 'annotation' or 'bboxes' + 'categories'",
-                         path=path, image_id=image_id, field="instances")
+        raise InputError(
+            "give the instances once: 'instances', 'annotation' or 'bboxes' + 'categories'",
+            path=path,
+            image_id=image_id,
+            field="instances",
+        )
     return image_id, len(entry[listed[0]])
 
 
@@ -94,8 +102,11 @@ def _read_masks(folder: str, image_id, count: int) -> np.ndarray:
     else:
         raise InputError(f"no masks: expected {image_id}.npy or a folder {image_id}/ of PNGs", path=folder, **where)
     if stack.dtype.kind not in "biu" or stack.ndim != 3 or stack.shape[0] != count:
-        raise InputError(f"masks of dtype {stack.dtype} and shape {list(stack.shape)}: expected {count} layers "
-                         "[N, H, W] of bool or integers (one per instance)", **where)
+        raise InputError(
+            f"masks of dtype {stack.dtype} and shape {list(stack.shape)}: expected {count} layers "
+            "[N, H, W] of bool or integers (one per instance)",
+            **where,
+        )
     if 0 in stack.shape[1:]:
         raise InputError("masks of 0 pixels", **where)
     return (stack != 0).astype(np.uint8)
@@ -110,8 +121,7 @@ def _png_layer(file: str, image_id) -> np.ndarray:
         with Image.open(file) as im:
             pixels = np.asarray(im)
     except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", path=file, image_id=image_id) \
-            from None
+        raise InputError(f"unreadable PNG ({' '.join(str(exc).split())[:100]})", path=file, image_id=image_id) from None
     return pixels.any(axis=2) if pixels.ndim == 3 else pixels != 0
 
 
@@ -121,6 +131,7 @@ def _tiff(stack: np.ndarray) -> bytes:
     out = io.BytesIO()
     with warnings.catch_warnings():  # 0 layers: tifffile warns "nonconformant TIFF", which it reads back
         warnings.simplefilter("ignore")
-        tifffile.imwrite(out, stack, photometric="minisblack", compression="zlib",
-                         metadata={"shape": list(stack.shape)})
+        tifffile.imwrite(
+            out, stack, photometric="minisblack", compression="zlib", metadata={"shape": list(stack.shape)}
+        )
     return out.getvalue()

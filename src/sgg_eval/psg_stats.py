@@ -22,19 +22,27 @@ def psg_vocabulary(gt: PsgGT) -> Vocabulary:
     return Vocabulary(tuple(gt.object_classes), tuple(gt.predicate_classes))
 
 
-def psg_training_stats(psg: str | os.PathLike, *, drop_non_overlapping: bool = False,
-                       background_must_overlap: bool = True) -> TrainingStats:
+def psg_training_stats(
+    psg: str | os.PathLike, *, drop_non_overlapping: bool = False, background_must_overlap: bool = True
+) -> TrainingStats:
     """The statistics of ``psg``'s training split (module docstring)."""
     train = read_psg(psg, boxes=True, split="train")
     if not train.images:
-        raise InputError("no training image with relations (every entry is a test image, or has none)",
-                         path=os.fspath(psg), field="data")
+        raise InputError(
+            "no training image with relations (every entry is a test image, or has none)",
+            path=os.fspath(psg),
+            field="data",
+        )
     test = read_psg(psg, boxes=True)
-    return compute_stats((_gt_image(i) for i in train.images), psg_vocabulary(train),
-                         (_gt_image(i) for i in test.images), drop_non_overlapping=drop_non_overlapping,
-                         background_must_overlap=background_must_overlap, simulated=False,
-                         source=f"PSG training split of {os.path.basename(os.fspath(psg))} "
-                                f"({len(train.images)} images with relations)")
+    return compute_stats(
+        (_gt_image(i) for i in train.images),
+        psg_vocabulary(train),
+        (_gt_image(i) for i in test.images),
+        drop_non_overlapping=drop_non_overlapping,
+        background_must_overlap=background_must_overlap,
+        simulated=False,
+        source=f"PSG training split of {os.path.basename(os.fspath(psg))} ({len(train.images)} images with relations)",
+    )
 
 
 def _gt_image(image) -> GTImage:

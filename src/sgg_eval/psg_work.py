@@ -17,8 +17,13 @@ import numpy as np
 from sgg_eval.data.types import triplet_key
 from sgg_eval.formats.psg_gt import PsgGT, PsgImage, segment_index
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
-from sgg_eval.metrics.panoptic_ranks import (graph_constrained, image_ranks, instance_ok, predicate_rank_cells,
-                                             triplet_ok)
+from sgg_eval.metrics.panoptic_ranks import (
+    graph_constrained,
+    image_ranks,
+    instance_ok,
+    predicate_rank_cells,
+    triplet_ok,
+)
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import TrainingStats
@@ -58,11 +63,12 @@ class Reduced:
         self.cells = np.concatenate([self.cells, other.cells])
 
 
-def reduce_images(gt: PsgGT, sub, present: list, protocols: tuple[str, ...], *, has_ng: bool,
-                  zeroshot: ZeroShot | None, jobs: int) -> dict[str, Reduced]:
+def reduce_images(
+    gt: PsgGT, sub, present: list, protocols: tuple[str, ...], *, has_ng: bool, zeroshot: ZeroShot | None, jobs: int
+) -> dict[str, Reduced]:
     """Every protocol's reduction of the ``present`` (GT image, predicted image) pairs. Under ``openpsg`` an image
     without a predicted triplet is skipped (OpenPSG's rule)."""
-    chunks = [present[i:i + CHUNK] for i in range(0, len(present), CHUNK)]
+    chunks = [present[i : i + CHUNK] for i in range(0, len(present), CHUNK)]
     args = (gt, sub, protocols, has_ng, zeroshot)
     if jobs <= 1 or len(chunks) <= 1:
         parts = [_chunk(*args, chunk) for chunk in chunks]
@@ -90,12 +96,12 @@ def _worker(index: int) -> dict[str, Reduced]:
 
 
 def _empty(gt: PsgGT) -> Reduced:
-    return Reduced(Accumulator(gt.num_predicates), Accumulator(gt.num_predicates),
-                   np.zeros((0, gt.num_predicates)))
+    return Reduced(Accumulator(gt.num_predicates), Accumulator(gt.num_predicates), np.zeros((0, gt.num_predicates)))
 
 
-def _chunk(gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None,
-           chunk: list) -> dict[str, Reduced]:
+def _chunk(
+    gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, chunk: list
+) -> dict[str, Reduced]:
     ranks = {p: ([], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags
     for image, pred in chunk:
         if sub.mode == "masks":
@@ -115,16 +121,18 @@ def _chunk(gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: Z
                 pred2gt = (assign if protocol == "sgbench" else assign_one_to_one)(iou, pred.labels, image.labels)
                 ok = instance_ok(pred2gt, len(image.labels))
                 gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
-                cells = predicate_rank_cells(image.triplets, len(image.labels), pred2gt, pred.ng_triplets,
-                                             gt.num_predicates)
+                cells = predicate_rank_cells(
+                    image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
+                )
             for into, value in zip(ranks[protocol], (*image_ranks(image.triplets, ok, gc, ng), cells, zs)):
                 into.append(value)
     out = {}
     for protocol, (image_rank, reach, cells, flags) in ranks.items():
         reduced = _empty(gt)
         if image_rank:
-            reduced.acc.add_many(BlockRanks.of(image_rank), zeroshot=None if zeroshot is None else
-                                 np.concatenate(flags))
+            reduced.acc.add_many(
+                BlockRanks.of(image_rank), zeroshot=None if zeroshot is None else np.concatenate(flags)
+            )
             reduced.reach.add_many(BlockRanks.of(reach))
             reduced.cells = np.array(cells)
         out[protocol] = reduced

@@ -18,9 +18,9 @@ import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
-from sgg_eval.integrity import SEAL_MAGIC
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
+from sgg_eval.integrity import SEAL_MAGIC
 
 Pairs = Iterator[tuple[GTImage, PredImage]]
 
@@ -59,8 +59,9 @@ def detect_format(path: str) -> str:
         return "eval_results"
     if head.lstrip()[:1] == b"{":
         return "sgbench_json"
-    raise InputError("unknown prediction format (expected eval_results.pytorch, SGBench JSON or an sgg-eval store)",
-                     path=path)
+    raise InputError(
+        "unknown prediction format (expected eval_results.pytorch, SGBench JSON or an sgg-eval store)", path=path
+    )
 
 
 class _Opened:
@@ -95,10 +96,19 @@ def _check_same_split(gt_ids: np.ndarray, pred_ids: np.ndarray, path: str, gt: s
     if 2 * missing <= len(gt_ids):
         return
     positions = len(pred_ids) and np.array_equal(np.sort(pred_ids), np.arange(len(pred_ids)))
-    hint = (f"; its images are numbered 0..{len(pred_ids) - 1}, as `sgg-eval pko` numbers an "
-            f"eval_results.pytorch's images without --gt: write it again with --gt {gt}") if positions else ""
-    raise InputError(f"{missing:,} of the {len(gt_ids):,} images of the GT split {gt} have no prediction here: "
-                     f"this file was made for another split{hint}", path=path)
+    hint = (
+        (
+            f"; its images are numbered 0..{len(pred_ids) - 1}, as `sgg-eval pko` numbers an "
+            f"eval_results.pytorch's images without --gt: write it again with --gt {gt}"
+        )
+        if positions
+        else ""
+    )
+    raise InputError(
+        f"{missing:,} of the {len(gt_ids):,} images of the GT split {gt} have no prediction here: "
+        f"this file was made for another split{hint}",
+        path=path,
+    )
 
 
 def _join_store(opened_split: _Opened, opened_store: _Opened, pred_path: str, start: int, stop: int) -> Pairs:
@@ -137,8 +147,9 @@ def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
     worst = float(np.abs(mine.boxes.astype(np.float64) - split.boxes).max()) if len(mine.boxes) else 0.0
     if worst > BOX_ATOL:
         return f"bbox: boxes differ by up to {worst:.3g} px"
-    if not np.array_equal(mine.rels, split.rels) and not np.array_equal(np.unique(mine.rels, axis=0),
-                                                                         np.unique(split.rels, axis=0)):
+    if not np.array_equal(mine.rels, split.rels) and not np.array_equal(
+        np.unique(mine.rels, axis=0), np.unique(split.rels, axis=0)
+    ):
         return "relation_tuple: the GT relations differ"  # (the same rows in another order are the same GT)
     return None
 
@@ -146,8 +157,9 @@ def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
 def _same_gt(mine: list[GTImage], split: list[GTImage]) -> bool:
     """Whether every file GT image equals its split image as ``_gt_mismatch`` sees it, checked for a whole batch
     at once (relations in the same order; another order falls back to the per-image check)."""
-    if [len(g.labels) for g in mine] != [len(g.labels) for g in split] or \
-            [len(g.rels) for g in mine] != [len(g.rels) for g in split]:
+    if [len(g.labels) for g in mine] != [len(g.labels) for g in split] or [len(g.rels) for g in mine] != [
+        len(g.rels) for g in split
+    ]:
         return False
     if not mine:
         return True
@@ -176,9 +188,14 @@ def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: i
             for i, ((mine, _), truth) in enumerate(batch, lo):
                 problem = _gt_mismatch(mine, truth)
                 if problem:
-                    raise InputError(f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
-                                     "evaluate it on the split it was made from", path=path,
-                                     image_id=truth.image_id, position=i, field="groundtruths")
+                    raise InputError(
+                        f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
+                        "evaluate it on the split it was made from",
+                        path=path,
+                        image_id=truth.image_id,
+                        position=i,
+                        field="groundtruths",
+                    )
         for (_, pred), truth in batch:
             pred.image_id = truth.image_id
             yield truth, pred
@@ -204,8 +221,9 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
     fmt = detect_format(path)
     if fmt == "eval_results" and not gt:
         loaded = EvalResults(path, vocab, row_maxima=True)
-        return PredictionSource(path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded),
-                                loaded.read, loaded.release)
+        return PredictionSource(
+            path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded), loaded.read, loaded.release
+        )
     if fmt == "eval_results":
         # the file parses in a child while this process imports h5py and reads the split's GT into memory
         # (~50 ms; forked workers then read it without opening the split)
@@ -220,12 +238,19 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             loaded = EvalResults(path, split_vocab, parsing, row_maxima=True)
         vocab, count = loaded.vocab, len(loaded)
         if n_split != count:
-            raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set",
-                             path=path)
-        return PredictionSource(path, fmt, vocab, "stored", "probabilities", False,
-                                (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
-                                count, partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
-                                loaded.release)
+            raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set", path=path)
+        return PredictionSource(
+            path,
+            fmt,
+            vocab,
+            "stored",
+            "probabilities",
+            False,
+            (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
+            count,
+            partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
+            loaded.release,
+        )
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
     from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
@@ -236,13 +261,31 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
         preds, dropped = read_sgbench_json(path, gt_vocab)
         _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)
         notes = (f"{dropped} duplicate triplets dropped (first kept)",) if dropped else ()
-        return PredictionSource(path, fmt, gt_vocab, "stored", "ranked", False, notes, count,
-                                partial(_join_dict, _Opened(SplitStore, gt), preds, path))
+        return PredictionSource(
+            path,
+            fmt,
+            gt_vocab,
+            "stored",
+            "ranked",
+            False,
+            notes,
+            count,
+            partial(_join_dict, _Opened(SplitStore, gt), preds, path),
+        )
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
             raise InputError("class or predicate names differ from the GT split's", path=path)
         _check_same_split(gt_ids, np.asarray(store.image_ids), path, gt)
         meta = store.meta
     notes = ("SIMULATED predictions",) if meta.simulated else ()
-    return PredictionSource(path, fmt, gt_vocab, "score", meta.score_kind, meta.simulated, notes, count,
-                            partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path))
+    return PredictionSource(
+        path,
+        fmt,
+        gt_vocab,
+        "score",
+        meta.score_kind,
+        meta.simulated,
+        notes,
+        count,
+        partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path),
+    )

@@ -7,11 +7,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sgg_eval.atomic import atomic_outputs, write_json
-from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
 from sgg_eval.errors import InputError
+from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.stats import compute_stats, summarize, write_stats
 
 DATASET_KINDS = ("simulated", "vg150")
@@ -54,24 +54,38 @@ def build_splits(spec: DatasetSpec, outputs: Mapping[str, str | os.PathLike]) ->
     return counts
 
 
-def build_stats(train_path: str | os.PathLike, test_path: str | os.PathLike | None, out_path: str | os.PathLike,
-                summary_path: str | os.PathLike | None = None, *, drop_non_overlapping: bool = False,
-                background_must_overlap: bool = True) -> dict:
-    """Compute docs/definitions.md §4 statistics from split stores and write them (and a JSON summary); returns the summary."""
+def build_stats(
+    train_path: str | os.PathLike,
+    test_path: str | os.PathLike | None,
+    out_path: str | os.PathLike,
+    summary_path: str | os.PathLike | None = None,
+    *,
+    drop_non_overlapping: bool = False,
+    background_must_overlap: bool = True,
+) -> dict:
+    """Compute docs/definitions.md §4 statistics from split stores and write them (and a JSON summary); returns
+    the summary."""
     with SplitStore(train_path) as train:
         if len(train) == 0:
             raise InputError("the training split has no image: there is nothing to count", path=str(train_path))
         test = SplitStore(test_path) if test_path else None
         if test is not None and test.vocab != train.vocab:
             test.close()
-            raise InputError("class or predicate names differ from the training split's", path=str(test_path),
-                             field="object_classes/predicate_classes")
+            raise InputError(
+                "class or predicate names differ from the training split's",
+                path=str(test_path),
+                field="object_classes/predicate_classes",
+            )
         try:
-            stats = compute_stats(iter(train), train.vocab, iter(test) if test else (),
-                                  drop_non_overlapping=drop_non_overlapping,
-                                  background_must_overlap=background_must_overlap,
-                                  simulated=train.meta.simulated,
-                                  source=f"training split {os.fspath(train_path)} ({train.meta.source})")
+            stats = compute_stats(
+                iter(train),
+                train.vocab,
+                iter(test) if test else (),
+                drop_non_overlapping=drop_non_overlapping,
+                background_must_overlap=background_must_overlap,
+                simulated=train.meta.simulated,
+                source=f"training split {os.fspath(train_path)} ({train.meta.source})",
+            )
         finally:
             if test:
                 test.close()

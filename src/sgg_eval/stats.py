@@ -26,8 +26,14 @@ from sgg_eval.data.types import GTImage, Vocabulary, triplet_key
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
 
-_ARRAYS = ("triplet_counts", "background_counts", "predicate_counts", "object_counts",
-           "zeroshot_triplets", "graph_density")
+_ARRAYS = (
+    "triplet_counts",
+    "background_counts",
+    "predicate_counts",
+    "object_counts",
+    "zeroshot_triplets",
+    "graph_density",
+)
 
 
 @dataclass
@@ -67,9 +73,16 @@ def _intersecting(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (w > 0) & (h > 0)
 
 
-def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GTImage] = (), *,
-                  drop_non_overlapping: bool = False, background_must_overlap: bool = True,
-                  simulated: bool = False, source: str = "") -> TrainingStats:
+def compute_stats(
+    train: Iterable[GTImage],
+    vocab: Vocabulary,
+    test: Iterable[GTImage] = (),
+    *,
+    drop_non_overlapping: bool = False,
+    background_must_overlap: bool = True,
+    simulated: bool = False,
+    source: str = "",
+) -> TrainingStats:
     """Accumulate the statistics over ``train`` (and the test split's class triplets for the zero-shot set)."""
     n_obj, n_pred = vocab.num_objects + 1, vocab.num_predicates + 1
     sizes = (vocab.num_objects, vocab.num_predicates)
@@ -94,7 +107,9 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
         n = len(img.labels)
         density.append(len(img.rels) / (n * (n - 1)) if n > 1 else 0.0)
         off_diag = ~np.eye(n, dtype=bool)
-        pairs = off_diag & _intersecting(img.boxes[:, None], img.boxes[None, :]) if background_must_overlap else off_diag
+        pairs = (
+            off_diag & _intersecting(img.boxes[:, None], img.boxes[None, :]) if background_must_overlap else off_diag
+        )
         if background_must_overlap and not pairs.any():
             pairs = off_diag
         si, oi = np.nonzero(pairs)
@@ -103,14 +118,23 @@ def compute_stats(train: Iterable[GTImage], vocab: Vocabulary, test: Iterable[GT
             flush()
     flush()
     A = triplets.reshape(n_obj, n_obj, n_pred)
-    test_flat = [triplet_key(img.labels[img.rels[:, 0]], img.labels[img.rels[:, 1]], img.rels[:, 2], *sizes)
-                 for img in test]
+    test_flat = [
+        triplet_key(img.labels[img.rels[:, 0]], img.labels[img.rels[:, 1]], img.rels[:, 2], *sizes) for img in test
+    ]
     test_flat = np.unique(np.concatenate(test_flat)) if test_flat else np.zeros(0, dtype=np.int64)
     unseen = test_flat[triplets[test_flat] == 0]
     s, o, p = np.unravel_index(unseen, A.shape)
-    return TrainingStats(vocab, A, background.reshape(n_obj, n_obj), A.sum(axis=(0, 1)), objects,
-                         np.column_stack([s, o, p]).astype(np.int64), np.asarray(density, dtype=np.float64),
-                         simulated, source)
+    return TrainingStats(
+        vocab,
+        A,
+        background.reshape(n_obj, n_obj),
+        A.sum(axis=(0, 1)),
+        objects,
+        np.column_stack([s, o, p]).astype(np.int64),
+        np.asarray(density, dtype=np.float64),
+        simulated,
+        source,
+    )
 
 
 def write_stats(path: str | os.PathLike, stats: TrainingStats) -> None:
@@ -127,12 +151,20 @@ def _write_stats_h5(tmp, stats: TrainingStats) -> None:
     from sgg_eval.data.ragged_h5 import write_attrs
 
     with h5py.File(tmp, "w", **hdf5_create_options()) as h5:
-        write_attrs(h5, {"kind": "train_stats", "simulated": bool(stats.simulated), "source": stats.source,
-                         "object_classes": list(stats.vocab.object_classes),
-                         "predicate_classes": list(stats.vocab.predicate_classes)})
+        write_attrs(
+            h5,
+            {
+                "kind": "train_stats",
+                "simulated": bool(stats.simulated),
+                "source": stats.source,
+                "object_classes": list(stats.vocab.object_classes),
+                "predicate_classes": list(stats.vocab.predicate_classes),
+            },
+        )
         for name in _ARRAYS:
-            h5.create_dataset(name, data=getattr(stats, name), compression="gzip", compression_opts=4,
-                              shuffle=True, track_times=False)
+            h5.create_dataset(
+                name, data=getattr(stats, name), compression="gzip", compression_opts=4, shuffle=True, track_times=False
+            )
 
 
 def read_stats(path: str | os.PathLike) -> TrainingStats:
@@ -150,14 +182,19 @@ def read_stats(path: str | os.PathLike) -> TrainingStats:
             raise InputError("missing dataset", path=path, field=missing[0])
         arrays = {n: h5[n][()] for n in _ARRAYS}
         _validate_arrays(arrays, vocab, path)
-        return TrainingStats(vocab, simulated=read_attr(h5, "simulated", path, kind=bool),
-                             source=read_attr(h5, "source", path), **arrays)
+        return TrainingStats(
+            vocab, simulated=read_attr(h5, "simulated", path, kind=bool), source=read_attr(h5, "source", path), **arrays
+        )
 
 
 def check_zeroshot_ids(zs: np.ndarray, vocab: Vocabulary, path: str, field: str) -> None:
     """Zero-shot triplets ``[Z, 3]`` (subject, object, predicate) must use ids of ``vocab`` (1-based)."""
-    if len(zs) and (zs[:, :2].min() < 1 or zs[:, :2].max() > vocab.num_objects
-                    or zs[:, 2].min() < 1 or zs[:, 2].max() > vocab.num_predicates):
+    if len(zs) and (
+        zs[:, :2].min() < 1
+        or zs[:, :2].max() > vocab.num_objects
+        or zs[:, 2].min() < 1
+        or zs[:, 2].max() > vocab.num_predicates
+    ):
         raise InputError("class or predicate id outside the vocabulary", path=path, field=field)
 
 
@@ -165,13 +202,20 @@ def _validate_arrays(arrays: dict, vocab: Vocabulary, path: str) -> None:
     """Shapes from the vocabulary, non-negative integer counts, finite densities, zero-shot ids in range:
     a hand-edited or foreign statistics file fails here, not as a wrong wIMR."""
     o, p = vocab.num_objects + 1, vocab.num_predicates + 1
-    shapes = {"triplet_counts": (o, o, p), "background_counts": (o, o), "predicate_counts": (p,),
-              "object_counts": (o,), "zeroshot_triplets": (None, 3), "graph_density": (None,)}
+    shapes = {
+        "triplet_counts": (o, o, p),
+        "background_counts": (o, o),
+        "predicate_counts": (p,),
+        "object_counts": (o,),
+        "zeroshot_triplets": (None, 3),
+        "graph_density": (None,),
+    }
     for name, shape in shapes.items():
         a = arrays[name]
         if a.ndim != len(shape) or any(w is not None and g != w for g, w in zip(a.shape, shape)):
-            raise InputError(f"shape {list(a.shape)}, expected {[('n' if w is None else w) for w in shape]}",
-                             path=path, field=name)
+            raise InputError(
+                f"shape {list(a.shape)}, expected {[('n' if w is None else w) for w in shape]}", path=path, field=name
+            )
         if name == "graph_density":
             if a.dtype.kind != "f" or not np.all(np.isfinite(a)) or np.any(a < 0):
                 raise InputError("densities must be finite non-negative numbers", path=path, field=name)
@@ -194,6 +238,8 @@ def summarize(stats: TrainingStats) -> dict:
         "num_train_objects": int(stats.object_counts.sum()),
         "mean_graph_density": round(float(stats.graph_density.mean()) if len(stats.graph_density) else 0.0, 6),
         "num_zeroshot_test_triplets": int(len(stats.zeroshot_triplets)),
-        "predicates": {names[c - 1]: {"count": int(stats.predicate_counts[c]), "num_pairs": int(n_c[c])}
-                       for c in range(1, len(names) + 1)},
+        "predicates": {
+            names[c - 1]: {"count": int(stats.predicate_counts[c]), "num_pairs": int(n_c[c])}
+            for c in range(1, len(names) + 1)
+        },
     }

@@ -126,16 +126,26 @@ class _suppress:
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in (".stdout", ".stderr")}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name not in (".stdout", ".stderr")
+    }
 
 
 def _outputs(snap: dict[str, str], before: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in snap.items() if k not in before}
 
 
-def classify(code, sig, folder: Path, before: dict[str, str], baseline: dict[str, str] | None,
-             corrupting: bool, baseline_err: str = "") -> tuple[str, str]:
+def classify(
+    code,
+    sig,
+    folder: Path,
+    before: dict[str, str],
+    baseline: dict[str, str] | None,
+    corrupting: bool,
+    baseline_err: str = "",
+) -> tuple[str, str]:
     """The outcome's class and a detail. A warning excuses changed outputs only if the unmutated run did not
     print it too (a seed whose run always warns would otherwise excuse every change)."""
     if code is None and sig is None:
@@ -168,12 +178,14 @@ def classify(code, sig, folder: Path, before: dict[str, str], baseline: dict[str
     new_warnings = [ln for ln in err.splitlines() if "warning" in ln.lower() and ln not in baseline_err]
     if new_warnings:
         return "valid", f"with warning: {new_warnings[0][:200]}"
-    return ("SILENT" if corrupting else "valid"), ", ".join(sorted(set(new) ^ set(baseline or {})) or
-                                                               [k for k in new if baseline.get(k) != new[k]])[:200]
+    return ("SILENT" if corrupting else "valid"), ", ".join(
+        sorted(set(new) ^ set(baseline or {})) or [k for k in new if baseline.get(k) != new[k]]
+    )[:200]
 
 
-def fuzz(cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = None, quiet: bool = False
-         ) -> list[Outcome]:
+def fuzz(
+    cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = None, quiet: bool = False
+) -> list[Outcome]:
     work = Path(tempfile.mkdtemp(prefix="sgg-fuzz-"))
     try:
         seeds = write_seeds(work / "seeds")
@@ -186,8 +198,9 @@ def fuzz(cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = N
             shutil.copytree(seeds, folder)
             code, sig, _ = run_case(folder, cmd, timeout)
             if code != 0:
-                raise SystemExit(f"seed command failed ({code}, {sig}): {' '.join(cmd)}\n"
-                                 + (folder / ".stderr").read_text())
+                raise SystemExit(
+                    f"seed command failed ({code}, {sig}): {' '.join(cmd)}\n" + (folder / ".stderr").read_text()
+                )
             baselines[cmd] = (_outputs(_snapshot(folder), seed_snap), (folder / ".stderr").read_text())
         rnd = random.Random(seed)
         work_items = []
@@ -210,8 +223,10 @@ def fuzz(cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = N
                         shutil.copytree(folder, keep / f"{i:05d}-{outcome.cls}", dirs_exist_ok=True)
                     shutil.rmtree(folder, ignore_errors=True)
                     if not quiet and outcome.cls not in OK_CLASSES:
-                        print(f"{outcome.cls:9} {outcome.target:16} {outcome.mutation[:60]:60} {outcome.detail[:90]}",
-                              flush=True)
+                        print(
+                            f"{outcome.cls:9} {outcome.target:16} {outcome.mutation[:60]:60} {outcome.detail[:90]}",
+                            flush=True,
+                        )
             time.sleep(0.002)
         return results
     finally:

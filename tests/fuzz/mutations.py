@@ -15,10 +15,10 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-
 from seeds import VOCAB, _cases, sgbench_doc
-from sgg_eval.integrity import SEAL_BYTES, seal
 from torch_writer import eval_results_object, save_legacy, save_zip
+
+from sgg_eval.integrity import SEAL_BYTES, seal
 
 
 def byte_mutation(rnd: random.Random, data: bytes, skip: int = 0) -> tuple[bytes, str]:
@@ -33,15 +33,15 @@ def byte_mutation(rnd: random.Random, data: bytes, skip: int = 0) -> tuple[bytes
         data[at] = rnd.randrange(256)
     elif kind in ("zero", "ff") and n:
         length = rnd.choice([1, 2, 4, 8, 64, 512, 4096])
-        data[at:at + length] = (b"\0" if kind == "zero" else b"\xff") * len(data[at:at + length])
+        data[at : at + length] = (b"\0" if kind == "zero" else b"\xff") * len(data[at : at + length])
     elif kind == "truncate":
         del data[at:]
     elif kind == "insert":
         data[at:at] = bytes(rnd.randrange(256) for _ in range(rnd.choice([1, 3, 16])))
     elif kind == "delete" and n:
-        del data[at:at + rnd.choice([1, 2, 16, 100])]
+        del data[at : at + rnd.choice([1, 2, 16, 100])]
     else:
-        data[at:at] = data[at:at + rnd.choice([4, 32, 256])]
+        data[at:at] = data[at : at + rnd.choice([4, 32, 256])]
     if bytes(data) == original and n:  # e.g. zeros written over zeros: a mutation must change the file
         data[at] ^= 1
         kind = "flip"
@@ -104,9 +104,12 @@ def _get(doc, path):
 
 
 _YAML_ATTACKS = [
-    ("alias bomb", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-                   "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"),
+    (
+        "alias bomb",
+        "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+        "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
+    ),
     ("anchor", "x: &anchor 1\ny: *anchor\n"),
     ("deep", "k: " + "[" * 5000 + "]" * 5000 + "\n"),
     ("tab", "\tkey: value\n"),

@@ -20,13 +20,14 @@ ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
 from conftest import random_case, small_vocab  # noqa: E402
+from psg_fixture import write_psg_fixture  # noqa: E402
+from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
+from vg150_fixture import write_vg150_fixture  # noqa: E402
+
 from sgg_eval.data.store import write_predictions, write_split  # noqa: E402
 from sgg_eval.data.types import PredictionMeta, SplitMeta  # noqa: E402
 from sgg_eval.pipeline.config import write_params  # noqa: E402
 from sgg_eval.stats import compute_stats, write_stats  # noqa: E402
-from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
-from psg_fixture import write_psg_fixture  # noqa: E402
-from vg150_fixture import write_vg150_fixture  # noqa: E402
 
 VOCAB = small_vocab(6, 5)
 EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]
@@ -45,38 +46,112 @@ class Target:
     commands: tuple[tuple[str, ...], ...]
 
 
-PSG_MASKS = ("evaluate", "psg/submission.zip", "--psg", "psg/psg.json", "--psg-root", "psg/coco", "--jobs", "1",
-             "-o", "out/m.json")
+PSG_MASKS = (
+    "evaluate",
+    "psg/submission.zip",
+    "--psg",
+    "psg/psg.json",
+    "--psg-root",
+    "psg/coco",
+    "--jobs",
+    "1",
+    "-o",
+    "out/m.json",
+)
 PSG_BOXES = ("evaluate", "psg/submission.json", "--psg", "psg/psg.json", "--jobs", "1", "-o", "out/m.json")
 
 TARGETS = [
-    Target("eval_zip", "eval_zip.pytorch", "torch_zip", True,
-           (("evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL),
-            ("pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"))),
-    Target("eval_legacy", "eval_legacy.pytorch", "torch_legacy", False,
-           (("evaluate", "eval_legacy.pytorch", "--stats", "stats.h5", *EVAL),)),
-    Target("pred_store", "pred.h5", "store", True,
-           (("evaluate", "pred.h5", "--gt", "test.h5", *EVAL),
-            ("blind-replace", "pred.h5", "--gt", "test.h5", "--stats", "stats.h5", "--task", "sgdet", "--max-n", "2",
-             "-o", "out/b.json"))),
-    Target("split_store", "test.h5", "store", True,
-           (("evaluate", "pred.h5", "--gt", "test.h5", *EVAL),
-            ("stats", "train.h5", "--test", "test.h5", "-o", "out/s.h5"))),
+    Target(
+        "eval_zip",
+        "eval_zip.pytorch",
+        "torch_zip",
+        True,
+        (
+            ("evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL),
+            ("pko", "eval_zip.pytorch", "--stats", "stats.h5", "--task", "sgdet", "-o", "out/p.h5"),
+        ),
+    ),
+    Target(
+        "eval_legacy",
+        "eval_legacy.pytorch",
+        "torch_legacy",
+        False,
+        (("evaluate", "eval_legacy.pytorch", "--stats", "stats.h5", *EVAL),),
+    ),
+    Target(
+        "pred_store",
+        "pred.h5",
+        "store",
+        True,
+        (
+            ("evaluate", "pred.h5", "--gt", "test.h5", *EVAL),
+            (
+                "blind-replace",
+                "pred.h5",
+                "--gt",
+                "test.h5",
+                "--stats",
+                "stats.h5",
+                "--task",
+                "sgdet",
+                "--max-n",
+                "2",
+                "-o",
+                "out/b.json",
+            ),
+        ),
+    ),
+    Target(
+        "split_store",
+        "test.h5",
+        "store",
+        True,
+        (
+            ("evaluate", "pred.h5", "--gt", "test.h5", *EVAL),
+            ("stats", "train.h5", "--test", "test.h5", "-o", "out/s.h5"),
+        ),
+    ),
     Target("train_store", "train.h5", "store", True, (("stats", "train.h5", "--test", "test.h5", "-o", "out/s.h5"),)),
     Target("stats", "stats.h5", "store", True, (("evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL),)),
     Target("sgbench_json", "sg.json", "json", False, (("evaluate", "sg.json", "--gt", "test.h5", *EVAL),)),
-    Target("vg150_h5", "vg/VG-SGG-with-attri.h5", "hdf5_foreign", False,
-           (("split", "--vg150-dir", "vg", "--splits", "train,test", "--num-val-im", "0", "-o", "out"),)),
-    Target("vg150_dicts", "vg/VG-SGG-dicts-with-attri.json", "json", False,
-           (("split", "--vg150-dir", "vg", "--splits", "train,test", "--num-val-im", "0", "-o", "out"),)),
-    Target("vg150_image_data", "vg/image_data.json", "json", False,
-           (("split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"),)),
-    Target("zeroshot", "zs.pytorch", "torch_zip", True,
-           (("evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL),)),
-    Target("conf", "conf/metrics/default.yaml", "yaml", False,
-           (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),)),
-    Target("conf_model", "conf/model/sim_motifs_baseline.yaml", "yaml", False,
-           (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),)),
+    Target(
+        "vg150_h5",
+        "vg/VG-SGG-with-attri.h5",
+        "hdf5_foreign",
+        False,
+        (("split", "--vg150-dir", "vg", "--splits", "train,test", "--num-val-im", "0", "-o", "out"),),
+    ),
+    Target(
+        "vg150_dicts",
+        "vg/VG-SGG-dicts-with-attri.json",
+        "json",
+        False,
+        (("split", "--vg150-dir", "vg", "--splits", "train,test", "--num-val-im", "0", "-o", "out"),),
+    ),
+    Target(
+        "vg150_image_data",
+        "vg/image_data.json",
+        "json",
+        False,
+        (("split", "--vg150-dir", "vg", "--splits", "test", "--num-val-im", "0", "-o", "out"),),
+    ),
+    Target(
+        "zeroshot",
+        "zs.pytorch",
+        "torch_zip",
+        True,
+        (("evaluate", "eval_zip.pytorch", "--stats", "stats.h5", "--zeroshot", "zs.pytorch", *EVAL),),
+    ),
+    Target(
+        "conf", "conf/metrics/default.yaml", "yaml", False, (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),)
+    ),
+    Target(
+        "conf_model",
+        "conf/model/sim_motifs_baseline.yaml",
+        "yaml",
+        False,
+        (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),),
+    ),
     Target("params", "params.yaml", "yaml", False, (("@check_params",),)),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
@@ -91,11 +166,19 @@ def _cases(n: int = 6):
 
 
 def sgbench_doc(cases) -> dict:
-    return {"version": 1, "images": [
-        {"id": p.image_id, "instances": [{"bbox": [float(v) for v in b], "category": int(c) - 1}
-                                         for b, c in zip(p.boxes, p.labels)],
-         "triplets": [[int(s), int(o), int(np.argmax(r[1:]))] for (s, o), r in zip(p.pairs, p.rel_scores)]}
-        for _, p in cases]}
+    return {
+        "version": 1,
+        "images": [
+            {
+                "id": p.image_id,
+                "instances": [
+                    {"bbox": [float(v) for v in b], "category": int(c) - 1} for b, c in zip(p.boxes, p.labels)
+                ],
+                "triplets": [[int(s), int(o), int(np.argmax(r[1:]))] for (s, o), r in zip(p.pairs, p.rel_scores)],
+            }
+            for _, p in cases
+        ],
+    }
 
 
 def write_seeds(folder: Path) -> Path:
@@ -105,8 +188,9 @@ def write_seeds(folder: Path) -> Path:
     gts = [g for g, _ in cases]
     write_split(folder / "test.h5", SplitMeta("test", VOCAB, "fuzz", True, "fuzz"), gts)
     write_split(folder / "train.h5", SplitMeta("train", VOCAB, "fuzz", True, "fuzz"), gts[::-1])
-    write_predictions(folder / "pred.h5", PredictionMeta("sgdet", "probabilities", VOCAB, "m", True, "fuzz"),
-                      [p for _, p in cases])
+    write_predictions(
+        folder / "pred.h5", PredictionMeta("sgdet", "probabilities", VOCAB, "m", True, "fuzz"), [p for _, p in cases]
+    )
     write_stats(folder / "stats.h5", compute_stats(gts, VOCAB, gts))
     obj = eval_results_object(cases)
     save_zip(obj, folder / "eval_zip.pytorch")

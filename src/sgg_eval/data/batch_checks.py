@@ -13,12 +13,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
 from sgg_eval.arrays.rowwise import row_reduce_and_whole
+from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
 
 
-def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary, *, probabilities: bool,
-                   keep_row_maxima: bool = False, fold: Fold | None = None) -> bool:
+def batch_is_valid(
+    gts: list[GTImage],
+    preds: list[PredImage],
+    vocab: Vocabulary,
+    *,
+    probabilities: bool,
+    keep_row_maxima: bool = False,
+    fold: Fold | None = None,
+) -> bool:
     """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there).
 
     ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``MAXIMA_ROWS`` rows or more:
@@ -35,14 +42,28 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     width = vocab.num_predicates + 1
     for gt, pred in zip(gts, preds):  # shapes and dtypes: attribute reads only
         n, q, p = len(gt.boxes), len(pred.boxes), len(pred.pairs)
-        if not (gt.boxes.shape == (n, 4) and gt.boxes.dtype.kind == "f" and gt.labels.shape == (n,)
-                and gt.labels.dtype.kind in "iu" and gt.rels.ndim == 2 and gt.rels.shape[1] == 3
-                and gt.rels.dtype.kind in "iu" and pred.boxes.shape == (q, 4) and pred.boxes.dtype.kind == "f"
-                and pred.labels.shape == (q,) and pred.labels.dtype.kind in "iu" and pred.obj_scores.shape == (q,)
-                and pred.obj_scores.dtype.kind == "f" and pred.pairs.ndim == 2 and pred.pairs.shape[1] == 2
-                and pred.pairs.dtype.kind in "iu"
-                and ((p == 0 and pred.rel_scores.ndim == 2 and len(pred.rel_scores) == 0)
-                     or (pred.rel_scores.shape == (p, width) and pred.rel_scores.dtype.kind == "f"))):
+        if not (
+            gt.boxes.shape == (n, 4)
+            and gt.boxes.dtype.kind == "f"
+            and gt.labels.shape == (n,)
+            and gt.labels.dtype.kind in "iu"
+            and gt.rels.ndim == 2
+            and gt.rels.shape[1] == 3
+            and gt.rels.dtype.kind in "iu"
+            and pred.boxes.shape == (q, 4)
+            and pred.boxes.dtype.kind == "f"
+            and pred.labels.shape == (q,)
+            and pred.labels.dtype.kind in "iu"
+            and pred.obj_scores.shape == (q,)
+            and pred.obj_scores.dtype.kind == "f"
+            and pred.pairs.ndim == 2
+            and pred.pairs.shape[1] == 2
+            and pred.pairs.dtype.kind in "iu"
+            and (
+                (p == 0 and pred.rel_scores.ndim == 2 and len(pred.rel_scores) == 0)
+                or (pred.rel_scores.shape == (p, width) and pred.rel_scores.dtype.kind == "f")
+            )
+        ):
             return False
     boxes = np.concatenate([g.boxes for g in gts] + [p.boxes for p in preds])
     if not _boxes_ok(boxes):
@@ -64,8 +85,9 @@ def batch_is_valid(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary
     if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], pairs_seen):
         return False
     if keep_row_maxima and probabilities:
-        if not all(_probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds)
-                   if len(p.pairs) >= MAXIMA_ROWS):
+        if not all(
+            _probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds) if len(p.pairs) >= MAXIMA_ROWS
+        ):
             return False
         with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]
     if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= CONCATENATED:
@@ -101,8 +123,8 @@ def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | N
     maxima = np.empty(len(bits), dtype=np.uint32)
     largest = np.uint32(0)
     for first in range(0, len(bits), rows):
-        block = bits[first: first + rows]
-        maxima[first: first + rows], block_largest = row_reduce_and_whole(np.maximum, block, 1)
+        block = bits[first : first + rows]
+        maxima[first : first + rows], block_largest = row_reduce_and_whole(np.maximum, block, 1)
         largest = max(largest, block_largest)
         if fold is not None:
             fold("pred_rel_scores", position, block)
@@ -122,8 +144,9 @@ def _boxes_ok(boxes: np.ndarray) -> bool:
     return _finite(boxes) and bool((boxes[:, 2:] >= boxes[:, :2]).all())
 
 
-def _indices_ok(indices: list[np.ndarray], counts: list[int],
-                seen: Callable[[int, np.ndarray], None] | None = None) -> bool:
+def _indices_ok(
+    indices: list[np.ndarray], counts: list[int], seen: Callable[[int, np.ndarray], None] | None = None
+) -> bool:
     """Every index of ``indices[i]`` in ``[0, counts[i] - 1]``: over the concatenation, or array by array when
     they are large (an SGDet image's 6,000 pairs: a concatenation would only copy them), each handed to
     ``seen(i, indices[i])`` once checked."""

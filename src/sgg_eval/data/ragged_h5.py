@@ -43,7 +43,13 @@ class RaggedWriter:
         self._images: dict[str, list] = {c.name: [] for c in per_image}
         for seg, cols in segments.items():
             for col in cols:
-                chunk_rows = max(1, min(_FLUSH_ROWS, (1 << 20) // max(1, np.dtype(col.dtype).itemsize * int(np.prod(col.row_shape or (1,))))))
+                chunk_rows = max(
+                    1,
+                    min(
+                        _FLUSH_ROWS,
+                        (1 << 20) // max(1, np.dtype(col.dtype).itemsize * int(np.prod(col.row_shape or (1,)))),
+                    ),
+                )
                 h5.create_dataset(
                     f"{seg}/{col.name}",
                     shape=(0, *col.row_shape),
@@ -87,8 +93,10 @@ class RaggedWriter:
     def close(self) -> int:
         """Flush and write offsets and per-image columns; returns the number of images written."""
         self._flush()
-        ensure_space(self.h5.filename, 8 * sum(len(o) for o in self._offsets.values())
-                     + 8 * sum(len(v) for v in self._images.values()))
+        ensure_space(
+            self.h5.filename,
+            8 * sum(len(o) for o in self._offsets.values()) + 8 * sum(len(v) for v in self._images.values()),
+        )
         for seg, offs in self._offsets.items():
             self.h5.create_dataset(f"{seg}/offsets", data=np.asarray(offs, dtype=np.int64), track_times=False)
         for col in self.per_image:
@@ -127,8 +135,9 @@ def read_attr(h5: h5py.File, key: str, path: str, *, as_json: bool = False, kind
         value = value.item()
     want = str if as_json else kind
     if type(value) is not want:
-        raise InputError(f"attribute holds {type(value).__name__} {value!r:.40}, expected {_KINDS[want]}", path=path,
-                         field=key)
+        raise InputError(
+            f"attribute holds {type(value).__name__} {value!r:.40}, expected {_KINDS[want]}", path=path, field=key
+        )
     if not as_json:
         return value
     try:
@@ -149,8 +158,9 @@ def check_schema_version(h5: h5py.File, path: str) -> None:
     """The store's ``schema_version`` must be the one this sgg-eval writes (an integer, not a bool)."""
     version = read_attr(h5, "schema_version", path, kind=int)
     if version != SCHEMA_VERSION:
-        raise InputError(f"schema version {version!r:.40}, this sgg-eval reads {SCHEMA_VERSION}", path=path,
-                         field="schema_version")
+        raise InputError(
+            f"schema version {version!r:.40}, this sgg-eval reads {SCHEMA_VERSION}", path=path, field="schema_version"
+        )
 
 
 class RaggedReader:
@@ -165,25 +175,34 @@ class RaggedReader:
         self.num_images = len(self.images[per_image[0]])
         for name, values in self.images.items():
             if len(values) != self.num_images:
-                raise InputError(f"shape {list(values.shape)}, expected [{self.num_images}]", path=path,
-                                 field=f"images/{name}")
+                raise InputError(
+                    f"shape {list(values.shape)}, expected [{self.num_images}]", path=path, field=f"images/{name}"
+                )
         if "image_id" in self.images and len(np.unique(self.images["image_id"])) != self.num_images:
             raise InputError("image ids are not unique", path=path, field="images/image_id")
         for seg, offs in self.offsets.items():
             if len(offs) != self.num_images + 1 or offs[0] != 0 or np.any(np.diff(offs) < 0):
-                raise InputError("offsets are not a non-decreasing [images+1] array from 0", path=path, field=f"{seg}/offsets")
+                raise InputError(
+                    "offsets are not a non-decreasing [images+1] array from 0", path=path, field=f"{seg}/offsets"
+                )
             for col in segments[seg]:
                 shape = self._dataset(f"{seg}/{col}").shape
                 if not shape or shape[0] != offs[-1]:
-                    raise InputError(f"shape {list(shape)}: {offs[-1]} rows expected (from the offsets)", path=path,
-                                     field=f"{seg}/{col}")
+                    raise InputError(
+                        f"shape {list(shape)}: {offs[-1]} rows expected (from the offsets)",
+                        path=path,
+                        field=f"{seg}/{col}",
+                    )
 
     def _vector(self, key: str) -> np.ndarray:
         """A per-image column or an offsets array: one-dimensional integers (``image_id``, sizes, offsets)."""
         ds = self._dataset(key)
         if ds.ndim != 1 or ds.dtype.kind not in "iu":
-            raise InputError(f"dtype {ds.dtype} shape {list(ds.shape)}, expected a one-dimensional integer array",
-                             path=self.path, field=key)
+            raise InputError(
+                f"dtype {ds.dtype} shape {list(ds.shape)}, expected a one-dimensional integer array",
+                path=self.path,
+                field=key,
+            )
         return self._read(ds, key, ())
 
     def _read(self, ds, key: str, index) -> np.ndarray:

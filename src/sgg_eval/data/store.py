@@ -24,8 +24,8 @@ import h5py
 import numpy as np
 
 from sgg_eval.atomic import atomic_output
-from sgg_eval.data.store_checks import check_batch, check_columns
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, read_names, write_attrs
+from sgg_eval.data.store_checks import check_batch, check_columns
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
@@ -52,7 +52,8 @@ def _vocab_attrs(vocab: Vocabulary) -> dict:
 
 def _read_vocab(h5: h5py.File, path: str) -> Vocabulary:
     return Vocabulary(
-        read_names(h5, "object_classes", path), read_names(h5, "predicate_classes", path),
+        read_names(h5, "object_classes", path),
+        read_names(h5, "predicate_classes", path),
     )
 
 
@@ -60,9 +61,18 @@ def write_split(path: str | os.PathLike, meta: SplitMeta, images: Iterable[GTIma
     """Write a split store atomically, streaming ``images``; validates each image; returns the image count."""
     with atomic_output(path) as tmp:
         with h5py.File(tmp, "w", track_order=False, **hdf5_create_options()) as h5:
-            write_attrs(h5, {"kind": "split", "split": meta.split, "dataset": meta.dataset,
-                             "simulated": bool(meta.simulated), "source": meta.source, "extra": meta.extra,
-                             **_vocab_attrs(meta.vocab)})
+            write_attrs(
+                h5,
+                {
+                    "kind": "split",
+                    "split": meta.split,
+                    "dataset": meta.dataset,
+                    "simulated": bool(meta.simulated),
+                    "source": meta.source,
+                    "extra": meta.extra,
+                    **_vocab_attrs(meta.vocab),
+                },
+            )
             writer = RaggedWriter(h5, _SPLIT_SEGMENTS, _SPLIT_IMAGE)
             for img in images:
                 img.validate(meta.vocab, str(path))
@@ -81,25 +91,40 @@ def write_predictions(
     """Write a prediction store atomically, streaming ``images``; ``score_dtype`` may be float16 to halve disk."""
     with atomic_output(path) as tmp:
         with h5py.File(tmp, "w", track_order=False, **hdf5_create_options()) as h5:
-            write_attrs(h5, {"kind": "predictions", "task": meta.task, "score_kind": meta.score_kind,
-                             "model": meta.model, "simulated": bool(meta.simulated), "source": meta.source,
-                             "extra": meta.extra, **_vocab_attrs(meta.vocab)})
-            writer = RaggedWriter(h5, _pred_segments(meta.vocab.num_predicates, score_dtype),
-                                  [Column("image_id", "int64")])
+            write_attrs(
+                h5,
+                {
+                    "kind": "predictions",
+                    "task": meta.task,
+                    "score_kind": meta.score_kind,
+                    "model": meta.model,
+                    "simulated": bool(meta.simulated),
+                    "source": meta.source,
+                    "extra": meta.extra,
+                    **_vocab_attrs(meta.vocab),
+                },
+            )
+            writer = RaggedWriter(
+                h5, _pred_segments(meta.vocab.num_predicates, score_dtype), [Column("image_id", "int64")]
+            )
             for img in images:
                 img.validate(meta.vocab, str(path))
                 writer.append(
                     {"image_id": img.image_id},
-                    {"objects": {"boxes": img.boxes, "labels": img.labels, "obj_scores": img.obj_scores},
-                     "pairs": {"pairs": img.pairs, "rel_scores": img.rel_scores}},
+                    {
+                        "objects": {"boxes": img.boxes, "labels": img.labels, "obj_scores": img.obj_scores},
+                        "pairs": {"pairs": img.pairs, "rel_scores": img.rel_scores},
+                    },
                 )
             count = writer.close()
         seal(tmp)
     return count
 
 
-_REWRITE = {"split": "write it again with `sgg-eval split`",
-            "predictions": "write it again with the command that made it (`sgg-eval pko`, `simulate`)"}
+_REWRITE = {
+    "split": "write it again with `sgg-eval split`",
+    "predictions": "write it again with the command that made it (`sgg-eval pko`, `simulate`)",
+}
 
 
 class _Store:
@@ -119,8 +144,11 @@ class _Store:
             raise InputError(f"is a '{kind}' store, expected '{self.kind}'", path=self.path, field="kind")
         self.vocab = _read_vocab(self.h5, self.path)
         self._reader = self._make_reader()
-        check_columns({c: self.h5[f"{seg}/{c}"] for seg, cols in self._reader.segments.items() for c in cols},
-                      self.vocab, self.path)
+        check_columns(
+            {c: self.h5[f"{seg}/{c}"] for seg, cols in self._reader.segments.items() for c in cols},
+            self.vocab,
+            self.path,
+        )
 
     def _make_reader(self) -> RaggedReader:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -158,8 +186,9 @@ class _Store:
         """Images ``start:stop`` (stored order), their content validated over the whole batch at once (shapes,
         ranges, finite values): a store written by another tool or edited by hand fails here, naming the image."""
         scalars, blocks, offsets = self._reader.read_blocks(start, stop)
-        check_batch(blocks, offsets, scalars["image_id"], start, self.vocab, self.path,
-                    probabilities=self.probabilities)
+        check_batch(
+            blocks, offsets, scalars["image_id"], start, self.vocab, self.path, probabilities=self.probabilities
+        )
         return [self._convert(r) for r in self._reader.split(scalars, blocks, offsets)]
 
     def batches(self, batch_size: int | None = None, start: int = 0, stop: int | None = None) -> Iterator[list]:
@@ -190,16 +219,21 @@ class SplitStore(_Store):
     def _make_reader(self) -> RaggedReader:
         h5, p = self.h5, self.path
         self.meta = SplitMeta(
-            split=read_attr(h5, "split", p), vocab=self.vocab, dataset=read_attr(h5, "dataset", p),
-            simulated=read_attr(h5, "simulated", p, kind=bool), source=read_attr(h5, "source", p),
+            split=read_attr(h5, "split", p),
+            vocab=self.vocab,
+            dataset=read_attr(h5, "dataset", p),
+            simulated=read_attr(h5, "simulated", p, kind=bool),
+            source=read_attr(h5, "source", p),
             extra=read_attr(h5, "extra", p, as_json=True),
         )
-        return RaggedReader(h5, p, {"objects": ["boxes", "labels"], "relations": ["rels"]},
-                            ["image_id", "width", "height"])
+        return RaggedReader(
+            h5, p, {"objects": ["boxes", "labels"], "relations": ["rels"]}, ["image_id", "width", "height"]
+        )
 
     def _convert(self, raw: dict) -> GTImage:
-        return GTImage(int(raw["image_id"]), int(raw["width"]), int(raw["height"]),
-                       raw["boxes"], raw["labels"], raw["rels"])
+        return GTImage(
+            int(raw["image_id"]), int(raw["width"]), int(raw["height"]), raw["boxes"], raw["labels"], raw["rels"]
+        )
 
 
 class PredictionStore(_Store):
@@ -211,16 +245,22 @@ class PredictionStore(_Store):
         h5, p = self.h5, self.path
         try:
             self.meta = PredictionMeta(
-                task=read_attr(h5, "task", p), score_kind=read_attr(h5, "score_kind", p), vocab=self.vocab,
-                model=read_attr(h5, "model", p), simulated=read_attr(h5, "simulated", p, kind=bool),
-                source=read_attr(h5, "source", p), extra=read_attr(h5, "extra", p, as_json=True),
+                task=read_attr(h5, "task", p),
+                score_kind=read_attr(h5, "score_kind", p),
+                vocab=self.vocab,
+                model=read_attr(h5, "model", p),
+                simulated=read_attr(h5, "simulated", p, kind=bool),
+                source=read_attr(h5, "source", p),
+                extra=read_attr(h5, "extra", p, as_json=True),
             )
         except InputError as exc:
             raise InputError(str(exc), path=p) from None
         self.probabilities = self.meta.score_kind == "probabilities"
-        return RaggedReader(h5, p, {"objects": ["boxes", "labels", "obj_scores"], "pairs": ["pairs", "rel_scores"]},
-                            ["image_id"])
+        return RaggedReader(
+            h5, p, {"objects": ["boxes", "labels", "obj_scores"], "pairs": ["pairs", "rel_scores"]}, ["image_id"]
+        )
 
     def _convert(self, raw: dict) -> PredImage:
-        return PredImage(int(raw["image_id"]), raw["boxes"], raw["labels"], raw["obj_scores"],
-                         raw["pairs"], raw["rel_scores"])
+        return PredImage(
+            int(raw["image_id"]), raw["boxes"], raw["labels"], raw["obj_scores"], raw["pairs"], raw["rel_scores"]
+        )

@@ -15,8 +15,14 @@ from sgg_eval.data.types import NEGATIVE_OBJECT_SCORE, PROBABILITY_SLACK, Vocabu
 from sgg_eval.errors import InputError
 
 # column -> (dtype kinds, row shape); the same for every store written by sgg-eval or by hand
-_COLUMNS = {"boxes": ("fiu", (4,)), "labels": ("iu", ()), "obj_scores": ("f", ()), "rels": ("iu", (3,)),
-            "pairs": ("iu", (2,)), "rel_scores": ("f", None)}
+_COLUMNS = {
+    "boxes": ("fiu", (4,)),
+    "labels": ("iu", ()),
+    "obj_scores": ("f", ()),
+    "rels": ("iu", (3,)),
+    "pairs": ("iu", (2,)),
+    "rel_scores": ("f", None),
+}
 
 
 def check_columns(datasets: dict, vocab: Vocabulary, path: str) -> None:
@@ -25,12 +31,24 @@ def check_columns(datasets: dict, vocab: Vocabulary, path: str) -> None:
         kinds, row = _COLUMNS[name]
         row = (vocab.num_predicates + 1,) if row is None else row
         if ds.dtype.kind not in kinds or ds.ndim != 1 + len(row) or tuple(ds.shape[1:]) != row:
-            raise InputError(f"dtype {ds.dtype} rows {list(ds.shape[1:])}, expected rows {list(row)} of "
-                             f"{'integers' if kinds == 'iu' else 'numbers'}", path=path, field=name)
+            raise InputError(
+                f"dtype {ds.dtype} rows {list(ds.shape[1:])}, expected rows {list(row)} of "
+                f"{'integers' if kinds == 'iu' else 'numbers'}",
+                path=path,
+                field=name,
+            )
 
 
-def check_batch(blocks: dict[str, np.ndarray], offsets: dict[str, np.ndarray], image_ids: np.ndarray,
-                start: int, vocab: Vocabulary, path: str, *, probabilities: bool = False) -> None:
+def check_batch(
+    blocks: dict[str, np.ndarray],
+    offsets: dict[str, np.ndarray],
+    image_ids: np.ndarray,
+    start: int,
+    vocab: Vocabulary,
+    path: str,
+    *,
+    probabilities: bool = False,
+) -> None:
     """Raise :class:`InputError` for the first bad row of the batch (images ``start ..``); with
     ``probabilities``, relation scores must lie in [0, 1]."""
     objects = offsets["objects"]

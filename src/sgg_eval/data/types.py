@@ -98,8 +98,9 @@ class PredImage:
             rel = np.zeros((0, 0), dtype=np.float32)
         self.rel_scores = rel  # an integer or bool dtype is refused by validate(): scores are floats
 
-    def validate(self, vocab: Vocabulary, source: str, position: int | None = None, *,
-                 probabilities: bool = False) -> None:
+    def validate(
+        self, vocab: Vocabulary, source: str, position: int | None = None, *, probabilities: bool = False
+    ) -> None:
         """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
         inconsistency: shapes, dtypes, finite boxes and scores, object scores >= 0, label and pair-index ranges; with
         ``probabilities``, relation scores within [0, 1] (logits saved as probabilities would rank wrongly)."""
@@ -110,16 +111,26 @@ class PredImage:
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
         _check_floats(self.obj_scores, (q,), "obj_scores", where)
         if q and float(self.obj_scores.min()) < 0.0:
-            raise InputError(f"value {float(self.obj_scores.min()):.4g}: {NEGATIVE_OBJECT_SCORE}", field="obj_scores",
-                             **where)
+            raise InputError(
+                f"value {float(self.obj_scores.min()):.4g}: {NEGATIVE_OBJECT_SCORE}", field="obj_scores", **where
+            )
         _check_ints(self.pairs, (None, 2), "pairs", where)
         if self.rel_scores.ndim != 2 or len(self.rel_scores) != len(self.pairs):
-            raise InputError(f"{len(self.rel_scores) if self.rel_scores.ndim else 0} score rows for {len(self.pairs)} "
-                             "pairs: one row per pair", field="rel_scores", **where)
+            raise InputError(
+                f"{len(self.rel_scores) if self.rel_scores.ndim else 0} score rows for {len(self.pairs)} "
+                "pairs: one row per pair",
+                field="rel_scores",
+                **where,
+            )
         if len(self.pairs):
             _check_range(self.pairs, 0, q - 1, "pairs", where)
-            _check_floats(self.rel_scores, (len(self.pairs), vocab.num_predicates + 1), "rel_scores", where,
-                          within=(0.0, 1.0 + PROBABILITY_SLACK) if probabilities else None)
+            _check_floats(
+                self.rel_scores,
+                (len(self.pairs), vocab.num_predicates + 1),
+                "rel_scores",
+                where,
+                within=(0.0, 1.0 + PROBABILITY_SLACK) if probabilities else None,
+            )
 
     def keep_row_maxima(self, maxima: np.ndarray) -> None:
         """Keep ``rel_scores[:, 1:].max(axis=1)`` (float32), computed by a reader in the pass that validated the
@@ -138,9 +149,14 @@ def check_predcls_pairs(gt: GTImage, pred: PredImage, source: str) -> None:
     """PredCls pairs index the GT objects (the task gives the model the GT boxes and labels): a pair index past
     them means an SGDet or SGCls output given as PredCls."""
     if len(pred.pairs) and pred.pairs.max() >= len(gt.labels):
-        raise InputError(f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
-                         "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
-                         "given as PredCls; check --task", path=source, image_id=gt.image_id, field="pairs")
+        raise InputError(
+            f"pair index {pred.pairs.max()} but the GT has {len(gt.labels)} objects: PredCls "
+            "pairs index the GT objects, so this looks like an SGDet output (detected boxes) "
+            "given as PredCls; check --task",
+            path=source,
+            image_id=gt.image_id,
+            field="pairs",
+        )
 
 
 _INT64, _FLOAT32 = np.dtype(np.int64), np.dtype(np.float32)
@@ -183,8 +199,9 @@ def _check_ints(a: np.ndarray, shape: tuple, name: str, where: dict) -> None:
     _check_shape(a, shape, name, where)
 
 
-def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict,
-                  within: tuple[float, float] | None = None) -> None:
+def _check_floats(
+    a: np.ndarray, shape: tuple, name: str, where: dict, within: tuple[float, float] | None = None
+) -> None:
     """Numbers of ``shape``, all finite (and within ``within``, inclusive, when given). One pass for the
     minimum and one for the maximum (both propagate NaN): an SGDet image holds ~300,000 scores."""
     if a.dtype.kind != "f":
@@ -200,15 +217,20 @@ def _check_floats(a: np.ndarray, shape: tuple, name: str, where: dict,
         # (1 + slack up to 1.00100005), and find no value outside it
         wide = a.astype(np.float64)
         bad = (wide < within[0]) | (wide > within[1])
-        raise InputError(f"value {a[bad].flat[0]:.4g} is not a probability in [0, 1] (logits saved as "
-                         "probabilities?)", field=name, **where)
+        raise InputError(
+            f"value {a[bad].flat[0]:.4g} is not a probability in [0, 1] (logits saved as probabilities?)",
+            field=name,
+            **where,
+        )
 
 
 PROBABILITY_SLACK = 1e-3  # float16 rounding of a softmax can exceed 1 by a few ulps
 # Object scores are confidences: a triplet's score multiplies its subject's and object's, so a negative one would
 # turn the ranking around (and the NG top's pruning relies on products that grow with p_c).
-NEGATIVE_OBJECT_SCORE = ("a negative object score: triplet scores multiply the subject's and object's scores, "
-                         "which must be >= 0 (logits saved as scores?)")
+NEGATIVE_OBJECT_SCORE = (
+    "a negative object score: triplet scores multiply the subject's and object's scores, "
+    "which must be >= 0 (logits saved as scores?)"
+)
 
 
 def check_xyxy(boxes: np.ndarray, name: str, where: dict) -> None:
@@ -217,8 +239,9 @@ def check_xyxy(boxes: np.ndarray, name: str, where: dict) -> None:
     bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"box {i} = {boxes[i].tolist()} has x2 < x1 or y2 < y1 (expected x1, y1, x2, y2)",
-                         field=name, **where)
+        raise InputError(
+            f"box {i} = {boxes[i].tolist()} has x2 < x1 or y2 < y1 (expected x1, y1, x2, y2)", field=name, **where
+        )
 
 
 @dataclass(frozen=True)

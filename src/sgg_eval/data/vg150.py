@@ -31,8 +31,16 @@ from sgg_eval.jsonio import load_json
 
 CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})
 SPLITS = ("train", "val", "test")
-_H5_KEYS = ("split", "img_to_first_box", "img_to_last_box", "img_to_first_rel", "img_to_last_rel",
-            "labels", "relationships", "predicates")
+_H5_KEYS = (
+    "split",
+    "img_to_first_box",
+    "img_to_last_box",
+    "img_to_first_rel",
+    "img_to_last_rel",
+    "labels",
+    "relationships",
+    "predicates",
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +53,11 @@ class VG150Files:
 
     @classmethod
     def in_dir(cls, root: str) -> VG150Files:
-        return cls(os.path.join(root, "VG-SGG-with-attri.h5"), os.path.join(root, "VG-SGG-dicts-with-attri.json"),
-                   os.path.join(root, "image_data.json"))
+        return cls(
+            os.path.join(root, "VG-SGG-with-attri.h5"),
+            os.path.join(root, "VG-SGG-dicts-with-attri.json"),
+            os.path.join(root, "image_data.json"),
+        )
 
 
 def load_vocab(dicts_path: str) -> Vocabulary:
@@ -59,7 +70,7 @@ def load_vocab(dicts_path: str) -> Vocabulary:
         if key not in d:
             raise InputError("missing key", path=dicts_path, field=key)
         if not isinstance(d[key], dict) or not all(str(k).isdigit() and isinstance(v, str) for k, v in d[key].items()):
-            raise InputError("expected {\"id\": \"name\"} with integer ids", path=dicts_path, field=key)
+            raise InputError('expected {"id": "name"} with integer ids', path=dicts_path, field=key)
         table = {int(k): v for k, v in d[key].items()}
         if sorted(table) != list(range(1, len(table) + 1)):
             raise InputError("ids are not 1..n", path=dicts_path, field=key)
@@ -78,25 +89,44 @@ def load_image_sizes(image_data_path: str) -> tuple[np.ndarray, np.ndarray, np.n
         for field in ("image_id", "width", "height"):
             value = e.get(field)
             if not isinstance(value, int) or isinstance(value, bool):
-                raise InputError("missing or not an integer" if value is None else f"{value!r:.40} is not an integer",
-                                 path=image_data_path, image_id=e.get("image_id") if field != "image_id" else None,
-                                 position=position, field=field)
+                raise InputError(
+                    "missing or not an integer" if value is None else f"{value!r:.40} is not an integer",
+                    path=image_data_path,
+                    image_id=e.get("image_id") if field != "image_id" else None,
+                    position=position,
+                    field=field,
+                )
     kept = [e for e in entries if e["image_id"] not in CORRUPTED_IMAGE_IDS]
     for position, e in enumerate(kept):
         if e["width"] <= 0 or e["height"] <= 0:
-            raise InputError(f"image size {e['width']} x {e['height']} is not positive", path=image_data_path,
-                             image_id=e["image_id"], field="width" if e["width"] <= 0 else "height")
-    return (np.array([e["image_id"] for e in kept], dtype=np.int64), np.array([e["width"] for e in kept], dtype=np.int64),
-            np.array([e["height"] for e in kept], dtype=np.int64))
+            raise InputError(
+                f"image size {e['width']} x {e['height']} is not positive",
+                path=image_data_path,
+                image_id=e["image_id"],
+                field="width" if e["width"] <= 0 else "height",
+            )
+    return (
+        np.array([e["image_id"] for e in kept], dtype=np.int64),
+        np.array([e["width"] for e in kept], dtype=np.int64),
+        np.array([e["height"] for e in kept], dtype=np.int64),
+    )
 
 
 # Seconds libhdf5 may take to read the VG150 h5 (~2 s for the real 170 MB file), plus a second per 20 MB: it
 # has no checksums, and a damaged B-tree can make libhdf5 loop forever.
 H5_READ_SECONDS, H5_READ_BYTES_PER_SECOND = 10.0, 20e6
 # key -> (rank, columns of a row or None): every array is integers ([n, 1] columns may also be [n])
-_H5_SHAPES = {"split": (1, None), "img_to_first_box": (1, None), "img_to_last_box": (1, None),
-              "img_to_first_rel": (1, None), "img_to_last_rel": (1, None), "labels": (2, 1),
-              "relationships": (2, 2), "predicates": (2, 1), "boxes": (2, 4)}
+_H5_SHAPES = {
+    "split": (1, None),
+    "img_to_first_box": (1, None),
+    "img_to_last_box": (1, None),
+    "img_to_first_rel": (1, None),
+    "img_to_last_rel": (1, None),
+    "labels": (2, 1),
+    "relationships": (2, 2),
+    "predicates": (2, 1),
+    "boxes": (2, 4),
+}
 
 
 def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
@@ -107,15 +137,20 @@ def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
     try:
         arrays = run_isolated(_read_h5_now, path, box_scale, timeout=limit)
     except TimeoutError:
-        raise InputError(f"libhdf5 did not finish reading it in {limit:.0f} s: the file's structure is corrupt",
-                         path=path) from None
+        raise InputError(
+            f"libhdf5 did not finish reading it in {limit:.0f} s: the file's structure is corrupt", path=path
+        ) from None
     for key, values in arrays.items():
         rank, cols = _H5_SHAPES["boxes" if key.startswith("boxes_") else key]
         flat_ok = rank == 2 and cols == 1 and values.ndim == 1
         shaped = values.ndim == rank and (cols is None or values.shape[1] == cols)
         if values.dtype.kind not in "iu" or not (flat_ok or shaped):
-            raise InputError(f"dtype {values.dtype} shape {list(values.shape)}, expected integers of rank {rank}"
-                             + (f" with {cols} columns" if cols else ""), path=path, field=key)
+            raise InputError(
+                f"dtype {values.dtype} shape {list(values.shape)}, expected integers of rank {rank}"
+                + (f" with {cols} columns" if cols else ""),
+                path=path,
+                field=key,
+            )
     return arrays
 
 
@@ -134,8 +169,9 @@ def _read_h5_now(path: str, box_scale: int) -> dict[str, np.ndarray]:
         raise InputError(f"not a readable HDF5 file ({' '.join(str(exc).split())[:160]})", path=path) from None
 
 
-def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str,
-                     num_val_im: int = 5000) -> np.ndarray:
+def split_image_rows(
+    split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str, num_val_im: int = 5000
+) -> np.ndarray:
     """h5 row indices of ``split`` following the reference's masks and validation carve-out."""
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}", field="split")
@@ -147,9 +183,12 @@ def split_image_rows(split_codes: np.ndarray, first_box: np.ndarray, first_rel: 
         return rows[:num_val_im]
     if split == "train":
         if len(rows) and num_val_im >= len(rows):
-            raise InputError(f"the validation carve-out (num_val_im = {num_val_im}) takes all {len(rows)} "
-                             f"training images; set dataset.num_val_im (or --num-val-im) below {len(rows)}, "
-                             f"e.g. {max(1, len(rows) // 10)}", field="num_val_im")
+            raise InputError(
+                f"the validation carve-out (num_val_im = {num_val_im}) takes all {len(rows)} "
+                f"training images; set dataset.num_val_im (or --num-val-im) below {len(rows)}, "
+                f"e.g. {max(1, len(rows) // 10)}",
+                field="num_val_im",
+            )
         return rows[num_val_im:]
     return rows
 
@@ -166,16 +205,18 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
     return out
 
 
-def read_vg150_split(files: VG150Files, split: str, *, num_val_im: int = 5000, box_scale: int = 1024
-                     ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
+def read_vg150_split(
+    files: VG150Files, split: str, *, num_val_im: int = 5000, box_scale: int = 1024
+) -> tuple[Vocabulary, int, Iterator[GTImage]]:
     """Vocabulary, image count and a generator of the images of ``split``; every image is checked."""
     vocab = load_vocab(files.dicts)
     ids, widths, heights = load_image_sizes(files.image_data)
     a = _read_h5(files.h5, box_scale)
     n_rows = len(a["split"])
     if len(ids) != n_rows:
-        raise InputError(f"{len(ids)} images after dropping corrupted ids, but the h5 has {n_rows} rows",
-                         path=files.image_data)
+        raise InputError(
+            f"{len(ids)} images after dropping corrupted ids, but the h5 has {n_rows} rows", path=files.image_data
+        )
     for key in ("img_to_first_box", "img_to_last_box", "img_to_first_rel", "img_to_last_rel"):
         if len(a[key]) != n_rows:
             raise InputError(f"{len(a[key])} entries for {n_rows} images", path=files.h5, field=key)
@@ -196,9 +237,15 @@ def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[
         b0, b1 = int(a["img_to_first_box"][row]), int(a["img_to_last_box"][row])
         r0, r1 = int(a["img_to_first_rel"][row]), int(a["img_to_last_rel"][row])
         if not (0 <= b0 <= b1 < n_obj):
-            raise InputError(f"box range [{b0}, {b1}] outside [0, {n_obj - 1}]", field="img_to_first_box/img_to_last_box", **where)
+            raise InputError(
+                f"box range [{b0}, {b1}] outside [0, {n_obj - 1}]", field="img_to_first_box/img_to_last_box", **where
+            )
         if not (0 <= r0 <= r1 < n_rel):
-            raise InputError(f"relation range [{r0}, {r1}] outside [0, {n_rel - 1}]", field="img_to_first_rel/img_to_last_rel", **where)
+            raise InputError(
+                f"relation range [{r0}, {r1}] outside [0, {n_rel - 1}]",
+                field="img_to_first_rel/img_to_last_rel",
+                **where,
+            )
         raw = boxes_all[b0 : b1 + 1]
         if np.any(raw[:, 2:] <= 0):
             raise InputError("box with non-positive width or height", field=f"boxes_{box_scale}", **where)
@@ -212,5 +259,4 @@ def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[
         if np.any(preds < 1) or np.any(preds > vocab.num_predicates):
             raise InputError(f"predicate id outside [1, {vocab.num_predicates}]", field="predicates", **where)
         w, h = int(widths[row]), int(heights[row])
-        yield GTImage(image_id, w, h, convert_boxes(raw, w, h, box_scale), labels,
-                      np.column_stack([local, preds]))
+        yield GTImage(image_id, w, h, convert_boxes(raw, w, h, box_scale), labels, np.column_stack([local, preds]))

@@ -16,23 +16,24 @@ from collections.abc import Iterator
 import numpy as np
 
 from sgg_eval.data.batch_checks import Fold, batch_is_valid
-from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torch.boxlists import MODES, BoxListStandIn, BoxListTable
 from sgg_eval.formats.torch.bulk_pickle import BulkBoxList
-from sgg_eval.isolated import Isolated, run_isolated, start_isolated
-from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.reader import load
+from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import map_file
 from sgg_eval.integrity import crc32
+from sgg_eval.isolated import Isolated, run_isolated, start_isolated
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
 PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")
 
 
-def read_eval_results(path: str | os.PathLike, vocab: Vocabulary | None = None
-                      ) -> tuple[Vocabulary, int, Iterator[tuple[GTImage, PredImage]]]:
+def read_eval_results(
+    path: str | os.PathLike, vocab: Vocabulary | None = None
+) -> tuple[Vocabulary, int, Iterator[tuple[GTImage, PredImage]]]:
     """Vocabulary, image count and a generator of (GT, prediction) pairs. Without ``vocab``, a file with
     50 predicates is taken to be VG150 (the embedded names)."""
     loaded = EvalResults(path, vocab)
@@ -45,8 +46,14 @@ class EvalResults:
     (``gt_tensors[image, GT_FIELDS]``, ``pred_tensors[image, PRED_FIELDS]``) and the file's tensor table:
     a few hundred bytes, in arrays a ``--jobs`` worker reads without copying them."""
 
-    def __init__(self, path: str | os.PathLike, vocab: Vocabulary | None = None, parsing: Isolated | None = None,
-                 *, row_maxima: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        vocab: Vocabulary | None = None,
+        parsing: Isolated | None = None,
+        *,
+        row_maxima: bool = False,
+    ):
         """``parsing``: this file's parse already under way (:func:`start_parse`), else it is parsed here.
         ``row_maxima``: SGDet-sized score matrices keep the row maxima their validation computes, for ranking
         (``batch_is_valid(keep_row_maxima=True)``); reading alone (the bench's floor) does without."""
@@ -65,8 +72,11 @@ class EvalResults:
         if vocab is None:
             width = next(self._batch(0, 1, validate=False))[1].rel_scores.shape[-1] if len(self) else 51
             if width != 51:
-                raise InputError(f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
-                                 path=self.path, field="pred_rel_scores")
+                raise InputError(
+                    f"{width - 1} predicates: not VG150, pass the vocabulary (e.g. --gt or --stats)",
+                    path=self.path,
+                    field="pred_rel_scores",
+                )
             vocab = vg150_vocabulary()
         self.vocab = vocab
 
@@ -115,20 +125,24 @@ class EvalResults:
         width = ids.shape[1]
         names = GT_FIELDS + PRED_FIELDS
         images: list[tuple[GTImage, PredImage]] = []
-        folded = _FoldedCrc(self.table.tensors, {f: ids[:, names.index(f, len(GT_FIELDS))] for f in _FOLDED},
-                            self.path, start)
+        folded = _FoldedCrc(
+            self.table.tensors, {f: ids[:, names.index(f, len(GT_FIELDS))] for f in _FOLDED}, self.path, start
+        )
         try:
             for k, i in enumerate(range(start, stop)):
-                got = views[k * width: (k + 1) * width]
+                got = views[k * width : (k + 1) * width]
                 for j in range(width):
                     if ids[k, j] < 0 or got[j] is None:
                         row = (self.gt_rows if j < len(GT_FIELDS) else self.pred_rows)[i]
-                        raise InputError(self.table.problem(int(row), names[j], int(ids[k, j])), path=self.path,
-                                         image_id=i, field=names[j])
+                        raise InputError(
+                            self.table.problem(int(row), names[j], int(ids[k, j])),
+                            path=self.path,
+                            image_id=i,
+                            field=names[j],
+                        )
                 gt_row, pred_row = int(self.gt_rows[i]), int(self.pred_rows[i])
                 width_px, height_px = _size(self.table, gt_row, self.path, i)
-                gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1],
-                             got[2])
+                gt = GTImage(i, width_px, height_px, _xyxy(self.table, gt_row, got[0], self.path, i), got[1], got[2])
                 images.append((gt, PredImage(i, _xyxy(self.table, pred_row, got[3], self.path, i), *got[4:])))
             if validate and not self._check(images, fold=folded):
                 self._check(images, each=True)  # raises, naming the first bad image (below, after the CRC-32s)
@@ -150,7 +164,7 @@ class EvalResults:
         share = len(self.others) * start // len(self), len(self.others) * stop // len(self)
         tensors = self.table.tensors
         try:
-            tensors.check(np.concatenate([ids[ids >= 0], self.others[share[0]: share[1]]]))
+            tensors.check(np.concatenate([ids[ids >= 0], self.others[share[0] : share[1]]]))
         except InputError as exc:
             for k in range(len(ids)):
                 try:
@@ -159,16 +173,21 @@ class EvalResults:
                     raise InputError(exc.message, path=self.path, image_id=start + k) from None
             raise InputError(exc.message, path=self.path) from None
 
-    def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False,
-               fold: Fold | None = None) -> bool:
+    def _check(self, images: list[tuple[GTImage, PredImage]], each: bool = False, fold: Fold | None = None) -> bool:
         """Validate a batch at once (False if it fails); image by image, raising on the first bad one, with
         ``each`` (only once it has failed)."""
         if each:
             for gt, pred in images:
                 _validate(gt, pred, self.vocab, self.path, gt.image_id)
             return True
-        return batch_is_valid([g for g, _ in images], [p for _, p in images], self.vocab, probabilities=True,
-                              keep_row_maxima=self.row_maxima, fold=fold)
+        return batch_is_valid(
+            [g for g, _ in images],
+            [p for _, p in images],
+            self.vocab,
+            probabilities=True,
+            keep_row_maxima=self.row_maxima,
+            fold=fold,
+        )
 
 
 # the fields whose CRC-32 validation folds over their bytes (``batch_is_valid(fold=)``)
@@ -232,8 +251,7 @@ def _parse(path: str) -> tuple[BoxListTable, np.ndarray, np.ndarray, np.ndarray,
     gt_rows, pred_rows = _rows(gts), _rows(preds)
     del obj, gts, preds  # the object graph goes: only the tables' arrays stay
     table.tensors.whole = None  # mapped again by the reader
-    return (table, gt_rows, pred_rows, _columns(table, gt_rows, GT_FIELDS),
-            _columns(table, pred_rows, PRED_FIELDS))
+    return (table, gt_rows, pred_rows, _columns(table, gt_rows, GT_FIELDS), _columns(table, pred_rows, PRED_FIELDS))
 
 
 def _table(path: str, gts, preds) -> BoxListTable:
@@ -263,23 +281,27 @@ def _xyxy(table: BoxListTable, row: int, b: np.ndarray, path: str, index: int) -
     if b.size == 0:
         return np.zeros((0, 4), dtype=np.float32)
     if b.ndim != 2 or b.shape[1] != 4 or b.dtype.kind not in "fiu":
-        raise InputError(f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path,
-                         image_id=index, field="bbox")
+        raise InputError(
+            f"shape {list(b.shape)} dtype {b.dtype}, expected [n, 4] numbers", path=path, image_id=index, field="bbox"
+        )
     b = b.astype(np.float32, copy=False)  # a float32 view of the file stays a (read-only) view
     mode = int(table.mode[row])
     if mode == MODES.index("xywh"):  # maskrcnn_benchmark: x2 = x1 + w - 1
         b = np.column_stack([b[:, :2], b[:, :2] + b[:, 2:] - 1])
     elif mode != MODES.index("xyxy"):
-        raise InputError(f"unknown box mode {table.odd.get((row, 'mode'))}", path=path, image_id=index,
-                         field="mode")
+        raise InputError(f"unknown box mode {table.odd.get((row, 'mode'))}", path=path, image_id=index, field="mode")
     return b
 
 
 def _size(table: BoxListTable, row: int, path: str, index: int) -> tuple[int, int]:
     width, height = float(table.width[row]), float(table.height[row])
     if width != width:
-        raise InputError(f"image size {table.odd.get((row, 'size'))}, expected (width, height)", path=path,
-                         image_id=index, field="size")
+        raise InputError(
+            f"image size {table.odd.get((row, 'size'))}, expected (width, height)",
+            path=path,
+            image_id=index,
+            field="size",
+        )
     return int(width), int(height)
 
 
@@ -297,5 +319,10 @@ def _validate(gt: GTImage, pred: PredImage, vocab: Vocabulary, path: str, i: int
 
 # our field names -> the BoxList field names of the file, for error messages
 _GT_FIELDS = {"boxes": "bbox", "rels": "relation_tuple"}
-_PRED_FIELDS = {"boxes": "bbox", "labels": "pred_labels", "obj_scores": "pred_scores", "pairs": "rel_pair_idxs",
-                "rel_scores": "pred_rel_scores"}
+_PRED_FIELDS = {
+    "boxes": "bbox",
+    "labels": "pred_labels",
+    "obj_scores": "pred_scores",
+    "pairs": "rel_pair_idxs",
+    "rel_scores": "pred_rel_scores",
+}

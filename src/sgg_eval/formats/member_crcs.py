@@ -36,8 +36,7 @@ class MemberCrcs:
         # loop's per-storage overhead was a third of the checks' cost
         at = self.at[roots]
         spans = map(slice, at.tolist(), (at + self.nbytes[roots]).tolist())
-        got = np.fromiter(map(crc32, map(memoryview(whole).__getitem__, spans)), dtype=np.uint32,
-                          count=len(roots))
+        got = np.fromiter(map(crc32, map(memoryview(whole).__getitem__, spans)), dtype=np.uint32, count=len(roots))
         bad = np.flatnonzero(got != self.crc[roots])
         if len(bad):
             raise _corrupt(int(roots[bad[0]]))
@@ -58,5 +57,6 @@ class MemberCrcs:
 
 
 def _corrupt(root: int) -> InputError:
-    return InputError(f"tensor storage #{root} fails its CRC-32 check: the file is corrupt (changed after torch "
-                      "wrote it)")
+    return InputError(
+        f"tensor storage #{root} fails its CRC-32 check: the file is corrupt (changed after torch wrote it)"
+    )

@@ -48,12 +48,16 @@ class OpenPsgSubmit:
         if not isinstance(doc, list):
             raise InputError("expected a list with one entry per test image", path=self._json, field="relation.json")
         if len(doc) != len(test_ids):
-            raise InputError(f"{len(doc)} entries, and psg.json's test split has {len(test_ids)} images with "
-                             "relations: OpenPSG's submissions match images by position", path=self._json)
+            raise InputError(
+                f"{len(doc)} entries, and psg.json's test split has {len(test_ids)} images with "
+                "relations: OpenPSG's submissions match images by position",
+                path=self._json,
+            )
         self.images = {}
         for position, (entry, image_id) in enumerate(zip(doc, test_ids)):
-            self.images[(type(image_id), image_id)] = self._image(entry, position, image_id, num_classes,
-                                                                 num_predicates)
+            self.images[(type(image_id), image_id)] = self._image(
+                entry, position, image_id, num_classes, num_predicates
+            )
 
     @property
     def _json(self) -> str:
@@ -66,37 +70,64 @@ class OpenPsgSubmit:
         segments = entry["segments_info"]
         if not all(isinstance(s, dict) for s in segments):
             raise InputError("expected a list of {id, category_id}", field="segments_info", **where)
-        ids = json_array([s.get("id") for s in segments], (None,), integer=True, field="segments_info.id",
-                         where=where)
-        labels = json_array([s.get("category_id") for s in segments], (None,), integer=True,
-                            field="segments_info.category_id", where=where) - 1
+        ids = json_array([s.get("id") for s in segments], (None,), integer=True, field="segments_info.id", where=where)
+        labels = (
+            json_array(
+                [s.get("category_id") for s in segments],
+                (None,),
+                integer=True,
+                field="segments_info.category_id",
+                where=where,
+            )
+            - 1
+        )
         if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
-            raise InputError(f"category_id outside [1, {num_classes}] (OpenPSG's are 1-based)",
-                             field="segments_info.category_id", **where)
+            raise InputError(
+                f"category_id outside [1, {num_classes}] (OpenPSG's are 1-based)",
+                field="segments_info.category_id",
+                **where,
+            )
         if len(ids) and (ids.min() < 1 or ids.max() >= 1 << 24):
             raise InputError("segment id outside [1, 256³ − 1]", field="segments_info.id", **where)
         if len(np.unique(ids)) != len(ids):
-            raise InputError("two segments share one id (one colour): their masks cannot be told apart",
-                             field="segments_info.id", **where)
+            raise InputError(
+                "two segments share one id (one colour): their masks cannot be told apart",
+                field="segments_info.id",
+                **where,
+            )
         rows = json_array(entry.get("relations"), (None, 3), integer=True, field="relations", where=where)
         rows = rows - np.array([0, 0, 1])
         if len(rows) and (rows[:, :2].min() < 0 or rows[:, :2].max() >= len(labels)):
             raise InputError(f"segment index outside [0, {len(labels) - 1}]", field="relations", **where)
         if len(rows) and (rows[:, 2].min() < 0 or rows[:, 2].max() >= num_predicates):
-            raise InputError(f"predicate outside [1, {num_predicates}] (OpenPSG's are 1-based)", field="relations",
-                             **where)
+            raise InputError(
+                f"predicate outside [1, {num_predicates}] (OpenPSG's are 1-based)", field="relations", **where
+            )
         png = entry.get("pan_seg_file_name")
         if not isinstance(png, str) or "/" in png or "\\" in png or png in ("", ".", ".."):
             raise InputError("expected a PNG file name in panseg/", field="pan_seg_file_name", **where)
         _, first = np.unique(rows, axis=0, return_index=True)
-        return SubmissionImage(image_id, position, labels, np.zeros((0, 4)), rows[np.sort(first)],
-                               np.zeros((0, 3), dtype=np.int64), len(rows) - len(first), png, rows, segment_ids=ids)
+        return SubmissionImage(
+            image_id,
+            position,
+            labels,
+            np.zeros((0, 4)),
+            rows[np.sort(first)],
+            np.zeros((0, 3), dtype=np.int64),
+            len(rows) - len(first),
+            png,
+            rows,
+            segment_ids=ids,
+        )
 
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
         """``[N, H, W]`` uint8: 1 where a pixel has the segment's id in the image's PNG."""
         file = os.path.join(self.path, MASKS, image.seg_filename)
         ids = read_panoptic_png(file, dict(path=file, image_id=image.image_id))
         if ids.shape != tuple(shape):
-            raise InputError(f"masks of {ids.shape[1]}x{ids.shape[0]} px, the GT image is {shape[1]}x{shape[0]}",
-                             path=file, image_id=image.image_id)
+            raise InputError(
+                f"masks of {ids.shape[1]}x{ids.shape[0]} px, the GT image is {shape[1]}x{shape[0]}",
+                path=file,
+                image_id=image.image_id,
+            )
         return (ids[None, :, :] == image.segment_ids.astype(ids.dtype)[:, None, None]).view(np.uint8)

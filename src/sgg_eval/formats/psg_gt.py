@@ -62,8 +62,9 @@ class PsgGT:
         return len(self.predicate_classes)
 
 
-def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bool = False,
-             split: str = "test") -> PsgGT:
+def read_psg(
+    path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bool = False, split: str = "test"
+) -> PsgGT:
     """The ``test`` split of ``path`` (the ``test_image_ids``), or its ``train`` split (every other entry, the
     images ``sgg-eval stats`` counts); ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
     path, root = os.fspath(path), os.fspath(root)
@@ -79,15 +80,20 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
     test = {}
     for i, image_id in enumerate(test_ids):
         if type(image_id) not in (int, str):
-            raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=path,
-                             field=f"test_image_ids[{i}]")
+            raise InputError(
+                f"id {image_id!r:.40} is neither an integer nor a string", path=path, field=f"test_image_ids[{i}]"
+            )
         test[(type(image_id), image_id)] = None  # by value and type: "1" and 1 are different images (a dict: ordered)
     images, without, seen = [], 0, set()
     for position, entry in items:
         image_id = entry.get("image_id") if is_object(entry) else None
         if type(image_id) not in (int, str):
-            raise InputError(f"image_id {image_id!r:.40} is neither an integer nor a string", path=path,
-                             position=position, field="image_id")
+            raise InputError(
+                f"image_id {image_id!r:.40} is neither an integer nor a string",
+                path=path,
+                position=position,
+                field="image_id",
+            )
         key = (type(image_id), image_id)
         if (key in test) != (split == "test"):
             continue
@@ -98,12 +104,16 @@ def read_psg(path: str | os.PathLike, root: str | os.PathLike = "", *, boxes: bo
         if is_array(relations) and not len(relations):
             without += 1
             continue
-        images.append(_image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes,
-                             root, path))
+        images.append(
+            _image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes, root, path)
+        )
     missing = [key[1] for key in test if key not in seen] if split == "test" else []
     if missing:
-        raise InputError(f"{len(missing)} test image ids have no entry in 'data' (e.g. {missing[0]!r:.40})", path=path,
-                         field="test_image_ids")
+        raise InputError(
+            f"{len(missing)} test image ids have no entry in 'data' (e.g. {missing[0]!r:.40})",
+            path=path,
+            field="test_image_ids",
+        )
     return PsgGT(path, root, classes, names["predicate_classes"], images, without)
 
 
@@ -121,8 +131,9 @@ def _ints(values: list, field: str, where: dict) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def _image(entry, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str,
-           path: str) -> PsgImage:
+def _image(
+    entry, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str, path: str
+) -> PsgImage:
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "data", where)
     segments = entry.get("segments_info")
@@ -131,7 +142,7 @@ def _image(entry, image_id, position: int, n_classes: int, n_predicates: int, bo
         raise InputError("expected a non-empty list of {'id', 'category_id'}", field="segments_info", **where)
     ids = _ints([s.get("id") for s in segments], "segments_info.id", where)
     labels = _ints([s.get("category_id") for s in segments], "segments_info.category_id", where)
-    if len(np.unique(ids)) != len(ids) or ids.min() < 0 or ids.max() >= 256 ** 3:
+    if len(np.unique(ids)) != len(ids) or ids.min() < 0 or ids.max() >= 256**3:
         raise InputError("segment ids must be distinct and in [0, 256³)", field="segments_info.id", **where)
     if labels.min() < 0 or labels.max() >= n_classes:
         raise InputError(f"category outside [0, {n_classes - 1}]", field="segments_info.category_id", **where)
@@ -170,9 +181,11 @@ def check_png(raw: bytes, where: dict) -> None:
         end = at + 8 + length
         if end + 4 > len(raw):
             raise InputError(f"PNG chunk at byte {at} runs past the end of the file", **where)
-        if crc32(view[at + 4:end]) != struct.unpack_from(">I", raw, end)[0]:
-            raise InputError(f"PNG chunk {bytes(raw[at + 4:at + 8])!r} fails its CRC-32: the file is corrupt", **where)
-        if raw[at + 4:at + 8] == b"IEND":
+        if crc32(view[at + 4 : end]) != struct.unpack_from(">I", raw, end)[0]:
+            raise InputError(
+                f"PNG chunk {bytes(raw[at + 4 : at + 8])!r} fails its CRC-32: the file is corrupt", **where
+            )
+        if raw[at + 4 : at + 8] == b"IEND":
             return
         at = end + 4
     raise InputError("PNG without its end chunk: truncated", **where)

@@ -57,8 +57,9 @@ def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[
         scores[np.arange(len(trip)), trip[:, 2] + 1] = 1.0  # one-hot: GC picks the triplet's predicate
         if int(image_id) in out:
             raise InputError("image listed twice", field="id", **where)
-        out[int(image_id)] = PredImage(int(image_id), boxes.astype(np.float32), cats + 1,
-                                       np.ones(len(inst), dtype=np.float32), trip[:, :2], scores)
+        out[int(image_id)] = PredImage(
+            int(image_id), boxes.astype(np.float32), cats + 1, np.ones(len(inst), dtype=np.float32), trip[:, :2], scores
+        )
     return out, dropped
 
 

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.arrays.segments import first_seen
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
 from sgg_eval.jsonio import read_bytes
-from sgg_eval.arrays.segments import first_seen
 
 TRIPLETS = "triplets.json"
 MAX_MEMBER_BYTES = 4 << 30  # one member, uncompressed
@@ -76,11 +76,14 @@ class Submission:
             self.kind, self._zip = "json", None
             raw = read_bytes(self.path, "JSON")
         self.mode = submission_mode(self.path, boxes)
-        parser, doc, items = parse_items(raw, "images", self.path if self.kind == "json" else
-                                         f"{self.path}:{TRIPLETS}")
+        parser, doc, items = parse_items(raw, "images", self.path if self.kind == "json" else f"{self.path}:{TRIPLETS}")
         where = dict(path=self.path)
-        if not is_object(doc) or doc.get("version") not in (1, 2) or type(doc.get("version")) is not int \
-                or not is_array(doc.get("images")):
+        if (
+            not is_object(doc)
+            or doc.get("version") not in (1, 2)
+            or type(doc.get("version")) is not int
+            or not is_array(doc.get("images"))
+        ):
             raise InputError("expected {'version': 1 or 2, 'images': [...]}", field="version", **where)
         unique_keys(doc, "version", where)
         self.images: dict[tuple, SubmissionImage] = {}
@@ -88,8 +91,9 @@ class Submission:
             image = _image(entry, position, num_classes, num_predicates, self.mode == "masks", self.path)
             key = (type(image.image_id), image.image_id)
             if key in self.images:
-                raise InputError("image listed twice", path=self.path, image_id=image.image_id, position=position,
-                                 field="id")
+                raise InputError(
+                    "image listed twice", path=self.path, image_id=image.image_id, position=position, field="id"
+                )
             self.images[key] = image
         del raw, doc, parser  # the arrays are copies: the text goes now
 
@@ -104,8 +108,9 @@ class Submission:
             with self._zip.open(info) as fh:
                 return fh.read(MAX_MEMBER_BYTES + 1)
         except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as exc:
-            raise InputError(f"member {name!r} unreadable ({' '.join(str(exc).split())[:100]})",
-                             path=self.path) from None
+            raise InputError(
+                f"member {name!r} unreadable ({' '.join(str(exc).split())[:100]})", path=self.path
+            ) from None
 
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
         """``[N, H, W]`` uint8: the image's instance masks (non-zero: in the mask), checked against its instance
@@ -137,18 +142,24 @@ def _open_zip(path: str) -> zipfile.ZipFile:
         if name.startswith("/") or "\\" in name or ".." in name.split("/"):
             raise InputError(f"member {name!r:.80} points outside the archive", path=path)
         if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise InputError(f"member {name!r:.80} expands to {info.file_size} bytes from {info.compress_size}: "
-                             "a ZIP bomb", path=path)
+            raise InputError(
+                f"member {name!r:.80} expands to {info.file_size} bytes from {info.compress_size}: a ZIP bomb",
+                path=path,
+            )
     return zf
 
 
 def _instances(entry, where: dict) -> tuple:
     """(categories, boxes) arrays from whichever of the three spellings the image uses (exactly one)."""
-    spelled = [k for k in ("instances", "annotation") if k in entry] + (["bboxes"] if "bboxes" in entry or
-                                                                          "categories" in entry else [])
+    spelled = [k for k in ("instances", "annotation") if k in entry] + (
+        ["bboxes"] if "bboxes" in entry or "categories" in entry else []
+    )
     if len(spelled) != 1:
-        raise InputError("give the instances once: 'instances' or 'annotation' ([{bbox, category}]), or "
-                         "'bboxes' + 'categories'", field="instances", **where)
+        raise InputError(
+            "give the instances once: 'instances' or 'annotation' ([{bbox, category}]), or 'bboxes' + 'categories'",
+            field="instances",
+            **where,
+        )
     if spelled[0] == "bboxes":
         labels = number_rows(entry.get("categories"), None, integer=True, field="categories", where=where)
         return labels, _boxes(entry.get("bboxes"), len(labels), where)
@@ -180,8 +191,9 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         raise InputError("image entry is not an object", path=path, position=position, field="images")
     image_id = entry.get("id")
     if type(image_id) not in (int, str):
-        raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=path, position=position,
-                         field="id")
+        raise InputError(
+            f"id {image_id!r:.40} is neither an integer nor a string", path=path, position=position, field="id"
+        )
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "images", where)
     labels, boxes = _instances(entry, where)
@@ -212,8 +224,13 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         if len(scores) and np.any(np.diff(scores) > 0):
             raise InputError("scores must not increase: the triplets are best first", field="scores", **where)
     seg = entry.get("seg_filename")
-    if masks and (not isinstance(seg, str) or not seg.lower().endswith((".tif", ".tiff")) or seg.startswith("/")
-                  or ".." in seg.split("/")):
+    if masks and (
+        not isinstance(seg, str)
+        or not seg.lower().endswith((".tif", ".tiff"))
+        or seg.startswith("/")
+        or ".." in seg.split("/")
+    ):
         raise InputError("expected a .tiff file name inside the submission", field="seg_filename", **where)
-    return SubmissionImage(image_id, position, labels, boxes, lists["triplets"], lists["ng_triplets"], dropped,
-                           seg if masks else None, raw)
+    return SubmissionImage(
+        image_id, position, labels, boxes, lists["triplets"], lists["ng_triplets"], dropped, seg if masks else None, raw
+    )

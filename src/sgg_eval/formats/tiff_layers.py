@@ -47,12 +47,12 @@ def tiff_stack(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> n
             if at + n > len(raw):
                 raise InputError(f"TIFF layer {i}: a strip lies outside the file: truncated or corrupt", **where)
             if compressed:
-                got += _inflate(view[at:at + n], out[i, got:], i, where)
+                got += _inflate(view[at : at + n], out[i, got:], i, where)
             elif got + n > size:
                 got += n
                 break
             else:
-                out[i, got:got + n] = np.frombuffer(view[at:at + n], dtype=np.uint8)
+                out[i, got : got + n] = np.frombuffer(view[at : at + n], dtype=np.uint8)
                 got += n
         if got != size:
             raise InputError(f"TIFF layer {i} holds {got} bytes, expected {shape[1]}x{shape[0]} px", **where)
@@ -85,7 +85,7 @@ def _plain_strips(raw: bytes, count: int, shape: tuple[int, int]):
         entries = struct.unpack_from(order + "HHII" * n, raw, at + 2)
         single, arrays = {_SAMPLES: 1, _PREDICTOR: 1, _FILLORDER: 1, _SAMPLEFORMAT: 1, _COMPRESSION: 1}, {}
         for k in range(0, 4 * n, 4):
-            tag, kind, number, value = entries[k:k + 4]
+            tag, kind, number, value = entries[k : k + 4]
             if tag in _TILE_TAGS:
                 return None
             if tag not in _READ:
@@ -100,9 +100,20 @@ def _plain_strips(raw: bytes, count: int, shape: tuple[int, int]):
                 return None
             else:  # one value, inline: a SHORT sits in the field's first two bytes
                 single[tag] = value if kind == 4 else (value & 0xFFFF if order == "<" else value >> 16)
-        if (single.get(_WIDTH), single.get(_LENGTH), single.get(_BITS), single[_SAMPLES], single[_PREDICTOR],
-                single[_FILLORDER]) != want or single[_SAMPLEFORMAT] not in (1, 2) \
-                or single[_COMPRESSION] not in (_NONE, *_DEFLATE) or compression not in (None, single[_COMPRESSION]):
+        if (
+            (
+                single.get(_WIDTH),
+                single.get(_LENGTH),
+                single.get(_BITS),
+                single[_SAMPLES],
+                single[_PREDICTOR],
+                single[_FILLORDER],
+            )
+            != want
+            or single[_SAMPLEFORMAT] not in (1, 2)
+            or single[_COMPRESSION] not in (_NONE, *_DEFLATE)
+            or compression not in (None, single[_COMPRESSION])
+        ):
             return None
         compression = single[_COMPRESSION]
         offsets, sizes = arrays.get(_OFFSETS), arrays.get(_BYTECOUNTS)
@@ -130,8 +141,11 @@ def _inflate(data, out: np.ndarray, layer: int, where: dict) -> int:
     try:
         return len(_ZLIB(data, out=out))
     except Exception as exc:  # noqa: BLE001 - imagecodecs raises its own error kinds for bad or oversized data
-        raise InputError(f"TIFF layer {layer}: corrupt Deflate data, or more than the layer holds "
-                         f"({' '.join(str(exc).split())[:80]})", **where) from None
+        raise InputError(
+            f"TIFF layer {layer}: corrupt Deflate data, or more than the layer holds "
+            f"({' '.join(str(exc).split())[:80]})",
+            **where,
+        ) from None
 
 
 def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> np.ndarray:
@@ -141,8 +155,9 @@ def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) ->
     try:
         layers = tifffile.imread(io.BytesIO(raw))
     except Exception as exc:  # noqa: BLE001 - tifffile and its codecs raise many kinds on a damaged file
-        raise InputError(f"unreadable TIFF ({type(exc).__name__}: {' '.join(str(exc).split())[:100]})",
-                         **where) from None
+        raise InputError(
+            f"unreadable TIFF ({type(exc).__name__}: {' '.join(str(exc).split())[:100]})", **where
+        ) from None
     layers = np.asarray(layers)
     if layers.ndim == 2 and count == 1:
         layers = layers[None]
@@ -151,8 +166,9 @@ def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) ->
     if layers.ndim != 3 or layers.shape[0] != count:
         raise InputError(f"TIFF of shape {list(layers.shape)}: expected {count} layers (one per instance)", **where)
     if layers.shape[1:] != tuple(shape):
-        raise InputError(f"masks of {layers.shape[2]}x{layers.shape[1]} px, the GT image is {shape[1]}x{shape[0]}",
-                         **where)
+        raise InputError(
+            f"masks of {layers.shape[2]}x{layers.shape[1]} px, the GT image is {shape[1]}x{shape[0]}", **where
+        )
     if layers.dtype.kind not in "biuf":
         raise InputError(f"TIFF of dtype {layers.dtype}, expected integer masks", **where)
     return (layers != 0).view(np.uint8)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.errors import InputError
 from sgg_eval.arrays.segments import segment_offsets
+from sgg_eval.errors import InputError
 
 _END = b"PK\x05\x06"
 _END64_LOCATOR = b"PK\x06\x07"
@@ -44,7 +44,7 @@ class Members:
 
     def raw_name(self, i: int) -> bytes:
         at, n = int(self.name_at[i]), int(self.name_len[i])
-        return self.raw[at: at + n].tobytes()
+        return self.raw[at : at + n].tobytes()
 
     def name(self, i: int) -> str:
         return self.raw_name(i).decode("utf-8" if self.utf8[i] else "cp437", errors="replace")
@@ -115,7 +115,8 @@ def _packed(buf: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarray:
         gathered = np.where(k < length[:, None], buf[np.minimum(at[:, None] + k, len(buf) - 1)], 0)
     shifts = (8 * k).astype(np.uint64)
     return (gathered.astype(np.uint64) << shifts).sum(axis=1, dtype=np.uint64) | (
-        length.astype(np.uint64) << np.uint64(56))
+        length.astype(np.uint64) << np.uint64(56)
+    )
 
 
 def _find_short(members: Members, prefix: str, suffixes: list[str]) -> np.ndarray | None:
@@ -148,8 +149,9 @@ def members(path: str, whole: np.ndarray) -> Members:
         found = _by_zipfile(path)
     duplicate = first_duplicate(found)
     if duplicate is not None:
-        raise InputError(f"two zip members are named {found.name(duplicate)!r:.120}: the archive is ambiguous",
-                         path=path)
+        raise InputError(
+            f"two zip members are named {found.name(duplicate)!r:.120}: the archive is ambiguous", path=path
+        )
     return found
 
 
@@ -179,16 +181,21 @@ def _by_zipfile(path: str) -> Members:
         infos = zf.infolist()
     encoded = [i.filename.encode("utf-8") for i in infos]
     length = np.array([len(b) for b in encoded], dtype=np.int64)
-    return Members(np.frombuffer(b"".join(encoded), np.uint8), segment_offsets(length), length,
-                   np.ones(len(infos), dtype=bool), np.array([i.header_offset for i in infos], dtype=np.int64),
-                   np.array([i.compress_size for i in infos], dtype=np.int64),
-                   np.array([i.compress_type for i in infos], dtype=np.int64),
-                   np.array([i.CRC for i in infos], dtype=np.int64))
+    return Members(
+        np.frombuffer(b"".join(encoded), np.uint8),
+        segment_offsets(length),
+        length,
+        np.ones(len(infos), dtype=bool),
+        np.array([i.header_offset for i in infos], dtype=np.int64),
+        np.array([i.compress_size for i in infos], dtype=np.int64),
+        np.array([i.compress_type for i in infos], dtype=np.int64),
+        np.array([i.CRC for i in infos], dtype=np.int64),
+    )
 
 
 def _central_directory(whole: np.ndarray) -> Members | None:
     size = len(whole)
-    tail = whole[max(0, size - 65557):].tobytes()
+    tail = whole[max(0, size - 65557) :].tobytes()
     at = len(tail)
     while True:  # the last end record whose comment length reaches exactly the end of the file
         at = tail.rfind(_END, 0, at)
@@ -201,16 +208,16 @@ def _central_directory(whole: np.ndarray) -> Members | None:
         return None
     if _FULL32 in (cd_size, cd_at) or count == 0xFFFF:  # the zip64 end record holds the real values
         locator = size - len(tail) + at - 20
-        if locator < 0 or whole[locator: locator + 4].tobytes() != _END64_LOCATOR:
+        if locator < 0 or whole[locator : locator + 4].tobytes() != _END64_LOCATOR:
             return None
-        (record,) = struct.unpack_from("<Q", whole[locator + 8: locator + 16].tobytes())
-        head = whole[record: record + 56].tobytes()
+        (record,) = struct.unpack_from("<Q", whole[locator + 8 : locator + 16].tobytes())
+        head = whole[record : record + 56].tobytes()
         if len(head) < 56 or head[:4] != _END64:
             return None
         count, cd_size, cd_at = struct.unpack_from("<QQQ", head, 32)
     if count == 0 or cd_size < 46 or cd_at + cd_size > size:
         return None
-    cd = whole[cd_at: cd_at + cd_size]
+    cd = whole[cd_at : cd_at + cd_size]
     # record signatures "PK\x01\x02": the rare "P" bytes first, then the next three at those only (four
     # full-length masks of the directory cost ~10 MB of fresh memory for a VG test file)
     p = np.flatnonzero(cd[:-3] == 0x50)

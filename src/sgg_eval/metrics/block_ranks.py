@@ -15,19 +15,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
 from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ng_top import ng_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, first_match
-from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
 
 IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
 
 
-def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit: int = 100,
-                gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5
-                ) -> BlockRanks:
+def block_ranks(
+    gts: list,
+    cands: CandidateBlock | list[Candidates],
+    *,
+    ng_limit: int = 100,
+    gt_pair_family: bool = True,
+    triplet_family: bool = True,
+    iou_threshold: float = 0.5,
+) -> BlockRanks:
     """:func:`ranks.image_ranks` of every (GT image, candidates) of a block, concatenated (``BlockRanks``);
     every GT image has rows.
     ``cands``: the images' candidates, concatenated (``candidates.prepare_block``) or as a list.
@@ -86,8 +92,11 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
     n_s, n_o = m_count[gs], m_count[go]
     combo_row, within = expand_segments(n_s * n_o)
     n_o_c, img_c = n_o[combo_row], row_img[combo_row]
-    want = ((img_c << IMAGE_SHIFT) | ((m_q[m_start[gs[combo_row]] + within // n_o_c] - obj_off[img_c]) << PAIR_BITS)
-            | (m_q[m_start[go[combo_row]] + within % n_o_c] - obj_off[img_c]))
+    want = (
+        (img_c << IMAGE_SHIFT)
+        | ((m_q[m_start[gs[combo_row]] + within // n_o_c] - obj_off[img_c]) << PAIR_BITS)
+        | (m_q[m_start[go[combo_row]] + within % n_o_c] - obj_off[img_c])
+    )
     lo, hi = np.searchsorted(sorted_pair_key, want, "left"), np.searchsorted(sorted_pair_key, want, "right")
     found, copy = expand_segments(hi - lo)
     cr, cp = combo_row[found], pair_order[lo[found] + copy]
@@ -95,8 +104,9 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
 
     gc = first_match(num_rows, cr[pred_ok], gc_pos[cp[pred_ok]])
     # IMR: a pair's position among its image's GC candidates with the same predicate
-    imr = first_match(num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, predicted, pair_img,
-                                                                  block.probs))
+    imr = first_match(
+        num_rows, cr[pred_ok], _within_predicate(cp[pred_ok], gc_pair, gc_pos, predicted, pair_img, block.probs)
+    )
     first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
@@ -124,12 +134,37 @@ def block_ranks(gts: list, cands: CandidateBlock | list[Candidates], *, ng_limit
         predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
             obj_at = np.repeat(obj_off, n_pairs)  # per pair: its image's first object
-            triplet = _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, pair_order, sorted_pair_key,
-                               local_pairs[:, 0] + obj_at, local_pairs[:, 1] + obj_at, matches)
+            triplet = _triplet(
+                per_pair,
+                probs,
+                gp,
+                gs,
+                go,
+                gs_loc,
+                go_loc,
+                row_img,
+                pair_order,
+                sorted_pair_key,
+                local_pairs[:, 0] + obj_at,
+                local_pairs[:, 1] + obj_at,
+                matches,
+            )
 
-    return BlockRanks(n_rows=n_rows, n_pairs=n_uniq, num_gt_objects=n_gt, matched_gt_objects=matched_gt,
-                      predicates=gp, gc=gc, pair=pair_rank, imr=imr, ng=ng, gt_pair=gt_pair,
-                      per_predicate=per_predicate, triplet=triplet, predicate_rank=predicate_rank)
+    return BlockRanks(
+        n_rows=n_rows,
+        n_pairs=n_uniq,
+        num_gt_objects=n_gt,
+        matched_gt_objects=matched_gt,
+        predicates=gp,
+        gc=gc,
+        pair=pair_rank,
+        imr=imr,
+        ng=ng,
+        gt_pair=gt_pair,
+        per_predicate=per_predicate,
+        triplet=triplet,
+        predicate_rank=predicate_rank,
+    )
 
 
 def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, probs=None) -> np.ndarray:
@@ -143,7 +178,7 @@ def _within_predicate(queries, gc_pair, gc_pos, predicted, pair_img, probs=None)
         bounds = np.searchsorted(pair_img[queries], np.arange(len(probs.probs) + 1))
         for i in np.flatnonzero(np.diff(bounds)).tolist():
             lo, at = int(probs.pair_off[i]), slice(bounds[i], bounds[i + 1])
-            gc_list = gc_pair[lo:lo + len(probs.probs[i])] - lo  # the image's GC list, by its own pair indices
+            gc_list = gc_pair[lo : lo + len(probs.probs[i])] - lo  # the image's GC list, by its own pair indices
             out[at] = _within_image(queries[at] - lo, gc_list, gc_pos[queries[at]], probs.predicates(i))
         return out
     gc_pred = predicted.all()
@@ -183,8 +218,9 @@ def _per_predicate(per_pair, probs, gp, row_img, n_rows, n_pairs, pair_off, cr, 
         for i, (r0, m, lo) in enumerate(zip(segment_offsets(n_rows).tolist(), n_rows.tolist(), pair_off.tolist())):
             if len(probs.probs[i]):
                 rows = slice(r0, r0 + m)
-                counted[rows] = _count_above(probs.probs[i], per_pair[lo:lo + len(probs.probs[i])], gp[rows],
-                                             best[rows], first[rows] - lo)
+                counted[rows] = _count_above(
+                    probs.probs[i], per_pair[lo : lo + len(probs.probs[i])], gp[rows], best[rows], first[rows] - lo
+                )
         return np.where(has, counted, NO_MATCH)
     rows = np.flatnonzero(has)
     out = np.full(num_rows, NO_MATCH, dtype=np.int64)
@@ -221,8 +257,9 @@ def _count_above(probs, per_pair, gp, best, first) -> np.ndarray:
     col *= per_pair
     tied = np.flatnonzero(col == best[:, None])  # few: a row's own best pair, and exact ties
     tied_row, tied_pair = tied // len(per_pair), tied % len(per_pair)
-    return np.count_nonzero(col > best[:, None], axis=1) + np.bincount(tied_row[tied_pair < first[tied_row]],
-                                                                       minlength=len(best))
+    return np.count_nonzero(col > best[:, None], axis=1) + np.bincount(
+        tied_row[tied_pair < first[tied_row]], minlength=len(best)
+    )
 
 
 def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndarray:
@@ -233,8 +270,7 @@ def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndar
     fg = probs[pair, 1:]
     own = fg[np.arange(len(rows)), gp[rows] - 1]
     ids = np.arange(fg.shape[1])[None, :]
-    out[rows] = ((fg > own[:, None]).sum(axis=1)
-                 + ((fg == own[:, None]) & (ids < (gp[rows] - 1)[:, None])).sum(axis=1))
+    out[rows] = (fg > own[:, None]).sum(axis=1) + ((fg == own[:, None]) & (ids < (gp[rows] - 1)[:, None])).sum(axis=1)
     return out
 
 
@@ -268,7 +304,8 @@ def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, order, sorted
     index = np.arange(len(rows))
     pred_ids = np.arange(entry_scores.shape[1])[None, :]
     tied_before = np.where(index < first_entry[rows], ties.sum(axis=1), 0) + np.where(
-        index == first_entry[rows], (ties & (pred_ids < (gp[rows] - 1)[:, None])).sum(axis=1), 0)
+        index == first_entry[rows], (ties & (pred_ids < (gp[rows] - 1)[:, None])).sum(axis=1), 0
+    )
     total = np.bincount(rows, weights=higher + tied_before, minlength=num_rows)
     has = np.isfinite(best)
     ranks[has] = total[has].astype(np.int64)

@@ -21,14 +21,14 @@ from typing import Protocol
 import numpy as np
 
 from sgg_eval.allocator import reuse_freed_memory
+from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
+from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.candidates import prepare_block
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals
-from sgg_eval.metrics.block_ranks import block_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
-from sgg_eval.arrays.segments import segment_offsets
 
 BLOCK_IMAGES = 256
 # SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy
@@ -48,8 +48,13 @@ MAX_RANKED_PAIRS = 50_000
 # own, with their scores kept image by image (``prepare_block(apart=True)``): a block-wide copy of the scores
 # would cost more than the per-call overhead that batching saves on them.
 LARGE_IMAGE_PAIRS = 2_000
-COUNT_KEYS = ("images_input", "images_evaluated", "images_skipped_no_gt", "images_skipped_no_pred",
-              "images_with_zeroshot_gt")
+COUNT_KEYS = (
+    "images_input",
+    "images_evaluated",
+    "images_skipped_no_gt",
+    "images_skipped_no_pred",
+    "images_with_zeroshot_gt",
+)
 
 
 def default_jobs() -> int:
@@ -57,8 +62,14 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, source: str,
-               zs_table: np.ndarray | None, triplet_counts: np.ndarray | None) -> tuple[Accumulator, dict]:
+def rank_block(
+    block: list[tuple[GTImage, PredImage]],
+    vocab: Vocabulary,
+    opts,
+    source: str,
+    zs_table: np.ndarray | None,
+    triplet_counts: np.ndarray | None,
+) -> tuple[Accumulator, dict]:
     """Rank and accumulate one block of images: the block's accumulator and image counts. ``zs_table`` flags
     the zero-shot triplets by ``triplet_key`` (:func:`zeroshot_table`)."""
     acc = Accumulator(vocab.num_predicates)
@@ -78,25 +89,39 @@ def rank_block(block: list[tuple[GTImage, PredImage]], vocab: Vocabulary, opts, 
     block_signals(counts, kept, opts.task, opts.score_kind)
     zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
-    ranked = [block_ranks([g for g, _ in chunk], prepare_block(chunk, opts, source, apart=large),
-                          ng_limit=opts.ng_limit, gt_pair_family=with_gt_pairs, triplet_family=with_gt_pairs,
-                          iou_threshold=opts.iou_threshold)
-              for chunk, large in _by_pairs(kept, MAX_RANKED_PAIRS)]
+    ranked = [
+        block_ranks(
+            [g for g, _ in chunk],
+            prepare_block(chunk, opts, source, apart=large),
+            ng_limit=opts.ng_limit,
+            gt_pair_family=with_gt_pairs,
+            triplet_family=with_gt_pairs,
+            iou_threshold=opts.iou_threshold,
+        )
+        for chunk, large in _by_pairs(kept, MAX_RANKED_PAIRS)
+    ]
     if ranked:
         acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)
     return acc, counts
 
 
-def rank_task(images: list[tuple[GTImage, PredImage]], sizes: list[int], vocab: Vocabulary, opts, source: str,
-              zs_table: np.ndarray | None, triplet_counts: np.ndarray | None, detector_boxes: bool = True
-              ) -> tuple[list[tuple[Accumulator, dict]], BoxCollector | None]:
+def rank_task(
+    images: list[tuple[GTImage, PredImage]],
+    sizes: list[int],
+    vocab: Vocabulary,
+    opts,
+    source: str,
+    zs_table: np.ndarray | None,
+    triplet_counts: np.ndarray | None,
+    detector_boxes: bool = True,
+) -> tuple[list[tuple[Accumulator, dict]], BoxCollector | None]:
     """Consecutive blocks of ``sizes`` images, read together: each block ranked and accumulated on its own
     (:func:`rank_block`; merged block by block, float sums group exactly as they would one block at a time),
     and (SGDet, when ``detector_boxes``) the objects of every image for the detector's box mAP, matched at once
     (matching never looks beyond an image, so its result does not depend on the grouping)."""
     ranked, lo = [], 0
     for n in sizes:
-        ranked.append(rank_block(images[lo:lo + n], vocab, opts, source, zs_table, triplet_counts))
+        ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
         lo += n
     if not (detector_boxes and opts.task == "sgdet"):
         return ranked, None
@@ -105,8 +130,9 @@ def rank_task(images: list[tuple[GTImage, PredImage]], sizes: list[int], vocab: 
     return ranked, boxes.finish()
 
 
-def _row_lookups(kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
-                 ) -> tuple[np.ndarray | None, np.ndarray | None, int]:
+def _row_lookups(
+    kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
+) -> tuple[np.ndarray | None, np.ndarray | None, int]:
     """The GT rows' zero-shot flags and training counts over the block's images, concatenated (``None``
     without the set or the counts), looked up in tables indexed by triplet key; and how many images have a
     zero-shot row."""
@@ -209,14 +235,21 @@ def tasks_of(spans: list[tuple[int, int]], size: int, jobs: int) -> list[list[tu
     """The block ``spans`` grouped into tasks: ``TASK_IMAGES // size`` blocks each, the last ``2 · jobs`` alone."""
     per_task = max(1, TASK_IMAGES // size)
     tail = max(0, len(spans) - 2 * jobs) if jobs > 1 else len(spans)  # where the single blocks start
-    return ([spans[i:min(i + per_task, tail)] for i in range(0, tail, per_task)]
-            + [[span] for span in spans[tail:]])
+    return [spans[i : min(i + per_task, tail)] for i in range(0, tail, per_task)] + [[span] for span in spans[tail:]]
 
 
-def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts, *,
-               source: str = "", zs_keys: np.ndarray | None = None, triplet_counts: np.ndarray | None = None,
-               jobs: int = 1, detector_boxes: bool = True, progress: Callable[[int], None] | None = None
-               ) -> tuple[Accumulator, dict, BoxCollector | None]:
+def accumulate(
+    images: Iterable[tuple[GTImage, PredImage]] | ImageSource,
+    vocab: Vocabulary,
+    opts,
+    *,
+    source: str = "",
+    zs_keys: np.ndarray | None = None,
+    triplet_counts: np.ndarray | None = None,
+    jobs: int = 1,
+    detector_boxes: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Accumulator, dict, BoxCollector | None]:
     """All images accumulated block by block (on ``jobs`` processes), merged in block order; the counts hold
     the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet, the objects
     of every image (for the detector's box mAP) unless ``detector_boxes`` is false, else None.
@@ -263,8 +296,9 @@ def accumulate(images: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab:
         read = release = None
     # fork: workers inherit the imported modules and the parsed source (no re-import, no re-parse per worker)
     method = "fork" if forks else "spawn"
-    with multiprocessing.get_context(method).Pool(jobs, initializer=_init_worker,
-                                                  initargs=(read, release, *fixed)) as pool:
+    with multiprocessing.get_context(method).Pool(
+        jobs, initializer=_init_worker, initargs=(read, release, *fixed)
+    ) as pool:
         pending: deque = deque()
         for func, arg in tasks:
             pending.append(pool.apply_async(func, (arg,)))

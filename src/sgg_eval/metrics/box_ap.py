@@ -95,8 +95,14 @@ def match(gt: np.ndarray, det: np.ndarray) -> Matched:
             last[:-1] = pd[sel][1:] != pd[sel][:-1]
             taken[pg[sel[last]]] = True
             tp[pd[sel[last]]] |= np.uint16(1 << t)
-    return Matched(det[kept, 0], det[kept, 5].astype(np.int32), det[kept, 6], d_rank[kept].astype(np.int16),
-                   tp[kept], np.bincount(gt[:, 5].astype(np.int64)))
+    return Matched(
+        det[kept, 0],
+        det[kept, 5].astype(np.int32),
+        det[kept, 6],
+        d_rank[kept].astype(np.int16),
+        tp[kept],
+        np.bincount(gt[:, 5].astype(np.int64)),
+    )
 
 
 def _iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -111,8 +117,12 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
     images into parts. Per class, detections by score, descending; ties by image id (COCO visits images by
     sorted id), then by rank within the image."""
     classes = np.concatenate([p.cls for p in parts]).astype(np.int64)
-    order = _detection_order(classes, np.concatenate([p.score for p in parts]),
-                             np.concatenate([p.image for p in parts]), np.concatenate([p.rank for p in parts]))
+    order = _detection_order(
+        classes,
+        np.concatenate([p.score for p in parts]),
+        np.concatenate([p.image for p in parts]),
+        np.concatenate([p.rank for p in parts]),
+    )
     tp_bits, classes = np.concatenate([p.tp for p in parts])[order], classes[order]
     width = max([len(p.n_gt) for p in parts] + [int(classes.max(initial=0)) + 1])
     n_gt = sum(np.pad(p.n_gt, (0, width - len(p.n_gt))) for p in parts)
@@ -147,8 +157,13 @@ def _detection_order(classes: np.ndarray, score: np.ndarray, image: np.ndarray, 
     c_bits, i_bits = int(classes.max(initial=0)).bit_length(), max(1, (len(ids) - 1).bit_length())
     r_bits = max(1, int(rank.max(initial=0)).bit_length())
     narrow = score.astype(np.float32)
-    if (c_bits + 32 + i_bits + r_bits > 64 or rank.min(initial=0) < 0 or classes.min(initial=0) < 0
-            or not np.all(np.isfinite(narrow)) or not np.array_equal(narrow.astype(score.dtype), score)):
+    if (
+        c_bits + 32 + i_bits + r_bits > 64
+        or rank.min(initial=0) < 0
+        or classes.min(initial=0) < 0
+        or not np.all(np.isfinite(narrow))
+        or not np.array_equal(narrow.astype(score.dtype), score)
+    ):
         return np.lexsort((rank, image, -score, classes))
     bits = (narrow + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0, which -score ties with 0.0
     ascending = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(1 << 31))  # floats as unsigned

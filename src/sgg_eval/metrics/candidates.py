@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.arrays.rowwise import first_max as row_first_max
+from sgg_eval.arrays.rowwise import row_max
+from sgg_eval.arrays.segments import expand_segments, segment_offsets
 from sgg_eval.data.types import GTImage, PredImage, check_predcls_pairs
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranks import Candidates, pair_products
-from sgg_eval.arrays.rowwise import first_max as row_first_max, row_max
-from sgg_eval.arrays.segments import expand_segments, segment_offsets
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -59,8 +60,7 @@ def prepare(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str) -> Can
     # score is exactly (s_s * s_o) * max_c p_c. Ranks use it to prune the NG candidates.
     pair_best = (s_s * s_o) * best.astype(np.float32)
     order = _gc_order(best, s_s, s_o, opts)
-    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64),
-                      pair_best)
+    return Candidates(boxes, labels, obj_scores, pred.pairs, probs, order, gc_preds[order].astype(np.int64), pair_best)
 
 
 class ImageScores:
@@ -91,7 +91,7 @@ class ImageScores:
         bounds = np.searchsorted(image[order], np.arange(len(self.probs) + 1))
         out = np.empty((len(pairs), self.shape[1]), dtype=np.float32)
         for i in np.flatnonzero(np.diff(bounds)).tolist():
-            mine = order[bounds[i]:bounds[i + 1]]
+            mine = order[bounds[i] : bounds[i + 1]]
             out[mine] = self.probs[i][pairs[mine] - self.pair_off[i]]
         return out
 
@@ -117,8 +117,12 @@ class PairPredicates:
     few matching pairs and, per GT predicate c, which pairs predict c. A pair predicts c exactly when ``p_c``
     equals its row maximum and no lower column does."""
 
-    def __init__(self, values: np.ndarray | None = None, probs: np.ndarray | ImageScores | None = None,
-                 row_max: np.ndarray | None = None):
+    def __init__(
+        self,
+        values: np.ndarray | None = None,
+        probs: np.ndarray | ImageScores | None = None,
+        row_max: np.ndarray | None = None,
+    ):
         self._values, self._probs, self._row_max = values, probs, row_max
 
     def __len__(self) -> int:
@@ -194,18 +198,30 @@ class CandidateBlock:
         predicted[gc_pairs + np.repeat(segment_offsets(n_pairs), n_pairs)] = np.concatenate([c.gc_preds for c in cands])
         if len(cands) == 1:  # an SGDet image: its scores (~1 MB) are not copied
             c = cands[0]
-            return cls(np.array([len(c.labels)]), np.array([len(c.pairs)]),
-                       np.asarray(c.boxes, np.float32).reshape(-1, 4), c.labels.astype(np.int64),
-                       np.asarray(c.obj_scores, np.float32), c.pairs.astype(np.int64).reshape(-1, 2), c.probs,
-                       c.gc_pairs.astype(np.int64), PairPredicates(predicted), c.pair_best)
-        return cls(np.array([len(c.labels) for c in cands], dtype=np.int64), n_pairs,
-                   np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands]),
-                   np.concatenate([c.labels for c in cands]).astype(np.int64),
-                   np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands]),
-                   np.concatenate([c.pairs for c in cands]).astype(np.int64).reshape(-1, 2),
-                   None if cands[0].probs is None else np.concatenate([c.probs for c in with_pairs]),
-                   gc_pairs, PairPredicates(predicted),
-                   None if cands[0].pair_best is None else np.concatenate([c.pair_best for c in cands]))
+            return cls(
+                np.array([len(c.labels)]),
+                np.array([len(c.pairs)]),
+                np.asarray(c.boxes, np.float32).reshape(-1, 4),
+                c.labels.astype(np.int64),
+                np.asarray(c.obj_scores, np.float32),
+                c.pairs.astype(np.int64).reshape(-1, 2),
+                c.probs,
+                c.gc_pairs.astype(np.int64),
+                PairPredicates(predicted),
+                c.pair_best,
+            )
+        return cls(
+            np.array([len(c.labels) for c in cands], dtype=np.int64),
+            n_pairs,
+            np.concatenate([np.asarray(c.boxes, np.float32).reshape(-1, 4) for c in cands]),
+            np.concatenate([c.labels for c in cands]).astype(np.int64),
+            np.concatenate([np.asarray(c.obj_scores, np.float32) for c in cands]),
+            np.concatenate([c.pairs for c in cands]).astype(np.int64).reshape(-1, 2),
+            None if cands[0].probs is None else np.concatenate([c.probs for c in with_pairs]),
+            gc_pairs,
+            PairPredicates(predicted),
+            None if cands[0].pair_best is None else np.concatenate([c.pair_best for c in cands]),
+        )
 
 
 def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool = False) -> CandidateBlock:
@@ -235,8 +251,9 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
         obj_scores = np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
     if apart:
         width = next(p.rel_scores.shape[1] for p in preds if len(p.pairs))
-        scores = [_probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32)
-                  for p in preds]
+        scores = [
+            _probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32) for p in preds
+        ]
         # the reader's row maxima, where it kept them and the scores are those it validated
         probs = ImageScores(scores, [p.row_maxima() if s is p.rel_scores else None for s, p in zip(scores, preds)])
         best, predicted = np.concatenate(probs.row_max), PairPredicates(probs=probs)
@@ -250,8 +267,20 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
     if opts.order == "score":  # by the reference's GC triplet score within each image, stable
         gc_pairs = gc_pairs[np.lexsort((-(best * s_s * s_o).astype(np.float64), pair_img))]
     per_pair = s_s * s_o
-    return CandidateBlock(n_obj, n_pairs, boxes.astype(np.float32).reshape(-1, 4), labels.astype(np.int64),
-                          obj_scores, pairs, probs, gc_pairs, predicted, per_pair * best, (pair_img, local), per_pair)
+    return CandidateBlock(
+        n_obj,
+        n_pairs,
+        boxes.astype(np.float32).reshape(-1, 4),
+        labels.astype(np.int64),
+        obj_scores,
+        pairs,
+        probs,
+        gc_pairs,
+        predicted,
+        per_pair * best,
+        (pair_img, local),
+        per_pair,
+    )
 
 
 def _probabilities(scores: np.ndarray, opts: EvalOptions) -> np.ndarray:

@@ -27,8 +27,8 @@ class BoxCollector:
     of the images and any number of workers."""
 
     def __init__(self) -> None:
-        self.gt: list[np.ndarray] = []    # rows: image id, x1, y1, x2, y2, label (until finish)
-        self.det: list[np.ndarray] = []   # rows: image id, x1, y1, x2, y2, label, score (until finish)
+        self.gt: list[np.ndarray] = []  # rows: image id, x1, y1, x2, y2, label (until finish)
+        self.det: list[np.ndarray] = []  # rows: image id, x1, y1, x2, y2, label, score (until finish)
         self.parts: list[Matched] = []
         self.num_gt = self.num_det = 0
 
@@ -38,13 +38,25 @@ class BoxCollector:
             return
         ids = np.array([gt.image_id for gt, _ in images], dtype=np.float64)
         gts, preds = [gt for gt, _ in images], [pred for _, pred in images]
-        self.gt.append(np.column_stack([np.repeat(ids, [len(g.labels) for g in gts]),
-                                        np.concatenate([g.boxes for g in gts]).reshape(-1, 4),
-                                        np.concatenate([g.labels for g in gts])]))
-        self.det.append(np.column_stack([np.repeat(ids, [len(p.labels) for p in preds]),
-                                         np.concatenate([p.boxes for p in preds]).reshape(-1, 4),
-                                         np.concatenate([p.labels for p in preds]),
-                                         np.concatenate([p.obj_scores for p in preds])]))
+        self.gt.append(
+            np.column_stack(
+                [
+                    np.repeat(ids, [len(g.labels) for g in gts]),
+                    np.concatenate([g.boxes for g in gts]).reshape(-1, 4),
+                    np.concatenate([g.labels for g in gts]),
+                ]
+            )
+        )
+        self.det.append(
+            np.column_stack(
+                [
+                    np.repeat(ids, [len(p.labels) for p in preds]),
+                    np.concatenate([p.boxes for p in preds]).reshape(-1, 4),
+                    np.concatenate([p.labels for p in preds]),
+                    np.concatenate([p.obj_scores for p in preds]),
+                ]
+            )
+        )
 
     def finish(self) -> BoxCollector:
         """Match the objects added so far; keep only the result."""
@@ -53,8 +65,12 @@ class BoxCollector:
         self.gt, self.det = [], []
         self.num_gt, self.num_det = self.num_gt + len(gt), self.num_det + len(det)
         if len(gt) or len(det):
-            self.parts.append(match(np.column_stack([gt[:, 0], _xywh(gt), gt[:, 5]]),
-                                    np.column_stack([det[:, 0], _xywh(det), det[:, 5], det[:, 6]])))
+            self.parts.append(
+                match(
+                    np.column_stack([gt[:, 0], _xywh(gt), gt[:, 5]]),
+                    np.column_stack([det[:, 0], _xywh(det), det[:, 5], det[:, 6]]),
+                )
+            )
         return self
 
     def merge(self, other: BoxCollector) -> None:

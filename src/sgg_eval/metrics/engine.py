@@ -19,14 +19,31 @@ from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.metrics.reduce import (IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS, Accumulator, f1_score,
-                                     weighted_mean, wimr_weights)
+from sgg_eval.metrics.reduce import (
+    IMR_KS,
+    RECALL_KS,
+    RELATIVE_KS,
+    TRIPLET_KS,
+    Accumulator,
+    f1_score,
+    weighted_mean,
+    wimr_weights,
+)
 
 
-def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vocabulary, opts: EvalOptions, *,
-             source: str = "", triplet_counts: np.ndarray | None = None, num_pairs: np.ndarray | None = None,
-             zeroshot: np.ndarray | None = None, zeroshot_source: str = "", jobs: int = 1,
-             progress: Callable[[int], None] | None = None) -> dict:
+def evaluate(
+    pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource,
+    vocab: Vocabulary,
+    opts: EvalOptions,
+    *,
+    source: str = "",
+    triplet_counts: np.ndarray | None = None,
+    num_pairs: np.ndarray | None = None,
+    zeroshot: np.ndarray | None = None,
+    zeroshot_source: str = "",
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
     """Evaluate a stream of image pairs and return the metrics document (docs/definitions.md §3 / issue format).
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
@@ -36,11 +53,19 @@ def evaluate(pairs: Iterable[tuple[GTImage, PredImage]] | ImageSource, vocab: Vo
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    acc, counts, boxes = accumulate(pairs, vocab, opts, source=source, zs_keys=zs_keys,
-                                    triplet_counts=triplet_counts, jobs=jobs, progress=progress)
+    acc, counts, boxes = accumulate(
+        pairs, vocab, opts, source=source, zs_keys=zs_keys, triplet_counts=triplet_counts, jobs=jobs, progress=progress
+    )
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
-    doc = finalize(acc, vocab, opts, counts, num_pairs=num_pairs, has_triplet_counts=triplet_counts is not None,
-                   zeroshot_source=zeroshot_source if zeroshot is not None else "")
+    doc = finalize(
+        acc,
+        vocab,
+        opts,
+        counts,
+        num_pairs=num_pairs,
+        has_triplet_counts=triplet_counts is not None,
+        zeroshot_source=zeroshot_source if zeroshot is not None else "",
+    )
     if boxes is None:
         doc["metrics"].update(dict.fromkeys(DET_METRICS))
         doc["notes"].append("detector mAP is defined for SGDet only (PredCls and SGCls are given the GT boxes)")
@@ -59,15 +84,26 @@ def require_evaluated(doc: dict, predictions: str, gt: str | None) -> None:
     if c["images_evaluated"]:
         return
     if c["images_skipped_no_gt"] == c["images_input"]:
-        raise InputError(f"none of the {c['images_input']} images has a GT relation: nothing to evaluate",
-                         path=gt or predictions)
-    raise InputError(f"none of the {c['images_input'] - c['images_skipped_no_gt']} images with GT relations has a "
-                     "predicted pair (every prediction is empty); --protocol strict counts them as misses",
-                     path=predictions)
+        raise InputError(
+            f"none of the {c['images_input']} images has a GT relation: nothing to evaluate", path=gt or predictions
+        )
+    raise InputError(
+        f"none of the {c['images_input'] - c['images_skipped_no_gt']} images with GT relations has a "
+        "predicted pair (every prediction is empty); --protocol strict counts them as misses",
+        path=predictions,
+    )
 
 
-def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dict, *, num_pairs=None,
-             has_triplet_counts: bool = False, zeroshot_source: str = "") -> dict:
+def finalize(
+    acc: Accumulator,
+    vocab: Vocabulary,
+    opts: EvalOptions,
+    counts: dict,
+    *,
+    num_pairs=None,
+    has_triplet_counts: bool = False,
+    zeroshot_source: str = "",
+) -> dict:
     """Turn the accumulators into ``{"task", "protocol", "metrics", "per_predicate", "counts", "notes"}``."""
     metrics: dict[str, float | None] = {}
     per_pred: dict[str, dict[str, float]] = {}
@@ -86,7 +122,10 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
 
     uniform = np.ones(vocab.num_predicates)
     none_eval = "no image was evaluated" if n == 0 else None
-    no_scores = "NG, ng-IMR, ng-wIMR, R_tr and PRk need per-predicate scores, which this input does not have (ranked triplets only)"
+    no_scores = (
+        "NG, ng-IMR, ng-wIMR, R_tr and PRk need per-predicate scores, "
+        "which this input does not have (ranked triplets only)"
+    )
     for k in RECALL_KS:
         i = acc.k_index(k)
         for prefix, family in (("", "gc"), ("ng", "ng")):
@@ -165,16 +204,27 @@ def finalize(acc: Accumulator, vocab: Vocabulary, opts: EvalOptions, counts: dic
     if n and absent:
         notes.append(f"{absent} predicates never occur in the evaluated GT and count as 0 in mR and IMR")
     if counts["images_skipped_no_pred"]:
-        notes.append(f"{counts['images_skipped_no_pred']} images without any predicted pair were skipped "
-                     "(reference protocol); the strict protocol counts them as misses")
+        notes.append(
+            f"{counts['images_skipped_no_pred']} images without any predicted pair were skipped "
+            "(reference protocol); the strict protocol counts them as misses"
+        )
     if zeroshot_source:
         notes.append(f"zero-shot set: {zeroshot_source}")
     if opts.task == "sgdet" and opts.iou_threshold != 0.5:
-        notes.append(f"objects match at IoU >= {opts.iou_threshold} (the reference: 0.5); det_mAP keeps COCO's "
-                     "thresholds (0.50:0.95, and 0.5 for det_mAP@50)")
-    return {"task": opts.task, "protocol": opts.protocol, "tau": opts.tau, "iou_threshold": opts.iou_threshold,
-            "metrics": metrics,
-            "per_predicate": per_pred, "counts": counts, "notes": notes}
+        notes.append(
+            f"objects match at IoU >= {opts.iou_threshold} (the reference: 0.5); det_mAP keeps COCO's "
+            "thresholds (0.50:0.95, and 0.5 for det_mAP@50)"
+        )
+    return {
+        "task": opts.task,
+        "protocol": opts.protocol,
+        "tau": opts.tau,
+        "iou_threshold": opts.iou_threshold,
+        "metrics": metrics,
+        "per_predicate": per_pred,
+        "counts": counts,
+        "notes": notes,
+    }
 
 
 def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau: float) -> dict:

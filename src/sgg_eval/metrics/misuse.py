@@ -21,17 +21,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.boxes import iou_matrix
 from sgg_eval.arrays.rowwise import row_reduce
+from sgg_eval.metrics.boxes import iou_matrix
 
-SIGNAL_KEYS = ("signal_images", "boxes_are_gt", "label_objects", "labels_are_gt", "pairs_are_gt", "score_rows",
-               "score_rows_not_probabilities", "few_candidates")
-BOX_TOLERANCE = 1.0      # pixels: GT boxes saved by a model may be rounded or rescaled and back
+SIGNAL_KEYS = (
+    "signal_images",
+    "boxes_are_gt",
+    "label_objects",
+    "labels_are_gt",
+    "pairs_are_gt",
+    "score_rows",
+    "score_rows_not_probabilities",
+    "few_candidates",
+)
+BOX_TOLERANCE = 1.0  # pixels: GT boxes saved by a model may be rounded or rescaled and back
 MOST, NEARLY_ALL = 0.5, 0.9
-LABEL_LEAK = 0.99        # SGCls label accuracy real models do not reach
+LABEL_LEAK = 0.99  # SGCls label accuracy real models do not reach
 NOT_PROBABILITIES = 0.01  # share of checked score rows
-FEW = 0.1                # share of images with capped candidates
-ROWS_CHECKED = 32        # score rows checked per image (the first ones): a systematic kind shows in a sample
+FEW = 0.1  # share of images with capped candidates
+ROWS_CHECKED = 32  # score rows checked per image (the first ones): a systematic kind shows in a sample
 SUM_TOLERANCE = 1e-2
 K_MAX = 100
 WARNING = "WARNING "  # every detector's note starts with it
@@ -60,8 +68,9 @@ def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str)
     """Add one evaluated image's facts to ``signals`` (``gt`` has relations, ``pred`` at least one pair)."""
     signals["signal_images"] += 1
     n_gt, n_pred = len(gt.labels), len(pred.labels)
-    boxes_are_gt = n_pred == n_gt and n_gt > 0 and bool(
-        np.all(np.abs(pred.boxes.astype(np.float64) - gt.boxes) <= BOX_TOLERANCE))
+    boxes_are_gt = (
+        n_pred == n_gt and n_gt > 0 and bool(np.all(np.abs(pred.boxes.astype(np.float64) - gt.boxes) <= BOX_TOLERANCE))
+    )
     signals["boxes_are_gt"] += boxes_are_gt
     if task == "sgcls" and boxes_are_gt:
         signals["label_objects"] += n_gt
@@ -90,8 +99,14 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
     boxes_are_gt = np.zeros(len(images), dtype=bool)
     if len(same):
         counts = n_gt[same]
-        close = np.all(np.abs(np.concatenate([preds[i].boxes for i in same]).astype(np.float64)
-                              - np.concatenate([gts[i].boxes for i in same])) <= BOX_TOLERANCE, axis=1)
+        close = np.all(
+            np.abs(
+                np.concatenate([preds[i].boxes for i in same]).astype(np.float64)
+                - np.concatenate([gts[i].boxes for i in same])
+            )
+            <= BOX_TOLERANCE,
+            axis=1,
+        )
         image = np.repeat(np.arange(len(same)), counts)
         boxes_are_gt[same] = np.bincount(image, weights=~close, minlength=len(same)) == 0
         if task == "sgcls":
@@ -110,7 +125,8 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
         if firsts:
             rows = np.concatenate(firsts).astype(np.float32, copy=False)  # float16 arithmetic is slow
             bad = (row_reduce(np.minimum, rows) < -1e-6) | (
-                np.abs(row_reduce(np.add, rows, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
+                np.abs(row_reduce(np.add, rows, dtype=np.float64) - 1.0) > SUM_TOLERANCE
+            )
             signals["score_rows"] += len(rows)
             signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
     objects = n_gt if task == "predcls" else n_pred
@@ -125,34 +141,48 @@ def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
     out = []
     gt_boxes = signals["boxes_are_gt"]
     if task in ("predcls", "sgcls") and gt_boxes < MOST * n:
-        out.append(f"{WARNING}wrong task? predicted boxes differ from the GT boxes in {n - gt_boxes} of {n} images; "
-                   f"{task} outputs carry the GT boxes, so this looks like detector (SGDet) outputs: check --task")
+        out.append(
+            f"{WARNING}wrong task? predicted boxes differ from the GT boxes in {n - gt_boxes} of {n} images; "
+            f"{task} outputs carry the GT boxes, so this looks like detector (SGDet) outputs: check --task"
+        )
     if task == "sgdet" and gt_boxes >= NEARLY_ALL * n:
-        out.append(f"{WARNING}wrong task? predicted boxes are the GT boxes in {gt_boxes} of {n} images: this looks "
-                   "like PredCls/SGCls outputs (GT boxes) scored as detection: check --task")
+        out.append(
+            f"{WARNING}wrong task? predicted boxes are the GT boxes in {gt_boxes} of {n} images: this looks "
+            "like PredCls/SGCls outputs (GT boxes) scored as detection: check --task"
+        )
     objects = signals["label_objects"]
     if task == "sgcls" and objects and signals["labels_are_gt"] >= LABEL_LEAK * objects:
-        out.append(f"{WARNING}GT-label leak? predicted object labels equal the GT labels on "
-                   f"{signals['labels_are_gt']} of {objects} objects: SGCls must predict them (PredCls outputs, "
-                   "or GT labels copied into the predictions?)")
+        out.append(
+            f"{WARNING}GT-label leak? predicted object labels equal the GT labels on "
+            f"{signals['labels_are_gt']} of {objects} objects: SGCls must predict them (PredCls outputs, "
+            "or GT labels copied into the predictions?)"
+        )
     if task in ("sgcls", "sgdet") and signals["pairs_are_gt"] >= NEARLY_ALL * n:
-        out.append(f"{WARNING}GT-pair leak? the candidate pairs are exactly the GT pairs in {signals['pairs_are_gt']} "
-                   f"of {n} images: {task} must rank every pair it proposes, not the annotated ones")
+        out.append(
+            f"{WARNING}GT-pair leak? the candidate pairs are exactly the GT pairs in {signals['pairs_are_gt']} "
+            f"of {n} images: {task} must rank every pair it proposes, not the annotated ones"
+        )
     rows = signals["score_rows"]
     if rows and signals["score_rows_not_probabilities"] >= NOT_PROBABILITIES * rows:
-        out.append(f"{WARNING}not probabilities? {signals['score_rows_not_probabilities']} of {rows} checked score "
-                   "rows have negative values or do not sum to 1, but the file declares probabilities (logits "
-                   "are ranked wrongly as probabilities)")
+        out.append(
+            f"{WARNING}not probabilities? {signals['score_rows_not_probabilities']} of {rows} checked score "
+            "rows have negative values or do not sum to 1, but the file declares probabilities (logits "
+            "are ranked wrongly as probabilities)"
+        )
     if signals["few_candidates"] >= FEW * n:
-        out.append(f"{WARNING}too few candidates: {signals['few_candidates']} of {n} images have fewer than {K_MAX} "
-                   f"candidate pairs where their objects allow more, so R@{K_MAX} and mR@{K_MAX} are capped")
+        out.append(
+            f"{WARNING}too few candidates: {signals['few_candidates']} of {n} images have fewer than {K_MAX} "
+            f"candidate pairs where their objects allow more, so R@{K_MAX} and mR@{K_MAX} are capped"
+        )
     return out
 
 
 def warning_summary(notes: list[str]) -> str:
     """One line for the terminal: how many warnings the evaluation's notes hold, and what they say ("" if
     none)."""
-    warnings = [note[len(WARNING):] for note in notes if note.startswith(WARNING)]
+    warnings = [note[len(WARNING) :] for note in notes if note.startswith(WARNING)]
     if not warnings:
         return ""
-    return f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (also in the JSON's notes): " + " | ".join(warnings)
+    return f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (also in the JSON's notes): " + " | ".join(
+        warnings
+    )

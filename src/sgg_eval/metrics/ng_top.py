@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.candidates import ImageScores
-from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.arrays.segments import position_in_runs, segment_offsets
+from sgg_eval.metrics.candidates import ImageScores
+from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
@@ -17,8 +17,9 @@ def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows
     if isinstance(block.probs, ImageScores):  # large images: only the pairs that can reach a top are gathered
         keys, positions = _ng_top_apart(block, per_pair, pair_img, pair_off, ng_limit)
     else:
-        keys, positions = _ng_top_block(per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img,
-                                        block.n_pairs, pair_off, ng_limit)
+        keys, positions = _ng_top_block(
+            per_pair, block.probs, block.pair_best, block.predicted.all(), pair_img, block.n_pairs, pair_off, ng_limit
+        )
     if len(keys) == 0:
         return np.full(num_rows, NO_MATCH, dtype=np.int64)
     wanted = cp * width + gp[cr]
@@ -39,8 +40,8 @@ def _ng_top_apart(block, per_pair, pair_img, pair_off, n) -> tuple[np.ndarray, n
     rows, matrices = [np.zeros(0, np.int64)], [np.zeros((0, block.probs.shape[1]), np.float32)]
     for i, (probs, lo) in enumerate(zip(block.probs.probs, pair_off.tolist())):
         if len(probs) > n:
-            bound[i] = nth_largest(pair_best[lo:lo + len(probs)], n)
-            mine = np.flatnonzero(pair_best[lo:lo + len(probs)] >= bound[i])
+            bound[i] = nth_largest(pair_best[lo : lo + len(probs)], n)
+            mine = np.flatnonzero(pair_best[lo : lo + len(probs)] >= bound[i])
         else:
             mine = np.arange(len(probs))
         rows.append(lo + mine)
@@ -60,8 +61,7 @@ def _ng_top_apart(block, per_pair, pair_img, pair_off, n) -> tuple[np.ndarray, n
     return rows[keys // width] * width + keys % width, positions  # rows ascend: the keys stay sorted
 
 
-def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_off, n) -> tuple[np.ndarray, np.ndarray]:
     """:func:`ranks.ng_top` of every image of the block at once, as (block pair · width + predicate, position)
     per entry of each image's top ``n``, in key order: entries by descending ``s_s·s_o·p_c`` (float32, as
     ``pair_scores``), ties by the lower flat index (pair, then predicate).

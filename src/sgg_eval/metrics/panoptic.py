@@ -28,8 +28,14 @@ def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray,
     return assign(mask_ious(seg_index, len(gt_labels), masks), labels, gt_labels)
 
 
-def mask_ious(seg_index: np.ndarray, g: int, masks: np.ndarray, labels: np.ndarray | None = None,
-              gt_labels: np.ndarray | None = None, gt_area: np.ndarray | None = None) -> np.ndarray:
+def mask_ious(
+    seg_index: np.ndarray,
+    g: int,
+    masks: np.ndarray,
+    labels: np.ndarray | None = None,
+    gt_labels: np.ndarray | None = None,
+    gt_area: np.ndarray | None = None,
+) -> np.ndarray:
     """``[P, G]`` IoU of every predicted layer ``masks [P, H, W]`` (non-zero: in the mask) with every GT segment;
     ``seg_index [H, W]``: each pixel's GT segment, ``g`` where none (``gt_area``: each segment's pixels, when
     known). Each layer is cropped to the rows and columns it covers (found 8 pixels at a time, as uint64

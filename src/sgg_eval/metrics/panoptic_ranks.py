@@ -56,8 +56,9 @@ def graph_constrained(rows: np.ndarray) -> np.ndarray:
     return rows[np.sort(first)]
 
 
-def first_hit(ok: np.ndarray, rows: np.ndarray, gs: np.ndarray, go: np.ndarray, gp: np.ndarray | None = None
-              ) -> np.ndarray:
+def first_hit(
+    ok: np.ndarray, rows: np.ndarray, gs: np.ndarray, go: np.ndarray, gp: np.ndarray | None = None
+) -> np.ndarray:
     """Per GT row ``(gs, go, gp)`` (or pair, when ``gp`` is None), the position of the first list row hitting it."""
     if len(rows) == 0 or len(gs) == 0:
         return np.full(len(gs), NO_MATCH, dtype=np.int64)
@@ -67,8 +68,9 @@ def first_hit(ok: np.ndarray, rows: np.ndarray, gs: np.ndarray, go: np.ndarray, 
     return first_true(hit.T)
 
 
-def image_ranks(gt_triplets: np.ndarray, ok: np.ndarray, gc: np.ndarray, ng: np.ndarray | None
-                ) -> tuple[ImageRanks, ImageRanks]:
+def image_ranks(
+    gt_triplets: np.ndarray, ok: np.ndarray, gc: np.ndarray, ng: np.ndarray | None
+) -> tuple[ImageRanks, ImageRanks]:
     """``(ranks, reach)`` of one image; ``ng`` is None when the submission has no no-graph-constraint lists.
     Predicates are shifted by one: the reducer's predicate axis keeps index 0 for background."""
     gs, go, gp = gt_triplets[:, 0], gt_triplets[:, 1], gt_triplets[:, 2]
@@ -77,23 +79,36 @@ def image_ranks(gt_triplets: np.ndarray, ok: np.ndarray, gc: np.ndarray, ng: np.
     stood_for = ok.any(axis=0)
     matched = int(stood_for.sum())
     gc_rank = first_hit(ok, gc, gs, go, gp)
-    ranks = ImageRanks(gp + 1, gc_rank, first_hit(ok, gc, pairs[:, 0], pairs[:, 1]), n_gt, matched,
-                       imr=within_predicate(gc_rank, gc[:, 2]),
-                       ng=None if ng is None else first_hit(ok, ng, gs, go, gp))
-    reach = ImageRanks(gp + 1, np.where(stood_for[gs] & stood_for[go], 0, NO_MATCH),
-                       np.where(stood_for[pairs[:, 0]] & stood_for[pairs[:, 1]], 0, NO_MATCH), n_gt, matched)
+    ranks = ImageRanks(
+        gp + 1,
+        gc_rank,
+        first_hit(ok, gc, pairs[:, 0], pairs[:, 1]),
+        n_gt,
+        matched,
+        imr=within_predicate(gc_rank, gc[:, 2]),
+        ng=None if ng is None else first_hit(ok, ng, gs, go, gp),
+    )
+    reach = ImageRanks(
+        gp + 1,
+        np.where(stood_for[gs] & stood_for[go], 0, NO_MATCH),
+        np.where(stood_for[pairs[:, 0]] & stood_for[pairs[:, 1]], 0, NO_MATCH),
+        n_gt,
+        matched,
+    )
     return ranks, reach
 
 
-def predicate_rank_cells(gt_triplets: np.ndarray, n_gt: int, pred2gt: np.ndarray, ng: np.ndarray, c: int
-                         ) -> np.ndarray:
+def predicate_rank_cells(gt_triplets: np.ndarray, n_gt: int, pred2gt: np.ndarray, ng: np.ndarray, c: int) -> np.ndarray:
     """``[C]`` sgbench's PRank of one image per predicate (module docstring); NaN where undefined."""
     return _predicate_ranks(gt_triplets, _mapped(pred2gt, ng), n_gt, c)
 
 
 def _mapped(pred2gt: np.ndarray, triplets: np.ndarray) -> np.ndarray:
-    return np.column_stack([pred2gt[triplets[:, 0]], pred2gt[triplets[:, 1]], triplets[:, 2]]) if len(triplets) \
+    return (
+        np.column_stack([pred2gt[triplets[:, 0]], pred2gt[triplets[:, 1]], triplets[:, 2]])
+        if len(triplets)
         else np.zeros((0, 3), dtype=np.int64)
+    )
 
 
 def _keys(rows: np.ndarray, n_gt: int, c: int) -> np.ndarray:

@@ -43,9 +43,19 @@ from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, Accumulator,
 PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 
 
-def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, absent: int, protocol: str,
-                predicates: tuple[str, ...], has_ng: bool, *, zs: bool = False, absent_zs: int = 0,
-                wimr_weights: np.ndarray | None = None) -> tuple[dict, dict, list[str]]:
+def psg_metrics(
+    acc: Accumulator,
+    reach: Accumulator,
+    prk_cells: np.ndarray,
+    absent: int,
+    protocol: str,
+    predicates: tuple[str, ...],
+    has_ng: bool,
+    *,
+    zs: bool = False,
+    absent_zs: int = 0,
+    wimr_weights: np.ndarray | None = None,
+) -> tuple[dict, dict, list[str]]:
     """``(metrics, per_predicate, notes)`` of a run (module docstring). ``prk_cells [images, C]`` (NaN where
     undefined) for the evaluated images; ``absent``: test images with relations and no prediction, of which
     ``absent_zs`` have a zero-shot row; ``zs``: the rows were flagged zero-shot; ``wimr_weights``: n_c^τ."""
@@ -68,8 +78,10 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
         if protocol == "sgbench-paper":
             return float(image_sum / over)
         if protocol == "sgbench" and not seen.all():
-            note = (f"mR-type metrics are undefined (null): {int((~seen).sum())} predicates never occur in the "
-                    "GT of an evaluated image (sgbench prints NaN)")
+            note = (
+                f"mR-type metrics are undefined (null): {int((~seen).sum())} predicates never occur in the "
+                "GT of an evaluated image (sgbench prints NaN)"
+            )
             if note not in notes:
                 notes.append(note)
             return None
@@ -80,8 +92,11 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
     for k in RECALL_KS:
         i = acc.k_index(k)
         for prefix, family in (("", "gc"), ("ng", "ng")):
-            r_name, m_name, f_name = (f"{prefix}R@{k}", f"{prefix}-mR@{k}", f"{prefix}-F1@{k}") if prefix \
+            r_name, m_name, f_name = (
+                (f"{prefix}R@{k}", f"{prefix}-mR@{k}", f"{prefix}-F1@{k}")
+                if prefix
                 else (f"R@{k}", f"mR@{k}", f"F1@{k}")
+            )
             if family == "ng" and not has_ng:
                 metrics[r_name] = metrics[m_name] = metrics[f_name] = metrics[f"ng-zR@{k}"] = None
                 continue
@@ -101,8 +116,10 @@ def psg_metrics(acc: Accumulator, reach: Accumulator, prk_cells: np.ndarray, abs
         if n:
             per_pred[f"IMR@{k}"] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
     if wimr_weights is None:
-        notes.append("zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
-                     "-o stats.h5, then --stats stats.h5")
+        notes.append(
+            "zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
+            "-o stats.h5, then --stats stats.h5"
+        )
     i = reach.k_index(RECALL_KS[0])
     metrics["R@inf"] = recall(reach.recall["gc"][i])
     metrics["mR@inf"] = mean_recall("mR@inf", reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c)

@@ -57,13 +57,18 @@ class BlockRanks(_Families):
     def of(cls, parts: list[ImageRanks] | list[BlockRanks]) -> BlockRanks:
         """The concatenation of images' (or blocks') ranks; a family is None only if it is None in all."""
         if parts and isinstance(parts[0], ImageRanks):
-            counts = {"n_rows": [len(r.predicates) for r in parts], "n_pairs": [len(r.pair) for r in parts],
-                      "num_gt_objects": [r.num_gt_objects for r in parts],
-                      "matched_gt_objects": [r.matched_gt_objects for r in parts]}
+            counts = {
+                "n_rows": [len(r.predicates) for r in parts],
+                "n_pairs": [len(r.pair) for r in parts],
+                "num_gt_objects": [r.num_gt_objects for r in parts],
+                "matched_gt_objects": [r.matched_gt_objects for r in parts],
+            }
             counts = {k: np.array(v, dtype=np.int64) for k, v in counts.items()}
         else:
-            counts = {k: np.concatenate([getattr(r, k) for r in parts]).astype(np.int64)
-                      for k in ("n_rows", "n_pairs", "num_gt_objects", "matched_gt_objects")}
+            counts = {
+                k: np.concatenate([getattr(r, k) for r in parts]).astype(np.int64)
+                for k in ("n_rows", "n_pairs", "num_gt_objects", "matched_gt_objects")
+            }
         joined = {}
         for name in (*ROW_FAMILIES, "pair"):
             values = [getattr(r, name) for r in parts]
@@ -81,9 +86,15 @@ class BlockRanks(_Families):
         out = []
         for i in range(len(self)):
             r = slice(int(rows[i]), int(rows[i] + self.n_rows[i]))
-            row_fields = {name: None if getattr(self, name) is None else getattr(self, name)[r]
-                          for name in ROW_FAMILIES}
-            out.append(ImageRanks(**row_fields, pair=self.pair[int(pairs[i]): int(pairs[i] + self.n_pairs[i])],
-                                  num_gt_objects=int(self.num_gt_objects[i]),
-                                  matched_gt_objects=int(self.matched_gt_objects[i])))
+            row_fields = {
+                name: None if getattr(self, name) is None else getattr(self, name)[r] for name in ROW_FAMILIES
+            }
+            out.append(
+                ImageRanks(
+                    **row_fields,
+                    pair=self.pair[int(pairs[i]) : int(pairs[i] + self.n_pairs[i])],
+                    num_gt_objects=int(self.num_gt_objects[i]),
+                    matched_gt_objects=int(self.matched_gt_objects[i]),
+                )
+            )
         return out

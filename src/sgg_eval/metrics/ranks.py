@@ -2,9 +2,9 @@
 
 For GT row ``r = (gs, go, gp)`` and a ranked candidate list, the rank is the 0-based position of the first
 candidate that matches the row (``NO_MATCH`` if none does). A candidate (pair j, predicate c) matches when
-``c == gp`` and both predicted objects of pair j match the GT objects: same label and IoU >= 0.5 (docs/definitions.md §2;
-no one-to-one assignment). Then ``hit(r, K) = rank < K`` for every K at once: the union of the rows hit by
-the first K candidates is exactly the set of rows whose first-match rank is < K.
+``c == gp`` and both predicted objects of pair j match the GT objects: same label and IoU >= 0.5
+(docs/definitions.md §2; no one-to-one assignment). Then ``hit(r, K) = rank < K`` for every K at once: the
+union of the rows hit by the first K candidates is exactly the set of rows whose first-match rank is < K.
 
 Families (all ties broken by the earlier candidate, i.e. stable orders):
 - ``gc``: the GC candidates (one predicate per pair, in GC order);
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.arrays.segments import segment_min
 from sgg_eval.metrics.boxes import object_matches
 from sgg_eval.metrics.rank_records import ImageRanks
-from sgg_eval.arrays.segments import segment_min
 
 # Object indices fit in 20 bits (an image has far fewer than a million objects), so an ordered index pair
 # is one int64: 1-D unique/isin/searchsorted on keys are much cheaper than on rows.
@@ -82,8 +82,9 @@ def pair_products(obj_scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return s[pairs[:, 0]] * s[pairs[:, 1]]
 
 
-def pair_scores(cand: Candidates, rows: np.ndarray | slice = slice(None), cols: np.ndarray | slice = slice(1, None)
-                ) -> np.ndarray:
+def pair_scores(
+    cand: Candidates, rows: np.ndarray | slice = slice(None), cols: np.ndarray | slice = slice(1, None)
+) -> np.ndarray:
     """``(s_s * s_o) * p_c`` (float32, the reference's order) for pairs ``rows`` and score columns ``cols``
     (default: every pair, predicates 1..C)."""
     return pair_products(cand.obj_scores, cand.pairs[rows])[:, None] * cand.probs[rows][:, cols]
@@ -120,7 +121,7 @@ def nth_largest(values: np.ndarray, n: int):
     maximum. A NaN maximum (a bound of NaN) filters nothing."""
     size = len(values) // n
     if size >= 4:
-        bound = values[:size * n].reshape(size, n).max(axis=0).min()
+        bound = values[: size * n].reshape(size, n).max(axis=0).min()
         values = values[~(values < bound)]
     return np.partition(values, len(values) - n)[len(values) - n]
 
@@ -138,8 +139,17 @@ def stable_top(scores: np.ndarray, n: int, at_least=None) -> np.ndarray:
     return keep[order][:n]
 
 
-def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int = 100,
-                gt_pair_family: bool = True, triplet_family: bool = True, iou_threshold: float = 0.5) -> ImageRanks:
+def image_ranks(
+    gt_boxes,
+    gt_labels,
+    gt_rels,
+    cand: Candidates,
+    *,
+    ng_limit: int = 100,
+    gt_pair_family: bool = True,
+    triplet_family: bool = True,
+    iou_threshold: float = 0.5,
+) -> ImageRanks:
     """All first-match ranks of one image. ``gt_rels`` ``[M, 3]`` must be non-empty.
 
     Only *viable* pairs (both predicted objects match some GT object) can match any row, so the
@@ -162,9 +172,14 @@ def image_ranks(gt_boxes, gt_labels, gt_rels, cand: Candidates, *, ng_limit: int
     uniq = np.column_stack([uniq_keys >> PAIR_BITS, uniq_keys & ((1 << PAIR_BITS) - 1)])
     pm_u = ok[uniq[:, 0]][:, vs] & ok[uniq[:, 1]][:, vo]
     gc = _positions(first_true(gc_match), t_viable)
-    out = ImageRanks(predicates=gp, gc=gc, imr=within_predicate(gc, cand.gc_preds),
-                     pair=_positions(first_true(pm_u[:, cols]), t_viable),
-                     num_gt_objects=len(gt_labels), matched_gt_objects=int(ok.any(axis=1).sum()))
+    out = ImageRanks(
+        predicates=gp,
+        gc=gc,
+        imr=within_predicate(gc, cand.gc_preds),
+        pair=_positions(first_true(pm_u[:, cols]), t_viable),
+        num_gt_objects=len(gt_labels),
+        matched_gt_objects=int(ok.any(axis=1).sum()),
+    )
     if gt_pair_family:
         gt_keys = pair_key(gs, go)
         on_gt_pair = np.isin(pair_key(cand.pairs[cand.gc_pairs, 0], cand.pairs[cand.gc_pairs, 1]), gt_keys)
@@ -239,7 +254,8 @@ def _triplet_ranks(cand, col_of, pm, gs, go, gp) -> np.ndarray:
     """R_tr: candidates are the row's index pair in both directions with every predicate."""
     ps, po = cand.pairs[:, 0], cand.pairs[:, 1]
     same = ((ps[None, :] == gs[:, None]) & (po[None, :] == go[:, None])) | (
-        (ps[None, :] == go[:, None]) & (po[None, :] == gs[:, None]))
+        (ps[None, :] == go[:, None]) & (po[None, :] == gs[:, None])
+    )
     rows, js = np.nonzero(same)  # candidate pairs per row, in pair order
     ranks = np.full(len(gp), NO_MATCH, dtype=np.int64)
     if len(rows) == 0:
@@ -262,7 +278,8 @@ def _triplet_ranks(cand, col_of, pm, gs, go, gp) -> np.ndarray:
     at_entry = np.arange(len(rows)) == first_entry[rows]
     pred_ids = np.arange(entry_scores.shape[1])[None, :]
     tied_before = np.where(before_entry, ties.sum(axis=1), 0) + np.where(
-        at_entry, (ties & (pred_ids < (gp[rows] - 1)[:, None])).sum(axis=1), 0)
+        at_entry, (ties & (pred_ids < (gp[rows] - 1)[:, None])).sum(axis=1), 0
+    )
     total = np.bincount(rows, weights=higher + tied_before, minlength=len(gp))
     has = np.isfinite(best)
     ranks[has] = total[has].astype(np.int64)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 from sgg_eval.arrays.segments import segment_offsets
+from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 
 RECALL_KS = (20, 50, 100)
 IMR_KS = (10, 20, 50)
@@ -86,8 +86,9 @@ class Accumulator:
         """Add one evaluated image: ``zeroshot[M]`` flags rows; ``triplet_counts[M]`` are training n_t."""
         self.add_many(BlockRanks.of([r]), zeroshot, triplet_counts)
 
-    def add_many(self, ranks: BlockRanks, zeroshot: np.ndarray | None = None,
-                 triplet_counts: np.ndarray | None = None) -> None:
+    def add_many(
+        self, ranks: BlockRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None
+    ) -> None:
         """Add a block of evaluated images at once (``ranks``: their rows concatenated; ``zeroshot`` and
         ``triplet_counts`` per row likewise, or None): every per-image ratio is a segment sum over the block
         (``reduceat`` / ``bincount``; ``img[row]`` says whose row), not a Python step per image."""
@@ -137,8 +138,9 @@ class Accumulator:
             self.pooled_hits[family] += hits_c.sum(axis=0)
             if zs is not None:
                 zs_hits = per_image(hits & zs[:, None])
-                self.zs_recall[family] += np.divide(zs_hits, zs_rows[:, None], out=np.zeros_like(zs_hits),
-                                                    where=zs_rows[:, None] > 0).sum(axis=0)
+                self.zs_recall[family] += np.divide(
+                    zs_hits, zs_rows[:, None], out=np.zeros_like(zs_hits), where=zs_rows[:, None] > 0
+                ).sum(axis=0)
 
         self.families.add("gc")
         gc = ranks.gc
@@ -222,4 +224,3 @@ class Accumulator:
     def relative_per_predicate(self) -> np.ndarray:
         n = self.pred_images[1:, None]
         return np.divide(self.rel_per_pred[1:], n, out=np.zeros_like(self.rel_per_pred[1:]), where=n > 0)
-

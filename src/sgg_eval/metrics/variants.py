@@ -31,12 +31,12 @@ FAMILY = {"GC": "gc", "NG": "ng"}
 
 @dataclass(frozen=True)
 class Variant:
-    metric: str       # "R" | "mR"
+    metric: str  # "R" | "mR"
     k: int
-    constraint: str   # "GC" | "NG"
+    constraint: str  # "GC" | "NG"
     aggregation: str  # see AGGREGATIONS
-    protocol: str     # "skipped" | "strict"
-    images: str       # "all" | "first N"
+    protocol: str  # "skipped" | "strict"
+    images: str  # "all" | "first N"
     value: float | None
 
     @property
@@ -95,10 +95,20 @@ def variants(acc: Accumulator, subset: Accumulator | None = None, subset_images:
     out = []
     for images, a in sets:
         for metric, reduce in (("R", recall), ("mR", mean_recall)):
-            for constraint, aggregation, protocol, k in product(CONSTRAINTS, AGGREGATIONS[metric], PROTOCOLS,
-                                                                RECALL_KS):
-                out.append(Variant(metric, k, constraint, aggregation, protocol, images,
-                                   reduce(a, constraint, k, aggregation, protocol)))
+            for constraint, aggregation, protocol, k in product(
+                CONSTRAINTS, AGGREGATIONS[metric], PROTOCOLS, RECALL_KS
+            ):
+                out.append(
+                    Variant(
+                        metric,
+                        k,
+                        constraint,
+                        aggregation,
+                        protocol,
+                        images,
+                        reduce(a, constraint, k, aggregation, protocol),
+                    )
+                )
     return out
 
 
@@ -121,10 +131,17 @@ def match_published(text: str, rows: list[Variant]) -> dict:
     the published name (the ``reference`` variant for R@K and mR@K; the same but NG for ngR@K and ng-mR@K).
     ``rows``: box variants here, or PSG's (``psg_audit.PsgVariant``)."""
     metric, k, constraint, value, decimals = parse_published(text)
-    tolerance = 0.5 * 10.0 ** -decimals + 1e-9
-    candidates = [v for v in rows if v.metric == metric and v.k == k and v.value is not None
-                  and (constraint is None or v.constraint == constraint)]
+    tolerance = 0.5 * 10.0**-decimals + 1e-9
+    candidates = [
+        v
+        for v in rows
+        if v.metric == metric
+        and v.k == k
+        and v.value is not None
+        and (constraint is None or v.constraint == constraint)
+    ]
     matches = [v for v in candidates if abs(100 * v.value - value) <= tolerance]
+
     def is_reference(v) -> bool:  # the reference's own value of the name published: GC, or NG for ngR/ng-mR
         return v.constraint == (constraint or "GC") and replace(v, constraint="GC").reference
 
@@ -138,8 +155,12 @@ def match_published(text: str, rows: list[Variant]) -> dict:
         verdict = f"no variant within rounding (closest: {closest.label} = {100 * closest.value:.{decimals + 1}f})"
     else:
         verdict = "no variant of this metric could be computed for this input"
-    return {"published": text.strip(), "matches": [v.label for v in matches], "verdict": verdict,
-            "reference": any(is_reference(v) for v in matches)}
+    return {
+        "published": text.strip(),
+        "matches": [v.label for v in matches],
+        "verdict": verdict,
+        "reference": any(is_reference(v) for v in matches),
+    }
 
 
 def variants_markdown(rows: list[dict], title: str) -> str:
@@ -149,8 +170,12 @@ def variants_markdown(rows: list[dict], title: str) -> str:
     for v in rows:
         key = (v["metric"], v["constraint"], v["aggregation"], v["protocol"], v["images"], v["reference"])
         keyed.setdefault(key, {})[v["k"]] = v["value"]
-    lines = [title, "", "| metric | constraint | aggregation | protocol | images | " +
-             " | ".join(f"K={k}" for k in RECALL_KS) + " |", "|---" * (5 + len(RECALL_KS)) + "|"]
+    lines = [
+        title,
+        "",
+        "| metric | constraint | aggregation | protocol | images | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
+        "|---" * (5 + len(RECALL_KS)) + "|",
+    ]
     for (metric, constraint, aggregation, protocol, images, ref), values in keyed.items():
         cells = ["-" if values.get(k) is None else f"{100 * values[k]:.2f}" for k in RECALL_KS]
         name = f"**{metric}** (reference)" if ref else metric

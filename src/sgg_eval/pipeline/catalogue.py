@@ -21,7 +21,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_yaml
@@ -47,8 +46,9 @@ def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
     rule, ``entries.parse_entry``: ``<model>_pko`` and ``pko_only`` name their base model), ``pko.apply_to``,
     ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*`` and ``evaluation.model``. A name without a file
     is left out; the schema reports it."""
-    evaluation, pko, figures = (params.get(k) if isinstance(params.get(k), Mapping) else {}
-                                for k in ("evaluation", "pko", "figures"))
+    evaluation, pko, figures = (
+        params.get(k) if isinstance(params.get(k), Mapping) else {} for k in ("evaluation", "pko", "figures")
+    )
     only_from = pko.get("pko_only_from") if isinstance(pko.get("pko_only_from"), str) else None
     names = list(evaluation.get("entries") or [])
     apply_to = pko.get("apply_to") or []

@@ -14,19 +14,21 @@ from pathlib import Path
 import yaml
 
 from sgg_eval.atomic import write_text
-from sgg_eval.pipeline.catalogue import resolve
-from sgg_eval.simulate.world import SimParams
 from sgg_eval.data.vg150 import VG150Files
 from sgg_eval.errors import InputError, guarded
 from sgg_eval.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
+from sgg_eval.pipeline.catalogue import resolve
+from sgg_eval.simulate.world import SimParams
 from sgg_eval.splits import DatasetSpec
 
-def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = (), config_name: str = "config") -> str:
+
+def compose_yaml(
+    conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = (), config_name: str = "config"
+) -> str:
     """Compose ``conf_dir`` with Hydra and return the resolved YAML text (what DVC's Hydra mode writes)."""
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
     from hydra.errors import HydraException
+    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     if not Path(conf_dir).is_dir():
@@ -42,8 +44,9 @@ def compose_yaml(conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] 
     return OmegaConf.to_yaml(cfg)
 
 
-def write_params(out: str | os.PathLike = "params.yaml", conf_dir: str | os.PathLike = "conf",
-                 overrides: Sequence[str] = ()) -> str:
+def write_params(
+    out: str | os.PathLike = "params.yaml", conf_dir: str | os.PathLike = "conf", overrides: Sequence[str] = ()
+) -> str:
     """Regenerate ``params.yaml`` from ``conf/`` atomically; returns the text written.
 
     No header comment: the bytes equal what ``dvc exp run`` writes in Hydra mode, so the two never fight.
@@ -72,10 +75,14 @@ def dataset_spec(params: Mapping) -> DatasetSpec:
     scale from ``dataset.sim`` and its shape from ``simulation.world``."""
     d = params["dataset"]
     if d["kind"] == "simulated":
-        return DatasetSpec(name=d["name"], kind="simulated",
-                           sim=SimParams(**params["simulation"]["world"], **d["sim"]))
-    return DatasetSpec(name=d["name"], kind=d["kind"], files=VG150Files.in_dir(d["raw"]),
-                       num_val_im=int(d.get("num_val_im", 5000)), box_scale=int(d.get("box_scale", 1024)))
+        return DatasetSpec(name=d["name"], kind="simulated", sim=SimParams(**params["simulation"]["world"], **d["sim"]))
+    return DatasetSpec(
+        name=d["name"],
+        kind=d["kind"],
+        files=VG150Files.in_dir(d["raw"]),
+        num_val_im=int(d.get("num_val_im", 5000)),
+        box_scale=int(d.get("box_scale", 1024)),
+    )
 
 
 def run_stage(main: Callable[[], object]) -> None:

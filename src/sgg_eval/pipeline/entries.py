@@ -16,7 +16,7 @@ PKO_ONLY = "pko_only"
 
 
 class Entry(NamedTuple):
-    kind: str   # "model" | "pko" | "pko_only"
+    kind: str  # "model" | "pko" | "pko_only"
     model: str  # the model whose predictions the entry starts from
 
 

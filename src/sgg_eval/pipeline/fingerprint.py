@@ -82,8 +82,12 @@ def fingerprints(files: dict[str, str], cache_path: str | None = None) -> dict[s
     return out
 
 
-def write_tree(folder: str | os.PathLike, files: dict[tuple[str, str], str | None], cache_path: str | None,
-               labels: dict[tuple[str, str], str] | None = None) -> None:
+def write_tree(
+    folder: str | os.PathLike,
+    files: dict[tuple[str, str], str | None],
+    cache_path: str | None,
+    labels: dict[tuple[str, str], str] | None = None,
+) -> None:
     """``folder/<name>/<task>.json`` for each ``(name, task)`` of ``files``: the fingerprint of its path, or
     ``{"source": "simulated"}`` for None; files of earlier runs no longer named are removed, and
     ``folder/index.json`` lists what is there (a folder DVC tracks is never empty). ``labels`` name a path in

@@ -12,11 +12,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.simulate.world import SCALES, SimParams
-from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
-from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.data.types import TASKS
 from sgg_eval.errors import InputError
+from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
+from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
+from sgg_eval.simulate.world import SCALES, SimParams
 
 PROTOCOLS = ("reference", "strict")
 IMR_KS = (10, 20, 50)
@@ -35,16 +35,23 @@ def _get(params: Mapping, key: str):
     return node
 
 
-def _number(params: Mapping, key: str, lo: float, hi: float, *, integer: bool = False,
-            lo_open: bool = False, hi_open: bool = False) -> float:
+def _number(
+    params: Mapping,
+    key: str,
+    lo: float,
+    hi: float,
+    *,
+    integer: bool = False,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> float:
     value = _get(params, key)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     ok = ok and (isinstance(value, int) if integer else math.isfinite(value))
     if not ok:
         raise InputError(f"{value!r:.40} is not {'an integer' if integer else 'a finite number'}", field=key)
     if (value <= lo if lo_open else value < lo) or (value >= hi if hi_open else value > hi):
-        raise InputError(f"{value} is outside {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}",
-                         field=key)
+        raise InputError(f"{value} is outside {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}", field=key)
     return value
 
 
@@ -79,7 +86,9 @@ SECTIONS = {
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
     "paths": ("data", "reports", *("splits", "stats", "predictions", "results")),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
-    "models": None, "tasks": None, "simulation": None,
+    "models": None,
+    "tasks": None,
+    "simulation": None,
 }
 DATASET_KEYS = ("name", "kind", "raw", "sim", "num_val_im", "box_scale")
 
@@ -141,8 +150,10 @@ def _check_dataset(params: Mapping) -> None:
             raise InputError("must be a mapping", field="dataset.sim")
         unknown = sorted(set(knobs) - set(SIM_KNOBS), key=str)
         if unknown:
-            raise InputError(f"unknown setting {unknown[0]!r} (the world's shape is in conf/simulation/default.yaml,"
-                             " `world`)", field="dataset.sim")
+            raise InputError(
+                f"unknown setting {unknown[0]!r} (the world's shape is in conf/simulation/default.yaml, `world`)",
+                field="dataset.sim",
+            )
         _choice(params, "dataset.sim.scale", tuple(SCALES))
         _number(params, "dataset.sim.seed", 0, 2**32 - 1, integer=True)
         world = _get(params, "simulation.world")
@@ -171,9 +182,20 @@ def _check_simulation(params: Mapping) -> None:
     for name, bb in backbones.items():
         key = f"simulation.backbones.{name}"
         _known_keys({"name": name, **(bb if isinstance(bb, Mapping) else {})}, Backbone, key)
-        for k in ("strength", "confusion", "noise", "background_shift", "feature_bias", "pair_confidence",
-                  "unannotated", "box_jitter", "false_detections", "label_frequency_slope",
-                  "evidence_frequency_slope", "clarity_spread"):
+        for k in (
+            "strength",
+            "confusion",
+            "noise",
+            "background_shift",
+            "feature_bias",
+            "pair_confidence",
+            "unannotated",
+            "box_jitter",
+            "false_detections",
+            "label_frequency_slope",
+            "evidence_frequency_slope",
+            "clarity_spread",
+        ):
             if k in bb:
                 _number(params, f"{key}.{k}", 0.0, 100.0)
         if "logit_scale" in bb:
@@ -200,9 +222,11 @@ def _check_models(params: Mapping) -> None:
     evaluation = _get(params, "evaluation")
     if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
         if evaluation["model"] not in models:
-            raise InputError(f"{evaluation['model']!r} is not a model (no conf/model/{evaluation['model']}.yaml); "
-                             "experiment one_model needs evaluation.model=<the name of a file in conf/model>",
-                             field="evaluation.model")
+            raise InputError(
+                f"{evaluation['model']!r} is not a model (no conf/model/{evaluation['model']}.yaml); "
+                "experiment one_model needs evaluation.model=<the name of a file in conf/model>",
+                field="evaluation.model",
+            )
     if not isinstance(models, Mapping) or not models:
         raise InputError("names no model (each model is a file conf/model/<name>.yaml)", field="evaluation.entries")
     backbones = _get(params, "simulation.backbones")
@@ -236,16 +260,20 @@ def _check_models(params: Mapping) -> None:
         raise InputError("must be a non-empty list", field="evaluation.entries")
     for i, entry in enumerate(entries):
         if not isinstance(entry, str) or entry not in known:
-            raise InputError(f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor "
-                             "pko_only", field=f"evaluation.entries[{i}]")
+            raise InputError(
+                f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor pko_only",
+                field=f"evaluation.entries[{i}]",
+            )
     # a model read from files needs one for every task it is evaluated on (checked now, not stages later)
     needs = {_base_model(params, entry): set(tasks) for entry in entries if entry != "pko_only"}
     if "pko_only" in entries:
         needs.setdefault(_get(params, "pko.pko_only_from"), set()).update(tasks)
     needs.setdefault(_get(params, "pko.blind_model"), set()).add(_get(params, "pko.blind_task"))
     if _get(params, "dataset.kind") != "simulated":
-        figures = {_base_model(params, _get(params, f"figures.{k}"))
-                   for k in ("biased_model", "debiased_model", "per_predicate_model")}
+        figures = {
+            _base_model(params, _get(params, f"figures.{k}"))
+            for k in ("biased_model", "debiased_model", "per_predicate_model")
+        }
         simulated = sorted(m for m in set(needs) | figures if models[m]["source"] == "simulated")
         if simulated:
             raise InputError(
@@ -253,14 +281,18 @@ def _check_models(params: Mapping) -> None:
                 f"{'is a simulated model' if len(simulated) == 1 else 'are simulated models'}: simulated outputs "
                 "scored on real ground truth would sit in the tables beside real ones. Evaluate your own models, "
                 "e.g. experiment=one_model evaluation.model=<name> (README, 'Real model outputs')",
-                field="evaluation.entries")
+                field="evaluation.entries",
+            )
     for model, wanted in sorted(needs.items()):
         if models[model]["source"] == "file":
             missing = sorted(wanted - set(models[model]["files"]))
             if missing:
-                raise InputError(f"no prediction file for task {missing[0]} (evaluated on "
-                                 f"{', '.join(sorted(wanted))})", field=f"models.{model}.files")
+                raise InputError(
+                    f"no prediction file for task {missing[0]} (evaluated on {', '.join(sorted(wanted))})",
+                    field=f"models.{model}.files",
+                )
     summary = evaluation.get("summary_entry") if isinstance(evaluation, Mapping) else None
     if summary is not None and summary not in entries:
-        raise InputError(f"{summary!r} is not in evaluation.entries (null: the first entry)",
-                         field="evaluation.summary_entry")
+        raise InputError(
+            f"{summary!r} is not in evaluation.entries (null: the first entry)", field="evaluation.summary_entry"
+        )

@@ -8,8 +8,15 @@ from pathlib import Path
 
 from sgg_eval.atomic import write_json
 from sgg_eval.pipeline.entries import method_family
-from sgg_eval.pipeline.stages import (gt_split, load_results, metrics_file, model_label, open_model,
-                                      per_predicate_file, stats_file)
+from sgg_eval.pipeline.stages import (
+    gt_split,
+    load_results,
+    metrics_file,
+    model_label,
+    open_model,
+    per_predicate_file,
+    stats_file,
+)
 from sgg_eval.stats import read_stats
 
 
@@ -56,9 +63,11 @@ def run_figures(params: dict, folder: str) -> list[str]:
     written = []
 
     panels = []
-    for title, model, transform in (("biased logits", f["biased_model"], "logits"),
-                                    ("debiased logits", f["debiased_model"], "logits"),
-                                    ("debiased softmax", f["debiased_model"], "softmax")):
+    for title, model, transform in (
+        ("biased logits", f["biased_model"], "logits"),
+        ("debiased logits", f["debiased_model"], "logits"),
+        ("debiased softmax", f["debiased_model"], "softmax"),
+    ):
         unit = "mean softmax probability" if transform == "softmax" else "mean logit"
         source = open_model(params, model, "predcls", stats)
 
@@ -74,22 +83,24 @@ def run_figures(params: dict, folder: str) -> list[str]:
     doc = results[f["per_predicate_model"], "predcls"]
     mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
     imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
-    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder,
-                            simulated)
+    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
 
     gt_counts = np.zeros(len(names))
     with SplitStore(gt_split(params)) as split:
         for gt in split:
             gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
     tau = float(params["metrics"]["tau"])
-    written += fg.predicate_weights(names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau),
-                                    tau, folder, simulated)
+    written += fg.predicate_weights(
+        names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau), tau, folder, simulated
+    )
 
     k = int(params["metrics"]["imr_k"])
     taus = np.round(np.linspace(0, 1, 11), 2)
-    curves = {model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs,
-                                                           taus, k))
-              for (entry, task), doc in results.items() if task == "predcls"}
+    curves = {
+        model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
+        for (entry, task), doc in results.items()
+        if task == "predcls"
+    }
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written
 
@@ -101,31 +112,63 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     t = params["tracking"]
     results = load_results(params)
     uri = t["uri"] or default_uri(root)
-    common = {"dataset": params["dataset"]["name"], "protocol": params["metrics"]["protocol"],
-              "tau": params["metrics"]["tau"], "iou_threshold": params["metrics"]["iou_threshold"],
-              "recall_ks": [20, 50, 100], "imr_ks": [10, 20, 50],
-              "triplet_ks": [5, 10, 15, 20, 50], "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
-              "git_commit": git_commit(root)}
+    common = {
+        "dataset": params["dataset"]["name"],
+        "protocol": params["metrics"]["protocol"],
+        "tau": params["metrics"]["tau"],
+        "iou_threshold": params["metrics"]["iou_threshold"],
+        "recall_ks": [20, 50, 100],
+        "imr_ks": [10, 20, 50],
+        "triplet_ks": [5, 10, 15, 20, 50],
+        "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
+        "git_commit": git_commit(root),
+    }
     children = []
     for (entry, task), doc in sorted(results.items()):
         info = doc["entry"]
-        children.append(ChildRun(
-            name=f"{entry}/{task}",
-            params={**common, "model": entry, "task": task, "backbone": info["backbone"], "method": info["method"],
-                    "simulated": info["simulated"]},
-            metrics=metrics_of(task, doc),
-            artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
-            tags={"sgg_eval.task": task, "sgg_eval.model": entry,
-                  "sgg_eval.method_family": method_family(info["method"])}))
+        children.append(
+            ChildRun(
+                name=f"{entry}/{task}",
+                params={
+                    **common,
+                    "model": entry,
+                    "task": task,
+                    "backbone": info["backbone"],
+                    "method": info["method"],
+                    "simulated": info["simulated"],
+                },
+                metrics=metrics_of(task, doc),
+                artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
+                tags={
+                    "sgg_eval.task": task,
+                    "sgg_eval.model": entry,
+                    "sgg_eval.method_family": method_family(info["method"]),
+                },
+            )
+        )
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png"))
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))
     # the inputs' hashes (dvc.lock) and the configuration (the knobs, and the models and simulation settings
     # they name) travel as files, not as a truncated parameter
     inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml", "data/params/catalogue.json")]
-    ids = log_runs(uri, t["experiment"], f"pipeline {params['dataset']['name']}", common, children,
-                   parent_artifacts=figures + tables + inputs, parent_tags={"sgg_eval.kind": "pipeline"})
+    ids = log_runs(
+        uri,
+        t["experiment"],
+        f"pipeline {params['dataset']['name']}",
+        common,
+        children,
+        parent_artifacts=figures + tables + inputs,
+        parent_tags={"sgg_eval.kind": "pipeline"},
+    )
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
-    write_json(out_json, {"tracking_uri_kind": uri.split(":", 1)[0], "experiment": t["experiment"],
-                          "logged": ids is not None, "runs": sorted(c.name for c in children)})
+    write_json(
+        out_json,
+        {
+            "tracking_uri_kind": uri.split(":", 1)[0],
+            "experiment": t["experiment"],
+            "logged": ids is not None,
+            "runs": sorted(c.name for c in children),
+        },
+    )
     return ids

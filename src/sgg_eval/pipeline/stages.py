@@ -16,13 +16,12 @@ import time
 from collections import defaultdict
 
 from sgg_eval.atomic import write_json
-from sgg_eval.pipeline.entries import Entry, parse_entry
 from sgg_eval.errors import InputError
-from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
+from sgg_eval.pipeline.entries import Entry, parse_entry
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
+from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 from sgg_eval.sources import PredictionSource, open_predictions
 from sgg_eval.stats import TrainingStats, read_stats
-
 
 
 def gt_split(params: dict) -> str:
@@ -78,20 +77,34 @@ def run_simulate(params: dict) -> list[str]:
         for task in tasks:
             # a line per step: the stage takes minutes at the default scale, and DVC shows lines, not bars
             step += 1
-            print(f"simulate: {backbone} {task}, {len(methods)} models (step {step}/{len(by_backbone) * len(tasks)}"
-                  f", {time.perf_counter() - start:.0f} s so far)", flush=True)
+            print(
+                f"simulate: {backbone} {task}, {len(methods)} models (step {step}/{len(by_backbone) * len(tasks)}"
+                f", {time.perf_counter() - start:.0f} s so far)",
+                flush=True,
+            )
             outputs = {m: prediction_file(params, name, task) for m, name in sorted(methods.items())}
             for path in outputs.values():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-            simulate_models(gt_split(params), stats, bb, task, outputs, seed=int(sim["seed"]),
-                            score_kind=sim["score_kind"], score_dtype=sim["score_dtype"],
-                            val_path=f"{params['paths']['splits']}/val.h5", methods=method_params)
+            simulate_models(
+                gt_split(params),
+                stats,
+                bb,
+                task,
+                outputs,
+                seed=int(sim["seed"]),
+                score_kind=sim["score_kind"],
+                score_dtype=sim["score_dtype"],
+                val_path=f"{params['paths']['splits']}/val.h5",
+                methods=method_params,
+            )
             written.extend(outputs.values())
     # the stage's folder always holds this list, so a real dataset's run (no simulated model) leaves no empty
     # output folder, which DVC warns about once per stage that depends on it
     folder = f"{params['paths']['predictions']}/simulated"
-    write_json(os.path.join(folder, "index.json"),
-               {"simulated_prediction_stores": sorted(os.path.relpath(w, folder) for w in written)})
+    write_json(
+        os.path.join(folder, "index.json"),
+        {"simulated_prediction_stores": sorted(os.path.relpath(w, folder) for w in written)},
+    )
     return written
 
 
@@ -107,8 +120,16 @@ def run_apply_pko(params: dict, model: str, task: str, *, only: bool = False) ->
     out = prediction_file(params, name, task)
     stats = read_stats(stats_file(params))  # read once per stage
     source = open_model(params, src_model, task, stats)
-    pko_predictions(source, task, stats, out, pko_params(params), only=only, model=name,
-                    score_dtype=params["simulation"]["score_dtype"])
+    pko_predictions(
+        source,
+        task,
+        stats,
+        out,
+        pko_params(params),
+        only=only,
+        model=name,
+        score_dtype=params["simulation"]["score_dtype"],
+    )
     return out
 
 
@@ -118,8 +139,9 @@ def run_blind_replace(params: dict, out_json: str) -> list[dict]:
     stats = read_stats(stats_file(params))
     source = open_model(params, p["blind_model"], p["blind_task"], stats)
     rows = blind_replacement(source, stats, p["blind_task"], max_n=int(p["blind_max_n"]))
-    write_json(out_json, {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated,
-                          "rows": rows})
+    write_json(
+        out_json, {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated, "rows": rows}
+    )
     return rows
 
 
@@ -176,10 +198,18 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
 
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
-    result = run_evaluation(prediction_file(params, entry, task), task, gt=gt_split(params),
-                            protocol=m["protocol"], stats=stats_file(params), zeroshot=zeroshot, tau=RANKED_TAU,
-                            iou_threshold=float(m["iou_threshold"]),
-                            progress=True, jobs=default_jobs())
+    result = run_evaluation(
+        prediction_file(params, entry, task),
+        task,
+        gt=gt_split(params),
+        protocol=m["protocol"],
+        stats=stats_file(params),
+        zeroshot=zeroshot,
+        tau=RANKED_TAU,
+        iou_threshold=float(m["iou_threshold"]),
+        progress=True,
+        jobs=default_jobs(),
+    )
     write_json(ranked_file(params, entry, task), result)
     return result
 
@@ -202,18 +232,28 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
         for task in params["evaluation"]["tasks"]:
             with open(ranked_file(params, entry, task), encoding="utf-8") as fh:
                 doc = with_tau(json.load(fh), stats.vocab.predicate_classes, stats.num_pairs, tau)
-            doc["entry"] = {"name": entry, "backbone": info["backbone"], "method": info["method"],
-                            "dataset": params["dataset"]["name"],
-                            "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"}
+            doc["entry"] = {
+                "name": entry,
+                "backbone": info["backbone"],
+                "method": info["method"],
+                "dataset": params["dataset"]["name"],
+                "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated",
+            }
             write_json(metrics_file(params, entry, task), doc)
             write_per_predicate_csv(per_predicate_file(params, entry, task), doc, stats)
             out[entry, task] = doc
     # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them
     headline = summary_entry(params)
-    write_json(summary_file(params), {task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
-                                      for task in params["evaluation"]["tasks"]})
-    labels = {entry: model_label(out[entry, params["evaluation"]["tasks"][0]]["entry"])
-              for entry in compared_entries(params)}
+    write_json(
+        summary_file(params),
+        {
+            task: {name: out[headline, task]["metrics"][name] for name in SUMMARY_METRICS}
+            for task in params["evaluation"]["tasks"]
+        },
+    )
+    labels = {
+        entry: model_label(out[entry, params["evaluation"]["tasks"][0]]["entry"]) for entry in compared_entries(params)
+    }
     if len(set(labels.values())) < len(labels):  # two models of one backbone and method: their entry names
         labels = {entry: entry for entry in labels}
     tasks = {task: params["tasks"][task]["label"] for task in params["evaluation"]["tasks"]}

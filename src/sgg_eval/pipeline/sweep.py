@@ -34,14 +34,22 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
         raise InputError(f"metrics.imr_k={k}: the saved results hold IMR@K for K in {IMR_KS}")
     results = load_results(params)
     if not results:
-        raise InputError("no evaluation results: run the pipeline first (make repro)",
-                         path=params["paths"]["results"])
+        raise InputError("no evaluation results: run the pipeline first (make repro)", path=params["paths"]["results"])
     stats = read_stats(stats_file(params))
     rows = []
     for (entry, task), doc in sorted(results.items()):
-        rows.append({"entry": entry, "task": task, "backbone": doc["entry"]["backbone"],
-                     "method": doc["entry"]["method"], "tau": tau, "k": k,
-                     f"wIMR@{k}": wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0], f"IMR@{k}": doc["metrics"][f"IMR@{k}"]})
+        rows.append(
+            {
+                "entry": entry,
+                "task": task,
+                "backbone": doc["entry"]["backbone"],
+                "method": doc["entry"]["method"],
+                "tau": tau,
+                "k": k,
+                f"wIMR@{k}": wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0],
+                f"IMR@{k}": doc["metrics"][f"IMR@{k}"],
+            }
+        )
     return rows
 
 
@@ -68,9 +76,19 @@ def run_job(knobs: dict, job_dir: str, sweep_dir: str | None, conf_dir: str = "c
         parent = json.loads(Path(sweep_dir, PARENT_FILE).read_text())["run_id"]
     if params["tracking"]["enabled"]:
         metrics = {f"{r['task']}/{r['entry']}/wIMR_at_{k}": r[f"wIMR@{k}"] for r in rows}
-        child = ChildRun(f"tau={tau:g} k={k}", {"tau": tau, "imr_k": k, "dataset": params["dataset"]["name"],
-                                                  "simulated": simulated, "git_commit": git_commit()}, metrics,
-                         [os.path.join(job_dir, RESULT_FILE)], {"sgg_eval.kind": "sweep_job"})
+        child = ChildRun(
+            f"tau={tau:g} k={k}",
+            {
+                "tau": tau,
+                "imr_k": k,
+                "dataset": params["dataset"]["name"],
+                "simulated": simulated,
+                "git_commit": git_commit(),
+            },
+            metrics,
+            [os.path.join(job_dir, RESULT_FILE)],
+            {"sgg_eval.kind": "sweep_job"},
+        )
         log_child(_uri(params), params["tracking"]["experiment"], parent, child)
     return rows
 
@@ -96,8 +114,14 @@ def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
             by_tau = {r["tau"]: r[f"wIMR@{k}"] for r in sub if (r["entry"], r["task"]) == (entry, task)}
             table_rows.append(Row((task, entry), {f"tau={t:g}": by_tau.get(t) for t in taus}))
         tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
-        table = Table(f"tau_sweep_wIMR_at_{k}", f"wIMR@{k} for each tau (sweep).{tag}", ("Task", "Entry"),
-                      [f"tau={t:g}" for t in taus], table_rows, mark_best=False)
+        table = Table(
+            f"tau_sweep_wIMR_at_{k}",
+            f"wIMR@{k} for each tau (sweep).{tag}",
+            ("Task", "Entry"),
+            [f"tau={t:g}" for t in taus],
+            table_rows,
+            mark_best=False,
+        )
         written += table.write(folder)
         curves = {}
         for entry in sorted({r["entry"] for r in sub if r["task"] == "predcls"}):
@@ -133,8 +157,13 @@ class SweepReport(Callback):
         params = self._params(config)
         os.makedirs(folder, exist_ok=True)
         if params["tracking"]["enabled"]:
-            run_id = start_parent(_uri(params), params["tracking"]["experiment"], name,
-                                  {"dataset": params["dataset"]["name"]}, {"sgg_eval.kind": "sweep"})
+            run_id = start_parent(
+                _uri(params),
+                params["tracking"]["experiment"],
+                name,
+                {"dataset": params["dataset"]["name"]},
+                {"sgg_eval.kind": "sweep"},
+            )
             if run_id:
                 write_json(os.path.join(folder, PARENT_FILE), {"run_id": run_id})
 

@@ -37,7 +37,7 @@ def workspace_root(root: str | os.PathLike) -> Path:
     path = Path(root).resolve()
     parts = path.parts
     for i in range(len(parts) - 3, 0, -1):
-        if parts[i: i + 3] == (".dvc", "tmp", "exps"):
+        if parts[i : i + 3] == (".dvc", "tmp", "exps"):
             return Path(*parts[:i])
     return path
 
@@ -72,8 +72,12 @@ def _find(client, experiment_id: str, key: str, expected_metrics: Iterable[str] 
     """The run with content ``key`` that FINISHED and holds every expected metric, or None. Any other run
     with that key (killed mid-logging and left RUNNING, or missing metrics) is marked FAILED, so it is
     neither reused nor mistaken for a result later; the caller then logs the run again."""
-    runs = client.search_runs([experiment_id], filter_string=f"tags.`{KEY_TAG}` = '{key}'", max_results=100,
-                              order_by=["attributes.start_time ASC"])
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`{KEY_TAG}` = '{key}'",
+        max_results=100,
+        order_by=["attributes.start_time ASC"],
+    )
     expected, good = set(expected_metrics), None
     for run in runs:
         complete = run.info.status == "FINISHED" and expected <= set(run.data.metrics)
@@ -84,8 +88,15 @@ def _find(client, experiment_id: str, key: str, expected_metrics: Iterable[str] 
     return good
 
 
-def log_runs(uri: str, experiment: str, parent_name: str, parent_params: dict, children: Iterable[ChildRun],
-             parent_artifacts: Iterable[str] = (), parent_tags: dict | None = None) -> dict | None:
+def log_runs(
+    uri: str,
+    experiment: str,
+    parent_name: str,
+    parent_params: dict,
+    children: Iterable[ChildRun],
+    parent_artifacts: Iterable[str] = (),
+    parent_tags: dict | None = None,
+) -> dict | None:
     """Log a parent run and its children; returns ``{"parent": id, "children": {name: id}}``, or None (with one
     warning) when the tracking store is unavailable. Existing runs with the same content key are reused."""
     children = list(children)
@@ -100,9 +111,11 @@ def log_runs(uri: str, experiment: str, parent_name: str, parent_params: dict, c
             out["parent"] = existing.info.run_id
         else:
             # the key's prefix tells apart runs of the same pipeline with different parameters or results
-            with mlflow.start_run(experiment_id=exp_id, run_name=f"{parent_name} {parent_key[:8]}",
-                                  tags={KEY_TAG: parent_key, **_commit_tags(parent_params), **(parent_tags or {})}
-                                  ) as parent:
+            with mlflow.start_run(
+                experiment_id=exp_id,
+                run_name=f"{parent_name} {parent_key[:8]}",
+                tags={KEY_TAG: parent_key, **_commit_tags(parent_params), **(parent_tags or {})},
+            ) as parent:
                 mlflow.log_params(_flat(_without_commit(parent_params)))
                 for path in parent_artifacts:
                     if os.path.exists(path):
@@ -153,14 +166,20 @@ def _client(uri: str, experiment: str):
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(experiment)
     # a model-development experiment: the MLflow UI then opens on the runs table, not the GenAI overview
-    exp_id = exp.experiment_id if exp else client.create_experiment(
-        experiment, tags={"mlflow.experimentKind": "custom_model_development"})
+    exp_id = (
+        exp.experiment_id
+        if exp
+        else client.create_experiment(experiment, tags={"mlflow.experimentKind": "custom_model_development"})
+    )
     return mlflow, client, exp_id
 
 
 def _warn(uri: str, exc: Exception) -> None:
-    print(f"warning: MLflow tracking skipped, store {uri} unavailable ({type(exc).__name__}: {exc}); once it is "
-          "back, `dvc repro -f track` logs these results", file=sys.stderr)
+    print(
+        f"warning: MLflow tracking skipped, store {uri} unavailable ({type(exc).__name__}: {exc}); once it is "
+        "back, `dvc repro -f track` logs these results",
+        file=sys.stderr,
+    )
 
 
 def start_parent(uri: str, experiment: str, name: str, params: dict, tags: dict) -> str | None:
@@ -191,8 +210,13 @@ def _log_child_run(mlflow, client, exp_id: str, parent: str | None, child: Child
     found = _find(client, exp_id, key, child.metrics)
     if found is not None:
         return found.info.run_id
-    with mlflow.start_run(experiment_id=exp_id, run_name=child.name, nested=parent is not None,
-                          parent_run_id=parent, tags={KEY_TAG: key, **_commit_tags(child.params), **child.tags}) as run:
+    with mlflow.start_run(
+        experiment_id=exp_id,
+        run_name=child.name,
+        nested=parent is not None,
+        parent_run_id=parent,
+        tags={KEY_TAG: key, **_commit_tags(child.params), **child.tags},
+    ) as run:
         mlflow.log_params(_flat(_without_commit(child.params)))
         mlflow.log_metrics({k: float(v) for k, v in sorted(child.metrics.items())})
         for path in child.artifacts:

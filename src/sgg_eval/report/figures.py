@@ -58,8 +58,9 @@ def mean_score_vectors(pairs, num_predicates: int, logits_of) -> tuple[np.ndarra
     return np.divide(total, count[:, None], out=np.zeros_like(total), where=count[:, None] > 0), count
 
 
-def score_heatmaps(panels: list[tuple[str, str, np.ndarray]], names: list[str], folder: str,
-                   simulated: bool) -> list[str]:
+def score_heatmaps(
+    panels: list[tuple[str, str, np.ndarray]], names: list[str], folder: str, simulated: bool
+) -> list[str]:
     """Fig. 2: one heatmap per panel ``(title, colour-bar label, matrix)``, rows = GT predicate, columns =
     predicted predicate score."""
     fig, axes = plt.subplots(1, len(panels), figsize=(11 * len(panels), 11.5), layout="constrained")
@@ -92,8 +93,9 @@ def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simul
     return _save(fig, folder, "fig3_composable_pairs")
 
 
-def mr_vs_imr(names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.ndarray, model: str, folder: str,
-              simulated: bool) -> list[str]:
+def mr_vs_imr(
+    names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.ndarray, model: str, folder: str, simulated: bool
+) -> list[str]:
     """Fig. 4: per-predicate mR@50 and IMR@20 for one model, predicates by training frequency."""
     order = np.argsort(-freq, kind="stable")
     x = np.arange(len(order))
@@ -109,8 +111,15 @@ def mr_vs_imr(names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.nd
     return _save(fig, folder, "fig4_mr_vs_imr")
 
 
-def predicate_weights(names: list[str], gt_counts: np.ndarray, train_counts: np.ndarray, weights: np.ndarray,
-                      tau: float, folder: str, simulated: bool) -> list[str]:
+def predicate_weights(
+    names: list[str],
+    gt_counts: np.ndarray,
+    train_counts: np.ndarray,
+    weights: np.ndarray,
+    tau: float,
+    folder: str,
+    simulated: bool,
+) -> list[str]:
     """Fig. 5: weight of each predicate under R@K (its share of test GT rows), mR/IMR (uniform) and wIMR(τ)
     (``weights``, unnormalised), predicates ordered by training sample count as in Fig. 4."""
     order = np.argsort(-train_counts, kind="stable")
@@ -131,8 +140,9 @@ def predicate_weights(names: list[str], gt_counts: np.ndarray, train_counts: np.
     return _save(fig, folder, "fig5_predicate_weights")
 
 
-def wimr_vs_tau(curves: dict[str, tuple[np.ndarray, np.ndarray]], k: int, folder: str, simulated: bool,
-                name: str = "tau_sweep") -> list[str]:
+def wimr_vs_tau(
+    curves: dict[str, tuple[np.ndarray, np.ndarray]], k: int, folder: str, simulated: bool, name: str = "tau_sweep"
+) -> list[str]:
     """wIMR@k against τ, one line per entry (τ = 0 is IMR, larger τ weighs diverse predicates more).
 
     A label "Backbone Method" gives the method a colour and the backbone a line style and marker, so two
@@ -153,8 +163,9 @@ def wimr_vs_tau(curves: dict[str, tuple[np.ndarray, np.ndarray]], k: int, folder
             color, style, marker = "black", "-", "x"
         else:
             color, style, marker = palette[methods.index(part[0]) % len(palette)], "-", "o"
-        ax.plot(taus, 100 * np.asarray(values), linestyle=style, marker=marker, ms=3.5, lw=1.4, color=color,
-                label=label)
+        ax.plot(
+            taus, 100 * np.asarray(values), linestyle=style, marker=marker, ms=3.5, lw=1.4, color=color, label=label
+        )
     ax.set_xlabel("τ (0: IMR; 1: weights proportional to the composable pairs)")
     ax.set_ylabel(f"wIMR@{k} (%)")
     ax.set_title(f"wIMR@{k} against τ (PredCls)")

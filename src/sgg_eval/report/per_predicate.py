@@ -33,8 +33,9 @@ def write_per_predicate_csv(path: str | os.PathLike, result: dict, stats: Traini
 COMPARED = ("mR@50", "IMR@20")
 
 
-def by_model_rows(docs: dict[tuple[str, str], dict], models: dict[str, str], tasks: dict[str, str],
-                  stats: TrainingStats) -> list[dict]:
+def by_model_rows(
+    docs: dict[tuple[str, str], dict], models: dict[str, str], tasks: dict[str, str], stats: TrainingStats
+) -> list[dict]:
     """Rows ``{task, predicate, model, R@50, IMR@20}`` of each task, predicate and model: ``docs[entry, task]``
     are evaluation documents, ``models`` and ``tasks`` map entries and tasks to their labels. Predicates come most
     frequent in training first (ties: predicate id), as the papers' per-predicate figures order them; R@50 is

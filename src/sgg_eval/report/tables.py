@@ -18,8 +18,20 @@ from sgg_eval.atomic import write_text
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
 UNSCALED = frozenset({"PRk"})
-PAPER_COLUMNS = ["R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@10", "IMR@20", "IMR@50",
-                 "wIMR@10", "wIMR@20", "wIMR@50"]
+PAPER_COLUMNS = [
+    "R@20",
+    "R@50",
+    "R@100",
+    "mR@20",
+    "mR@50",
+    "mR@100",
+    "IMR@10",
+    "IMR@20",
+    "IMR@50",
+    "wIMR@10",
+    "wIMR@20",
+    "wIMR@50",
+]
 
 
 @dataclass(frozen=True)
@@ -51,10 +63,14 @@ class Table:
     def frame(self) -> pd.DataFrame:
         """One row per table row: ``section`` (if any), the label columns, then the values (fractions; NaN
         when undefined)."""
-        records = [{**({"section": r.section} if self._sectioned else {}),
-                    **dict(zip(self.label_headers, r.labels)),
-                    **{c: (np.nan if r.values.get(c) is None else float(r.values[c])) for c in self.columns}}
-                   for r in self.rows]
+        records = [
+            {
+                **({"section": r.section} if self._sectioned else {}),
+                **dict(zip(self.label_headers, r.labels)),
+                **{c: (np.nan if r.values.get(c) is None else float(r.values[c])) for c in self.columns},
+            }
+            for r in self.rows
+        ]
         header = (["section"] if self._sectioned else []) + list(self.label_headers) + self.columns
         return pd.DataFrame.from_records(records, columns=header)
 
@@ -87,26 +103,39 @@ class Table:
         display = self._display(lambda t: f"**{t}**", lambda t: f"_{t}_")
         if self._sectioned:
             first = display.columns[0]
-            display[first] = [f"*{v}*" if all(x == "" for x in row[1:]) else v
-                              for v, row in zip(display[first], display.itertuples(index=False))]
+            display[first] = [
+                f"*{v}*" if all(x == "" for x in row[1:]) else v
+                for v, row in zip(display[first], display.itertuples(index=False))
+            ]
         legend = ["Best per column in **bold**, second in _italics_.", ""] if self.mark_best else []
-        body = display.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
-                                   colalign=["left"] * len(self.label_headers) + ["right"] * len(self.columns))
+        body = display.to_markdown(
+            index=False,
+            tablefmt="pipe",
+            disable_numparse=True,
+            colalign=["left"] * len(self.label_headers) + ["right"] * len(self.columns),
+        )
         return "\n".join([f"**{self.caption}**", "", *legend, body]) + "\n"
 
     def latex(self) -> str:
         display = self._display(lambda t: rf"\textbf{{{t}}}", lambda t: rf"\underline{{{t}}}")
         if self._sectioned:
             first = display.columns[0]
-            display[first] = [rf"\textit{{{v}}}" if all(x == "" for x in row[1:]) else v
-                              for v, row in zip(display[first], display.itertuples(index=False))]
+            display[first] = [
+                rf"\textit{{{v}}}" if all(x == "" for x in row[1:]) else v
+                for v, row in zip(display[first], display.itertuples(index=False))
+            ]
         for col in self.label_headers:  # labels are text: escape LaTeX's specials (values are ours)
             display[col] = display[col].map(_escape_latex_keep_markup)
         display.columns = [_escape_latex(c) for c in display.columns]
         return display.style.hide(axis="index").to_latex(
-            column_format="l" * len(self.label_headers) + "r" * len(self.columns), hrules=True,
-            position="t", position_float="centering", caption=_escape_latex(self.caption),
-            label=f"tab:{self.name}", environment="table")
+            column_format="l" * len(self.label_headers) + "r" * len(self.columns),
+            hrules=True,
+            position="t",
+            position_float="centering",
+            caption=_escape_latex(self.caption),
+            label=f"tab:{self.name}",
+            environment="table",
+        )
 
     def csv(self) -> str:
         return self.frame().to_csv(index=False, lineterminator="\n", na_rep="")
@@ -121,8 +150,13 @@ class Table:
 
 
 def _escape_latex(text: str) -> str:
-    return text.replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&") \
+    return (
+        text.replace("\\", r"\textbackslash{}")
+        .replace("_", r"\_")
+        .replace("%", r"\%")
+        .replace("&", r"\&")
         .replace("#", r"\#")
+    )
 
 
 def _escape_latex_keep_markup(text: str) -> str:
@@ -134,39 +168,87 @@ def method_rows(results: dict[tuple[str, str], dict], entries: list[str], task: 
     """Rows backbone × method for ``task`` (PKO-only first, as in the paper), paper columns."""
     present = [e for e in entries if (e, task) in results]
     ordered = sorted(present, key=lambda e: (results[e, task]["entry"]["method"] != "PKO-only", present.index(e)))
-    return [Row((results[e, task]["entry"]["backbone"], results[e, task]["entry"]["method"]),
-                {c: results[e, task]["metrics"].get(c) for c in PAPER_COLUMNS}, section) for e in ordered]
+    return [
+        Row(
+            (results[e, task]["entry"]["backbone"], results[e, task]["entry"]["method"]),
+            {c: results[e, task]["metrics"].get(c) for c in PAPER_COLUMNS},
+            section,
+        )
+        for e in ordered
+    ]
 
 
-def paper_tables(results: dict[tuple[str, str], dict], entries: list[str], blind: dict | None,
-                 simulated: bool, tau: float, task_labels: dict[str, str]) -> list[Table]:
+def paper_tables(
+    results: dict[tuple[str, str], dict],
+    entries: list[str],
+    blind: dict | None,
+    simulated: bool,
+    tau: float,
+    task_labels: dict[str, str],
+) -> list[Table]:
     """Tables 1-3 of the paper and the full table with every metric. ``tau`` is the wIMR exponent the
     results were evaluated with (shown in the captions); ``task_labels`` names the tasks (``conf/task``)."""
+
     def label(task: str) -> str:
         return task_labels.get(task, task)
 
     tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
     tables = [
-        Table("table2_predcls", f"{label('predcls')} (wIMR tau = {tau:g}).{tag}", ("Backbone", "Method"),
-              PAPER_COLUMNS, method_rows(results, entries, "predcls")),
-        Table("table3_sgcls_sgdet", f"{label('sgcls')} and {label('sgdet')} (wIMR tau = {tau:g}).{tag}",
-              ("Backbone", "Method"), PAPER_COLUMNS,
-              [*method_rows(results, entries, "sgcls", label("sgcls")),
-               *method_rows(results, entries, "sgdet", label("sgdet"))]),
+        Table(
+            "table2_predcls",
+            f"{label('predcls')} (wIMR tau = {tau:g}).{tag}",
+            ("Backbone", "Method"),
+            PAPER_COLUMNS,
+            method_rows(results, entries, "predcls"),
+        ),
+        Table(
+            "table3_sgcls_sgdet",
+            f"{label('sgcls')} and {label('sgdet')} (wIMR tau = {tau:g}).{tag}",
+            ("Backbone", "Method"),
+            PAPER_COLUMNS,
+            [
+                *method_rows(results, entries, "sgcls", label("sgcls")),
+                *method_rows(results, entries, "sgdet", label("sgdet")),
+            ],
+        ),
     ]
     if blind is not None:
-        rows = [Row((str(r["N"]), r["predicate"], "" if r["num_type_pairs"] is None else str(r["num_type_pairs"])),
-                    {"mR@100": r["mR@100"], "improvement": r["improvement"]}) for r in blind["rows"]]
-        tables.insert(0, Table("table1_blind_replacement",
-                               f"Blind replacement of the N predicates with the fewest composable pairs "
-                               f"({blind['model']}, {blind['task']}).{tag}", ("N", "Predicate", "Pairs"),
-                               ["mR@100", "improvement"], rows, mark_best=False))
+        rows = [
+            Row(
+                (str(r["N"]), r["predicate"], "" if r["num_type_pairs"] is None else str(r["num_type_pairs"])),
+                {"mR@100": r["mR@100"], "improvement": r["improvement"]},
+            )
+            for r in blind["rows"]
+        ]
+        tables.insert(
+            0,
+            Table(
+                "table1_blind_replacement",
+                f"Blind replacement of the N predicates with the fewest composable pairs "
+                f"({blind['model']}, {blind['task']}).{tag}",
+                ("N", "Predicate", "Pairs"),
+                ["mR@100", "improvement"],
+                rows,
+                mark_best=False,
+            ),
+        )
     all_metrics = sorted({k for doc in results.values() for k in doc["metrics"]})
-    full = [Row((e, t), dict(results[e, t]["metrics"])) for t in ("predcls", "sgcls", "sgdet") for e in entries
-            if (e, t) in results]
-    tables.append(Table("full_metrics", f"Every metric, every entry and task (percent; PRk is a mean rank, "
-                        f"shown as is; wIMR tau = {tau:g}).{tag}", ("Entry", "Task"), all_metrics, full,
-                        mark_best=False))
+    full = [
+        Row((e, t), dict(results[e, t]["metrics"]))
+        for t in ("predcls", "sgcls", "sgdet")
+        for e in entries
+        if (e, t) in results
+    ]
+    tables.append(
+        Table(
+            "full_metrics",
+            f"Every metric, every entry and task (percent; PRk is a mean rank, shown as is; wIMR tau = {tau:g}).{tag}",
+            ("Entry", "Task"),
+            all_metrics,
+            full,
+            mark_best=False,
+        )
+    )
     return tables
 
 
@@ -177,8 +259,9 @@ def published_rows() -> list[dict]:
     return list(csv.DictReader(lines))
 
 
-def published_vs_reproduced(results: dict[tuple[str, str], dict], entries: list[str], simulated: bool,
-                            tau: float) -> Table:
+def published_vs_reproduced(
+    results: dict[tuple[str, str], dict], entries: list[str], simulated: bool, tau: float
+) -> Table:
     """Ours beside the published values with the difference (ours - published) and the relative difference,
     matched on (task, backbone, method); rows the paper has but we did not evaluate are left out. On the
     simulated benchmark the caption says so: the comparison then shows how close the simulation is."""
@@ -195,18 +278,39 @@ def published_vs_reproduced(results: dict[tuple[str, str], dict], entries: list[
                 ours = doc["metrics"].get(col)
                 p = float(pub[col]) / 100
                 diff = None if ours is None else ours - p
-                rows.append(Row((pub["task"], pub["backbone"], pub["method"], col),
-                                {"published": p, "reproduced": ours, "difference": diff,
-                                 "relative": None if diff is None else diff / p}))
+                rows.append(
+                    Row(
+                        (pub["task"], pub["backbone"], pub["method"], col),
+                        {
+                            "published": p,
+                            "reproduced": ours,
+                            "difference": diff,
+                            "relative": None if diff is None else diff / p,
+                        },
+                    )
+                )
     what = "SIMULATED vs published" if simulated else "Published vs reproduced"
     base = [r for r in rows if r.labels[2] == "Baseline" and r.values["relative"] is not None]
     if base:
         w = max(base, key=lambda r: abs(r.values["relative"]))
-        what += (f"; the baselines' largest relative difference is {100 * w.values['relative']:+.0f}% "
-                 f"({' '.join(w.labels[:2])} {w.labels[3]})")
-    caveat = (" The reproduced column is the SIMULATED benchmark, calibrated to resemble the paper: it shows how "
-              "close the simulation is, not a result on Visual Genome.") if simulated else ""
-    return Table("published_vs_reproduced", f"{what} (Li et al. 2022, VG150 test), percent; relative = "
-                 f"difference / published; wIMR tau = {tau:g} here, 0.5 in the paper.{caveat}",
-                 ("Task", "Backbone", "Method", "Metric"), ["published", "reproduced", "difference", "relative"],
-                 rows, mark_best=False)
+        what += (
+            f"; the baselines' largest relative difference is {100 * w.values['relative']:+.0f}% "
+            f"({' '.join(w.labels[:2])} {w.labels[3]})"
+        )
+    caveat = (
+        (
+            " The reproduced column is the SIMULATED benchmark, calibrated to resemble the paper: it shows how "
+            "close the simulation is, not a result on Visual Genome."
+        )
+        if simulated
+        else ""
+    )
+    return Table(
+        "published_vs_reproduced",
+        f"{what} (Li et al. 2022, VG150 test), percent; relative = "
+        f"difference / published; wIMR tau = {tau:g} here, 0.5 in the paper.{caveat}",
+        ("Task", "Backbone", "Method", "Metric"),
+        ["published", "reproduced", "difference", "relative"],
+        rows,
+        mark_best=False,
+    )

@@ -43,11 +43,11 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
-from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.candidates import softmax
+from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
+from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
 from sgg_eval.stats import TrainingStats
 
 TASK_INDEX = {"predcls": 0, "sgcls": 1, "sgdet": 2}
@@ -115,13 +115,18 @@ def method_priors(stats: TrainingStats, mp: MethodParams) -> Priors:
     confusable = confusable_sets(names)
     n = stats.predicate_counts[1:].astype(np.float64)
     prior = n + 1.0
-    effective = (1.0 - mp.rtpb_beta ** n) / (1.0 - mp.rtpb_beta) + 1.0
+    effective = (1.0 - mp.rtpb_beta**n) / (1.0 - mp.rtpb_beta) + 1.0
     nice = corrected_counts(stats.triplet_counts, confusable, mp.nice_gamma)
     prior_nice = nice.sum(axis=(0, 1))[1:] + 1.0
-    return Priors(freq=frequency_bias(stats), freq_nice=_log_conditional(nice, stats.background_counts),
-                  log_prior=np.log(prior / prior.sum()), log_prior_nice=np.log(prior_nice / prior_nice.sum()),
-                  log_effective=np.log(effective / effective.sum()),
-                  confusable=confusable, object_share=stats.object_counts / stats.object_counts.sum())
+    return Priors(
+        freq=frequency_bias(stats),
+        freq_nice=_log_conditional(nice, stats.background_counts),
+        log_prior=np.log(prior / prior.sum()),
+        log_prior_nice=np.log(prior_nice / prior_nice.sum()),
+        log_effective=np.log(effective / effective.sum()),
+        confusable=confusable,
+        object_share=stats.object_counts / stats.object_counts.sum(),
+    )
 
 
 def _label_accuracy(bb: Backbone, share: np.ndarray) -> np.ndarray:
@@ -211,7 +216,7 @@ def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -
     # Evidence fades for predicates seen rarely in training and varies in clarity from pair to pair, so
     # removing a head bias (the debiasing methods) or adding a class prior (PKO) recovers the tail only
     # partly, as on VG, instead of revealing a tail the features already separate cleanly.
-    clarity = np.exp(bb.clarity_spread * rng.normal(size=(len(pairs), 1)) - bb.clarity_spread ** 2 / 2)
+    clarity = np.exp(bb.clarity_spread * rng.normal(size=(len(pairs), 1)) - bb.clarity_spread**2 / 2)
     fade = np.exp(bb.evidence_frequency_slope * (priors.log_prior - priors.log_prior.max()))
     evidence = bb.strength * onehot + bb.confusion * (confused & ~onehot)
     vis[:, 1:] += clarity * fade[None, :] * evidence[:, 1:]
@@ -254,8 +259,9 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
     return z
 
 
-def simulate_image(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors, method: str,
-                   mp: MethodParams = MethodParams()) -> PredImage:
+def simulate_image(
+    rng, gt: GTImage, task: str, bb: Backbone, priors: Priors, method: str, mp: MethodParams = MethodParams()
+) -> PredImage:
     """One image's output for ``method``, relations sorted by the GC triplet score (float64, stable)."""
     ev = visual_evidence(rng, gt, task, bb, priors)
     z = bb.logit_scale * method_logits(method, ev, priors, bb, mp)
@@ -290,10 +296,19 @@ def estimate_label_frequency(images, priors: Priors, bb: Backbone, mp: MethodPar
     return np.log(est / est.sum())
 
 
-def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbone: Backbone, task: str,
-                    outputs: dict[str, str | os.PathLike], *, seed: int = 0, score_kind: str = "logits",
-                    score_dtype: str = "float16", val_path: str | os.PathLike | None = None,
-                    methods: MethodParams = MethodParams()) -> int:
+def simulate_models(
+    split_path: str | os.PathLike,
+    stats: TrainingStats,
+    backbone: Backbone,
+    task: str,
+    outputs: dict[str, str | os.PathLike],
+    *,
+    seed: int = 0,
+    score_kind: str = "logits",
+    score_dtype: str = "float16",
+    val_path: str | os.PathLike | None = None,
+    methods: MethodParams = MethodParams(),
+) -> int:
     """Write one prediction store per method in ``outputs`` (method -> path) for ``task``; deterministic.
     ``val_path`` (the validation split) is needed by ``dlfe``, which estimates label frequencies on it."""
     priors = method_priors(stats, methods)
@@ -305,6 +320,7 @@ def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbon
     backbone_key = sum(ord(ch) for ch in backbone.name)
 
     with SplitStore(split_path) as split:
+
         def stream(method: str) -> Iterator[PredImage]:
             # Every method replays the same random stream, so they share objects and visual evidence.
             rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key])
@@ -316,9 +332,20 @@ def simulate_models(split_path: str | os.PathLike, stats: TrainingStats, backbon
 
         count = 0
         for method, path in outputs.items():
-            meta = PredictionMeta(task, score_kind, split.vocab, f"{backbone.name}_{method}", True,
-                                  f"SIMULATED by sgg_eval.simulate.models (seed={seed})",
-                                  {"simulated": True, "backbone": backbone.name, "method": method,
-                                   "backbone_params": asdict(backbone), "method_params": asdict(methods)})
+            meta = PredictionMeta(
+                task,
+                score_kind,
+                split.vocab,
+                f"{backbone.name}_{method}",
+                True,
+                f"SIMULATED by sgg_eval.simulate.models (seed={seed})",
+                {
+                    "simulated": True,
+                    "backbone": backbone.name,
+                    "method": method,
+                    "backbone_params": asdict(backbone),
+                    "method_params": asdict(methods),
+                },
+            )
             count = write_predictions(path, meta, stream(method), score_dtype=score_dtype)
         return count

@@ -43,7 +43,8 @@ class MethodParams:
     """How strongly each simulated debiasing method acts (see the module docstring): the fraction of the
     log prior removed by ``reweight`` (loss re-weighting acts as a partial logit adjustment), of the bias-only
     logits removed by ``tde``, of the log label-frequency estimate removed by ``dlfe`` and of the log
-    effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly over a confusable set, 1: no correction)."""
+    effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly
+    over a confusable set, 1: no correction)."""
 
     reweight_alpha: float = 0.7
     tde_alpha: float = 0.7

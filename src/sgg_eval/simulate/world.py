@@ -39,11 +39,34 @@ PREDICATE_GROUPS = (
 # A specific predicate's generic, visually indistinguishable counterpart (annotators use either). Used by the
 # model simulator, with the groups, to leak visual evidence (simulate.models.confusable_sets).
 GENERIC_PARENT = {
-    "parked on": "on", "growing on": "on", "mounted on": "on", "painted on": "on", "on back of": "on",
-    "attached to": "on", "riding": "on", "hanging from": "on", "covering": "on", "across": "on", "says": "on",
-    "walking in": "in", "flying in": "in", "covered in": "with", "with": "has", "made of": "of", "for": "of",
-    "from": "of", "playing": "holding", "using": "holding", "eating": "holding", "against": "near",
-    "along": "near", "between": "near", "at": "near", "to": "near", "and": "near", "under": "near",
+    "parked on": "on",
+    "growing on": "on",
+    "mounted on": "on",
+    "painted on": "on",
+    "on back of": "on",
+    "attached to": "on",
+    "riding": "on",
+    "hanging from": "on",
+    "covering": "on",
+    "across": "on",
+    "says": "on",
+    "walking in": "in",
+    "flying in": "in",
+    "covered in": "with",
+    "with": "has",
+    "made of": "of",
+    "for": "of",
+    "from": "of",
+    "playing": "holding",
+    "using": "holding",
+    "eating": "holding",
+    "against": "near",
+    "along": "near",
+    "between": "near",
+    "at": "near",
+    "to": "near",
+    "and": "near",
+    "under": "near",
 }
 FIXED_NUM_PAIRS = {"flying in": 2, "says": 20, "parked on": 29, "playing": 37, "growing on": 41, "made of": 42}
 # Every other predicate composes with at least this many pairs, so the six above are the paper's tail (Table 1).
@@ -156,10 +179,19 @@ class SimulatedWorld:
         """Metadata, image count and a generator of the images of ``split`` (deterministic in the seed)."""
         n = self.params.split_size(split)
         meta = SplitMeta(
-            split=split, vocab=self.vocab, dataset="vg150_sim", simulated=True,
-            source=f"SIMULATED by sgg_eval.simulate.world v{SIM_VERSION} (seed={self.params.seed}, scale={self.params.scale})",
-            extra={"simulated": True, "predicate_groups": [list(g) for g in PREDICATE_GROUPS],
-                   "sim_params": asdict(self.params)},
+            split=split,
+            vocab=self.vocab,
+            dataset="vg150_sim",
+            simulated=True,
+            source=(
+                f"SIMULATED by sgg_eval.simulate.world v{SIM_VERSION} "
+                f"(seed={self.params.seed}, scale={self.params.scale})"
+            ),
+            extra={
+                "simulated": True,
+                "predicate_groups": [list(g) for g in PREDICATE_GROUPS],
+                "sim_params": asdict(self.params),
+            },
         )
         return meta, n, self._images(split, n)
 
@@ -196,8 +228,9 @@ class SimulatedWorld:
         ends = np.cumsum(num_rels)
         for i in range(n):
             lo, hi = ends[i] - num_rels[i], ends[i]
-            yield self._one_image(rng, id_base + i, subj_cls[lo:hi], obj_cls[lo:hi], preds[lo:hi], obj_p,
-                                  keep_pair[lo:hi])
+            yield self._one_image(
+                rng, id_base + i, subj_cls[lo:hi], obj_cls[lo:hi], preds[lo:hi], obj_p, keep_pair[lo:hi]
+            )
 
     def _pair_sources(self, rng: np.random.Generator, preds: np.ndarray) -> np.ndarray:
         """Per row, the predicate whose composable pairs its class pair is drawn from: its own, or for
@@ -212,7 +245,7 @@ class SimulatedWorld:
             start = 0
             for child in children:
                 take = min(int(round(self.params.generic_ratio * counts[child])), len(rows) - start)
-                source[rows[start:start + take]] = child
+                source[rows[start : start + take]] = child
                 start += take
         return source
 
@@ -258,8 +291,9 @@ class SimulatedWorld:
             labels.extend(int(c) + 1 for c in rng.choice(len(obj_p), size=target - len(labels), p=obj_p))
         w, h = (int(v) for v in _IMAGE_SIZES[rng.integers(len(_IMAGE_SIZES))])
         boxes = _boxes(rng, len(labels), w, h, rels)
-        return GTImage(image_id, w, h, boxes, np.array(labels, dtype=np.int64),
-                       np.array(rels, dtype=np.int64).reshape(-1, 3))
+        return GTImage(
+            image_id, w, h, boxes, np.array(labels, dtype=np.int64), np.array(rels, dtype=np.int64).reshape(-1, 3)
+        )
 
 
 def _boxes(rng: np.random.Generator, n: int, w: int, h: int, rels: list) -> np.ndarray:

@@ -66,8 +66,7 @@ class BoxListTable:
             if cols is None:
                 cols = self._layouts[names] = [self.columns.setdefault(str(n), len(self.columns)) for n in names]
             self._col.extend(cols)
-            self._value.extend([int(v) if _is_tensor(v) else self._tensor(row, str(n), v)
-                                for n, v in fields.items()])
+            self._value.extend([int(v) if _is_tensor(v) else self._tensor(row, str(n), v) for n, v in fields.items()])
         return row
 
     def fill(self, states: list) -> bool:
@@ -83,9 +82,16 @@ class BoxListTable:
         except KeyError:
             return False
         sizes = list(chain.from_iterable(size))
-        if not (all(map(_is_tensor, bbox)) and set(map(type, size)) <= {tuple} and set(map(len, size)) <= {2}
-                and set(map(type, sizes)) <= {int} and min(sizes, default=0) >= 0
-                and set(map(type, mode)) <= {str} and set(mode) <= set(MODES) and set(map(type, fields)) <= {dict}):
+        if not (
+            all(map(_is_tensor, bbox))
+            and set(map(type, size)) <= {tuple}
+            and set(map(len, size)) <= {2}
+            and set(map(type, sizes)) <= {int}
+            and min(sizes, default=0) >= 0
+            and set(map(type, mode)) <= {str}
+            and set(mode) <= set(MODES)
+            and set(map(type, fields)) <= {dict}
+        ):
             return False
         layouts = list(map(tuple, fields))
         distinct = list(dict.fromkeys(layouts))
@@ -122,8 +128,9 @@ class BoxListTable:
         at = np.frombuffer(self._at, dtype=np.int64)
         counts = np.diff(np.append(at, len(self._col)))
         self.fields = np.full((rows, max(len(self.columns), 1)), MISSING, dtype=np.int64)
-        self.fields[np.repeat(np.arange(rows), counts), np.frombuffer(self._col, dtype=np.int64)] = \
-            np.frombuffer(self._value, dtype=np.int64)
+        self.fields[np.repeat(np.arange(rows), counts), np.frombuffer(self._col, dtype=np.int64)] = np.frombuffer(
+            self._value, dtype=np.int64
+        )
         del self._bbox, self._mode, self._width, self._height, self._at, self._col, self._value, self._layouts
 
     def column(self, name: str) -> np.ndarray:
@@ -149,8 +156,11 @@ def _size(size) -> tuple[float, float]:
         return (float(size[0]), float(size[1])) if size[0] >= 0 and size[1] >= 0 else (float("nan"),) * 2
     if not size:
         return 0.0, 0.0
-    if (isinstance(size, (tuple, list)) and len(size) == 2
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in size)):
+    if (
+        isinstance(size, (tuple, list))
+        and len(size) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in size)
+    ):
         w, h = float(size[0]), float(size[1])
         if np.isfinite(w) and np.isfinite(h) and w >= 0 and h >= 0:
             return float(int(w)), float(int(h))

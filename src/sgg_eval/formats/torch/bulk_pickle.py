@@ -66,8 +66,7 @@ class _BulkUnpickler(pickle.Unpickler):
         return found
 
 
-def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensors: TensorTable,
-                  boxlists: BoxListTable):
+def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensors: TensorTable, boxlists: BoxListTable):
     """The object at ``fh``'s position, its storages and tensors filled into the empty ``tensors`` and its
     BoxLists into ``boxlists``; None when the file needs the careful reader (which starts on new tables).
     ``storage_types`` maps torch's storage class names to the careful reader's stand-ins (``code``: dtype)."""
@@ -80,9 +79,12 @@ def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensor
         return lazy(next(count))
 
     boxlist_class = type("BoxList", (BulkBoxList,), {"table": boxlists, "rows": {}, "created": []})
-    globals_ = {("torch._utils", "_rebuild_tensor_v2"): rebuild,
-                ("collections", "OrderedDict"): collections.OrderedDict, boxlist_path: boxlist_class,
-                **{("torch", name): t for name, t in storage_types.items()}}
+    globals_ = {
+        ("torch._utils", "_rebuild_tensor_v2"): rebuild,
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        boxlist_path: boxlist_class,
+        **{("torch", name): t for name, t in storage_types.items()},
+    }
     try:
         obj = _BulkUnpickler(fh, globals_).load()
         _fill_tensors(tensors, records, storage_types)
@@ -113,8 +115,11 @@ def _fill_tensors(tensors: TensorTable, records: list[tuple], storage_types: dic
     tags, types, keys, numels = columns[0], columns[1], columns[2], columns[4]
     if 6 in lengths and set(map(operator.itemgetter(-1), pids)) != {None} | ({5} if 5 in lengths else set()):
         raise _NotUsual  # a legacy storage view (its sixth item): read by the careful reader
-    if (set(tags) != {"storage"} or set(map(type, keys)) != {str}
-            or not set(map(id, types)) <= set(map(id, storage_types.values()))):  # the careful reader's classes
+    if (
+        set(tags) != {"storage"}
+        or set(map(type, keys)) != {str}
+        or not set(map(id, types)) <= set(map(id, storage_types.values()))
+    ):  # the careful reader's classes
         raise _NotUsual
     ndim = list(map(len, sizes))
     if ndim != list(map(len, strides)) or max(ndim) > _MAX_DIMS:

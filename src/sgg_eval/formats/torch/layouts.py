@@ -17,11 +17,10 @@ import zlib
 import numpy as np
 
 from sgg_eval.errors import InputError
-from sgg_eval.integrity import crc32
 from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, map_file, unpickle
 from sgg_eval.formats.zipindex import Members, members
-
+from sgg_eval.integrity import crc32
 
 # data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
 MAX_PICKLE_EXPANSION = 100
@@ -35,7 +34,7 @@ def _member_bytes(whole: np.ndarray, zm: Members, row: int, path: str) -> bytes:
     name, size, method = zm.name(row), int(zm.size[row]), int(zm.method[row])
     if at is None or at[0] + size > len(whole):
         raise InputError(f"corrupt zip member {name}", path=path)
-    raw = whole[at[0]: at[0] + size].tobytes()
+    raw = whole[at[0] : at[0] + size].tobytes()
     if method == zipfile.ZIP_DEFLATED:
         raw = zlib.decompressobj(-zlib.MAX_WBITS).decompress(raw, cap + 1)
     elif method != zipfile.ZIP_STORED:
@@ -81,12 +80,16 @@ def _load_zip_members(path: str):
     sizes = zm.size[rows]
     bad = np.flatnonzero(data_at + sizes > len(whole))
     if len(bad):
-        raise InputError(f"storage member data/{keys[bad[0]]} declares {sizes[bad[0]]} bytes, past the end of "
-                         "the file", path=path)
+        raise InputError(
+            f"storage member data/{keys[bad[0]]} declares {sizes[bad[0]]} bytes, past the end of the file", path=path
+        )
     bad = np.flatnonzero(tensors.declared_bytes() > sizes)
     if len(bad):
-        raise InputError(f"storage {keys[bad[0]]} declares {tensors.declared_bytes()[bad[0]]:.0f} bytes but its "
-                         f"member holds {sizes[bad[0]]} bytes", path=path)
+        raise InputError(
+            f"storage {keys[bad[0]]} declares {tensors.declared_bytes()[bad[0]]:.0f} bytes but its "
+            f"member holds {sizes[bad[0]]} bytes",
+            path=path,
+        )
     tensors.locate(whole, data_at, sizes // tensors.itemsizes())
     tensors.expect_crc(data_at, sizes, zm.crc[rows])
     return obj
@@ -97,10 +100,21 @@ def load_legacy(path: str):
         return _load_legacy_stream(path)
     except InputError as exc:
         raise _with_path(exc, path) from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-            struct.error, MemoryError, RecursionError) as exc:
-        raise InputError(f"corrupt legacy torch file ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
-                         path=path) from None
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        struct.error,
+        MemoryError,
+        RecursionError,
+    ) as exc:
+        raise InputError(
+            f"corrupt legacy torch file ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})", path=path
+        ) from None
 
 
 def _load_legacy_stream(path: str):
@@ -140,8 +154,9 @@ def _load_legacy_stream(path: str):
     return obj
 
 
-def _legacy_storages(whole: np.ndarray, offset: int, keys: list[str], numel: np.ndarray, itemsize: np.ndarray,
-                     path: str) -> tuple[np.ndarray, np.ndarray]:
+def _legacy_storages(
+    whole: np.ndarray, offset: int, keys: list[str], numel: np.ndarray, itemsize: np.ndarray, path: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Byte offsets and element counts of the storages that follow the pickles, in ``keys`` order: each is an
     8-byte little-endian count, then its bytes. Found at once from the counts the pickle declares, then
     checked against the counts in the file; where they differ, walked one by one from the file's counts."""
@@ -156,7 +171,7 @@ def _legacy_storages(whole: np.ndarray, offset: int, keys: list[str], numel: np.
     for key, isz in zip(keys, itemsize.tolist()):
         if offset + 8 > len(whole):
             raise InputError(f"file ends before storage {key}", path=path)
-        (count,) = struct.unpack("<q", whole[offset: offset + 8].tobytes())
+        (count,) = struct.unpack("<q", whole[offset : offset + 8].tobytes())
         if count < 0 or offset + 8 + count * isz > len(whole):
             raise InputError(f"storage {key} claims {count} elements past the end of the file", path=path)
         at_list.append(offset + 8)
@@ -190,5 +205,6 @@ def _unpickle(data: bytes, path: str) -> tuple[object, TensorTable]:
     except InputError as exc:
         raise _with_path(exc, path) from None
     except Exception as exc:  # truncated or corrupt pickle
-        raise InputError(f"corrupt pickle ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})",
-                         path=path) from None
+        raise InputError(
+            f"corrupt pickle ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})", path=path
+        ) from None

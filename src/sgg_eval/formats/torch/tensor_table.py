@@ -72,8 +72,9 @@ class TensorTable:
         self.crcs: MemberCrcs | None = None  # zip layout: each storage member's CRC-32 (``expect_crc``)
 
     # --- while the pickle is read ------------------------------------------------------------------------
-    def storage(self, key: str, dtype: int, numel: int, root: StorageToken | None = None, view_offset: int = 0
-                ) -> StorageToken:
+    def storage(
+        self, key: str, dtype: int, numel: int, root: StorageToken | None = None, view_offset: int = 0
+    ) -> StorageToken:
         """The storage called ``key`` (the first declaration wins, as torch keeps one storage per key); a legacy
         view names its ``root`` storage and starts ``view_offset`` elements into it."""
         index = len(self.s_dtype)
@@ -97,8 +98,7 @@ class TensorTable:
     def index(self, key: str) -> int | None:
         """The index of the storage called ``key``, None if there is none yet."""
         index = self._index_of.get(key)
-        if index is None and key.isascii() and key.isdigit() and int(key) < self._n_sequential and \
-                str(int(key)) == key:
+        if index is None and key.isascii() and key.isdigit() and int(key) < self._n_sequential and str(int(key)) == key:
             return int(key)
         return index
 
@@ -127,14 +127,22 @@ class TensorTable:
             self.t_dims.extend(stride)
             self.t_offset.append(offset)
         except OverflowError:
-            del self.t_dims[len(self.t_dims) - len(size) - len(stride):]
+            del self.t_dims[len(self.t_dims) - len(size) - len(stride) :]
             raise InputError(f"invalid tensor geometry (size {size}, stride {stride}, offset {offset})") from None
         self.t_storage.append(storage)
         self.t_ndim.append(len(size))
         return n
 
-    def fill(self, index_of: dict[str, int], codes: np.ndarray, numels: np.ndarray, t_storage: np.ndarray,
-             t_offset: np.ndarray, t_ndim: np.ndarray, t_dims: np.ndarray) -> None:
+    def fill(
+        self,
+        index_of: dict[str, int],
+        codes: np.ndarray,
+        numels: np.ndarray,
+        t_storage: np.ndarray,
+        t_offset: np.ndarray,
+        t_ndim: np.ndarray,
+        t_dims: np.ndarray,
+    ) -> None:
         """Every storage and tensor at once, into an empty table (``bulk_pickle``): storages by first
         appearance (``index_of``: key -> 0, 1, ... in that order; dtype ``codes``, ``numels``; no legacy views),
         tensors by their storage index, offset, dimension count and dims (each tensor's sizes, then its
@@ -184,10 +192,14 @@ class TensorTable:
         self.t_byte = np.where(fits, byte_at[s] + start * itemsize[s], -1)
         self.t_nbytes = np.where(fits & contiguous, numel.clip(0, 2**62) * itemsize[s], -1)
         self.t_dims_at, self.t_ndim_np, self.t_dims_np = dims_at, ndim.astype(np.int8), dims
-        self.problems = {int(t): (f"storage {self.key(s[t])} was never located in the file" if not located[t] else
-                                  f"tensor of shape {self.shape(int(t))} reads past the end of storage "
-                                  f"{self.key(s[t])}")
-                         for t in np.flatnonzero(~fits)[:1000]}
+        self.problems = {
+            int(t): (
+                f"storage {self.key(s[t])} was never located in the file"
+                if not located[t]
+                else f"tensor of shape {self.shape(int(t))} reads past the end of storage {self.key(s[t])}"
+            )
+            for t in np.flatnonzero(~fits)[:1000]
+        }
         self.t_bad = ~fits
         root_dtype = np.int32 if self.count < 2**31 else np.int64  # kept per tensor: ~4 bytes, not 8
         self.t_root = np.frombuffer(self.s_root, dtype=np.int64)[s].astype(root_dtype)
@@ -229,7 +241,7 @@ class TensorTable:
 
     def shape(self, t: int) -> tuple[int, ...]:
         at, nd = int(self.t_dims_at[t]), int(self.t_ndim_np[t])
-        return tuple(self.t_dims_np[at: at + nd].tolist())
+        return tuple(self.t_dims_np[at : at + nd].tolist())
 
     def array(self, t: int) -> np.ndarray:
         """Tensor ``t`` as a read-only view of the file (InputError if it does not fit its storage)."""
@@ -239,13 +251,14 @@ class TensorTable:
         dtype, byte, nbytes = self.dtypes[self.t_code[t]], int(self.t_byte[t]), int(self.t_nbytes[t])
         shape = self.shape(t)
         if nbytes >= 0:
-            return self.whole[byte: byte + nbytes].view(dtype).reshape(shape)
+            return self.whole[byte : byte + nbytes].view(dtype).reshape(shape)
         at, nd = int(self.t_dims_at[t]), len(shape)
-        stride = self.t_dims_np[at + nd: at + 2 * nd].tolist()
+        stride = self.t_dims_np[at + nd : at + 2 * nd].tolist()
         span = (1 + sum((n - 1) * st for n, st in zip(shape, stride))) if all(shape) else 0
-        window = self.whole[byte: byte + span * dtype.itemsize].view(dtype)
-        return np.lib.stride_tricks.as_strided(window, shape=shape, strides=[st * dtype.itemsize for st in stride],
-                                               writeable=False)
+        window = self.whole[byte : byte + span * dtype.itemsize].view(dtype)
+        return np.lib.stride_tricks.as_strided(
+            window, shape=shape, strides=[st * dtype.itemsize for st in stride], writeable=False
+        )
 
     def arrays(self, ids: np.ndarray) -> list[np.ndarray | None]:
         """Tensors ``ids`` (a 1-d int64 array) as views; None where ``array`` would raise (the caller names the
@@ -257,19 +270,25 @@ class TensorTable:
         d0, d1 = self.t_dims_np[at], self.t_dims_np[at + 1]  # meaningful where nd >= 1, nd == 2
         fast = (nd >= 1) & (nd <= 2) & (self.t_nbytes[ids] >= 0)
         whole, dtypes, out = self.whole, self.dtypes, []
-        for t, ok, n, a, b, code, byte, nbytes in zip(ids.tolist(), fast.tolist(), nd.tolist(), d0.tolist(),
-                                                      d1.tolist(), self.t_code[ids].tolist(),
-                                                      self.t_byte[ids].tolist(), self.t_nbytes[ids].tolist()):
+        for t, ok, n, a, b, code, byte, nbytes in zip(
+            ids.tolist(),
+            fast.tolist(),
+            nd.tolist(),
+            d0.tolist(),
+            d1.tolist(),
+            self.t_code[ids].tolist(),
+            self.t_byte[ids].tolist(),
+            self.t_nbytes[ids].tolist(),
+        ):
             if ok:
-                view = whole[byte: byte + nbytes].view(dtypes[code])
+                view = whole[byte : byte + nbytes].view(dtypes[code])
                 out.append(view if n == 1 else view.reshape(a, b))
             else:
                 out.append(None if self.t_bad[t] else self.array(t))
         return out
 
 
-def _extents(ndim: np.ndarray, dims: np.ndarray, dims_at: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _extents(ndim: np.ndarray, dims: np.ndarray, dims_at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per tensor: elements of its storage it spans (float64, so absurd sizes compare as too large instead of
     overflowing), whether it is C-contiguous (then a reshape of a slice is enough), and its element count."""
     needed = np.zeros(len(ndim), dtype=np.float64)

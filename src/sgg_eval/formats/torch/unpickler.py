@@ -31,9 +31,15 @@ __all__ = ["BoxListStandIn", "LazyTensor", "unpickle"]
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 STORAGE_DTYPES = {
-    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
-    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+    "FloatStorage": np.float32,
+    "DoubleStorage": np.float64,
+    "HalfStorage": np.float16,
+    "LongStorage": np.int64,
+    "IntStorage": np.int32,
+    "ShortStorage": np.int16,
+    "CharStorage": np.int8,
+    "ByteStorage": np.uint8,
+    "BoolStorage": np.bool_,
 }
 BOXLIST_PATH = ("maskrcnn_benchmark.structures.bounding_box", "BoxList")
 
@@ -83,7 +89,6 @@ class _RestrictedUnpickler(pickle.Unpickler):
         del memo
         self.memo = _memo_holding(kept)
 
-
     def find_class(self, module: str, name: str):
         if module == "torch._utils" and name == "_rebuild_tensor_v2":
             return self._rebuild_tensor_v2
@@ -97,8 +102,11 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return tuple
         if (module, name) == BOXLIST_PATH:
             return self._boxlist_class
-        raise InputError(f"refused to load: the pickle references '{module}.{name}', which a torch tensor file "
-                         "never needs (nothing was executed)", path=self.path)
+        raise InputError(
+            f"refused to load: the pickle references '{module}.{name}', which a torch tensor file "
+            "never needs (nothing was executed)",
+            path=self.path,
+        )
 
     def persistent_load(self, pid):
         if not (type(pid) is tuple and len(pid) >= 5 and pid[0] == "storage" and type(pid[1]) is StorageType):
@@ -116,12 +124,18 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return self.tensors.storage(view_key, storage_type.code, size, root=root, view_offset=offset)
         return root
 
-    def _rebuild_tensor_v2(self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
-                           metadata=None):
+    def _rebuild_tensor_v2(
+        self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None
+    ):
         # Called once per tensor of the file (hundreds of thousands): the usual case, tuples of non-negative
         # ints, is accepted with a few C-level checks; anything else goes through the converting, explaining path.
-        if (type(storage) is StorageToken and type(size) is tuple and type(stride) is tuple
-                and type(storage_offset) is int and len(size) == len(stride) <= 8):
+        if (
+            type(storage) is StorageToken
+            and type(size) is tuple
+            and type(stride) is tuple
+            and type(storage_offset) is int
+            and len(size) == len(stride) <= 8
+        ):
             dims = size + stride
             if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
                 index = self.tensors.tensor(storage, storage_offset, size, stride)
