@@ -81,9 +81,9 @@ def test_missing_file_is_named(tmp_path, capsys):
     assert "nope.h5: file not found" in err and not (tmp_path / "s.h5").exists()
 
 
-def test_the_cli_protocol_names_are_the_librarys():
-    from sgg_eval import cli
-    from sgg_eval.metrics.options import PROTOCOLS as BOX
-    from sgg_eval.metrics.panoptic_reduce import PROTOCOLS as PSG
+def test_the_cli_offers_the_librarys_protocols_and_tasks():
+    from sgg_eval import cli, defaults
 
-    assert cli.BOX_PROTOCOLS == BOX and cli.PSG_PROTOCOLS == PSG
+    actions = {a.dest: a for a in cli.build_parser()._subparsers._group_actions[0].choices["evaluate"]._actions}
+    assert actions["protocol"].choices == [*defaults.PROTOCOLS, *defaults.PSG_PROTOCOLS]
+    assert tuple(actions["task"].choices) == defaults.TASKS

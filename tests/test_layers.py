@@ -17,6 +17,7 @@ LAYERS = (
         "foundation",
         (
             "sgg_eval.errors",
+            "sgg_eval.defaults",
             "sgg_eval.atomic",
             "sgg_eval.jsonio",
             "sgg_eval.jsonfast",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import accumulate
 from sgg_eval.metrics.options import EvalOptions
@@ -21,7 +22,7 @@ def run_audit(
     subset: int = 1000,
     published: tuple[str, ...] = (),
     jobs: int = 1,
-    iou_threshold: float = 0.5,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> dict:
     """The variants of one file's evaluation (all images, and the first ``subset`` when the file has more),
     and a verdict per published value (``"mR@100=12.3"``, percent, compared to its printed precision)."""
@@ -33,7 +34,7 @@ def run_audit(
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
     opts = EvalOptions(
-        task=task, protocol="reference", order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold
+        task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold
     )
     # only recall counts are needed: no detector boxes (they would hold every object of the file)
     acc, counts, _ = accumulate(source, source.vocab, opts, source=path, jobs=jobs, detector_boxes=False)

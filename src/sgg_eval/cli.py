@@ -7,13 +7,18 @@ import json
 import os
 import sys
 
+from sgg_eval.defaults import (
+    EPS,
+    IOU_THRESHOLD,
+    LAM,
+    PROTOCOL,
+    PSG_PROTOCOL,
+    PSG_PROTOCOLS,
+    TASKS,
+    TAU,
+)
+from sgg_eval.defaults import PROTOCOLS as BOX_PROTOCOLS
 from sgg_eval.errors import EXIT_USER, guarded
-
-# The protocols of --protocol, for boxes and for --psg: metrics.options.PROTOCOLS and
-# metrics.panoptic_reduce.PROTOCOLS define them (tests/test_cli.py checks these are theirs); named here so
-# that `sgg-eval --help` does not import numpy.
-BOX_PROTOCOLS = ("reference", "strict")
-PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -191,7 +196,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.evaluate import run_evaluation
     from sgg_eval.metrics.misuse import warning_summary
 
-    args.protocol = args.protocol or "reference"
+    args.protocol = args.protocol or PROTOCOL
     given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
     result = run_evaluation(
         args.predictions,
@@ -240,7 +245,7 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
         args.predictions,
         args.psg,
         args.psg_root or "",
-        protocol=args.protocol or "sgbench",
+        protocol=args.protocol or PSG_PROTOCOL,
         boxes=args.boxes,
         stats=args.stats,
         **given,
@@ -335,17 +340,17 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
     p.add_argument("predictions", help="eval_results.pytorch or an sgg-eval prediction store")
     p.add_argument("--gt", help="ground-truth split store (for a prediction store)")
     p.add_argument("--stats", required=True, help="training statistics from `sgg-eval stats`")
-    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], required=task_default is None, default=task_default)
+    p.add_argument("--task", choices=TASKS, required=task_default is None, default=task_default)
 
 
-def _add_iou_threshold(p: argparse.ArgumentParser, default: float | None = 0.5) -> None:
+def _add_iou_threshold(p: argparse.ArgumentParser, default: float | None = IOU_THRESHOLD) -> None:
     p.add_argument(
         "--iou-threshold",
         type=_bounded(float, 0.0, 1.0, lo_open=True),
         default=default,
         metavar="T",
         help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
-        "recalls and InstR (default: 0.5, the reference's; PredCls and SGCls use the GT "
+        f"recalls and InstR (default: {IOU_THRESHOLD}, the reference's; PredCls and SGCls use the GT "
         "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds)",
     )
 
@@ -429,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)",
     )
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
-    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg (sgdet)")
+    p.add_argument("--task", choices=TASKS, help="required, except with --psg (sgdet)")
     p.add_argument(
         "--protocol",
         choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
@@ -450,7 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
         "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
     )
-    p.add_argument("--tau", type=_bounded(float, 0.0, 1.0), default=None, help="wIMR exponent in [0, 1] (default: 0.5)")
+    p.add_argument(
+        "--tau", type=_bounded(float, 0.0, 1.0), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})"
+    )
     _add_iou_threshold(p, default=None)
     p.add_argument(
         "-j",
@@ -492,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with --psg: an SGBench ZIP, folder or JSON, or OpenPSG's submit folder",
     )
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
-    p.add_argument("--task", choices=["predcls", "sgcls", "sgdet"], help="required, except with --psg")
+    p.add_argument("--task", choices=TASKS, help="required, except with --psg")
     psg = p.add_argument_group(
         "panoptic SGG (PSG): every protocol (openpsg, sgbench, sgbench-paper) on masks and boxes"
     )
@@ -537,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--gt", required=True, help="split store to simulate predictions for")
     p.add_argument("--stats", required=True, help="training statistics (frequency bias, predicate prior)")
-    p.add_argument("--task", required=True, choices=["predcls", "sgcls", "sgdet"])
+    p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--backbone", default="sim_motifs", help="backbone name (default: %(default)s)")
     p.add_argument(
         "--val", help="validation split store (DLFE estimates label frequencies on it; without it dlfe is skipped)"
@@ -569,12 +576,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_scored_inputs(p, task_default=None)
     p.add_argument(
-        "--lam", type=_bounded(float, -1e6, 1e6), default=1.0, help="prior weight lambda (default: %(default)s)"
+        "--lam", type=_bounded(float, -1e6, 1e6), default=LAM, help="prior weight lambda (default: %(default)s)"
     )
     p.add_argument(
         "--eps",
         type=_bounded(float, 0.0, 1e6, lo_open=True),
-        default=1e-3,
+        default=EPS,
         help="count smoothing epsilon (default: %(default)s)",
     )
     p.add_argument("--only", action="store_true", help="PKO-only: z = lam * b, no model evidence")

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL, TAU
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
@@ -77,11 +78,11 @@ def run_evaluation(
     task: str,
     *,
     gt: str | None = None,
-    protocol: str = "reference",
+    protocol: str = PROTOCOL,
     stats: str | None = None,
     zeroshot: str | None = None,
-    tau: float = 0.5,
-    iou_threshold: float = 0.5,
+    tau: float = TAU,
+    iou_threshold: float = IOU_THRESHOLD,
     progress: bool = False,
     jobs: int = 1,
 ) -> dict:

@@ -24,6 +24,7 @@ import numpy as np
 
 from sgg_eval.data.store import write_predictions
 from sgg_eval.data.types import PredictionMeta, PredImage, check_predcls_pairs
+from sgg_eval.defaults import EPS, LAM
 from sgg_eval.errors import InputError
 
 
@@ -33,8 +34,8 @@ class PKOParams:
     ``prob_clip`` (floor before ``log p``). The background column is always kept: the paper defines the
     prior on predicates only."""
 
-    lam: float = 1.0
-    eps: float = 1e-3
+    lam: float = LAM
+    eps: float = EPS
     prob_clip: float = 1e-12
 
     def __post_init__(self) -> None:

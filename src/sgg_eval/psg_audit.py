@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 
+from sgg_eval.defaults import PSG_PROTOCOLS as PROTOCOLS
+from sgg_eval.defaults import RECALL_KS
 from sgg_eval.errors import InputError
 from sgg_eval.formats.openpsg_submit import is_openpsg_submit
 from sgg_eval.formats.sgbench_submission import submission_mode
-from sgg_eval.metrics.panoptic_reduce import PROTOCOLS
-from sgg_eval.metrics.reduce import RECALL_KS
 from sgg_eval.metrics.variants import match_published, parse_published
 from sgg_eval.psg_evaluate import evaluate_protocols
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 
+from sgg_eval.defaults import PSG_PROTOCOL, TAU
+from sgg_eval.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.evaluate import check_tau
 from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
 from sgg_eval.formats.psg_gt import PsgGT, read_psg
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
-from sgg_eval.metrics.panoptic_reduce import PROTOCOLS, psg_metrics
+from sgg_eval.metrics.panoptic_reduce import psg_metrics
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.psg_stats import psg_vocabulary
 from sgg_eval.psg_work import ZeroShot, reduce_images
@@ -36,10 +38,10 @@ def run_psg_evaluation(
     psg: str,
     root: str = "",
     *,
-    protocol: str = "sgbench",
+    protocol: str = PSG_PROTOCOL,
     boxes: bool = False,
     stats: str | None = None,
-    tau: float = 0.5,
+    tau: float = TAU,
     jobs: int = 1,
 ) -> dict:
     """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``metrics``, ``per_predicate``,
@@ -62,7 +64,7 @@ def evaluate_protocols(
     *,
     boxes: bool = False,
     stats: str | None = None,
-    tau: float = 0.5,
+    tau: float = TAU,
     jobs: int = 1,
 ) -> dict[str, dict]:
     """One metrics document per protocol, from one pass over the images (each read and matched once)."""

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgg_eval.defaults import TASKS
 from sgg_eval.errors import InputError
 
-TASKS = ("predcls", "sgcls", "sgdet")
 SCORE_KINDS = ("probabilities", "logits")
 
 

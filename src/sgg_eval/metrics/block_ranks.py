@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
+from sgg_eval.defaults import IOU_THRESHOLD
 from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ng_top import ng_ranks
@@ -32,7 +33,7 @@ def block_ranks(
     ng_limit: int = 100,
     gt_pair_family: bool = True,
     triplet_family: bool = True,
-    iou_threshold: float = 0.5,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> BlockRanks:
     """:func:`ranks.image_ranks` of every (GT image, candidates) of a block, concatenated (``BlockRanks``);
     every GT image has rows.

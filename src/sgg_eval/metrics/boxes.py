@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.defaults import IOU_THRESHOLD
+
 
 def iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """IoU of xyxy boxes ``a[..., 4]`` and ``b[..., 4]`` elementwise (broadcast), inclusive pixels, float32.
@@ -30,7 +32,7 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return iou(a[:, None, :], b[None, :, :])
 
 
-def object_matches(gt_boxes, gt_labels, pred_boxes, pred_labels, iou_threshold: float = 0.5) -> np.ndarray:
+def object_matches(gt_boxes, gt_labels, pred_boxes, pred_labels, iou_threshold: float = IOU_THRESHOLD) -> np.ndarray:
     """``ok[g, q]``: GT object g and predicted object q have the same label and IoU >= threshold.
 
     A NaN IoU (degenerate boxes) never matches.

@@ -14,21 +14,13 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
+from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.metrics.reduce import (
-    IMR_KS,
-    RECALL_KS,
-    RELATIVE_KS,
-    TRIPLET_KS,
-    Accumulator,
-    f1_score,
-    weighted_mean,
-    wimr_weights,
-)
+from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
 
 
 def evaluate(
@@ -210,9 +202,9 @@ def finalize(
         )
     if zeroshot_source:
         notes.append(f"zero-shot set: {zeroshot_source}")
-    if opts.task == "sgdet" and opts.iou_threshold != 0.5:
+    if opts.task == "sgdet" and opts.iou_threshold != IOU_THRESHOLD:
         notes.append(
-            f"objects match at IoU >= {opts.iou_threshold} (the reference: 0.5); det_mAP keeps COCO's "
+            f"objects match at IoU >= {opts.iou_threshold} (the reference: {IOU_THRESHOLD}); det_mAP keeps COCO's "
             "thresholds (0.50:0.95, and 0.5 for det_mAP@50)"
         )
     return {

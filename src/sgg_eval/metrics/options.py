@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Protocols (docs/definitions.md §2): ``reference`` skips images without a predicted pair, as
-# Scene-Graph-Benchmark.pytorch does; ``strict`` counts them as all-miss.
-PROTOCOLS = ("reference", "strict")
+from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
+
 ORDERS = ("stored", "score")
 
 
@@ -19,12 +18,12 @@ class EvalOptions:
     scores (one-hot rows in ranked order): score-based families are then reported as null."""
 
     task: str
-    protocol: str = "reference"
+    protocol: str = PROTOCOL
     order: str = "score"
     score_kind: str = "probabilities"
-    tau: float = 0.5
+    tau: float = TAU
     ng_limit: int = 100
-    iou_threshold: float = 0.5
+    iou_threshold: float = IOU_THRESHOLD
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:

@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.metrics.reduce import IMR_KS, RECALL_KS, RELATIVE_KS, Accumulator, f1_score, weighted_mean
-
-PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
+from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS
+from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
 
 
 def psg_metrics(

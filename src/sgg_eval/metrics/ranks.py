@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.arrays.segments import segment_min
+from sgg_eval.defaults import IOU_THRESHOLD
 from sgg_eval.metrics.boxes import object_matches
 from sgg_eval.metrics.rank_records import ImageRanks
 
@@ -148,7 +149,7 @@ def image_ranks(
     ng_limit: int = 100,
     gt_pair_family: bool = True,
     triplet_family: bool = True,
-    iou_threshold: float = 0.5,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> ImageRanks:
     """All first-match ranks of one image. ``gt_rels`` ``[M, 3]`` must be non-empty.
 

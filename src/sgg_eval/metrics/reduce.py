@@ -27,12 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.segments import segment_offsets
+from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 
-RECALL_KS = (20, 50, 100)
-IMR_KS = (10, 20, 50)
-TRIPLET_KS = (5, 10, 15, 20, 50)
-RELATIVE_KS = (1, 2, 10)
 KS = tuple(sorted(set(RECALL_KS) | set(IMR_KS) | set(TRIPLET_KS)))
 
 

@@ -21,7 +21,8 @@ from itertools import product
 
 import numpy as np
 
-from sgg_eval.metrics.reduce import RECALL_KS, Accumulator, weighted_mean
+from sgg_eval.defaults import RECALL_KS
+from sgg_eval.metrics.reduce import Accumulator, weighted_mean
 
 CONSTRAINTS = ("GC", "NG")
 AGGREGATIONS = {"R": ("per-image", "pooled"), "mR": ("per-image", "pooled", "present-only")}

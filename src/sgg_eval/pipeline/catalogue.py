@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgg_eval.data.types import TASKS
+from sgg_eval.defaults import TASKS
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_yaml
 from sgg_eval.pipeline.entries import parse_entry

@@ -12,15 +12,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.data.types import TASKS
+from sgg_eval.defaults import IMR_KS, PROTOCOLS, TASKS
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
+from sgg_eval.splits import DATASET_KINDS
 
-PROTOCOLS = ("reference", "strict")
-IMR_KS = (10, 20, 50)
-DATASET_KINDS = ("simulated", "vg150")
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
 SIM_KNOBS = ("seed", "scale")  # dataset.sim: the rest of SimParams is simulation.world

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from sgg_eval.atomic import write_json
+from sgg_eval.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.stages import (
     gt_split,
@@ -117,9 +118,9 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         "protocol": params["metrics"]["protocol"],
         "tau": params["metrics"]["tau"],
         "iou_threshold": params["metrics"]["iou_threshold"],
-        "recall_ks": [20, 50, 100],
-        "imr_ks": [10, 20, 50],
-        "triplet_ks": [5, 10, 15, 20, 50],
+        "recall_ks": list(RECALL_KS),
+        "imr_ks": list(IMR_KS),
+        "triplet_ks": list(TRIPLET_KS),
         "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
         "git_commit": git_commit(root),
     }

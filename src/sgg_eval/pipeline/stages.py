@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 
 from sgg_eval.atomic import write_json
+from sgg_eval.defaults import TAU
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.entries import Entry, parse_entry
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
@@ -164,7 +165,7 @@ def entry_info(params: dict, entry: str) -> dict:
 
 # The evaluate stage ranks at this τ; the reduce stage turns its documents into the configured τ
 # (engine.with_tau, exact), so a τ change reruns the cheap reduction only, never the ranking.
-RANKED_TAU = 0.5
+RANKED_TAU = TAU
 
 
 def ranked_file(params: dict, entry: str, task: str) -> str:

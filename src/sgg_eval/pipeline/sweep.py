@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from sgg_eval.atomic import write_json
+from sgg_eval.defaults import IMR_KS
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.reduce import IMR_KS
 from sgg_eval.pipeline.catalogue import resolve
 
 PARENT_FILE = "mlflow_parent_run.json"

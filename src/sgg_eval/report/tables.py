@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sgg_eval.atomic import write_text
+from sgg_eval.defaults import TASKS
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
 UNSCALED = frozenset({"PRk"})
@@ -233,12 +234,7 @@ def paper_tables(
             ),
         )
     all_metrics = sorted({k for doc in results.values() for k in doc["metrics"]})
-    full = [
-        Row((e, t), dict(results[e, t]["metrics"]))
-        for t in ("predcls", "sgcls", "sgdet")
-        for e in entries
-        if (e, t) in results
-    ]
+    full = [Row((e, t), dict(results[e, t]["metrics"])) for t in TASKS for e in entries if (e, t) in results]
     tables.append(
         Table(
             "full_metrics",

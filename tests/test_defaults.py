@@ -1,0 +1,69 @@
+"""Each default is stated once (issue 28): the K lists, τ, the IoU threshold, the protocol, λ and ε live in
+`sgg_eval/defaults.py`; every other source file reads them from there, and `conf/` (Hydra's copy) agrees."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from sgg_eval import defaults
+
+ROOT = Path(__file__).resolve().parents[1]
+HOME = ROOT / "src" / "sgg_eval" / "defaults.py"
+# How a restatement looks: a K list as a literal, or a default assigned, given or printed as a number.
+STATED = {
+    "a K list": r"[(\[]\s*(20,\s*50,\s*100|10,\s*20,\s*50|5,\s*10,\s*15,\s*20,\s*50|1,\s*2,\s*10)\s*,?\s*[)\]]",
+    "tau": r"\btau\b[^\n=]*=\s*0\.5\b|wIMR exponent[^\n]*default: 0\.5",
+    "the IoU threshold": r"iou_threshold\b[^\n=]*=\s*0\.5\b|InstR \(default: 0\.5",
+    "the protocol": r"\bprotocol\b[^\n=]*=\s*\"(reference|sgbench)\"",
+    "lambda": r"\blam\b[^\n=]*=\s*1\.0\b",
+    "epsilon": r"\beps\b[^\n=]*=\s*(1e-3|0\.001)\b",
+    "the task list": r"[(\[]\s*\"predcls\",\s*\"sgcls\",\s*\"sgdet\"\s*[)\]]",
+    "a protocol list": r"[(\[]\s*\"(reference\",\s*\"strict|sgbench\",\s*\"sgbench-paper)\"",
+}
+
+
+def _statements(text: str) -> list[str]:
+    return [name for name, pattern in STATED.items() if re.search(pattern, text)]
+
+
+def test_no_source_file_but_defaults_states_a_default():
+    found = []
+    for path in sorted([*(ROOT / "src" / "sgg_eval").rglob("*.py"), *(ROOT / "stages").glob("*.py")]):
+        if path != HOME:
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in _statements(path.read_text())]
+    assert not found, "read these from sgg_eval.defaults instead: " + "; ".join(found)
+
+
+def test_the_check_finds_each_kind_of_restatement():
+    assert set(_statements(HOME.read_text())) >= {"a K list", "the task list", "a protocol list"}
+    for line, name in [
+        ("RECALL_KS = (20, 50, 100)", "a K list"),
+        ("ks = [10, 20, 50]", "a K list"),
+        ("def f(tau: float = 0.5):", "tau"),
+        ('help="wIMR exponent in [0, 1] (default: 0.5)"', "tau"),
+        ("def g(x, iou_threshold: float = 0.5):", "the IoU threshold"),
+        ('    protocol: str = "reference"', "the protocol"),
+        ("    lam: float = 1.0", "lambda"),
+        ("    eps: float = 1e-3", "epsilon"),
+        ('choices=["predcls", "sgcls", "sgdet"]', "the task list"),
+        ('PROTOCOLS = ("reference", "strict")', "a protocol list"),
+        ('PSG = ("sgbench", "sgbench-paper", "openpsg")', "a protocol list"),
+    ]:
+        assert _statements(line) == [name], line
+    assert _statements("tau = TAU; iou_threshold = IOU_THRESHOLD; ks = RECALL_KS") == []
+
+
+def test_conf_states_the_same_defaults():
+    metrics = yaml.safe_load((ROOT / "conf" / "metrics" / "default.yaml").read_text())
+    pko = yaml.safe_load((ROOT / "conf" / "pko" / "default.yaml").read_text())
+    assert (metrics["tau"], metrics["iou_threshold"], metrics["protocol"]) == (
+        defaults.TAU,
+        defaults.IOU_THRESHOLD,
+        defaults.PROTOCOL,
+    )
+    assert (pko["lam"], pko["eps"]) == (defaults.LAM, defaults.EPS)
+    assert metrics["imr_k"] in defaults.IMR_KS
+    assert sorted(p.stem for p in (ROOT / "conf" / "task").glob("*.yaml")) == sorted(defaults.TASKS)
