@@ -21,6 +21,7 @@ from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
+from sgg_eval.metrics.reductions import registered_metrics
 
 
 def evaluate(
@@ -192,6 +193,7 @@ def finalize(
             vector(f"mR@{k}x", per_c)
         else:
             put(f"mR@{k}x", None, none_eval)
+    metrics.update(registered_metrics(acc, vocab, opts, taken=set(metrics)))  # metrics/reductions.py
     absent = int((acc.pred_images[1:] == 0).sum())
     if n and absent:
         notes.append(f"{absent} predicates never occur in the evaluated GT and count as 0 in mR and IMR")
