@@ -18,6 +18,7 @@ LAYERS = (
         (
             "sgg_eval.errors",
             "sgg_eval.defaults",
+            "sgg_eval.tasks",
             "sgg_eval.atomic",
             "sgg_eval.jsonio",
             "sgg_eval.jsonfast",

@@ -14,11 +14,11 @@ from sgg_eval.defaults import (
     PROTOCOL,
     PSG_PROTOCOL,
     PSG_PROTOCOLS,
-    TASKS,
     TAU,
 )
 from sgg_eval.defaults import PROTOCOLS as BOX_PROTOCOLS
 from sgg_eval.errors import EXIT_USER, guarded
+from sgg_eval.tasks import PREDCLS, SGDET, TASKS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,7 +125,7 @@ def _cmd_audit(args: argparse.Namespace) -> None:
     if args.psg:
         from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
 
-        if args.task not in (None, "sgdet") or args.gt or args.iou_threshold is not None or args.subset is not None:
+        if args.task not in (None, SGDET.name) or args.gt or args.iou_threshold is not None or args.subset is not None:
             raise InputError(
                 "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image: no --gt, other "
                 "--task, --iou-threshold or --subset",
@@ -232,7 +232,7 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     from sgg_eval.metrics.blocks import default_jobs
     from sgg_eval.psg_evaluate import run_psg_evaluation
 
-    if args.task not in (None, "sgdet"):
+    if args.task not in (None, SGDET.name):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
     if args.protocol in BOX_PROTOCOLS or args.gt or args.zeroshot or args.iou_threshold is not None:
         raise InputError(
@@ -597,7 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  sgg-eval blind-replace motifs_predcls.h5 --gt test.h5 --stats stats.h5 --task predcls",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_scored_inputs(p, task_default="predcls")
+    _add_scored_inputs(p, task_default=PREDCLS.name)
     p.add_argument("--max-n", type=_bounded(int, 0, 1000), default=6, help="largest N (default: %(default)s)")
     p.add_argument("-o", "--output", help="also write the rows as JSON")
     p.set_defaults(func=_cmd_blind_replace)

@@ -27,8 +27,7 @@ PROTOCOL = "reference"
 LAM = 1.0
 EPS = 1e-3
 
-# The choices the defaults are among. Tasks: what the predictions hold (docs/metrics.md, "Tasks").
-TASKS = ("predcls", "sgcls", "sgdet")
+# The choices the defaults are among (the tasks: sgg_eval.tasks).
 # Box protocols (docs/definitions.md §2): "reference" skips images without a predicted pair, "strict" counts
 # them as all-miss. Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's, the SGBench
 # paper's, OpenPSG's evaluator's.

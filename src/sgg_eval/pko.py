@@ -26,6 +26,7 @@ from sgg_eval.data.store import write_predictions
 from sgg_eval.data.types import PredictionMeta, PredImage, check_predcls_pairs
 from sgg_eval.defaults import EPS, LAM
 from sgg_eval.errors import InputError
+from sgg_eval.tasks import task_spec
 
 
 @dataclass(frozen=True)
@@ -126,9 +127,9 @@ def pko_predictions(
 
     def images() -> Iterator[PredImage]:
         for gt, pred in source.pairs():
-            if task == "predcls":
+            if task_spec(task).gt_labels:
                 check_predcls_pairs(gt, pred, source.path)
-            labels = gt.labels if task == "predcls" else pred.labels
+            labels = gt.labels if task_spec(task).gt_labels else pred.labels
             yield apply_pko_image(pred, labels, prior, params, source.score_kind, only=only)
 
     return write_predictions(out_path, meta, images(), score_dtype=score_dtype)
@@ -187,7 +188,7 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100)
         def replaced_pairs():
             nonlocal replaced
             for gt, pred in source.pairs():
-                labels = gt.labels if task == "predcls" else pred.labels
+                labels = gt.labels if task_spec(task).gt_labels else pred.labels
                 logits = to_logits(pred.rel_scores, source.score_kind, 1e-12)
                 new, count = blind_replace_image(
                     replace(pred, rel_scores=logits), labels, stats.triplet_counts, chosen, n_c

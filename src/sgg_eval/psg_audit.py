@@ -20,6 +20,7 @@ from sgg_eval.formats.openpsg_submit import is_openpsg_submit
 from sgg_eval.formats.sgbench_submission import submission_mode
 from sgg_eval.metrics.variants import match_published, parse_published
 from sgg_eval.psg_evaluate import evaluate_protocols
+from sgg_eval.tasks import SGDET
 
 METRICS = (("R", "GC", "R@{k}"), ("mR", "GC", "mR@{k}"), ("R", "NG", "ngR@{k}"), ("mR", "NG", "ng-mR@{k}"))
 REFERENCE = ("openpsg", "masks")
@@ -74,7 +75,7 @@ def run_psg_audit(
                     rows.append(PsgVariant(metric, k, constraint, protocol, mode, doc["metrics"][key.format(k=k)]))
     return {
         "input": {"path": os.fspath(predictions), "psg": os.fspath(psg)},
-        "task": "sgdet",
+        "task": SGDET.name,
         "counts": counts,
         "notes": notes,
         "variants": [v.as_dict() for v in rows],

@@ -25,6 +25,7 @@ from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.psg_stats import psg_vocabulary
 from sgg_eval.psg_work import ZeroShot, reduce_images
 from sgg_eval.stats import TrainingStats, read_stats
+from sgg_eval.tasks import SGDET
 
 _ABSENT = {
     "openpsg": "are skipped (as OpenPSG)",
@@ -134,7 +135,7 @@ def evaluate_protocols(
         if shared["dropped"] and protocol != "openpsg":
             notes.append(f"{shared['dropped']} duplicate triplets dropped (first kept)")
         docs[protocol] = {
-            "task": "sgdet",
+            "task": SGDET.name,
             "protocol": protocol,
             "mode": sub.mode,
             "tau": tau,

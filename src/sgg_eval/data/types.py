@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sgg_eval.defaults import TASKS
 from sgg_eval.errors import InputError
+from sgg_eval.tasks import TASKS
 
 SCORE_KINDS = ("probabilities", "logits")
 

@@ -29,6 +29,7 @@ from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
+from sgg_eval.tasks import task_spec
 
 BLOCK_IMAGES = 256
 # SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy
@@ -38,7 +39,7 @@ SGDET_BLOCK_DIVISOR = 8
 
 def block_images(task: str) -> int:
     """Images per block for ``task``."""
-    return max(1, BLOCK_IMAGES // SGDET_BLOCK_DIVISOR) if task == "sgdet" else BLOCK_IMAGES
+    return max(1, BLOCK_IMAGES // SGDET_BLOCK_DIVISOR) if task_spec(task).detects else BLOCK_IMAGES
 
 
 # Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
@@ -75,7 +76,7 @@ def rank_block(
     acc = Accumulator(vocab.num_predicates)
     counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
     sizes = (vocab.num_objects, vocab.num_predicates)
-    with_gt_pairs = opts.task in ("predcls", "sgcls")
+    with_gt_pairs = opts.task_spec.gt_boxes
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
     n_rels = np.array([len(gt.rels) for gt, _ in block], dtype=np.int64)
     no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (opts.protocol == "reference")
@@ -123,7 +124,7 @@ def rank_task(
     for n in sizes:
         ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
         lo += n
-    if not (detector_boxes and opts.task == "sgdet"):
+    if not (detector_boxes and opts.task_spec.detects):
         return ranked, None
     boxes = BoxCollector()
     boxes.add(images)  # every image of the file, with or without relations
@@ -259,7 +260,7 @@ def accumulate(
     (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block.
     """
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
-    all_boxes = BoxCollector() if detector_boxes and opts.task == "sgdet" else None
+    all_boxes = BoxCollector() if detector_boxes and opts.task_spec.detects else None
 
     def merge(result) -> None:
         ranked, boxes = result

@@ -25,7 +25,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 def _substituted(gt: GTImage, pred: PredImage, opts: EvalOptions, source: str):
     """The task's objects and scores for ranking: (boxes, labels, object scores, probabilities or None,
     scores to rank by). PredCls substitutes the GT boxes and labels, with object scores 1."""
-    if opts.task == "predcls":
+    if opts.task_spec.gt_labels:
         check_predcls_pairs(gt, pred, source)
         boxes, labels, obj_scores = gt.boxes, gt.labels, np.ones(len(gt.labels), dtype=np.float32)
     else:
@@ -238,7 +238,7 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
     pairs = np.concatenate([p.pairs for p in preds]).astype(np.int64).reshape(-1, 2)
     pair_img, local = expand_segments(n_pairs)  # each pair's image, and its index there (the stored order)
-    if opts.task == "predcls":
+    if opts.task_spec.gt_labels:
         n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
         bad = np.flatnonzero(np.maximum(pairs[:, 0], pairs[:, 1]) >= n_gt[pair_img])  # not max(axis=1): 2 columns
         if len(bad):  # an SGDet file evaluated as PredCls: raised by prepare, with its message

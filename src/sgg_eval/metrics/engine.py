@@ -164,7 +164,8 @@ def finalize(
     for k in TRIPLET_KS:
         i = acc.k_index(k)
         if "triplet" not in fam or acc.tr_rows == 0:
-            reason = none_eval or ("R_tr is defined for PredCls and SGCls only" if opts.task == "sgdet" else no_scores)
+            defined = not opts.task_spec.detects
+            reason = none_eval or (no_scores if defined else "R_tr is defined for PredCls and SGCls only")
             put(f"R_tr@{k}", None, reason), put(f"wR_tr@{k}", None, reason)
             continue
         put(f"R_tr@{k}", acc.tr_hits[i] / acc.tr_rows)
@@ -181,7 +182,7 @@ def finalize(
             notes.append(f"PRk averages the {int(has.sum())} predicates with at least one matched GT pair")
     else:
         put("PRk", None, none_eval or no_scores)
-    if opts.task == "sgdet":
+    if opts.task_spec.detects:
         put("InstR", acc.inst / n if n else None, none_eval)
     else:
         put("InstR", None, "InstR is defined for SGDet only (GT boxes are given in PredCls and SGCls)")
@@ -204,7 +205,7 @@ def finalize(
         )
     if zeroshot_source:
         notes.append(f"zero-shot set: {zeroshot_source}")
-    if opts.task == "sgdet" and opts.iou_threshold != IOU_THRESHOLD:
+    if opts.task_spec.detects and opts.iou_threshold != IOU_THRESHOLD:
         notes.append(
             f"objects match at IoU >= {opts.iou_threshold} (the reference: {IOU_THRESHOLD}); det_mAP keeps COCO's "
             "thresholds (0.50:0.95, and 0.5 for det_mAP@50)"

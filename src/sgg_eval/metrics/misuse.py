@@ -23,6 +23,7 @@ import numpy as np
 
 from sgg_eval.arrays.rowwise import row_reduce
 from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.tasks import task_spec
 
 SIGNAL_KEYS = (
     "signal_images",
@@ -66,23 +67,24 @@ def _pairs_are_gt(gt, pred, boxes_are_gt: bool) -> bool:
 
 def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str) -> None:
     """Add one evaluated image's facts to ``signals`` (``gt`` has relations, ``pred`` at least one pair)."""
+    spec = task_spec(task)
     signals["signal_images"] += 1
     n_gt, n_pred = len(gt.labels), len(pred.labels)
     boxes_are_gt = (
         n_pred == n_gt and n_gt > 0 and bool(np.all(np.abs(pred.boxes.astype(np.float64) - gt.boxes) <= BOX_TOLERANCE))
     )
     signals["boxes_are_gt"] += boxes_are_gt
-    if task == "sgcls" and boxes_are_gt:
+    if spec.labels_on_gt_boxes and boxes_are_gt:
         signals["label_objects"] += n_gt
         signals["labels_are_gt"] += int(np.count_nonzero(pred.labels == gt.labels))
-    if task in ("sgcls", "sgdet") and len(pred.pairs) <= 2 * len(gt.rels):  # a leak proposes few pairs
+    if spec.predicts_labels and len(pred.pairs) <= 2 * len(gt.rels):  # a leak proposes few pairs
         signals["pairs_are_gt"] += _pairs_are_gt(gt, pred, boxes_are_gt)
     if score_kind == "probabilities" and pred.rel_scores.size:
         rows = np.asarray(pred.rel_scores[:ROWS_CHECKED], dtype=np.float32)  # float16 arithmetic is slow
         bad = (rows.min(axis=1) < -1e-6) | (np.abs(rows.sum(axis=1, dtype=np.float64) - 1.0) > SUM_TOLERANCE)
         signals["score_rows"] += len(rows)
         signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
-    objects = n_gt if task == "predcls" else n_pred
+    objects = n_gt if spec.gt_labels else n_pred
     signals["few_candidates"] += len(pred.pairs) < min(K_MAX, objects * (objects - 1))
 
 
@@ -91,6 +93,7 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
     operations over the block (the rare GT-pair-leak test, on images proposing few pairs, stays per image)."""
     if not images:
         return
+    spec = task_spec(task)
     gts, preds = [g for g, _ in images], [p for _, p in images]
     n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
     n_pred = np.array([len(p.labels) for p in preds], dtype=np.int64)
@@ -109,14 +112,14 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
         )
         image = np.repeat(np.arange(len(same)), counts)
         boxes_are_gt[same] = np.bincount(image, weights=~close, minlength=len(same)) == 0
-        if task == "sgcls":
+        if spec.labels_on_gt_boxes:
             equal = np.concatenate([preds[i].labels for i in same]) == np.concatenate([gts[i].labels for i in same])
             gt_boxes = boxes_are_gt[same][image]
             signals["label_objects"] += int(counts[boxes_are_gt[same]].sum())
             signals["labels_are_gt"] += int(np.count_nonzero(equal & gt_boxes))
     signals["boxes_are_gt"] += int(boxes_are_gt.sum())
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
-    if task in ("sgcls", "sgdet"):
+    if spec.predicts_labels:
         n_rels = np.array([len(g.rels) for g in gts], dtype=np.int64)
         for i in np.flatnonzero(n_pairs <= 2 * n_rels).tolist():  # a leak proposes few pairs
             signals["pairs_are_gt"] += _pairs_are_gt(gts[i], preds[i], bool(boxes_are_gt[i]))
@@ -129,35 +132,36 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
             )
             signals["score_rows"] += len(rows)
             signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
-    objects = n_gt if task == "predcls" else n_pred
+    objects = n_gt if spec.gt_labels else n_pred
     signals["few_candidates"] += int(np.count_nonzero(n_pairs < np.minimum(K_MAX, objects * (objects - 1))))
 
 
 def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
     """The warnings the totals call for, each saying what was seen and what to check."""
+    spec = task_spec(task)
     n = signals["signal_images"]
     if n == 0:
         return []
     out = []
     gt_boxes = signals["boxes_are_gt"]
-    if task in ("predcls", "sgcls") and gt_boxes < MOST * n:
+    if spec.gt_boxes and gt_boxes < MOST * n:
         out.append(
             f"{WARNING}wrong task? predicted boxes differ from the GT boxes in {n - gt_boxes} of {n} images; "
             f"{task} outputs carry the GT boxes, so this looks like detector (SGDet) outputs: check --task"
         )
-    if task == "sgdet" and gt_boxes >= NEARLY_ALL * n:
+    if spec.detects and gt_boxes >= NEARLY_ALL * n:
         out.append(
             f"{WARNING}wrong task? predicted boxes are the GT boxes in {gt_boxes} of {n} images: this looks "
             "like PredCls/SGCls outputs (GT boxes) scored as detection: check --task"
         )
     objects = signals["label_objects"]
-    if task == "sgcls" and objects and signals["labels_are_gt"] >= LABEL_LEAK * objects:
+    if spec.labels_on_gt_boxes and objects and signals["labels_are_gt"] >= LABEL_LEAK * objects:
         out.append(
             f"{WARNING}GT-label leak? predicted object labels equal the GT labels on "
             f"{signals['labels_are_gt']} of {objects} objects: SGCls must predict them (PredCls outputs, "
             "or GT labels copied into the predictions?)"
         )
-    if task in ("sgcls", "sgdet") and signals["pairs_are_gt"] >= NEARLY_ALL * n:
+    if spec.predicts_labels and signals["pairs_are_gt"] >= NEARLY_ALL * n:
         out.append(
             f"{WARNING}GT-pair leak? the candidate pairs are exactly the GT pairs in {signals['pairs_are_gt']} "
             f"of {n} images: {task} must rank every pair it proposes, not the annotated ones"

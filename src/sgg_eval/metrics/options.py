@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
+from sgg_eval.tasks import Task, task_spec
 
 ORDERS = ("stored", "score")
 
@@ -25,7 +26,13 @@ class EvalOptions:
     ng_limit: int = 100
     iou_threshold: float = IOU_THRESHOLD
 
+    @property
+    def task_spec(self) -> Task:
+        """What the task's predictions are given (``sgg_eval.tasks``)."""
+        return task_spec(self.task)
+
     def __post_init__(self) -> None:
+        task_spec(self.task)  # an unknown task is refused here, where the options are made
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}")
         if self.order not in ORDERS:

@@ -21,10 +21,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgg_eval.defaults import TASKS
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_yaml
 from sgg_eval.pipeline.entries import parse_entry
+from sgg_eval.tasks import TASKS
 
 SIMULATION_FILE = "simulation/default.yaml"
 # params.yaml's `paths.data` is the dataset's folder; these sub-folders are the layout inside it (dvc.yaml

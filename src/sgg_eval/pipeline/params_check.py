@@ -12,12 +12,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.defaults import IMR_KS, PROTOCOLS, TASKS
+from sgg_eval.defaults import IMR_KS, PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 from sgg_eval.splits import DATASET_KINDS
+from sgg_eval.tasks import TASKS
 
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")

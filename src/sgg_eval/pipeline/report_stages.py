@@ -19,6 +19,7 @@ from sgg_eval.pipeline.stages import (
     stats_file,
 )
 from sgg_eval.stats import read_stats
+from sgg_eval.tasks import PREDCLS
 
 
 def run_tables(params: dict, folder: str) -> list[str]:
@@ -70,7 +71,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
         ("debiased softmax", f["debiased_model"], "softmax"),
     ):
         unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, "predcls", stats)
+        source = open_model(params, model, PREDCLS.name, stats)
 
         def logits_of(x, kind=source.score_kind, transform=transform):
             z = to_logits(x, kind, 1e-12)
@@ -81,7 +82,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     written += fg.score_heatmaps(panels, names, folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
-    doc = results[f["per_predicate_model"], "predcls"]
+    doc = results[f["per_predicate_model"], PREDCLS.name]
     mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
     imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
     written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
@@ -100,7 +101,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     curves = {
         model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
         for (entry, task), doc in results.items()
-        if task == "predcls"
+        if task == PREDCLS.name
     }
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written

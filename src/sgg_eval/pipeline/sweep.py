@@ -19,6 +19,7 @@ from sgg_eval.atomic import write_json
 from sgg_eval.defaults import IMR_KS
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import resolve
+from sgg_eval.tasks import PREDCLS
 
 PARENT_FILE = "mlflow_parent_run.json"
 RESULT_FILE = "sweep_job.json"
@@ -124,8 +125,8 @@ def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
         )
         written += table.write(folder)
         curves = {}
-        for entry in sorted({r["entry"] for r in sub if r["task"] == "predcls"}):
-            pts = sorted((r["tau"], r[f"wIMR@{k}"]) for r in sub if r["entry"] == entry and r["task"] == "predcls")
+        for entry in sorted({r["entry"] for r in sub if r["task"] == PREDCLS.name}):
+            pts = sorted((r["tau"], r[f"wIMR@{k}"]) for r in sub if r["entry"] == entry and r["task"] == PREDCLS.name)
             curves[entry] = (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]))
         if curves:
             written += fg.wimr_vs_tau(curves, k, folder, simulated, name=f"tau_sweep_wIMR_at_{k}")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sgg_eval.atomic import write_text
-from sgg_eval.defaults import TASKS
+from sgg_eval.tasks import PREDCLS, SGCLS, SGDET, TASKS
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
 UNSCALED = frozenset({"PRk"})
@@ -197,19 +197,19 @@ def paper_tables(
     tables = [
         Table(
             "table2_predcls",
-            f"{label('predcls')} (wIMR tau = {tau:g}).{tag}",
+            f"{label(PREDCLS.name)} (wIMR tau = {tau:g}).{tag}",
             ("Backbone", "Method"),
             PAPER_COLUMNS,
-            method_rows(results, entries, "predcls"),
+            method_rows(results, entries, PREDCLS.name),
         ),
         Table(
             "table3_sgcls_sgdet",
-            f"{label('sgcls')} and {label('sgdet')} (wIMR tau = {tau:g}).{tag}",
+            f"{label(SGCLS.name)} and {label(SGDET.name)} (wIMR tau = {tau:g}).{tag}",
             ("Backbone", "Method"),
             PAPER_COLUMNS,
             [
-                *method_rows(results, entries, "sgcls", label("sgcls")),
-                *method_rows(results, entries, "sgdet", label("sgdet")),
+                *method_rows(results, entries, SGCLS.name, label(SGCLS.name)),
+                *method_rows(results, entries, SGDET.name, label(SGDET.name)),
             ],
         ),
     ]

@@ -49,8 +49,9 @@ from sgg_eval.metrics.candidates import softmax
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
 from sgg_eval.stats import TrainingStats
+from sgg_eval.tasks import PREDCLS, TASKS, task_spec
 
-TASK_INDEX = {"predcls": 0, "sgcls": 1, "sgdet": 2}
+TASK_INDEX = {name: i for i, name in enumerate(TASKS)}  # seeds each task's stream
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,9 @@ def _label_accuracy(bb: Backbone, share: np.ndarray) -> np.ndarray:
 def _objects(rng, gt: GTImage, task: str, bb: Backbone, share: np.ndarray):
     """Predicted boxes, labels, scores and, per prediction, the GT object it came from (-1: false)."""
     n = len(gt.labels)
-    if task == "predcls":
+    if task_spec(task).gt_labels:
         return gt.boxes.copy(), gt.labels.copy(), np.ones(n, np.float32), np.arange(n)
-    if task == "sgcls":
+    if task_spec(task).gt_boxes:
         source = np.arange(n)
         boxes = gt.boxes.copy()
     else:
@@ -283,7 +284,7 @@ def estimate_label_frequency(images, priors: Priors, bb: Backbone, mp: MethodPar
     for i, gt in enumerate(images):
         if i >= mp.dlfe_images:
             break
-        ev = visual_evidence(rng, gt, "predcls", bb, priors)
+        ev = visual_evidence(rng, gt, PREDCLS.name, bb, priors)
         if len(ev.true_predicates) == 0:
             continue
         prob = softmax(bb.logit_scale * method_logits("baseline", ev, priors, bb, mp)).astype(np.float64)
