@@ -46,6 +46,23 @@ def _bounded(kind, lo=None, hi=None, *, lo_open: bool = False):
     return parse
 
 
+def _option(name: str):
+    """An argparse type for the evaluation option ``name``: the range check of ``metrics.options``, the one
+    every entry point runs."""
+    from sgg_eval.errors import InputError
+    from sgg_eval.metrics.options import check_option  # no numpy: --help stays light
+
+    def parse(text: str) -> float:
+        try:
+            return check_option(name, float(text))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(exc.message) from None
+
+    return parse
+
+
 _EPILOG_SPLIT = """examples:
   # the embedded SIMULATED VG150-like benchmark (no download), default size
   sgg-eval split --simulated -o data/vg150_sim/splits
@@ -346,7 +363,7 @@ def _add_scored_inputs(p: argparse.ArgumentParser, task_default: str | None) -> 
 def _add_iou_threshold(p: argparse.ArgumentParser, default: float | None = IOU_THRESHOLD) -> None:
     p.add_argument(
         "--iou-threshold",
-        type=_bounded(float, 0.0, 1.0, lo_open=True),
+        type=_option("iou_threshold"),
         default=default,
         metavar="T",
         help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
@@ -455,9 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
         "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
     )
-    p.add_argument(
-        "--tau", type=_bounded(float, 0.0, 1.0), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})"
-    )
+    p.add_argument("--tau", type=_option("tau"), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})")
     _add_iou_threshold(p, default=None)
     p.add_argument(
         "-j",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -61,18 +62,6 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
 
 
-def check_tau(tau: float) -> None:
-    """wIMR's exponent τ must be a finite number in [0, 1] (docs/definitions.md §3)."""
-    if not (isinstance(tau, (int, float)) and np.isfinite(tau) and 0.0 <= tau <= 1.0):
-        raise InputError(f"tau = {tau} must be in [0, 1]", field="tau")
-
-
-def check_iou_threshold(value: float) -> None:
-    """The IoU at which a predicted object matches a GT object must be a finite number in (0, 1]."""
-    if not (isinstance(value, (int, float)) and np.isfinite(value) and 0.0 < value <= 1.0):
-        raise InputError(f"iou_threshold = {value} must be in (0, 1]", field="iou_threshold")
-
-
 def run_evaluation(
     predictions: str,
     task: str,
@@ -88,8 +77,7 @@ def run_evaluation(
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.blocks``), with the same document for any number."""
-    check_tau(tau)
-    check_iou_threshold(iou_threshold)
+    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before reading
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
@@ -101,14 +89,7 @@ def run_evaluation(
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
-    opts = EvalOptions(
-        task=task,
-        protocol=protocol,
-        order=source.order,
-        score_kind=source.score_kind,
-        tau=tau,
-        iou_threshold=iou_threshold,
-    )
+    opts = replace(opts, order=source.order, score_kind=source.score_kind)  # how this file ranks
     report = _Progress() if progress else None
     result = evaluate(
         source,

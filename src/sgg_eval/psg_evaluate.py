@@ -16,10 +16,10 @@ import os
 from sgg_eval.defaults import PSG_PROTOCOL, TAU
 from sgg_eval.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.errors import InputError
-from sgg_eval.evaluate import check_tau
 from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
 from sgg_eval.formats.psg_gt import PsgGT, read_psg
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
+from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.panoptic_reduce import psg_metrics
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.psg_stats import psg_vocabulary
@@ -69,7 +69,7 @@ def evaluate_protocols(
     jobs: int = 1,
 ) -> dict[str, dict]:
     """One metrics document per protocol, from one pass over the images (each read and matched once)."""
-    check_tau(tau)
+    check_option("tau", tau)
     legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
     if legacy and boxes:
         raise InputError(

@@ -1,22 +1,46 @@
-"""The options of one evaluation, checked once where they are made. Every entry point (the CLI, the pipeline's
-stages, the Python API) builds this one object; the engine, the ranking and the matcher only read it.
-Its own module so the ranking (``candidates``, ``blocks``) can read it without importing the engine."""
+"""The options of one evaluation, and the one place their values are checked.
+
+Every entry point builds the same :class:`EvalOptions` (the CLI and the Python API through
+``evaluate.run_evaluation``, the pipeline's stages through ``pipeline.stages``); the engine, the ranking and
+the matcher only read it. The range of each number is :data:`RANGES`, checked by :func:`check_option`, which
+the options, the CLI's argument types and the pipeline's ``conf/`` check all call, each naming its own field
+(``tau``, ``--tau``, ``metrics.tau``). Its own module so the ranking (``candidates``, ``blocks``) can read the
+options without importing the engine.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
+from sgg_eval.errors import InputError
 from sgg_eval.tasks import Task, task_spec
 
 ORDERS = ("stored", "score")
+# name: (low, high, low end open). tau: wIMR's exponent (docs/definitions.md §3, 0 gives IMR); iou_threshold:
+# the IoU at which a predicted object matches a GT object (0 would match disjoint boxes).
+RANGES = {"tau": (0.0, 1.0, False), "iou_threshold": (0.0, 1.0, True)}
+
+
+def check_option(name: str, value, field: str | None = None) -> float:
+    """``value`` as the number option ``name`` takes, or an :class:`InputError` naming ``field`` (default:
+    ``name``): a finite number (not a bool) within ``RANGES[name]``."""
+    lo, hi, lo_open = RANGES[name]
+    field = field or name
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{value!r:.40} is not a finite number", field=field)
+    if (value <= lo if lo_open else value < lo) or value > hi:
+        raise InputError(f"{value:g} is outside {'(' if lo_open else '['}{lo:g}, {hi:g}]", field=field)
+    return float(value)
 
 
 @dataclass(frozen=True)
 class EvalOptions:
     """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
     ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
-    scores (one-hot rows in ranked order): score-based families are then reported as null."""
+    scores (one-hot rows in ranked order): score-based families are then reported as null. A bad task,
+    protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
 
     task: str
     protocol: str = PROTOCOL
@@ -32,12 +56,13 @@ class EvalOptions:
         return task_spec(self.task)
 
     def __post_init__(self) -> None:
-        task_spec(self.task)  # an unknown task is refused here, where the options are made
+        try:
+            task_spec(self.task)
+        except ValueError as exc:
+            raise InputError(str(exc), field="task") from None
         if self.protocol not in PROTOCOLS:
-            raise ValueError(f"protocol must be one of {PROTOCOLS}")
+            raise InputError(f"{self.protocol!r} is not one of {', '.join(PROTOCOLS)}", field="protocol")
         if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {ORDERS}")
-        if not 0.0 <= self.tau <= 1.0:
-            raise ValueError("tau must lie in [0, 1]")
-        if not 0.0 < self.iou_threshold <= 1.0:
-            raise ValueError("iou_threshold must lie in (0, 1]")
+            raise ValueError(f"order must be one of {ORDERS}")  # set by the reader, never by a user
+        for name in RANGES:
+            check_option(name, getattr(self, name))

@@ -14,6 +14,7 @@ from dataclasses import fields
 
 from sgg_eval.defaults import IMR_KS, PROTOCOLS
 from sgg_eval.errors import InputError
+from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
@@ -115,8 +116,8 @@ def check_params(params: Mapping) -> None:
     if not isinstance(params, Mapping):
         raise InputError("params must be a mapping")
     _sections(params)
-    _number(params, "metrics.tau", 0.0, 1.0)
-    _number(params, "metrics.iou_threshold", 0.0, 1.0, lo_open=True)
+    for name in RANGES:  # the options' own ranges
+        check_option(name, _get(params, f"metrics.{name}"), field=f"metrics.{name}")
     _choice(params, "metrics.protocol", PROTOCOLS)
     _choice(params, "metrics.imr_k", IMR_KS)
     if not isinstance(_get(params, "metrics.zeroshot"), str):
