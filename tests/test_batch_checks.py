@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
-from sgg_eval.data import batch_checks
+from sgg_eval import tuning
 from sgg_eval.data.batch_checks import batch_is_valid
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage
 from sgg_eval.errors import InputError
@@ -23,10 +23,10 @@ def check(request, monkeypatch):
     passes must hold, for every float32 matrix without -0.0 (the one valid value with the sign bit), its row
     maxima over predicates 1.., equal to a loop's."""
     if request.param == "array_by_array":
-        monkeypatch.setattr(batch_checks, "CONCATENATED", 0)
+        monkeypatch.setattr(tuning, "CONCATENATED", 0)
     keep = request.param == "keeping_row_maxima"
     if keep:
-        monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
+        monkeypatch.setattr(tuning, "MAXIMA_ROWS", 1)
 
     def run(cases, probabilities: bool) -> bool:
         answer = batch_is_valid(

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
+from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.data import batch_checks
 from sgg_eval.metrics.block_ranks import block_ranks
@@ -255,14 +256,14 @@ def test_blocks_with_scores_kept_apart_equal_image_ranks(task, order, coarse, pr
     assert checked > 60
 
 
-@pytest.mark.parametrize("block_bytes", [1, 7 * 51 * 4, batch_checks.BLOCK_BYTES])
+@pytest.mark.parametrize("block_bytes", [1, 7 * 51 * 4, tuning.BLOCK_BYTES])
 def test_apart_blocks_rank_with_the_row_maxima_the_reader_kept(monkeypatch, block_bytes):
     """Row maxima kept by validation (``batch_is_valid(keep_row_maxima=True)``, as evaluation reads an
     eval_results file, a block of rows at a time) are the very arrays a block ranks with, and give the ranks of
     maxima computed here; scores replaced since (PKO's ``dataclasses.replace``, or assigned) are never paired
     with the old maxima."""
-    monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)  # the random images are small
-    monkeypatch.setattr(batch_checks, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(tuning, "MAXIMA_ROWS", 1)  # the random images are small
+    monkeypatch.setattr(tuning, "BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(21)
     opts = EvalOptions(task="sgdet", ng_limit=5)
     images = [

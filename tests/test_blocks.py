@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
+from sgg_eval import tuning
 from sgg_eval.errors import InputError
 from sgg_eval.metrics import blocks
 from sgg_eval.metrics.engine import evaluate
@@ -22,7 +23,7 @@ VOCAB = small_vocab(6, 5)
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 7)  # 60 images: 9 blocks, a short last one
+    monkeypatch.setattr(tuning, "BLOCK_IMAGES", 7)  # 60 images: 9 blocks, a short last one
 
 
 @pytest.mark.parametrize("task", ["predcls", "sgcls", "sgdet"])
@@ -115,9 +116,9 @@ def test_blocks_read_in_tasks_of_any_size_give_the_same_document(monkeypatch, ta
     rng = np.random.default_rng(41)
     cases = [random_case(rng, VOCAB, "sgdet", i) for i in range(45)]
     opts = EvalOptions(task="sgdet", score_kind="probabilities")
-    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 24)  # SGDet blocks of 3 images: 15 blocks
+    monkeypatch.setattr(tuning, "BLOCK_IMAGES", 24)  # SGDet blocks of 3 images: 15 blocks
     stream = json.dumps(evaluate(iter(cases), VOCAB, opts, jobs=1), sort_keys=True)
-    monkeypatch.setattr(blocks, "TASK_IMAGES", task_images)
+    monkeypatch.setattr(tuning, "TASK_IMAGES", task_images)
     for jobs in (1, 2):
         done = []
         doc = evaluate(ListSource(cases), VOCAB, opts, jobs=jobs, progress=done.append)
@@ -126,7 +127,7 @@ def test_blocks_read_in_tasks_of_any_size_give_the_same_document(monkeypatch, ta
 
 
 def test_tasks_group_blocks_and_leave_the_last_ones_alone(monkeypatch):
-    monkeypatch.setattr(blocks, "TASK_IMAGES", 128)
+    monkeypatch.setattr(tuning, "TASK_IMAGES", 128)
     spans = [(i * 32, i * 32 + 32) for i in range(11)]
     sizes = [len(t) for t in blocks.tasks_of(spans, 32, 2)]
     assert sizes == [4, 3, 1, 1, 1, 1] and sum(blocks.tasks_of(spans, 32, 2), []) == spans
@@ -195,13 +196,13 @@ def test_large_images_ranked_with_their_scores_apart_give_the_same_document(monk
     opts = EvalOptions(task=task, score_kind="probabilities")
     docs = []
     for bound in (10**9, 12):
-        monkeypatch.setattr(blocks, "LARGE_IMAGE_PAIRS", bound)
+        monkeypatch.setattr(tuning, "LARGE_IMAGE_PAIRS", bound)
         docs.append(json.dumps(evaluate(cases, VOCAB, opts), sort_keys=True))
     assert sum(len(p.pairs) > 12 for _, p in cases) > 10 and docs[0] == docs[1]
 
 
 def test_runs_keep_large_and_small_images_apart_within_the_pair_limit(monkeypatch):
-    monkeypatch.setattr(blocks, "LARGE_IMAGE_PAIRS", 10)
+    monkeypatch.setattr(tuning, "LARGE_IMAGE_PAIRS", 10)
     sizes = [3, 4, 20, 30, 5, 11, 11, 11, 2, 0, 40]
     kept = [(None, type("P", (), {"pairs": np.zeros((n, 2))})()) for n in sizes]
     runs = [([len(p.pairs) for _, p in run], large) for run, large in blocks._by_pairs(kept, 25)]

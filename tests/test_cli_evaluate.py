@@ -12,6 +12,7 @@ from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
 from torch_writer import eval_results_object, save_legacy
 
+from sgg_eval import tuning
 from sgg_eval.cli import main
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
@@ -249,10 +250,9 @@ def test_progress_lines_when_not_on_a_terminal(capsys):
 
 def test_the_evaluate_stage_reports_progress_per_block(tmp_path, capsys, monkeypatch):
     from sgg_eval import evaluate as ev
-    from sgg_eval.metrics import blocks
 
     _setup(tmp_path, task="predcls", n=40)
-    monkeypatch.setattr(blocks, "BLOCK_IMAGES", 16)
+    monkeypatch.setattr(tuning, "BLOCK_IMAGES", 16)
     monkeypatch.setattr(ev._Progress, "every_s", 0.0)
     ev.run_evaluation(str(tmp_path / "pred.h5"), "predcls", gt=str(tmp_path / "test.h5"), progress=True, jobs=2)
     counts = [ln.split()[1] for ln in capsys.readouterr().err.splitlines() if ln.startswith("  evaluated")]

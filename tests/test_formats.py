@@ -15,6 +15,7 @@ from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
 from torch_writer import eval_results_object, save_legacy, save_zip
 
+from sgg_eval import tuning
 from sgg_eval.data.store import write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.errors import InputError
@@ -195,11 +196,10 @@ def test_reading_by_position_gives_the_slices_of_the_stream(tmp_path, fmt, monke
     """``--jobs`` workers read their own blocks with ``source.read(start, stop)``: for every format it must be
     exactly the matching slice of the whole stream (same images, same arrays, same order)."""
     from sgg_eval import sources
-    from sgg_eval.data import store
     from sgg_eval.data.store import write_predictions, write_split
     from sgg_eval.data.types import PredictionMeta, SplitMeta
 
-    monkeypatch.setattr(store, "READ_BATCH", 4)  # ranges cross store batches
+    monkeypatch.setattr(tuning, "STORE_READ_BATCH", 4)  # ranges cross store batches
     cases = _cases("sgcls", seed=17, n=23)
     gt_path, path = str(tmp_path / "test.h5"), str(tmp_path / "pred")
     write_split(gt_path, SplitMeta("test", VOCAB, "unit", True, "unit"), [g for g, _ in cases])

@@ -12,6 +12,7 @@ from conftest import small_vocab
 from test_bad_inputs import _cases
 from torch_writer import eval_results_object, save_zip
 
+from sgg_eval import tuning
 from sgg_eval.cli import main
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import SplitMeta
@@ -75,14 +76,13 @@ def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zi
     """SGDet-sized score matrices and pair arrays (here every one) have their CRC-32 folded over them by their
     validation pass, a score matrix a block of rows at a time (here a row); all other tensors are read once
     more in line. The same refusal either way, and every large tensor's CRC-32 is settled by the fold."""
-    from sgg_eval.data import batch_checks
     from sgg_eval.formats.eval_results import GT_FIELDS, PRED_FIELDS
     from sgg_eval.formats.member_crcs import MemberCrcs
 
     if large:
-        monkeypatch.setattr(batch_checks, "MAXIMA_ROWS", 1)
-        monkeypatch.setattr(batch_checks, "BLOCK_BYTES", 1)  # a block per row
-        monkeypatch.setattr(batch_checks, "CONCATENATED", 0)  # pair arrays checked one by one
+        monkeypatch.setattr(tuning, "MAXIMA_ROWS", 1)
+        monkeypatch.setattr(tuning, "BLOCK_BYTES", 1)  # a block per row
+        monkeypatch.setattr(tuning, "CONCATENATED", 0)  # pair arrays checked one by one
     settled = []
     settle = MemberCrcs.settle
     monkeypatch.setattr(MemberCrcs, "settle", lambda self, root, crc: (settled.append(root), settle(self, root, crc)))

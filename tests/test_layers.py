@@ -19,6 +19,7 @@ LAYERS = (
             "sgg_eval.errors",
             "sgg_eval.defaults",
             "sgg_eval.tasks",
+            "sgg_eval.tuning",
             "sgg_eval.atomic",
             "sgg_eval.jsonio",
             "sgg_eval.jsonfast",

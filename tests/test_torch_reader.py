@@ -15,6 +15,7 @@ import pytest
 from conftest import random_case, small_vocab
 from torch_writer import Strided, eval_results_object, save_legacy, save_zip
 
+from sgg_eval import tuning
 from sgg_eval.errors import InputError
 from sgg_eval.formats import eval_results
 from sgg_eval.formats.eval_results import EvalResults
@@ -122,10 +123,10 @@ def test_memo_compaction_changes_nothing_read(tmp_path, layout, monkeypatch):
         dropped.append(self.dropped)
 
     monkeypatch.setattr(unpickler._RestrictedUnpickler, "_compact_memo", spy)
-    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 10**9)
+    monkeypatch.setattr(tuning, "COMPACT_EVERY", 10**9)
     plain = _all_arrays(tmp_path / "e.pytorch")
     assert not dropped
-    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 3)
+    monkeypatch.setattr(tuning, "COMPACT_EVERY", 3)
     compacted = _all_arrays(tmp_path / "e.pytorch")
     assert len(dropped) > 50 and dropped[-1] > 1000  # it did forget objects, many times
     assert len(plain) == len(compacted) == 40 * 8
@@ -142,7 +143,7 @@ def test_a_pickle_referring_back_to_a_forgotten_object_is_read_again(tmp_path, l
     SAVES[layout](
         {"first": shared, "pad": [np.arange(i + 1) for i in range(20)], "again": shared}, tmp_path / "t.pytorch"
     )
-    monkeypatch.setattr(unpickler, "COMPACT_EVERY", 2)
+    monkeypatch.setattr(tuning, "COMPACT_EVERY", 2)
     monkeypatch.setattr(unpickler, "BULK", False)
     back = load(tmp_path / "t.pytorch")
     assert back["again"] is back["first"]
@@ -232,7 +233,7 @@ def test_tensors_sharing_a_storage_read_its_bytes(tmp_path, layout, every, monke
         },
         tmp_path / "t.pytorch",
     )
-    monkeypatch.setattr(unpickler, "COMPACT_EVERY", every)
+    monkeypatch.setattr(tuning, "COMPACT_EVERY", every)
     back = load(tmp_path / "t.pytorch")
     np.testing.assert_array_equal(back["first"].numpy(), _expected(base, 0, (2, 3), (3, 1)))
     np.testing.assert_array_equal(back["second"].numpy(), _expected(base, 6, (3, 2), (1, 3)))

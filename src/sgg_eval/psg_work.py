@@ -3,7 +3,7 @@
 Each image is read and its IoUs computed once (masks: the GT PNG and the submission's layers; boxes), then
 ranked under every protocol asked for (``metrics.panoptic_ranks``) and reduced into one
 :class:`~sgg_eval.metrics.reduce.Accumulator` per protocol (and one for the reach ranks of R@inf), plus the
-PRk cells. ``jobs`` forked processes take chunks of ``CHUNK`` images; the parent merges the chunks in file
+PRk cells. ``jobs`` forked processes take chunks of ``tuning.PSG_CHUNK`` images; the parent merges the chunks in file
 order, so the result is the same for any number of processes.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.data.types import triplet_key
 from sgg_eval.formats.psg_gt import PsgGT, PsgImage, segment_index
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
@@ -27,8 +28,6 @@ from sgg_eval.metrics.panoptic_ranks import (
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import TrainingStats
-
-CHUNK = 16  # images a worker evaluates per task
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def reduce_images(
 ) -> dict[str, Reduced]:
     """Every protocol's reduction of the ``present`` (GT image, predicted image) pairs. Under ``openpsg`` an image
     without a predicted triplet is skipped (OpenPSG's rule)."""
-    chunks = [present[i : i + CHUNK] for i in range(0, len(present), CHUNK)]
+    chunks = [present[i : i + tuning.PSG_CHUNK] for i in range(0, len(present), tuning.PSG_CHUNK)]
     args = (gt, sub, protocols, has_ng, zeroshot)
     if jobs <= 1 or len(chunks) <= 1:
         parts = [_chunk(*args, chunk) for chunk in chunks]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_reduce_and_whole
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
 
@@ -28,10 +29,10 @@ def batch_is_valid(
 ) -> bool:
     """True when every image of the batch would pass its own ``validate`` (``probabilities`` as there).
 
-    ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``MAXIMA_ROWS`` rows or more:
+    ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``tuning.MAXIMA_ROWS`` rows or more:
     SGDet's) are checked by the pass that takes each row's maximum over predicates 1.., which is kept on the
     image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is. That pass goes
-    through each matrix a block of rows at a time (``BLOCK_BYTES``), and ``fold("pred_rel_scores", i, block)``
+    through each matrix a block of rows at a time (``tuning.BLOCK_BYTES``), and ``fold("pred_rel_scores", i, block)``
     is called with each block of ``preds[i]``'s matrix, in order, right after it was checked, while its bytes
     are still in the CPU's cache. The reader folds its CRC-32 over them: a second pass from memory cost ~10% of
     an SGDet evaluation. Large pair arrays (SGDet's ~100 kB), checked one by one, are handed over whole the same
@@ -86,23 +87,14 @@ def batch_is_valid(
         return False
     if keep_row_maxima and probabilities:
         if not all(
-            _probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds) if len(p.pairs) >= MAXIMA_ROWS
+            _probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds) if len(p.pairs) >= tuning.MAXIMA_ROWS
         ):
             return False
-        with_pairs = [p for p in with_pairs if len(p.pairs) < MAXIMA_ROWS]
-    if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= CONCATENATED:
+        with_pairs = [p for p in with_pairs if len(p.pairs) < tuning.MAXIMA_ROWS]
+    if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= tuning.CONCATENATED:
         return _scores_ok([np.concatenate([p.rel_scores.ravel() for p in with_pairs])], probabilities)
     return _scores_ok([p.rel_scores for p in with_pairs], probabilities)
 
-
-CONCATENATED = 1 << 22  # relation scores of a batch checked in one array up to this many (a 16 MB copy)
-# score matrices of at least this many rows keep their row maxima when asked: evaluation ranks images of over
-# 2,000 pairs with their scores apart (``blocks.LARGE_IMAGE_PAIRS``), from these maxima
-MAXIMA_ROWS = 1024
-# bytes of a score matrix reduced at a time: small enough that its rows are still in L2 when ``fold``
-# reads them. The CRC-32 after a block of 1.3 MB (a whole SGDet matrix) ran at 28 GB/s, after 256 kB at 62 GB/s;
-# smaller blocks add more per-call overhead than they save (docs/performance.md)
-BLOCK_BYTES = 256 << 10
 
 # ``fold(field, position, block)``: a block of ``preds[position]``'s ``field``, just checked (``batch_is_valid``)
 Fold = Callable[[str, int, np.ndarray], None]
@@ -119,7 +111,7 @@ def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | N
         return _scores_ok([scores], True)
     bits = scores.view(np.uint32)
     # in blocks only for a fold: without one, one reduction over the whole matrix has no per-block overhead
-    rows = max(1, BLOCK_BYTES // scores.strides[0]) if fold is not None else max(1, len(bits))
+    rows = max(1, tuning.BLOCK_BYTES // scores.strides[0]) if fold is not None else max(1, len(bits))
     maxima = np.empty(len(bits), dtype=np.uint32)
     largest = np.uint32(0)
     for first in range(0, len(bits), rows):
@@ -152,7 +144,7 @@ def _indices_ok(
     ``seen(i, indices[i])`` once checked."""
     if not indices:
         return True
-    if sum(a.size for a in indices) > CONCATENATED // 8:
+    if sum(a.size for a in indices) > tuning.CONCATENATED // 8:
         for k, (a, n) in enumerate(zip(indices, counts)):
             if a.size and int(_unsigned(a).max()) >= n:
                 return False

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 import h5py
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.atomic import atomic_output
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, read_names, write_attrs
 from sgg_eval.data.store_checks import check_batch, check_columns
@@ -35,8 +36,6 @@ _SPLIT_SEGMENTS = {
     "relations": [Column("rels", "int32", (3,))],
 }
 _SPLIT_IMAGE = [Column("image_id", "int64"), Column("width", "int32"), Column("height", "int32")]
-# Images are read (and validated) this many at a time.
-READ_BATCH = 256
 
 
 def _pred_segments(num_predicates: int, score_dtype: str) -> dict[str, list[Column]]:
@@ -192,9 +191,9 @@ class _Store:
         return [self._convert(r) for r in self._reader.split(scalars, blocks, offsets)]
 
     def batches(self, batch_size: int | None = None, start: int = 0, stop: int | None = None) -> Iterator[list]:
-        """Consecutive batches (``READ_BATCH`` images by default) of images ``start:stop``; only one batch is in
-        memory at a time."""
-        size = batch_size or READ_BATCH
+        """Consecutive batches (``tuning.STORE_READ_BATCH`` images by default) of images ``start:stop``; only one
+        batch is in memory at a time."""
+        size = batch_size or tuning.STORE_READ_BATCH
         stop = len(self) if stop is None else min(stop, len(self))
         for lo in range(start, stop, size):
             yield self.read(lo, min(stop, lo + size))

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.data.batch_checks import Fold, batch_is_valid
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.data.vg150_facts import vg150_vocabulary
@@ -90,8 +91,8 @@ class EvalResults:
         """Images at positions ``start:stop``: random access, so each ``--jobs`` worker reads its own block
         from the parsed file (inherited on fork) instead of receiving the arrays through a pipe."""
         stop = min(stop, len(self))
-        for first in range(start, stop, _READ_BATCH):
-            yield from self._batch(first, min(first + _READ_BATCH, stop))
+        for first in range(start, stop, tuning.EVAL_RESULTS_READ_BATCH):
+            yield from self._batch(first, min(first + tuning.EVAL_RESULTS_READ_BATCH, stop))
 
     def release(self, start: int, stop: int) -> None:
         """This process is done with images ``start:stop``: drop its page-table entries for their bytes (the
@@ -225,9 +226,6 @@ class _FoldedCrc:
                 except InputError as exc:
                     raise InputError(exc.message, path=self.path, image_id=self.start + k) from None
         self.folded.clear()  # settled once
-
-
-_READ_BATCH = 64  # images whose tensor views are made in one call
 
 
 def start_parse(path: str | os.PathLike) -> Isolated:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.allocator import reuse_freed_memory
 from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
@@ -31,24 +32,12 @@ from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.tasks import task_spec
 
-BLOCK_IMAGES = 256
-# SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy
-# until the end of a file (the block size depends on the task only, so the output does not depend on jobs).
-SGDET_BLOCK_DIVISOR = 8
-
 
 def block_images(task: str) -> int:
     """Images per block for ``task``."""
-    return max(1, BLOCK_IMAGES // SGDET_BLOCK_DIVISOR) if task_spec(task).detects else BLOCK_IMAGES
+    return max(1, tuning.BLOCK_IMAGES // tuning.SGDET_BLOCK_DIVISOR) if task_spec(task).detects else tuning.BLOCK_IMAGES
 
 
-# Images are ranked together (metrics/block_ranks.py) in runs of at most this many predicted pairs: all of a
-# PredCls block (132 pairs per image); ~100 MB at most.
-MAX_RANKED_PAIRS = 50_000
-# Images with more pairs than this (SGDet: every ordered pair of ~80 detections) are ranked in runs of their
-# own, with their scores kept image by image (``prepare_block(apart=True)``): a block-wide copy of the scores
-# would cost more than the per-call overhead that batching saves on them.
-LARGE_IMAGE_PAIRS = 2_000
 COUNT_KEYS = (
     "images_input",
     "images_evaluated",
@@ -99,7 +88,7 @@ def rank_block(
             triplet_family=with_gt_pairs,
             iou_threshold=opts.iou_threshold,
         )
-        for chunk, large in _by_pairs(kept, MAX_RANKED_PAIRS)
+        for chunk, large in _by_pairs(kept, tuning.MAX_RANKED_PAIRS)
     ]
     if ranked:
         acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)
@@ -162,16 +151,16 @@ def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
 
 def _by_pairs(kept: list, limit: int) -> Iterator[tuple[list, bool]]:
     """Consecutive runs of (GT, candidates) with at most ``limit`` predicted pairs in all (at least one
-    image), each with whether its images are large (``LARGE_IMAGE_PAIRS``): large and small images never share
+    image), each with whether its images are large (``tuning.LARGE_IMAGE_PAIRS``): large and small images never share
     a run. ng-IMR compares each GT row with every pair of its image, so memory follows the pair count."""
     run, total, large = [], 0, False
     for item in kept:
         n = len(item[1].pairs)
-        if run and (total + n > limit or (n > LARGE_IMAGE_PAIRS) != large):
+        if run and (total + n > limit or (n > tuning.LARGE_IMAGE_PAIRS) != large):
             yield run, large
             run, total = [], 0
         run.append(item)
-        total, large = total + n, n > LARGE_IMAGE_PAIRS
+        total, large = total + n, n > tuning.LARGE_IMAGE_PAIRS
     if run:
         yield run, large
 
@@ -226,15 +215,9 @@ def _read_and_rank(read, release, spans: list[tuple[int, int]], fixed: tuple):
     return result
 
 
-# Blocks are read and ranked in tasks of about this many images (SGDet: 4 blocks; other tasks: one), which
-# share the reading, the detector boxes' matching and a worker's round trip. The last 2 * jobs blocks go one by
-# one, so that the workers finish together. Results never depend on it: blocks are merged one by one.
-TASK_IMAGES = 128
-
-
 def tasks_of(spans: list[tuple[int, int]], size: int, jobs: int) -> list[list[tuple[int, int]]]:
     """The block ``spans`` grouped into tasks: ``TASK_IMAGES // size`` blocks each, the last ``2 · jobs`` alone."""
-    per_task = max(1, TASK_IMAGES // size)
+    per_task = max(1, tuning.TASK_IMAGES // size)
     tail = max(0, len(spans) - 2 * jobs) if jobs > 1 else len(spans)  # where the single blocks start
     return [spans[i : min(i + per_task, tail)] for i in range(0, tail, per_task)] + [[span] for span in spans[tail:]]
 

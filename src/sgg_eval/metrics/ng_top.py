@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.arrays.segments import position_in_runs, segment_offsets
 from sgg_eval.metrics.candidates import ImageScores
@@ -52,7 +53,7 @@ def _ng_top_apart(block, per_pair, pair_img, pair_off, n) -> tuple[np.ndarray, n
     flat = np.flatnonzero(entries >= bound[row_img][:, None])
     value, image = entries.ravel()[flat], row_img[flat // entries.shape[1]]
     counts = np.bincount(image, minlength=n_images)
-    if counts.max(initial=0) > LOOSE * n:
+    if counts.max(initial=0) > tuning.NG_LOOSE * n:
         local = np.arange(len(flat)) - segment_offsets(counts)[image]
         kept = value >= _image_bound([value], image, local, n_images, int(counts.max()), n)[image]
         flat, value, image = flat[kept], value[kept], image[kept]
@@ -74,7 +75,7 @@ def _ng_top_block(per_pair, probs, pair_best, gc_pred, pair_img, n_pairs, pair_o
     pairs = np.arange(len(pair_img))
     local, most = pairs - pair_off[pair_img], int(n_pairs.max(initial=0))
     mask = scores >= _image_bound([pair_best], pair_img, local, len(n_pairs), most, n)[pair_img][:, None]
-    if np.count_nonzero(mask) > LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
+    if np.count_nonzero(mask) > tuning.NG_LOOSE * n * len(n_pairs) and scores.shape[1] > 1:
         # a loose bound (object scores spread the pair bests): each pair's two best entries are distinct
         # entries too, so the n-th largest of those bounds each image's top more tightly (~2x its size). The
         # second best is the row maximum with the best (at the predicted predicate, gc_pred) held out: set to
@@ -105,9 +106,6 @@ def _top_entries(flat, value, image, n_pred: int, n) -> tuple[np.ndarray, np.nda
     top = at < n
     keep = flat[top]
     return keep // n_pred * (n_pred + 1) + keep % n_pred + 1, at[top]
-
-
-LOOSE = 4  # candidates per top-n entry above which the bound from pair bests is refined
 
 
 def _image_bound(columns: list[np.ndarray], pair_img, local, n_images: int, most: int, n: int) -> np.ndarray:

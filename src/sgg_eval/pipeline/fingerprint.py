@@ -23,10 +23,9 @@ import hashlib
 import json
 import os
 
+from sgg_eval import tuning
 from sgg_eval.atomic import write_json
 from sgg_eval.errors import InputError
-
-CHUNK = 8 << 20
 
 
 def _stat_key(st: os.stat_result) -> str:
@@ -37,7 +36,7 @@ def sha256_of(path: str) -> str:
     """SHA-256 of the file's bytes, read in 8 MiB chunks (memory stays flat)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        while block := fh.read(CHUNK):
+        while block := fh.read(tuning.FINGERPRINT_CHUNK):
             digest.update(block)
     return digest.hexdigest()
 

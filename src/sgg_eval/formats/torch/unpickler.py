@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval import tuning
 from sgg_eval.errors import InputError
 from sgg_eval.formats.torch.boxlists import BoxListStandIn, BoxListTable, stand_in_for
 from sgg_eval.formats.torch.bulk_pickle import bulk_unpickle
@@ -60,14 +61,13 @@ _ONLY_INT = frozenset((int,))
 # What a torch pickle builds per tensor or per BoxList and, in practice, never refers back to (with the
 # BoxList stand-ins and the storage keys).
 _DROPPABLE = frozenset((tuple, dict, list, collections.OrderedDict, LazyTensor, StorageToken))
-COMPACT_EVERY = 4096  # tensors between two compactions of the memo
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
     """Storages and tensors go to ``tensors`` and BoxLists to ``boxlists`` as rows of arrays; the object graph
     holds only small tokens (``LazyTensor``, a BoxList stand-in with its row).
 
-    With ``compact``, every ``COMPACT_EVERY`` tensors the memo forgets the containers it holds (see
+    With ``compact``, every ``tuning.COMPACT_EVERY`` tensors the memo forgets the containers it holds (see
     ``_DROPPABLE``). A pickle memoises every object it builds in case it is referred to again, so for an
     eval_results file the memo alone held ~10 kB per image until the end of the parse. Should the pickle
     refer back to a forgotten object after all, loading fails and :func:`unpickle` reads it again without
@@ -139,7 +139,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
             dims = size + stride
             if not dims or (_ONLY_INT.issuperset(map(type, dims)) and min(dims) >= 0 and storage_offset >= 0):
                 index = self.tensors.tensor(storage, storage_offset, size, stride)
-                if self.compact and index % COMPACT_EVERY == COMPACT_EVERY - 1:
+                if self.compact and index % tuning.COMPACT_EVERY == tuning.COMPACT_EVERY - 1:
                     self._compact_memo()
                 return self._lazy(index)
         if type(storage) is not StorageToken:
