@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sgg_eval.pipeline.tracking import ChildRun, log_runs, metric_key
+from sgg_eval.metrics.names import mlflow_key as metric_key
+from sgg_eval.pipeline.tracking import ChildRun, log_runs
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

@@ -8,16 +8,19 @@ import os
 import sys
 
 from sgg_eval.defaults import (
+    BLIND_K,
     EPS,
     IOU_THRESHOLD,
     LAM,
     PROTOCOL,
     PSG_PROTOCOL,
     PSG_PROTOCOLS,
+    RECALL_KS,
     TAU,
 )
 from sgg_eval.defaults import PROTOCOLS as BOX_PROTOCOLS
 from sgg_eval.errors import EXIT_USER, guarded
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import PREDCLS, SGDET, TASKS
 
 
@@ -229,9 +232,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
     if args.output:
         write_json(args.output, result)
     m = result["metrics"]
-    shown = [
-        k for k in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "IMR@20", "wIMR@20") if m.get(k) is not None
-    ]
+    headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
+    shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
     print(" ".join(f"{k}={100 * m[k]:.2f}" for k in shown))
     c = result["counts"]
     print(
@@ -273,7 +275,7 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     m = result["metrics"]
     shown = [
         f"{k}={'null' if m[k] is None else format(100 * m[k], '.2f')}"
-        for k in ("R@20", "R@50", "R@100", "mR@20", "mR@50", "mR@100", "InstR")
+        for k in [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR")]
     ]
     print(" ".join(shown + [f"PRk={'null' if m['PRk'] is None else format(m['PRk'], '.3f')}"]))
     c = result["counts"]
@@ -339,10 +341,11 @@ def _cmd_blind_replace(args: argparse.Namespace) -> None:
     rows = blind_replacement(source, stats, args.task, max_n=args.max_n)
     if args.output:
         write_json(args.output, {"task": args.task, "rows": rows})
-    print(f"{'N':>2}  {'predicate':14} {'pairs':>5}  {'mR@100':>7}  {'gain':>6}")
+    metric = metric_name("mR", BLIND_K)
+    print(f"{'N':>2}  {'predicate':14} {'pairs':>5}  {metric:>7}  {'gain':>6}")
     for r in rows:
         pairs = "" if r["num_type_pairs"] is None else r["num_type_pairs"]
-        print(f"{r['N']:>2}  {r['predicate']:14} {pairs:>5}  {100 * r['mR@100']:7.2f}  {100 * r['improvement']:+6.2f}")
+        print(f"{r['N']:>2}  {r['predicate']:14} {pairs:>5}  {100 * r[metric]:7.2f}  {100 * r['improvement']:+6.2f}")
 
 
 def _cmd_params(args: argparse.Namespace) -> None:

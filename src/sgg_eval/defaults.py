@@ -16,6 +16,9 @@ TRIPLET_KS = (5, 10, 15, 20, 50)
 # R@kx: K relative to the image's number of GT triplets, K = round(k · M).
 RELATIVE_KS = (1, 2, 10)
 
+# Table 1 of the paper (blind replacement) reports mR at this K.
+BLIND_K = 100
+
 # wIMR's exponent on each predicate's compositional diversity n_c (0 gives IMR exactly); the paper's 0.5.
 TAU = 0.5
 # SGDet: a predicted object matches a GT object of its label at IoU >= this; the reference evaluator's.

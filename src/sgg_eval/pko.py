@@ -24,8 +24,9 @@ import numpy as np
 
 from sgg_eval.data.store import write_predictions
 from sgg_eval.data.types import PredictionMeta, PredImage, check_predcls_pairs
-from sgg_eval.defaults import EPS, LAM
+from sgg_eval.defaults import BLIND_K, EPS, LAM
 from sgg_eval.errors import InputError
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import task_spec
 
 
@@ -168,7 +169,7 @@ def blind_replace_image(
     return replace(pred, rel_scores=z), int(len(rows))
 
 
-def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100) -> list[dict]:
+def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIND_K) -> list[dict]:
     """Paper Table 1: for N = 0..max_n, replace the predictions on pairs composable with the N predicates of
     fewest n_c (training) and report mR@k, its improvement over N = 0 and how many pairs were replaced."""
     from sgg_eval.metrics.engine import evaluate, require_evaluated  # local: pko needs no engine
@@ -203,14 +204,14 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = 100)
             source=source.path,
         )
         require_evaluated(res, source.path, None)
-        value = res["metrics"][f"mR@{k}"]
+        value = res["metrics"][metric_name("mR", k)]
         base = value if n == 0 else base
         rows.append(
             {
                 "N": n,
                 "predicate": source.vocab.predicate_classes[chosen[-1] - 1] if chosen else "-",
                 "num_type_pairs": int(n_c[chosen[-1]]) if chosen else None,
-                f"mR@{k}": value,
+                metric_name("mR", k): value,
                 "improvement": value - base,
                 "pairs_replaced": replaced,
             }

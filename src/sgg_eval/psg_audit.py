@@ -18,11 +18,12 @@ from sgg_eval.defaults import RECALL_KS
 from sgg_eval.errors import InputError
 from sgg_eval.formats.openpsg_submit import is_openpsg_submit
 from sgg_eval.formats.sgbench_submission import submission_mode
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.variants import match_published, parse_published
 from sgg_eval.psg_evaluate import evaluate_protocols
 from sgg_eval.tasks import SGDET
 
-METRICS = (("R", "GC", "R@{k}"), ("mR", "GC", "mR@{k}"), ("R", "NG", "ngR@{k}"), ("mR", "NG", "ng-mR@{k}"))
+METRICS = (("R", "GC"), ("mR", "GC"), ("R", "NG"), ("mR", "NG"))
 REFERENCE = ("openpsg", "masks")
 
 
@@ -70,9 +71,10 @@ def run_psg_audit(
             continue
         counts[mode] = docs["openpsg"]["counts"]
         for protocol, doc in docs.items():
-            for metric, constraint, key in METRICS:
+            for metric, constraint in METRICS:
                 for k in RECALL_KS:
-                    rows.append(PsgVariant(metric, k, constraint, protocol, mode, doc["metrics"][key.format(k=k)]))
+                    value = doc["metrics"][metric_name(metric, k, ng=constraint == "NG")]
+                    rows.append(PsgVariant(metric, k, constraint, protocol, mode, value))
     return {
         "input": {"path": os.fspath(predictions), "psg": os.fspath(psg)},
         "task": SGDET.name,

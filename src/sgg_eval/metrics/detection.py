@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.box_ap import Matched, average_precision, match
+from sgg_eval.metrics.names import DETECTOR
 
-DET_METRICS = ("det_mAP@50", "det_mAP")
+DET_METRICS = DETECTOR
 
 
 class BoxCollector:
@@ -89,6 +90,6 @@ def box_map(boxes: BoxCollector) -> tuple[dict[str, float | None], list[str]]:
     if boxes.num_gt == 0:
         return dict.fromkeys(DET_METRICS), ["detector mAP needs GT objects; the evaluated images have none"]
     if boxes.num_det == 0:
-        return {"det_mAP@50": 0.0, "det_mAP": 0.0}, ["no predicted objects: detector mAP is 0"]
+        return dict.fromkeys(DET_METRICS, 0.0), ["no predicted objects: detector mAP is 0"]
     ap, ap50 = average_precision(boxes.parts)
-    return {"det_mAP@50": ap50, "det_mAP": ap}, []
+    return dict(zip(DET_METRICS, (ap50, ap), strict=True)), []

@@ -19,7 +19,8 @@ from sgg_eval.errors import InputError
 from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
-from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
 from sgg_eval.metrics.reductions import registered_metrics
 
@@ -121,11 +122,8 @@ def finalize(
     )
     for k in RECALL_KS:
         i = acc.k_index(k)
-        for prefix, family in (("", "gc"), ("ng", "ng")):
-            r_name = f"{prefix}R@{k}" if prefix else f"R@{k}"
-            m_name = f"{prefix}-mR@{k}" if prefix else f"mR@{k}"
-            z_name = f"{prefix}-zR@{k}" if prefix else f"zR@{k}"
-            f_name = f"{prefix}-F1@{k}" if prefix else f"F1@{k}"
+        for ng, family in ((False, "gc"), (True, "ng")):
+            r_name, m_name, z_name, f_name = (metric_name(f, k, ng=ng) for f in ("R", "mR", "zR", "F1"))
             if n == 0 or family not in fam:
                 reason = none_eval or no_scores
                 for name in (r_name, m_name, z_name, f_name):
@@ -143,14 +141,14 @@ def finalize(
             else:
                 put(z_name, acc.zs_recall[family][i] / acc.zs_images)
         if "gt_pair" in fam and acc.acc_rows:
-            put(f"A@{k}", acc.acc_hits[i] / acc.acc_rows)
+            put(metric_name("A", k), acc.acc_hits[i] / acc.acc_rows)
         else:
-            put(f"A@{k}", None, none_eval or "A@K is defined for PredCls and SGCls only")
-        put(f"PR@{k}", acc.recall["pair"][i] / n if n else None, none_eval)
+            put(metric_name("A", k), None, none_eval or "A@K is defined for PredCls and SGCls only")
+        put(metric_name("PR", k), acc.recall["pair"][i] / n if n else None, none_eval)
     for k in IMR_KS:
         i = acc.k_index(k)
-        for prefix, family in (("", "imr"), ("ng-", "ng_imr")):
-            name, w_name = f"{prefix}IMR@{k}", f"{prefix}wIMR@{k}"
+        for ng, family in ((False, "imr"), (True, "ng_imr")):
+            name, w_name = metric_name("IMR", k, ng=ng), metric_name("wIMR", k, ng=ng)
             if n == 0 or family not in fam:
                 put(name, None, none_eval or no_scores), put(w_name, None, none_eval or no_scores)
                 continue
@@ -166,34 +164,34 @@ def finalize(
         if "triplet" not in fam or acc.tr_rows == 0:
             defined = not opts.task_spec.detects
             reason = none_eval or (no_scores if defined else "R_tr is defined for PredCls and SGCls only")
-            put(f"R_tr@{k}", None, reason), put(f"wR_tr@{k}", None, reason)
+            put(metric_name("R_tr", k), None, reason), put(metric_name("wR_tr", k), None, reason)
             continue
-        put(f"R_tr@{k}", acc.tr_hits[i] / acc.tr_rows)
+        put(metric_name("R_tr", k), acc.tr_hits[i] / acc.tr_rows)
         if has_triplet_counts:
-            put(f"wR_tr@{k}", acc.wtr_hits[i] / acc.wtr_total)
+            put(metric_name("wR_tr", k), acc.wtr_hits[i] / acc.wtr_total)
         else:
-            put(f"wR_tr@{k}", None, "wR_tr needs the training statistics (--stats STATS) for n_t")
+            put(metric_name("wR_tr", k), None, "wR_tr needs the training statistics (--stats STATS) for n_t")
     if "prk" in fam and acc.prk_rows[1:].sum() > 0:
         has = acc.prk_rows[1:] > 0
         prk_c = np.divide(acc.prk_sum[1:], acc.prk_rows[1:], out=np.full(vocab.num_predicates, np.nan), where=has)
-        put("PRk", float(np.mean(prk_c[has])))
-        per_pred["PRk"] = {names[c]: float(prk_c[c]) for c in range(len(names)) if has[c]}
+        put(metric_name("PRk"), float(np.mean(prk_c[has])))
+        per_pred[metric_name("PRk")] = {names[c]: float(prk_c[c]) for c in range(len(names)) if has[c]}
         if not has.all():
             notes.append(f"PRk averages the {int(has.sum())} predicates with at least one matched GT pair")
     else:
-        put("PRk", None, none_eval or no_scores)
+        put(metric_name("PRk"), None, none_eval or no_scores)
     if opts.task_spec.detects:
-        put("InstR", acc.inst / n if n else None, none_eval)
+        put(metric_name("InstR"), acc.inst / n if n else None, none_eval)
     else:
-        put("InstR", None, "InstR is defined for SGDet only (GT boxes are given in PredCls and SGCls)")
+        put(metric_name("InstR"), None, "InstR is defined for SGDet only (GT boxes are given in PredCls and SGCls)")
     for j, k in enumerate(RELATIVE_KS):
-        put(f"R@{k}x", acc.rel_recall[j] / n if n else None, none_eval)
+        put(metric_name("R", k, relative=True), acc.rel_recall[j] / n if n else None, none_eval)
         if n:
             per_c = acc.relative_per_predicate()[:, j]
-            put(f"mR@{k}x", weighted_mean(per_c, uniform))
-            vector(f"mR@{k}x", per_c)
+            put(metric_name("mR", k, relative=True), weighted_mean(per_c, uniform))
+            vector(metric_name("mR", k, relative=True), per_c)
         else:
-            put(f"mR@{k}x", None, none_eval)
+            put(metric_name("mR", k, relative=True), None, none_eval)
     metrics.update(registered_metrics(acc, vocab, opts, taken=set(metrics)))  # metrics/reductions.py
     absent = int((acc.pred_images[1:] == 0).sum())
     if n and absent:
@@ -231,16 +229,16 @@ def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau:
     result is bit-identical to a full evaluation at ``tau``; nothing else in the document depends on τ.
     Undefined values (no image evaluated, ranked-only input) stay undefined with their notes.
     """
-    if not 0.0 <= float(tau) <= 1.0:
-        raise InputError(f"tau = {tau} must lie in [0, 1]", field="tau")
+    check_option("tau", tau)
     out = copy.deepcopy(doc)
     out["tau"] = float(tau)
     weights = wimr_weights(num_pairs, tau)
     for k in IMR_KS:
-        for prefix in ("", "ng-"):
-            per_c = out["per_predicate"].get(f"{prefix}IMR@{k}")
-            if per_c is None or out["metrics"].get(f"{prefix}wIMR@{k}") is None:
+        for ng in (False, True):
+            imr_name, wimr_name = metric_name("IMR", k, ng=ng), metric_name("wIMR", k, ng=ng)
+            per_c = out["per_predicate"].get(imr_name)
+            if per_c is None or out["metrics"].get(wimr_name) is None:
                 continue
             imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
-            out["metrics"][f"{prefix}wIMR@{k}"] = weighted_mean(imr, weights)
+            out["metrics"][wimr_name] = weighted_mean(imr, weights)
     return out

@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.rowwise import row_reduce
+from sgg_eval.defaults import RECALL_KS
 from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import task_spec
 
 SIGNAL_KEYS = (
@@ -42,7 +44,7 @@ NOT_PROBABILITIES = 0.01  # share of checked score rows
 FEW = 0.1  # share of images with capped candidates
 ROWS_CHECKED = 32  # score rows checked per image (the first ones): a systematic kind shows in a sample
 SUM_TOLERANCE = 1e-2
-K_MAX = 100
+K_MAX = max(RECALL_KS)  # the largest K of R@K: fewer candidates cap it
 WARNING = "WARNING "  # every detector's note starts with it
 
 
@@ -176,7 +178,8 @@ def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
     if signals["few_candidates"] >= FEW * n:
         out.append(
             f"{WARNING}too few candidates: {signals['few_candidates']} of {n} images have fewer than {K_MAX} "
-            f"candidate pairs where their objects allow more, so R@{K_MAX} and mR@{K_MAX} are capped"
+            f"candidate pairs where their objects allow more, so {metric_name('R', K_MAX)} and "
+            f"{metric_name('mR', K_MAX)} are capped"
         )
     return out
 

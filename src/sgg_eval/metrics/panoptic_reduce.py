@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
 
 
@@ -90,43 +91,43 @@ def psg_metrics(
     zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
     for k in RECALL_KS:
         i = acc.k_index(k)
-        for prefix, family in (("", "gc"), ("ng", "ng")):
-            r_name, m_name, f_name = (
-                (f"{prefix}R@{k}", f"{prefix}-mR@{k}", f"{prefix}-F1@{k}")
-                if prefix
-                else (f"R@{k}", f"mR@{k}", f"F1@{k}")
-            )
+        for ng, family in ((False, "gc"), (True, "ng")):
+            r_name, m_name, f_name, z_name = (metric_name(f, k, ng=ng) for f in ("R", "mR", "F1", "zR"))
             if family == "ng" and not has_ng:
-                metrics[r_name] = metrics[m_name] = metrics[f_name] = metrics[f"ng-zR@{k}"] = None
+                metrics[r_name] = metrics[m_name] = metrics[f_name] = metrics[z_name] = None
                 continue
             metrics[r_name] = recall(acc.recall[family][i])
             metrics[m_name] = mean_recall(m_name, acc.per_pred[family][1:, i], acc.image_mean[family][i], images_c)
             both = metrics[r_name] is not None and metrics[m_name] is not None
             metrics[f_name] = f1_score(metrics[r_name], metrics[m_name]) if both else None
-            metrics[f"{prefix}-zR@{k}" if prefix else f"zR@{k}"] = _zero_shot(acc, family, i, zs, zs_over, notes)
-        metrics[f"PR@{k}"] = recall(acc.recall["pair"][i])
+            metrics[z_name] = _zero_shot(acc, family, i, zs, zs_over, notes)
+        metrics[metric_name("PR", k)] = recall(acc.recall["pair"][i])
     if not has_ng:
         notes.append("ngR, ng-mR and ng-F1 need ng_triplets, which no image of the predictions has: null")
     for k in IMR_KS:
         i = acc.k_index(k)
         imr_c = acc.per_predicate_recall("imr")[:, i]
-        metrics[f"IMR@{k}"] = float(imr_c.mean()) if n else None
-        metrics[f"wIMR@{k}"] = weighted_mean(imr_c, wimr_weights) if n and wimr_weights is not None else None
+        metrics[metric_name("IMR", k)] = float(imr_c.mean()) if n else None
+        metrics[metric_name("wIMR", k)] = weighted_mean(imr_c, wimr_weights) if n and wimr_weights is not None else None
         if n:
-            per_pred[f"IMR@{k}"] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
+            per_pred[metric_name("IMR", k)] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
     if wimr_weights is None:
         notes.append(
             "zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
             "-o stats.h5, then --stats stats.h5"
         )
     i = reach.k_index(RECALL_KS[0])
-    metrics["R@inf"] = recall(reach.recall["gc"][i])
-    metrics["mR@inf"] = mean_recall("mR@inf", reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c)
+    metrics[metric_name("R", "inf")] = recall(reach.recall["gc"][i])
+    metrics[metric_name("mR", "inf")] = mean_recall(
+        metric_name("mR", "inf"), reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c
+    )
     for j, k in enumerate(RELATIVE_KS):
-        metrics[f"R@{k}x"] = recall(acc.rel_recall[j])
-        metrics[f"mR@{k}x"] = mean_recall(f"mR@{k}x", acc.rel_per_pred[1:, j], acc.image_mean["rel"][j], images_c)
-    metrics["InstR"] = recall(acc.inst)
-    metrics["PRk"] = _predicate_rank(prk_cells, protocol, notes)
+        metrics[metric_name("R", k, relative=True)] = recall(acc.rel_recall[j])
+        metrics[metric_name("mR", k, relative=True)] = mean_recall(
+            metric_name("mR", k, relative=True), acc.rel_per_pred[1:, j], acc.image_mean["rel"][j], images_c
+        )
+    metrics[metric_name("InstR")] = recall(acc.inst)
+    metrics[metric_name("PRk")] = _predicate_rank(prk_cells, protocol, notes)
     return metrics, per_pred, notes
 
 

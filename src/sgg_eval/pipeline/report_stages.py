@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sgg_eval.atomic import write_json
 from sgg_eval.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.stages import (
     gt_split,
@@ -44,7 +45,7 @@ def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: in
     """wIMR@k for each τ from a metrics document (``engine.with_tau``: the evaluator's formula, exact)."""
     from sgg_eval.metrics.engine import with_tau
 
-    return [with_tau(result, predicates, num_pairs, t)["metrics"][f"wIMR@{k}"] for t in taus]
+    return [with_tau(result, predicates, num_pairs, t)["metrics"][metric_name("wIMR", k)] for t in taus]
 
 
 def run_figures(params: dict, folder: str) -> list[str]:
@@ -83,8 +84,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
     doc = results[f["per_predicate_model"], PREDCLS.name]
-    mr50 = np.array([doc["per_predicate"]["mR@50"][n] for n in names])
-    imr20 = np.array([doc["per_predicate"]["IMR@20"][n] for n in names])
+    mr50 = np.array([doc["per_predicate"][metric_name("mR", 50)][n] for n in names])
+    imr20 = np.array([doc["per_predicate"][metric_name("IMR", 20)][n] for n in names])
     written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
 
     gt_counts = np.zeros(len(names))

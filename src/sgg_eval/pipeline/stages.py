@@ -18,6 +18,7 @@ from collections import defaultdict
 from sgg_eval.atomic import write_json
 from sgg_eval.defaults import TAU
 from sgg_eval.errors import InputError
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.entries import Entry, parse_entry
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
@@ -215,7 +216,7 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
     return result
 
 
-SUMMARY_METRICS = ("R@50", "mR@50", "IMR@20", "wIMR@20")
+SUMMARY_METRICS = tuple(metric_name(f, k) for f, k in (("R", 50), ("mR", 50), ("IMR", 20), ("wIMR", 20)))
 
 
 def run_reduce(params: dict) -> dict[tuple[str, str], dict]:

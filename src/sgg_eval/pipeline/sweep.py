@@ -18,6 +18,7 @@ import numpy as np
 from sgg_eval.atomic import write_json
 from sgg_eval.defaults import IMR_KS
 from sgg_eval.errors import InputError
+from sgg_eval.metrics.names import metric_name, mlflow_key
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.tasks import PREDCLS
 
@@ -47,8 +48,8 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
                 "method": doc["entry"]["method"],
                 "tau": tau,
                 "k": k,
-                f"wIMR@{k}": wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0],
-                f"IMR@{k}": doc["metrics"][f"IMR@{k}"],
+                metric_name("wIMR", k): wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0],
+                metric_name("IMR", k): doc["metrics"][metric_name("IMR", k)],
             }
         )
     return rows
@@ -76,7 +77,8 @@ def run_job(knobs: dict, job_dir: str, sweep_dir: str | None, conf_dir: str = "c
     if sweep_dir and os.path.exists(os.path.join(sweep_dir, PARENT_FILE)):
         parent = json.loads(Path(sweep_dir, PARENT_FILE).read_text())["run_id"]
     if params["tracking"]["enabled"]:
-        metrics = {f"{r['task']}/{r['entry']}/wIMR_at_{k}": r[f"wIMR@{k}"] for r in rows}
+        wimr = metric_name("wIMR", k)
+        metrics = {mlflow_key(f"{r['task']}/{r['entry']}", wimr): r[wimr] for r in rows}
         child = ChildRun(
             f"tau={tau:g} k={k}",
             {
@@ -112,12 +114,12 @@ def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
         taus = sorted({r["tau"] for r in sub})
         table_rows = []
         for entry, task in sorted({(r["entry"], r["task"]) for r in sub}, key=lambda x: (x[1], x[0])):
-            by_tau = {r["tau"]: r[f"wIMR@{k}"] for r in sub if (r["entry"], r["task"]) == (entry, task)}
+            by_tau = {r["tau"]: r[metric_name("wIMR", k)] for r in sub if (r["entry"], r["task"]) == (entry, task)}
             table_rows.append(Row((task, entry), {f"tau={t:g}": by_tau.get(t) for t in taus}))
         tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
         table = Table(
             f"tau_sweep_wIMR_at_{k}",
-            f"wIMR@{k} for each tau (sweep).{tag}",
+            f"{metric_name('wIMR', k)} for each tau (sweep).{tag}",
             ("Task", "Entry"),
             [f"tau={t:g}" for t in taus],
             table_rows,
@@ -126,7 +128,9 @@ def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
         written += table.write(folder)
         curves = {}
         for entry in sorted({r["entry"] for r in sub if r["task"] == PREDCLS.name}):
-            pts = sorted((r["tau"], r[f"wIMR@{k}"]) for r in sub if r["entry"] == entry and r["task"] == PREDCLS.name)
+            pts = sorted(
+                (r["tau"], r[metric_name("wIMR", k)]) for r in sub if r["entry"] == entry and r["task"] == PREDCLS.name
+            )
             curves[entry] = (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]))
         if curves:
             written += fg.wimr_vs_tau(curves, k, folder, simulated, name=f"tau_sweep_wIMR_at_{k}")

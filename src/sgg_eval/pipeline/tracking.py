@@ -16,13 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sgg_eval.metrics.names import mlflow_key
+
 KEY_TAG = "sgg_eval.key"
 COMMIT_TAG = "mlflow.source.git.commit"  # MLflow's own tag: the UI links the run to its source commit
-
-
-def metric_key(task: str, name: str) -> str:
-    """``predcls/R_at_50``: MLflow rejects ``@`` in metric names."""
-    return f"{task}/{name.replace('@', '_at_')}"
 
 
 def default_uri(root: str | os.PathLike) -> str:
@@ -152,7 +149,7 @@ def _flat(params: dict, prefix: str = "") -> dict[str, str]:
 
 def metrics_of(task: str, doc: dict) -> dict[str, float]:
     """All non-null metrics of a result document as MLflow metrics ``task/name``."""
-    return {metric_key(task, k): v for k, v in doc["metrics"].items() if v is not None}
+    return {mlflow_key(task, k): v for k, v in doc["metrics"].items() if v is not None}
 
 
 def _client(uri: str, experiment: str):

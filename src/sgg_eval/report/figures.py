@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from sgg_eval.atomic import atomic_output  # noqa: E402
+from sgg_eval.metrics.names import metric_name  # noqa: E402
 from sgg_eval.metrics.ranks import pair_key  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 10, "axes.titlesize": 11})
@@ -167,8 +168,8 @@ def wimr_vs_tau(
             taus, 100 * np.asarray(values), linestyle=style, marker=marker, ms=3.5, lw=1.4, color=color, label=label
         )
     ax.set_xlabel("τ (0: IMR; 1: weights proportional to the composable pairs)")
-    ax.set_ylabel(f"wIMR@{k} (%)")
-    ax.set_title(f"wIMR@{k} against τ (PredCls)")
+    ax.set_ylabel(f"{metric_name('wIMR', k)} (%)")
+    ax.set_title(f"{metric_name('wIMR', k)} against τ (PredCls)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _note(fig, simulated)

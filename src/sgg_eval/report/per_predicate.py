@@ -8,6 +8,7 @@ import io
 import os
 
 from sgg_eval.atomic import write_text
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.stats import TrainingStats
 
 
@@ -30,7 +31,7 @@ def write_per_predicate_csv(path: str | os.PathLike, result: dict, stats: Traini
 
 
 # the per-predicate values the plots page compares (dvc.yaml's top-level plots name these columns)
-COMPARED = ("mR@50", "IMR@20")
+COMPARED = (metric_name("mR", 50), metric_name("IMR", 20))
 
 
 def by_model_rows(
@@ -50,7 +51,9 @@ def by_model_rows(
                 row = {"task": task_label, "predicate": names[c], "model": label}
                 for metric in COMPARED:
                     value = values[metric].get(names[c])
-                    row["R@50" if metric == "mR@50" else metric] = "" if value is None else repr(float(value))
+                    # a predicate's own recall at 50 (mR@50 is their mean)
+                    column = metric_name("R", 50) if metric == metric_name("mR", 50) else metric
+                    row[column] = "" if value is None else repr(float(value))
                 rows.append(row)
     return rows
 

@@ -15,23 +15,16 @@ import numpy as np
 import pandas as pd
 
 from sgg_eval.atomic import write_text
+from sgg_eval.defaults import BLIND_K, IMR_KS, RECALL_KS
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import PREDCLS, SGCLS, SGDET, TASKS
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
 UNSCALED = frozenset({"PRk"})
+# Tables 2 and 3 of the paper: R, mR, IMR and wIMR at each K of their lists.
 PAPER_COLUMNS = [
-    "R@20",
-    "R@50",
-    "R@100",
-    "mR@20",
-    "mR@50",
-    "mR@100",
-    "IMR@10",
-    "IMR@20",
-    "IMR@50",
-    "wIMR@10",
-    "wIMR@20",
-    "wIMR@50",
+    *(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS),
+    *(metric_name(f, k) for f in ("IMR", "wIMR") for k in IMR_KS),
 ]
 
 
@@ -214,10 +207,11 @@ def paper_tables(
         ),
     ]
     if blind is not None:
+        blind_metric = metric_name("mR", BLIND_K)
         rows = [
             Row(
                 (str(r["N"]), r["predicate"], "" if r["num_type_pairs"] is None else str(r["num_type_pairs"])),
-                {"mR@100": r["mR@100"], "improvement": r["improvement"]},
+                {blind_metric: r[blind_metric], "improvement": r["improvement"]},
             )
             for r in blind["rows"]
         ]
@@ -228,7 +222,7 @@ def paper_tables(
                 f"Blind replacement of the N predicates with the fewest composable pairs "
                 f"({blind['model']}, {blind['task']}).{tag}",
                 ("N", "Predicate", "Pairs"),
-                ["mR@100", "improvement"],
+                [blind_metric, "improvement"],
                 rows,
                 mark_best=False,
             ),
