@@ -21,9 +21,7 @@ from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ng_top import ng_ranks
 from sgg_eval.metrics.rank_records import BlockRanks
-from sgg_eval.metrics.ranks import NO_MATCH, PAIR_BITS, Candidates, first_match
-
-IMAGE_SHIFT = 2 * PAIR_BITS  # a (image, subject, object) key: image << 40 | subject << 20 | object
+from sgg_eval.metrics.ranks import NO_MATCH, Candidates, first_match, key_image, pair_key
 
 
 def block_ranks(
@@ -58,9 +56,9 @@ def block_ranks(
     pair_at = np.repeat(pair_off, n_pairs)  # per pair: its image's first pair
     # every pair as one (image, subject, object) key, sorted once: the matching combinations, the GT-pair
     # family and R_tr look pairs up in it
-    pair_key = (pair_img << IMAGE_SHIFT) | (local_pairs[:, 0] << PAIR_BITS) | local_pairs[:, 1]
-    pair_order = np.argsort(pair_key, kind="stable")
-    sorted_pair_key = pair_key[pair_order]
+    pred_key = pair_key(local_pairs[:, 0], local_pairs[:, 1], pair_img)
+    pair_order = np.argsort(pred_key, kind="stable")
+    sorted_pair_key = pred_key[pair_order]
 
     # GC list: each pair's position in its image's list; its predicate is block.predicted's
     gc_pair = block.gc_pairs + pair_at  # GC lists are image after image too
@@ -93,10 +91,10 @@ def block_ranks(
     n_s, n_o = m_count[gs], m_count[go]
     combo_row, within = expand_segments(n_s * n_o)
     n_o_c, img_c = n_o[combo_row], row_img[combo_row]
-    want = (
-        (img_c << IMAGE_SHIFT)
-        | ((m_q[m_start[gs[combo_row]] + within // n_o_c] - obj_off[img_c]) << PAIR_BITS)
-        | (m_q[m_start[go[combo_row]] + within % n_o_c] - obj_off[img_c])
+    want = pair_key(
+        m_q[m_start[gs[combo_row]] + within // n_o_c] - obj_off[img_c],
+        m_q[m_start[go[combo_row]] + within % n_o_c] - obj_off[img_c],
+        img_c,
     )
     lo, hi = np.searchsorted(sorted_pair_key, want, "left"), np.searchsorted(sorted_pair_key, want, "right")
     found, copy = expand_segments(hi - lo)
@@ -111,14 +109,14 @@ def block_ranks(
     first_any = first_match(num_rows, cr, gc_pos[cp])  # first GC pair matching the objects (PR@K, PRk)
 
     # distinct GT index pairs per image, in key order (as image_ranks lists them)
-    row_key = (row_img << IMAGE_SHIFT) | (gs_loc << PAIR_BITS) | go_loc
+    row_key = pair_key(gs_loc, go_loc, row_img)
     uniq_key, first_row = np.unique(row_key, return_index=True)
     pair_rank = first_any[first_row]
-    n_uniq = np.bincount(uniq_key >> IMAGE_SHIFT, minlength=b)
+    n_uniq = np.bincount(key_image(uniq_key), minlength=b)
 
     gt_pair = None
     if gt_pair_family:
-        on_gt = np.isin(pair_key, uniq_key)
+        on_gt = np.isin(pred_key, uniq_key)
         on_gt_in_gc = on_gt[gc_pair].astype(np.int64)
         counted = np.cumsum(on_gt_in_gc)
         before_image = np.concatenate([[0], counted])[pair_off]  # GT-pair candidates of earlier images
@@ -283,7 +281,7 @@ def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, order, sorted
     ranks = np.full(num_rows, NO_MATCH, dtype=np.int64)
     entries = []
     for s, o in ((gs_loc, go_loc), (go_loc, gs_loc)):
-        want = (row_img << IMAGE_SHIFT) | (s << PAIR_BITS) | o
+        want = pair_key(s, o, row_img)
         lo, hi = np.searchsorted(sorted_key, want, "left"), np.searchsorted(sorted_key, want, "right")
         row_of, within = expand_segments(hi - lo)
         entries.append(row_of * (len(order) + 1) + order[lo[row_of] + within])

@@ -36,9 +36,17 @@ from sgg_eval.metrics.rank_records import ImageRanks
 PAIR_BITS = 20
 
 
-def pair_key(subject: np.ndarray, obj: np.ndarray) -> np.ndarray:
-    """``subject · 2^20 + object`` for arrays of object indices: the one encoding of an index pair."""
-    return subject * (1 << PAIR_BITS) + obj
+def pair_key(subject: np.ndarray, obj: np.ndarray, image: np.ndarray | None = None) -> np.ndarray:
+    """The one encoding of an index pair: ``subject · 2^20 + object`` for arrays of object indices (each below
+    2^20), and with ``image`` (many images at once) ``image · 2^40`` more, so keys sort by image, then subject,
+    then object. :func:`key_image` reads the image back."""
+    key = subject * (1 << PAIR_BITS) + obj
+    return key if image is None else key + image * (1 << (2 * PAIR_BITS))
+
+
+def key_image(key: np.ndarray) -> np.ndarray:
+    """The image of keys made by :func:`pair_key` with ``image``."""
+    return key >> (2 * PAIR_BITS)
 
 
 NO_MATCH = np.iinfo(np.int64).max
