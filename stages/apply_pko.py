@@ -3,7 +3,7 @@
 import sys
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_apply_pko
+from sgg_eval.pipeline.model_stages import run_apply_pko
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """DVC stage blind_replace: paper Table 1 (blind replacement of the N tail predicates) as JSON."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_blind_replace
+from sgg_eval.pipeline.model_stages import run_blind_replace
 
 
 def main() -> None:

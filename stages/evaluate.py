@@ -5,7 +5,7 @@ import sys
 
 from sgg_eval.metrics.misuse import warning_summary
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_evaluate
+from sgg_eval.pipeline.eval_stages import run_evaluate
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ stage depends on its own JSON, so a changed prediction file reruns the evaluatio
 
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import write_tree
-from sgg_eval.pipeline.stages import prediction_file
+from sgg_eval.pipeline.paths import prediction_file
 
 OUTPUT = "data/inputs"
 CACHE = "data/.inputs_cache.json"

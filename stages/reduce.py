@@ -4,7 +4,7 @@ Seconds for the whole table, so changing τ (`dvc exp run -S metrics.tau=0.25`) 
 """
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_reduce
+from sgg_eval.pipeline.eval_stages import run_reduce
 
 
 def main() -> None:

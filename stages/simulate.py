@@ -1,7 +1,7 @@
 """DVC stage simulate: SIMULATED outputs of every model with source: simulated, for every task."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.stages import run_simulate
+from sgg_eval.pipeline.model_stages import run_simulate
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 from conftest import small_vocab
 
-from sgg_eval.pipeline.stages import compared_entries
+from sgg_eval.pipeline.eval_stages import compared_entries
 from sgg_eval.report.per_predicate import by_model_rows, write_rows_csv
 
 

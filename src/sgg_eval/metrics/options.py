@@ -1,7 +1,7 @@
 """The options of one evaluation, and the one place their values are checked.
 
 Every entry point builds the same :class:`EvalOptions` (the CLI and the Python API through
-``evaluate.run_evaluation``, the pipeline's stages through ``pipeline.stages``); the engine, the ranking and
+``evaluate.run_evaluation``, the pipeline's stages through ``pipeline.eval_stages``); the engine, the ranking and
 the matcher only read it. The range of each number is :data:`RANGES`, checked by :func:`check_option`, which
 the options, the CLI's argument types and the pipeline's ``conf/`` check all call, each naming its own field
 (``tau``, ``--tau``, ``metrics.tau``). Its own module so the ranking (``candidates``, ``blocks``) can read the

@@ -1,5 +1,6 @@
 """The DVC stages after ``reduce``: the paper's tables, its figures and the MLflow runs, from the metrics
-documents ``reduce`` wrote (``pipeline.stages`` has the paths and the stages before)."""
+documents ``reduce`` wrote (``pipeline.paths`` has the paths; ``model_stages`` and ``eval_stages`` the stages
+before)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,9 @@ from sgg_eval.atomic import write_json
 from sgg_eval.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.entries import method_family
-from sgg_eval.pipeline.stages import (
-    gt_split,
-    load_results,
-    metrics_file,
-    model_label,
-    open_model,
-    per_predicate_file,
-    stats_file,
-)
+from sgg_eval.pipeline.eval_stages import load_results, model_label
+from sgg_eval.pipeline.model_stages import open_model
+from sgg_eval.pipeline.paths import gt_split, metrics_file, per_predicate_file, stats_file
 from sgg_eval.stats import read_stats
 from sgg_eval.tasks import PREDCLS
 

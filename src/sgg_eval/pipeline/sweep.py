@@ -28,8 +28,9 @@ RESULT_FILE = "sweep_job.json"
 
 def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """wIMR@k at τ (and IMR@k) for every evaluated entry × task."""
+    from sgg_eval.pipeline.eval_stages import load_results
+    from sgg_eval.pipeline.paths import stats_file
     from sgg_eval.pipeline.report_stages import wimr_curve
-    from sgg_eval.pipeline.stages import load_results, stats_file
     from sgg_eval.stats import read_stats
 
     if k not in IMR_KS:
