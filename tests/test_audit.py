@@ -14,9 +14,9 @@ from reference_metrics import Image
 from sgg_eval.cli import main
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta
-from sgg_eval.metrics.blocks import accumulate
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.ranking.blocks import accumulate
 from sgg_eval.metrics.variants import variants
 
 VOCAB = small_vocab(6, 5)

@@ -18,9 +18,9 @@ from conftest import random_case, small_vocab
 from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.data import batch_checks
-from sgg_eval.metrics.block_ranks import block_ranks
-from sgg_eval.metrics.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.ranking.block_ranks import block_ranks
+from sgg_eval.metrics.ranking.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
 from sgg_eval.metrics.ranks import image_ranks, nth_largest
 
 VOCAB = small_vocab(6, 5)
@@ -319,7 +319,7 @@ def test_image_scores_index_like_the_concatenated_matrix():
 def test_within_predicate_positions_equal_a_loop(images, predicates):
     """IMR's count of earlier GC candidates with the same predicate, per queried pair, against a loop over
     each image's GC list; 1,400 images of 50 predicates overflow the 16-bit sort key (the general sort)."""
-    from sgg_eval.metrics.block_ranks import _within_predicate
+    from sgg_eval.metrics.ranking.block_ranks import _within_predicate
 
     rng = np.random.default_rng(images)
     n_pairs = rng.integers(0, 6, size=images)

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.blocks import accumulate
 from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.ranking.blocks import accumulate
 from sgg_eval.metrics.variants import match_published, parse_published, variants, variants_markdown
 from sgg_eval.sources import open_predictions
 

@@ -140,7 +140,7 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
 def _cmd_audit(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json, write_text
     from sgg_eval.errors import InputError
-    from sgg_eval.metrics.blocks import default_jobs
+    from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.psg:
         from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
@@ -202,7 +202,7 @@ examples:
 def _cmd_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
     from sgg_eval.errors import InputError
-    from sgg_eval.metrics.blocks import default_jobs
+    from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.psg:
         return _evaluate_psg(args)
@@ -248,7 +248,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> None:
 def _evaluate_psg(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
     from sgg_eval.errors import InputError
-    from sgg_eval.metrics.blocks import default_jobs
+    from sgg_eval.metrics.ranking.blocks import default_jobs
     from sgg_eval.psg_evaluate import run_psg_evaluation
 
     if args.task not in (None, SGDET.name):

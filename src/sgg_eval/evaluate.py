@@ -76,7 +76,7 @@ def run_evaluation(
     jobs: int = 1,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
-    in parallel (``metrics.blocks``), with the same document for any number."""
+    in parallel (``metrics.ranking.blocks``), with the same document for any number."""
     opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before reading
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)

@@ -25,7 +25,7 @@ from sgg_eval.metrics.panoptic_ranks import (
     predicate_rank_cells,
     triplet_ok,
 )
-from sgg_eval.metrics.rank_records import BlockRanks
+from sgg_eval.metrics.ranking.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.stats import TrainingStats
 

@@ -6,7 +6,7 @@ test can set one for a run.
 
 from __future__ import annotations
 
-# --- ranking (metrics/blocks.py, metrics/block_ranks.py, metrics/ng_top.py)
+# --- ranking (metrics/ranking/blocks.py, metrics/ranking/block_ranks.py, metrics/ranking/ng_top.py)
 # Images per block of the box evaluation: a block is ranked as one set of arrays and is the unit of --jobs.
 BLOCK_IMAGES = 256
 # SGDet images hold ~50x the pairs of PredCls ones: blocks this many times smaller keep every worker busy

@@ -16,11 +16,11 @@ import numpy as np
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 from sgg_eval.errors import InputError
-from sgg_eval.metrics.blocks import ImageSource, accumulate
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.options import EvalOptions, check_option
+from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
 from sgg_eval.metrics.reductions import registered_metrics
 
@@ -42,7 +42,7 @@ def evaluate(
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
     wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set. ``jobs`` processes rank blocks of
-    images in parallel (``metrics.blocks``; from an ``ImageSource`` each reads its own); the document is the
+    images in parallel (``metrics.ranking.blocks``; from an ``ImageSource`` each reads its own); the document is the
     same for any number. ``progress(n)`` is told the images done after each block.
     """
     sizes = (vocab.num_objects, vocab.num_predicates)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.metrics.panoptic import IOU
-from sgg_eval.metrics.rank_records import ImageRanks
+from sgg_eval.metrics.ranking.rank_records import ImageRanks
 from sgg_eval.metrics.ranks import NO_MATCH, first_true, within_predicate
 
 

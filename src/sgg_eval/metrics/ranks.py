@@ -29,7 +29,7 @@ import numpy as np
 from sgg_eval.arrays.segments import segment_min
 from sgg_eval.defaults import IOU_THRESHOLD
 from sgg_eval.metrics.boxes import object_matches
-from sgg_eval.metrics.rank_records import ImageRanks
+from sgg_eval.metrics.ranking.rank_records import ImageRanks
 
 # Object indices fit in 20 bits (an image has far fewer than a million objects), so an ordered index pair
 # is one int64: 1-D unique/isin/searchsorted on keys are much cheaper than on rows.

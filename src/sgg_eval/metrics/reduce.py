@@ -28,7 +28,7 @@ import numpy as np
 
 from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
-from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
+from sgg_eval.metrics.ranking.rank_records import BlockRanks, ImageRanks
 
 KS = tuple(sorted(set(RECALL_KS) | set(IMR_KS) | set(TRIPLET_KS)))
 
@@ -193,7 +193,7 @@ class Accumulator:
 
     def merge(self, other: Accumulator) -> None:
         """Add ``other``'s images (a later block): every sum adds, families unite. Blocks merged in the same
-        order give the same floats whichever process accumulated them (``metrics.blocks``)."""
+        order give the same floats whichever process accumulated them (``metrics.ranking.blocks``)."""
         if other.C != self.C or not np.array_equal(other.ks, self.ks):
             raise ValueError("accumulators of different shapes")
         for name, mine in vars(self).items():

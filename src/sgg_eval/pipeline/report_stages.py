@@ -48,7 +48,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     import numpy as np
 
     from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.candidates import softmax
+    from sgg_eval.metrics.ranking.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.pko import to_logits
     from sgg_eval.report import figures as fg

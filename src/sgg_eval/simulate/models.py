@@ -45,7 +45,7 @@ import numpy as np
 
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
-from sgg_eval.metrics.candidates import softmax
+from sgg_eval.metrics.ranking.candidates import softmax
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
 from sgg_eval.stats import TrainingStats

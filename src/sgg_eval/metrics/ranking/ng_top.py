@@ -8,7 +8,7 @@ import numpy as np
 from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.arrays.segments import position_in_runs, segment_offsets
-from sgg_eval.metrics.candidates import ImageScores
+from sgg_eval.metrics.ranking.candidates import ImageScores
 from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
 
 
