@@ -63,11 +63,17 @@ def readme_commands(text: str = README) -> list[str]:
 RAN: set[str] = set()
 
 
+def shell_env() -> dict:
+    """The environment of a user's shell: without the variables `make test` passes to its children (a nested
+    make would print "Entering directory" lines a user never sees)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+
+
 def sh(command: str, cwd: Path, active: bool = False, timeout: float = 1200, env: dict | None = None) -> str:
     """Run a README command verbatim in bash (``active``: as with `. .venv/bin/activate`); its output."""
     assert command in readme_commands(), f"not (or no longer) in the README: {command}"
     RAN.add(command)
-    full_env = {**os.environ, "SGG_EVAL_PYTHON": sys.executable, **(ACTIVE if active else {}), **(env or {})}
+    full_env = {**shell_env(), "SGG_EVAL_PYTHON": sys.executable, **(ACTIVE if active else {}), **(env or {})}
     proc = subprocess.run(
         ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout
     )
@@ -191,7 +197,7 @@ def test_mlflow_ui_serves_the_runs(project):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "UI_PORT": str(port)},
+        env={**shell_env(), "UI_PORT": str(port)},
         start_new_session=True,
     )
     try:
