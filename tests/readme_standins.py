@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from psg_fixture import write_psg_fixture
+from test_formats import _sgbench_doc  # SGBench JSON of (GT, prediction) cases
 from test_openpsg_submit import write_both
 from test_psg_pack import unpack
 from torch_writer import eval_results_object, save_legacy, save_zip
@@ -20,7 +21,7 @@ from sgg_eval.data.store import SplitStore
 from sgg_eval.data.types import GTImage, PredImage
 
 
-def _model_output(gt: GTImage, rng: np.random.Generator, columns: int = 51) -> PredImage:
+def model_output(gt: GTImage, rng: np.random.Generator, columns: int = 51) -> PredImage:
     """A model's output for one image: the GT objects, every ordered pair, random probabilities over
     ``columns`` (background and the predicates)."""
     n = len(gt.labels)
@@ -33,26 +34,7 @@ def _model_output(gt: GTImage, rng: np.random.Generator, columns: int = 51) -> P
 def split_cases(split: Path, seed: int = 0) -> list[tuple[GTImage, PredImage]]:
     rng = np.random.default_rng(seed)
     with SplitStore(split) as store:
-        return [(gt, _model_output(gt, rng)) for gt in store]
-
-
-def sgbench_json(cases) -> dict:
-    """The cases as an SGBench JSON document: instances, and one ranked triplet per pair."""
-    images = []
-    for gt, pred in cases:
-        order = np.argsort(-pred.rel_scores[:, 1:].max(axis=1), kind="stable")
-        images.append(
-            {
-                "id": gt.image_id,
-                "instances": [
-                    {"bbox": [float(v) for v in b], "category": int(c) - 1} for b, c in zip(pred.boxes, pred.labels)
-                ],
-                "triplets": [
-                    [int(pred.pairs[j, 0]), int(pred.pairs[j, 1]), int(pred.rel_scores[j, 1:].argmax())] for j in order
-                ],
-            }
-        )
-    return {"version": 1, "images": images}
+        return [(gt, model_output(gt, rng)) for gt in store]
 
 
 def command_line_files(project: Path) -> None:
@@ -67,7 +49,7 @@ def command_line_files(project: Path) -> None:
     shutil.copy(split, project / "test.h5")
     (project / "data/vg150/splits").mkdir(parents=True)
     shutil.copy(split, project / "data/vg150/splits/test.h5")
-    (project / "preds.json").write_text(json.dumps(sgbench_json(cases)))
+    (project / "preds.json").write_text(json.dumps(_sgbench_doc(cases)))
 
 
 def real_vg150(project: Path, model_yaml: str, ckpt: Path) -> None:
@@ -90,7 +72,7 @@ def real_vg150(project: Path, model_yaml: str, ckpt: Path) -> None:
     model_yaml = model_yaml.replace("/ckpt/", f"{ckpt}/")
     for _task, file in re.findall(r"^\s+(predcls|sgcls|sgdet): (\S+)$", model_yaml, re.M):
         Path(file).parent.mkdir(parents=True)
-        cases = [(gt, _model_output(gt, rng, columns=4)) for gt in images]  # the fixture's 3 predicates
+        cases = [(gt, model_output(gt, rng, columns=4)) for gt in images]  # the fixture's 3 predicates
         save_legacy(eval_results_object(cases), file)
     (project / "conf/model/motifs.yaml").write_text(model_yaml)
 

@@ -10,11 +10,11 @@ import sys
 
 import numpy as np
 import pytest
+from readme_standins import model_output
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 from torch_writer import eval_results_object, save_legacy
 from vg150_fixture import write_vg150_fixture
 
-from sgg_eval.data.types import PredImage
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
 from sgg_eval.evaluate import run_evaluation
 
@@ -30,13 +30,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     rng = np.random.default_rng(0)
 
     def write_model(path):  # a PredCls model's output over the fixture's test split, in split order
-        cases = []
-        for gt in test_images:
-            n = len(gt.labels)
-            pairs = np.array([(a, b) for a in range(n) for b in range(n) if a != b])
-            probs = rng.random((len(pairs), 4)).astype(np.float32)
-            probs /= probs.sum(axis=1, keepdims=True)
-            cases.append((gt, PredImage(gt.image_id, gt.boxes, gt.labels, np.ones(n), pairs, probs)))
+        cases = [(gt, model_output(gt, rng, columns=4)) for gt in test_images]  # the fixture's 3 predicates
         save_legacy(eval_results_object(cases), path)
 
     model_file = tmp_path / "motifs_predcls_eval_results.pytorch"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sgg_eval.metrics.names import mlflow_key as metric_key
+from sgg_eval.metrics.names import mlflow_key
 from sgg_eval.pipeline.tracking import ChildRun, log_runs
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
 def test_metric_keys_avoid_at_sign():
-    assert metric_key("predcls", "R@50") == "predcls/R_at_50"
-    assert metric_key("sgdet", "ng-mR@20") == "sgdet/ng-mR_at_20"
+    assert mlflow_key("predcls", "R@50") == "predcls/R_at_50"
+    assert mlflow_key("sgdet", "ng-mR@20") == "sgdet/ng-mR_at_20"
 
 
 def test_nested_runs_are_not_duplicated(tmp_path):
