@@ -1,0 +1,175 @@
+"""The results page: a leaderboard as static files (``index.html`` plus one page per entry), offline.
+
+One sortable table per board (dataset × task, and × protocol for panoptic SGG), with a metric chooser that
+fills the last column with any metric the documents hold; each row links to its entry's page: the settings
+(protocol, τ, K, IoU), the fingerprint of every input file, and per-predicate bars. The CSS and the few
+lines of JavaScript are inline (no CDN, no library), so the pages work from ``file://`` with no network.
+Pure rendering: the caller gathers the numbers (``pipeline.site_pages``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass, field
+
+from sgg_eval.atomic import write_text
+from sgg_eval.report.tables import UNSCALED
+
+
+@dataclass(frozen=True)
+class SiteRow:
+    """One entry on one board: its label, every metric (fractions; None when undefined), per-predicate values
+    (metric -> predicate -> fraction), settings and input fingerprints (name -> text)."""
+
+    entry: str
+    label: str
+    metrics: dict[str, float | None]
+    per_predicate: dict[str, dict[str, float]]
+    settings: dict[str, str]
+    inputs: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Board:
+    """One table: ``key`` names its entry pages (``entries/<key>--<entry>.html``); ``columns`` are shown,
+    ``chosen`` is the chooser's first pick."""
+
+    key: str
+    title: str
+    simulated: bool
+    columns: list[str]
+    rows: list[SiteRow] = field(default_factory=list)
+    chosen: str = ""
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 12px}
+h1{font-size:22px}h2{font-size:17px;margin-top:32px}table{border-collapse:collapse;margin:8px 0}
+th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}th:first-child,td:first-child{text-align:left}
+th{cursor:pointer;background:#f4f4f4;user-select:none}
+th.sorted::after{content:" \\25BE"}th.asc::after{content:" \\25B4"}
+.sim{color:#b22222;font-weight:600}.note{color:#555}select{margin-left:6px}
+.bar{display:inline-block;height:11px;background:#4a78b5;vertical-align:middle}
+td.bars{text-align:left;width:60%}
+"""
+
+SCRIPT = """
+function cell(row, i){var v=row.cells[i].getAttribute('data-v');return v===''?null:parseFloat(v);}
+function sortBy(th){
+  var table=th.closest('table'), i=th.cellIndex, body=table.tBodies[0];
+  var asc=th.classList.contains('sorted')&&!th.classList.contains('asc');
+  table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted','asc');});
+  th.classList.add('sorted'); if(asc){th.classList.add('asc');}
+  var rows=Array.prototype.slice.call(body.rows);
+  rows.sort(function(a,b){
+    if(i===0){var x=a.cells[0].textContent,y=b.cells[0].textContent;return asc?x.localeCompare(y):y.localeCompare(x);}
+    var x=cell(a,i),y=cell(b,i);if(x===null)return 1;if(y===null)return -1;return asc?x-y:y-x;});
+  rows.forEach(function(r){body.appendChild(r);});
+}
+function choose(select){
+  var table=document.getElementById(select.getAttribute('data-table')), name=select.value;
+  var last=table.tHead.rows[0].cells.length-1; table.tHead.rows[0].cells[last].textContent=name;
+  Array.prototype.forEach.call(table.tBodies[0].rows,function(r){
+    var v=JSON.parse(r.getAttribute('data-metrics'))[name], c=r.cells[last];
+    c.setAttribute('data-v', v===null||v===undefined?'':v);
+    c.textContent=v===null||v===undefined?'-':(select.getAttribute('data-unscaled').split(',').indexOf(name)>=0?v.toFixed(2):(100*v).toFixed(2));
+  });
+}
+document.addEventListener('DOMContentLoaded',function(){
+  document.querySelectorAll('th').forEach(function(th){th.addEventListener('click',function(){sortBy(th);});});
+  document.querySelectorAll('select.metric').forEach(function(s){s.addEventListener('change',function(){choose(s);});choose(s);});
+});
+"""
+
+
+def _shown(name: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" if name in UNSCALED else f"{100 * value:.2f}"
+
+
+def _page(title: str, body: str, script: bool = False) -> str:
+    js = f"<script>{SCRIPT}</script>" if script else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style>{js}</head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def entry_page_name(board: Board, row: SiteRow) -> str:
+    return f"entries/{board.key}--{row.entry}.html"
+
+
+def _board_html(board: Board, n: int) -> str:
+    every = sorted({k for r in board.rows for k in r.metrics})
+    chosen = board.chosen if board.chosen in every else next((m for m in every if m not in board.columns), "")
+    chooser = "".join(
+        f'<option value="{html.escape(m)}"{" selected" if m == chosen else ""}>{html.escape(m)}</option>' for m in every
+    )
+    header = "".join(f"<th>{html.escape(c)}</th>" for c in ["Method", *board.columns, "chosen"])
+    body = []
+    for row in board.rows:
+        cells = "".join(
+            f'<td data-v="{"" if row.metrics.get(c) is None else row.metrics[c]}">{_shown(c, row.metrics.get(c))}</td>'
+            for c in board.columns
+        )
+        data = html.escape(json.dumps(row.metrics, sort_keys=True))
+        link = f'<a href="{entry_page_name(board, row)}">{html.escape(row.label)}</a>'
+        body.append(f'<tr data-metrics="{data}"><td data-v="">{link}</td>{cells}<td data-v=""></td></tr>')
+    sim = ' <span class="sim">SIMULATED data</span>' if board.simulated else ""
+    return (
+        f'<h2 id="b{n}">{html.escape(board.title)}{sim}</h2>\n'
+        f'<label>metric for the last column<select class="metric" data-table="t{n}" '
+        f'data-unscaled="{",".join(sorted(UNSCALED))}">{chooser}</select></label>\n'
+        f'<table id="t{n}"><thead><tr>{header}</tr></thead><tbody>\n' + "\n".join(body) + "\n</tbody></table>"
+    )
+
+
+def _entry_html(board: Board, row: SiteRow) -> str:
+    def table(items: dict[str, str]) -> str:
+        lines = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in items.items())
+        return f"<table><tbody>{lines}</tbody></table>"
+
+    parts = [
+        '<p><a href="../index.html">&larr; all results</a></p>',
+        f"<h1>{html.escape(row.label)} <span class='note'>({html.escape(row.entry)})</span></h1>",
+        f"<p>{html.escape(board.title)}"
+        + (' <span class="sim">SIMULATED data: not results on a real dataset</span>' if board.simulated else "")
+        + "</p>",
+        "<h2>Settings</h2>",
+        table(row.settings),
+        "<h2>Input files</h2>",
+        table(row.inputs),
+    ]
+    for metric, values in sorted(row.per_predicate.items()):
+        scale = 1.0 if metric in UNSCALED else 100.0
+        top = max([scale * v for v in values.values()] + [1e-12])
+        bars = "".join(
+            f"<tr><td>{html.escape(p)}</td><td>{scale * v:.2f}</td>"
+            f'<td class="bars"><span class="bar" style="width:{100 * scale * v / top:.1f}%"></span></td></tr>'
+            for p, v in sorted(values.items(), key=lambda kv: -kv[1])
+        )
+        parts += [f"<h2>{html.escape(metric)} per predicate</h2>", f"<table><tbody>{bars}</tbody></table>"]
+    return _page(f"{row.label}: {board.title}", "\n".join(parts))
+
+
+def write_site(boards: list[Board], folder: str | os.PathLike, title: str = "sgg-eval results") -> list[str]:
+    """``folder/index.html`` and every entry page; returns the files written."""
+    intro = (
+        f"<h1>{html.escape(title)}</h1><p class='note'>Values in percent (PRk: a mean rank, lower is better). "
+        "Click a column to sort; the chooser fills the last column with any metric; a method opens its page "
+        "(settings, input files, per-predicate values).</p>"
+    )
+    contents = "".join(f'<li><a href="#b{n}">{html.escape(b.title)}</a></li>' for n, b in enumerate(boards))
+    body = intro + f"<ul>{contents}</ul>\n" + "\n".join(_board_html(b, n) for n, b in enumerate(boards))
+    index = _page(title, body, script=True)
+    written = [os.path.join(folder, "index.html")]
+    write_text(written[0], index)
+    for board in boards:
+        for row in board.rows:
+            path = os.path.join(folder, entry_page_name(board, row))
+            write_text(path, _entry_html(board, row))
+            written.append(path)
+    return written
