@@ -2,35 +2,44 @@
 
 Every other stage runs after it (each depends on one of its outputs), so a bad value (e.g.
 `dvc exp run -S metrics.tau=2`) stops the pipeline here, before DVC removes a single output. It writes what
-the stages read beyond their params: the dataset (with the simulated world's shape), the catalogue (the
-models, task labels and simulation settings params.yaml names) and links to every real model file (DVC
-follows them: new content in a file reruns ``model_files``). A valid change of one knob leaves all three
-unchanged, so it reruns only the stages that list that knob as a param.
+the stages read beyond their params: the datasets, VG150 and panoptic (with the simulated worlds' shapes),
+the catalogue (the models, task labels and simulation settings params.yaml names) and links to every real
+model file (DVC follows them: new content in a file reruns ``model_files`` and ``inputs``). A valid change of
+one knob leaves them unchanged, so it reruns only the stages that list that knob as a param.
 """
 
 from sgg_eval.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import link_files
 from sgg_eval.pipeline.params_check import check_params
+from sgg_eval.pipeline.psg_params import is_psg_model
 
 
 def main() -> None:
     params = load_params()
     check_params(params)
+    psg_name = params["psg_dataset"]["name"]
     link_files(
         "data/params/model_links",
         {
-            f"{name}.{task}": (path, f"models.{name}.files.{task}")
+            f"{name}.{key}": (path, f"models.{name}.files.{key}")
             for name, cfg in params["models"].items()
             if cfg["source"] == "file"
-            for task, path in (cfg.get("files") or {}).items()
+            for key, path in (cfg.get("files") or {}).items()
+            if not is_psg_model(cfg) or key == psg_name  # a PSG model: the submission for this dataset only
         },
     )
     dataset = dict(params["dataset"])
     if dataset["kind"] == "simulated":
         dataset["world"] = params["simulation"]["world"]
     write_json("data/params/dataset.json", dataset)
-    write_json("data/params/catalogue.json", {k: params[k] for k in ("models", "tasks", "simulation")})
+    psg_dataset = dict(params["psg_dataset"])
+    if psg_dataset["kind"] == "simulated":
+        psg_dataset["world"] = params["psg_simulation"]["world"]
+    write_json("data/params/psg_dataset.json", psg_dataset)
+    write_json(
+        "data/params/catalogue.json", {k: params[k] for k in ("models", "tasks", "simulation", "psg_simulation")}
+    )
     print(f"check_params: params.yaml and the {len(params['models'])} models it names are valid")
 
 

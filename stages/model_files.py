@@ -6,6 +6,7 @@ one model's file depend on that model's JSON only (``sgg_eval.pipeline.fingerpri
 from sgg_eval.data.types import TASKS
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import write_tree
+from sgg_eval.pipeline.psg_params import is_psg_model
 
 OUTPUT = "data/model_files"
 CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-256: a file is hashed once
@@ -15,6 +16,8 @@ def main() -> None:
     params = load_params()
     files, labels = {}, {}
     for name, cfg in params["models"].items():
+        if is_psg_model(cfg):
+            continue  # one submission per PSG dataset: the inputs stage fingerprints the one evaluated
         for task in TASKS:
             if cfg["source"] == "simulated":
                 files[name, task] = None

@@ -1,4 +1,5 @@
-"""DVC stage track: every evaluation entry x task as a nested MLflow run under one pipeline run."""
+"""DVC stage track: every evaluation as a nested MLflow run under its dataset's pipeline run (VG150: entry x
+task; PSG: entry x protocol)."""
 
 from sgg_eval.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
@@ -13,8 +14,10 @@ def main() -> None:
         print("track: tracking disabled (tracking.enabled=false)")
         return
     ids = run_track(params, out)
-    if ids:
-        print(f"track: {len(ids['children'])} runs under parent {ids['parent']}; `make ui` to browse them")
+    for dataset, logged in (ids or {}).items():
+        print(
+            f"track: {len(logged['children'])} {dataset} runs under parent {logged['parent']}; `make ui` to browse them"
+        )
 
 
 if __name__ == "__main__":

@@ -86,3 +86,16 @@ def panoptic_files(folder: Path) -> None:
     for name in ("psg.json", "coco"):
         (folder / "openpsg" / name).symlink_to(folder / name)
     unpack(files, folder / "pack")
+
+
+def real_psg(project: Path, model_yaml: str, elsewhere: Path) -> Path:
+    """The README's real-PSG setup: ``psg.json`` and ``coco/`` in `data/raw/psg/` (the generated PSG-like
+    fixture as if it were PSG) and the README's `conf/model/my_psg.yaml`, its submission written under
+    ``elsewhere`` (for `/path/to/`); returns the submission."""
+    files = write_psg_fixture(project / "data/raw/psg", seed=4, test=12, other=6, min_false=1)
+    model_yaml = model_yaml.replace("/path/to/", f"{elsewhere}/")
+    (submission,) = re.findall(r"files: \{psg: (\S+)\}", model_yaml)
+    Path(submission).parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(files["zip"], submission)
+    (project / "conf/model/my_psg.yaml").write_text(model_yaml)
+    return Path(submission)

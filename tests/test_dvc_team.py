@@ -21,6 +21,7 @@ def repo(tmp_path_factory):
     p = copy_project(tmp_path_factory.mktemp("team"))
     for rel, old, new in (
         ("conf/dataset/vg150_sim.yaml", "scale: default", "scale: tiny"),
+        ("conf/psg_dataset/psg_sim.yaml", "scale: default", "scale: tiny"),
         ("conf/tracking/default.yaml", "enabled: true", "enabled: false"),
     ):
         f = p / rel

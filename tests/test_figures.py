@@ -10,7 +10,7 @@ from sgg_eval.report import figures
 
 def test_tau_sweep_lines_are_distinguishable_and_the_legend_is_outside(tmp_path, monkeypatch):
     drawn = {}
-    monkeypatch.setattr(figures, "_save", lambda fig, folder, name: drawn.setdefault("fig", fig) and [])
+    monkeypatch.setattr(figures, "save_figure", lambda fig, folder, name: drawn.setdefault("fig", fig) and [])
     taus = np.linspace(0, 1, 11)
     methods = ["Baseline", "TDE", "DLFE", "NICE", "Reweight", "RTPB(CB)", "PKO"]
     curves = {f"{b} {m}": (taus, taus * 0.1 + i) for b in ("Motifs", "VCTree") for i, m in enumerate(methods)}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sgg_eval.metrics.names import mlflow_key
 from sgg_eval.stats import read_stats
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -63,7 +64,7 @@ def mlflow_runs(uri: str) -> list:
 def project(tmp_path_factory):
     p = copy_project(tmp_path_factory.mktemp("pipeline"))
     uri = f"sqlite:///{p / 'mlruns.db'}"
-    overrides = ["dataset.sim.scale=tiny", f"tracking.uri={uri}"]
+    overrides = ["dataset.sim.scale=tiny", "psg_dataset.sim.scale=tiny", f"tracking.uri={uri}"]
     params_with(p, *overrides)
     first = run([sys.executable, "-m", "dvc", "repro"], p)
     return p, uri, overrides, first
@@ -82,9 +83,21 @@ def test_repro_produces_tables_figures_and_runs(project):
         "evaluate@",
         "tables",
         "figures",
+        "psg_data",
+        "psg_stats",
+        "psg_simulate",
+        "psg_evaluate@",
+        "psg_tables",
+        "psg_figures",
+        "site",
         "track",
     ):
         assert f"Running stage '{stage}" in first, stage
+    psg_table = (p / "reports/psg/tables/psg_table1_recall.md").read_text()
+    methods = ("IMP", "Neural-Motifs", "GPS-Net", "VCTree", "PSGTR", "PSGFormer", "Pair-Net", "HiLo")
+    assert "SIMULATED" in psg_table and "protocol sgbench" in psg_table and all(f"| {m} " in psg_table for m in methods)
+    site = (p / "reports/site/index.html").read_text()
+    assert site.count("<table") == 4 and all(m in site for m in methods)  # PredCls, SGCls, SGDet, PSG
     for t in TABLES:
         for ext in ("md", "tex", "csv"):
             assert (p / f"reports/tables/{t}.{ext}").stat().st_size > 0
@@ -105,10 +118,14 @@ def test_repro_produces_tables_figures_and_runs(project):
     n = len(params["evaluation"]["entries"]) * len(params["evaluation"]["tasks"])
     runs = mlflow_runs(uri)
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
-    assert len(children) == n and len(runs) == n + 1
+    psg = [r for r in children if r.data.tags["sgg_eval.task"] == "panoptic"]
+    m = len(params["evaluation"]["psg_entries"]) * len(params["evaluation"]["psg_protocols"])
+    # a parent run per dataset (VG150, PSG): their tables never mix
+    assert len(children) - len(psg) == n and len(psg) == m and len(runs) == n + m + 2
+    assert {r.info.run_name.split("/")[0] for r in psg} == {params["psg_dataset"]["name"]}
     again = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage" not in again, again  # a second repro runs nothing
-    assert len(mlflow_runs(uri)) == n + 1
+    assert len(mlflow_runs(uri)) == n + m + 2
 
 
 def test_logged_metrics_match_the_json_files(project):
@@ -117,6 +134,11 @@ def test_logged_metrics_match_the_json_files(project):
         if "mlflow.parentRunId" not in r.data.tags:
             continue
         entry, task = r.data.tags["sgg_eval.model"], r.data.tags["sgg_eval.task"]
+        if task == "panoptic":  # PSG: one run per entry and protocol
+            psg = json.loads((p / f"data/psg_sim/results/metrics/{entry}.json").read_text())
+            expected = psg["protocols"][r.data.tags["sgg_eval.protocol"]]["metrics"]
+            assert {mlflow_key(task, k): v for k, v in expected.items() if v is not None} == r.data.metrics
+            continue
         doc = json.loads((p / f"data/vg150_sim/results/metrics/{entry}/{task}.json").read_text())
         assert doc["metrics"]["F1@50"] is not None and (doc["metrics"]["det_mAP@50"] is not None) == (task == "sgdet")
         for name, value in doc["metrics"].items():
@@ -349,8 +371,11 @@ def test_dvc_exp_show_lists_knobs_a_summary_and_code_as_folders(project):
         run(git + args, p)
     table = run([sys.executable, "-m", "dvc", "exp", "show", "--no-pager", "--md"], p).splitlines()
     header = [h.strip() for h in table[0].strip().strip("|").split("|")]
-    per_stage = [h for h in header if h.startswith(("data/inputs/", "data/model_files/"))]
-    assert len(header) - len(per_stage) <= 61, (len(header), header)  # 61 on the tiny default
+    per_stage = [h for h in header if h.startswith(("data/inputs/", "data/model_files/", "data/psg_inputs/"))]
+    # the panoptic axis: psg_dataset (5), paths.psg_data, evaluation.psg_* (2) and its stages' 7 folders
+    panoptic = [h for h in header if "psg" in h and h not in per_stage]
+    assert len(header) - len(per_stage) - len(panoptic) <= 61, (len(header), header)  # 61 on the tiny default
+    assert len(panoptic) <= 15, panoptic
     # per-predicate values (once 19,346 columns like `per_predicate.mR@20.on`) are not DVC metrics
     assert "predcls.R@50" in header and not any(re.search(r"(^|[.:])per_predicate\.", h) for h in header), header
     assert "metrics.tau" in header and "pko.lam" in header and "src/sgg_eval" in header, header

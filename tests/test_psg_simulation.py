@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from sgg_eval.jsonio import load_yaml
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld, write_psg_world
 
-CONF = load_yaml("conf/simulation/psg.yaml")
+CONF = load_yaml(Path(__file__).resolve().parents[1] / "conf/simulation/psg.yaml")
 TWO_STAGE = ("imp", "motifs", "gpsnet", "vctree")
 ONE_STAGE = ("psgtr", "psgformer", "pair_net", "hilo")
 

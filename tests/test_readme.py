@@ -107,8 +107,8 @@ def fresh_clone(dst: Path, tiny: bool = True) -> Path:
     if (ROOT / ".dvc/plots_offline.html").exists():  # else `make` builds it from npm (best effort)
         shutil.copy2(ROOT / ".dvc/plots_offline.html", dst / ".dvc/plots_offline.html")
     if tiny:
-        conf = dst / "conf/dataset/vg150_sim.yaml"
-        conf.write_text(conf.read_text().replace("scale: default", "scale: tiny"))
+        for conf in (dst / "conf/dataset/vg150_sim.yaml", dst / "conf/psg_dataset/psg_sim.yaml"):
+            conf.write_text(conf.read_text().replace("scale: default", "scale: tiny"))
     git(dst, "init", "-q")
     git(dst, "add", "-A")
     git(dst, "commit", "-q", "-m", "fresh clone")
@@ -233,6 +233,11 @@ def test_audit_example(project):
     assert len(re.findall(r"^- `(R@50=64\.0|R@50=74\.7|mR@100=14\.85)`: ", out, re.M)) == 3, out
 
 
+def test_psg_table_of_the_simulated_benchmark(project):
+    out = sh("cat reports/psg/tables/psg_table3_pairs_predicates.md", project)
+    assert "SIMULATED" in out and "protocol sgbench" in out and "| HiLo" in out and "| IMP" in out
+
+
 def test_real_vg150_with_your_model(project, tmp_path):
     """Last on this copy: it switches the dataset. The README's `conf/model/motifs.yaml`, its files standing in."""
     yaml_block = re.search(r"```yaml\n(# conf/model/motifs.yaml\n.*?)```", README, re.S).group(1)
@@ -244,6 +249,19 @@ def test_real_vg150_with_your_model(project, tmp_path):
         for task in ("predcls", "sgcls", "sgdet"):
             doc = json.loads((project / f"data/vg150/results/metrics/{entry}/{task}.json").read_text())
             assert doc["entry"]["simulated"] is False and doc["counts"]["images_evaluated"] > 0
+
+
+def test_real_psg_with_your_model(project, tmp_path):
+    """After the VG150 switch on this copy: it switches psg_dataset (and `sgg-eval params` recomposes conf/, so
+    the VG150 side is the simulated default again). The README's `conf/model/my_psg.yaml`, its file standing in."""
+    yaml_block = re.search(r"```yaml\n(# conf/model/my_psg.yaml\n.*?)```", README, re.S).group(1)
+    readme_standins.real_psg(project, yaml_block, tmp_path / "elsewhere")
+    sh(".venv/bin/sgg-eval params psg_dataset=psg 'evaluation.psg_entries=[my_psg]'", project)
+    out = sh(".venv/bin/dvc repro", project)
+    assert {"psg_data", "psg_stats", "psg_evaluate", "psg_tables", "track"} <= stages_run(out), out[-2000:]
+    doc = json.loads((project / "data/psg/results/metrics/my_psg.json").read_text())
+    assert doc["entry"]["simulated"] is False and doc["protocols"]["sgbench"]["counts"]["images_evaluated"] > 0
+    assert "| MyPSG" in (project / "reports/psg/tables/psg_table1_recall.md").read_text()
 
 
 def test_command_line_examples(tmp_path):

@@ -23,9 +23,14 @@ def psg_vocabulary(gt: PsgGT) -> Vocabulary:
 
 
 def psg_training_stats(
-    psg: str | os.PathLike, *, drop_non_overlapping: bool = False, background_must_overlap: bool = True
+    psg: str | os.PathLike,
+    *,
+    drop_non_overlapping: bool = False,
+    background_must_overlap: bool = True,
+    simulated: bool = False,
 ) -> TrainingStats:
-    """The statistics of ``psg``'s training split (module docstring)."""
+    """The statistics of ``psg``'s training split (module docstring); ``simulated``: the file is the pipeline's
+    simulated PSG-like benchmark (the statistics then say so)."""
     train = read_psg(psg, boxes=True, split="train")
     if not train.images:
         raise InputError(
@@ -40,7 +45,7 @@ def psg_training_stats(
         (_gt_image(i) for i in test.images),
         drop_non_overlapping=drop_non_overlapping,
         background_must_overlap=background_must_overlap,
-        simulated=False,
+        simulated=simulated,
         source=f"PSG training split of {os.path.basename(os.fspath(psg))} ({len(train.images)} images with relations)",
     )
 

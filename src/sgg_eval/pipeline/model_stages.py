@@ -13,6 +13,7 @@ from sgg_eval.pipeline.paths import (
     prediction_file,
     stats_file,
 )
+from sgg_eval.pipeline.psg_params import is_psg_model
 from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 from sgg_eval.sources import PredictionSource, open_predictions
@@ -32,7 +33,7 @@ def run_simulate(params: dict) -> list[str]:
     stats = read_stats(stats_file(params))
     by_backbone: dict[str, dict[str, str]] = defaultdict(dict)
     for name, cfg in params["models"].items():
-        if cfg["source"] == "simulated":
+        if cfg["source"] == "simulated" and not is_psg_model(cfg):  # PSG models: psg_stages
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
     method_params = MethodParams(**sim["methods"])

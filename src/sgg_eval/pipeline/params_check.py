@@ -15,7 +15,9 @@ from dataclasses import fields
 from sgg_eval.defaults import IMR_KS, PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.options import RANGES, check_option
+from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
+from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 from sgg_eval.splits import DATASET_KINDS
@@ -79,16 +81,18 @@ def _known_keys(section: Mapping, cls, key: str) -> None:
 # added by the catalogue), so a misspelt or stray key is refused instead of silently ignored
 SECTIONS = {
     "dataset": None,  # by kind: see _check_dataset
+    "psg_dataset": None,  # by kind: see psg_params
     "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
     "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot"),
     "tracking": ("uri", "experiment", "enabled"),
-    "evaluation": ("tasks", "entries", "summary_entry", "model"),
+    "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
-    "paths": ("data", "reports", *("splits", "stats", "predictions", "results")),
+    "paths": ("data", "reports", "psg_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
     "models": None,
     "tasks": None,
     "simulation": None,
+    "psg_simulation": None,
 }
 DATASET_KEYS = ("name", "kind", "raw", "sim", "num_val_im", "box_scale")
 
@@ -101,11 +105,11 @@ def _sections(params: Mapping) -> None:
         node = _get(params, section)
         if not isinstance(node, Mapping):
             raise InputError("must be a mapping", field=section)
-        allowed = DATASET_KEYS if section == "dataset" else keys
+        allowed = DATASET_KEYS if section == "dataset" else keys  # psg_dataset: psg_params
         stray = sorted(set(node) - set(allowed), key=str) if allowed is not None else []
         if stray:
             raise InputError(f"unknown setting {stray[0]!r:.40}", field=section)
-    for key in ("dataset.name", "dataset.raw", "paths.data", "paths.reports"):
+    for key in ("dataset.name", "dataset.raw", "paths.data", "paths.psg_data", "paths.reports"):
         value = _get(params, key)
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"{value!r:.40} is not a name or path", field=key)
@@ -139,6 +143,7 @@ def check_params(params: Mapping) -> None:
         raise InputError("must be a non-empty name", field="tracking.experiment")
     _check_simulation(params)
     _check_models(params)
+    check_psg(params)
 
 
 def _check_dataset(params: Mapping) -> None:
@@ -218,7 +223,8 @@ def _base_model(params: Mapping, entry: str) -> str:
 
 
 def _check_models(params: Mapping) -> None:
-    models = _get(params, "models")
+    """The VG150 models (PSG ones: ``psg_params``)."""
+    models = {name: m for name, m in _get(params, "models").items() if not is_psg_model(m)}
     evaluation = _get(params, "evaluation")
     if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
         if evaluation["model"] not in models:

@@ -105,6 +105,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
+    from sgg_eval.pipeline.psg_reports import psg_runs
     from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
 
     t = params["tracking"]
@@ -126,7 +127,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         info = doc["entry"]
         children.append(
             ChildRun(
-                name=f"{entry}/{task}",
+                name=f"{params['dataset']['name']}/{entry}/{task}",
                 params={
                     **common,
                     "model": entry,
@@ -139,6 +140,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
                 artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
                 tags={
                     "sgg_eval.task": task,
+                    "sgg_eval.dataset": params["dataset"]["name"],
                     "sgg_eval.model": entry,
                     "sgg_eval.method_family": method_family(info["method"]),
                 },
@@ -154,10 +156,22 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         uri,
         t["experiment"],
         f"pipeline {params['dataset']['name']}",
-        common,
+        {**common, "dataset": params["dataset"]["name"]},
         children,
         parent_artifacts=figures + tables + inputs,
-        parent_tags={"sgg_eval.kind": "pipeline"},
+        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["dataset"]["name"]},
+    )
+    # the panoptic benchmark: its own parent run, so its tables never mix with VG150's
+    psg_common, psg_children = psg_runs(params, git_commit(root))
+    psg_files = sorted(str(p) for p in Path(reports, "psg").glob("*/*") if p.suffix in (".md", ".png"))
+    psg_ids = log_runs(
+        uri,
+        t["experiment"],
+        f"pipeline {params['psg_dataset']['name']}",
+        psg_common,
+        psg_children,
+        parent_artifacts=psg_files + inputs,
+        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["psg_dataset"]["name"]},
     )
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
     write_json(
@@ -165,8 +179,8 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         {
             "tracking_uri_kind": uri.split(":", 1)[0],
             "experiment": t["experiment"],
-            "logged": ids is not None,
-            "runs": sorted(c.name for c in children),
+            "logged": ids is not None and psg_ids is not None,
+            "runs": sorted(c.name for c in children + psg_children),
         },
     )
-    return ids
+    return None if ids is None or psg_ids is None else {"vg150": ids, "psg": psg_ids}

@@ -23,7 +23,7 @@ plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 10, "axes.titlesiz
 TICK = 9  # predicate-name tick labels: readable at 100% on a page
 
 
-def _save(fig, folder: str, name: str) -> list[str]:
+def save_figure(fig, folder: str, name: str) -> list[str]:
     paths = []
     for ext in ("png", "svg"):
         path = os.path.join(folder, f"{name}.{ext}")
@@ -34,7 +34,7 @@ def _save(fig, folder: str, name: str) -> list[str]:
     return paths
 
 
-def _note(fig, simulated: bool) -> None:
+def note_simulated(fig, simulated: bool) -> None:
     if simulated:
         fig.text(0.995, 0.005, "SIMULATED data", ha="right", va="bottom", fontsize=8, color="firebrick")
 
@@ -74,8 +74,8 @@ def score_heatmaps(
         ax.set_ylabel("ground-truth predicate")
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.01).set_label(unit)
     fig.suptitle("Mean score vector per ground-truth predicate (PredCls)")
-    _note(fig, simulated)
-    return _save(fig, folder, "fig2_score_heatmaps")
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, "fig2_score_heatmaps")
 
 
 def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simulated: bool) -> list[str]:
@@ -90,8 +90,8 @@ def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simul
     for i, v in enumerate(num_pairs[order]):
         if i >= len(order) - 6:
             ax.text(i, v, str(int(v)), ha="center", va="bottom", fontsize=8)
-    _note(fig, simulated)
-    return _save(fig, folder, "fig3_composable_pairs")
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, "fig3_composable_pairs")
 
 
 def mr_vs_imr(
@@ -108,8 +108,8 @@ def mr_vs_imr(
     ax.set_ylim(0, 118)
     ax.set_title(f"Per-predicate mR@50 vs IMR@20, {model}, PredCls (predicates by training frequency)")
     ax.legend(loc="upper center", ncol=2, frameon=False)
-    _note(fig, simulated)
-    return _save(fig, folder, "fig4_mr_vs_imr")
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, "fig4_mr_vs_imr")
 
 
 def predicate_weights(
@@ -137,8 +137,8 @@ def predicate_weights(
     ax.set_ylabel("weight of the predicate")
     ax.set_title("Per-predicate weight under each metric (predicates by training frequency)")
     ax.legend()
-    _note(fig, simulated)
-    return _save(fig, folder, "fig5_predicate_weights")
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, "fig5_predicate_weights")
 
 
 def wimr_vs_tau(
@@ -172,5 +172,5 @@ def wimr_vs_tau(
     ax.set_title(f"{metric_name('wIMR', k)} against τ (PredCls)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    _note(fig, simulated)
-    return _save(fig, folder, name)
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, name)

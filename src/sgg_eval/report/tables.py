@@ -19,8 +19,15 @@ from sgg_eval.defaults import BLIND_K, IMR_KS, RECALL_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import PREDCLS, SGCLS, SGDET, TASKS
 
-# Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100.
+# Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100; and lower is
+# better, so the smallest is marked best. A column "PRk (openpsg)" (one per protocol) is PRk too.
 UNSCALED = frozenset({"PRk"})
+
+
+def _base(column: str) -> str:
+    return column.split(" (", 1)[0]
+
+
 # Tables 2 and 3 of the paper: R, mR, IMR and wIMR at each K of their lists.
 PAPER_COLUMNS = [
     *(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS),
@@ -77,12 +84,13 @@ class Table:
             text[col] = df[col].astype(str)
         groups = df["section"] if self._sectioned else pd.Series("", index=df.index)
         for col in self.columns:
-            scale = 1.0 if col in UNSCALED else self.scale
+            scale = 1.0 if _base(col) in UNSCALED else self.scale
             values = df[col]
             cells = values.map(lambda v: "-" if np.isnan(v) else f"{scale * v:.{2}f}")
             if self.mark_best:
                 # ranks on values rounded to 12 digits, so float noise never splits a tie
-                rank = values.round(12).groupby(groups).rank(method="dense", ascending=False)
+                lower_better = _base(col) in UNSCALED
+                rank = values.round(12).groupby(groups).rank(method="dense", ascending=lower_better)
                 cells = cells.where(rank != 1, cells.map(bold)).where(rank != 2, cells.map(under))
             text[col] = cells
         if not self._sectioned:

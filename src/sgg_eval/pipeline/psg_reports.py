@@ -1,0 +1,85 @@
+"""The panoptic DVC stages after ``psg_evaluate``: ``psg_tables`` (the SGBench paper's Tables 1-3, ours, every
+metric, published beside ours) and ``psg_figures`` (its Fig. 3), from the documents ``psg_evaluate`` wrote
+(``pipeline.psg_stages``)."""
+
+from __future__ import annotations
+
+from sgg_eval.pipeline.psg_stages import load_psg_results, simulated_dataset
+
+
+def _setting(params: dict, results: dict[str, dict]) -> tuple[list[str], str, bool, float]:
+    protocols = list(params["evaluation"]["psg_protocols"])
+    simulated = simulated_dataset(params) or any(doc["entry"]["simulated"] for doc in results.values())
+    return protocols, params["psg_dataset"]["name"], simulated, float(params["metrics"]["tau"])
+
+
+def run_psg_tables(params: dict, folder: str) -> list[str]:
+    """Write every PSG table into ``folder``; returns the files written."""
+    from sgg_eval.report.psg_tables import psg_tables, published_vs_ours
+
+    results = load_psg_results(params)
+    protocols, dataset, simulated, tau = _setting(params, results)
+    tables = psg_tables(results, protocols, dataset, simulated, tau)
+    tables.append(published_vs_ours(results, protocols[0], dataset, simulated))
+    return [path for table in tables for path in table.write(folder)]
+
+
+def run_psg_figures(params: dict, folder: str) -> list[str]:
+    """Fig. 3 (PR@50 against PRk) under the first protocol of ``evaluation.psg_protocols``."""
+    from sgg_eval.metrics.names import metric_name
+    from sgg_eval.report.psg_figures import pr_vs_prank
+
+    results = load_psg_results(params)
+    protocols, dataset, simulated, tau = _setting(params, results)
+    protocol = protocols[0]
+    points = {
+        doc["entry"]["method"]: (
+            doc["protocols"][protocol]["metrics"].get(metric_name("PR", 50)),
+            doc["protocols"][protocol]["metrics"].get("PRk"),
+        )
+        for doc in results.values()
+    }
+    return pr_vs_prank(points, f"{dataset}, protocol {protocol}", folder, simulated)
+
+
+def psg_runs(params: dict, commit: str) -> tuple[dict, list]:
+    """The PSG parent run's params and one MLflow child run per PSG entry × protocol: named
+    ``<psg_dataset>/<entry>/<protocol>``, metrics ``panoptic/<name>`` (apart from VG150's task columns)."""
+    from sgg_eval.defaults import IMR_KS, RECALL_KS
+    from sgg_eval.pipeline.psg_stages import PANOPTIC, psg_metrics_file
+    from sgg_eval.pipeline.tracking import ChildRun, metrics_of
+
+    dataset = params["psg_dataset"]["name"]
+    common = {
+        "dataset": dataset,
+        "protocols": list(params["evaluation"]["psg_protocols"]),
+        "tau": params["metrics"]["tau"],
+        "recall_ks": list(RECALL_KS),
+        "imr_ks": list(IMR_KS),
+        "git_commit": commit,
+    }
+    children = []
+    for entry, doc in load_psg_results(params).items():
+        for protocol, result in doc["protocols"].items():
+            children.append(
+                ChildRun(
+                    name=f"{dataset}/{entry}/{protocol}",
+                    params={
+                        **{k: v for k, v in common.items() if k != "protocols"},
+                        "protocol": protocol,
+                        "model": entry,
+                        "task": PANOPTIC,
+                        "method": doc["entry"]["method"],
+                        "simulated": doc["entry"]["simulated"],
+                    },
+                    metrics=metrics_of(PANOPTIC, result),
+                    artifacts=[psg_metrics_file(params, entry)],
+                    tags={
+                        "sgg_eval.task": PANOPTIC,
+                        "sgg_eval.dataset": dataset,
+                        "sgg_eval.protocol": protocol,
+                        "sgg_eval.model": entry,
+                    },
+                )
+            )
+    return common, children

@@ -1,0 +1,172 @@
+"""The panoptic DVC stages up to the metrics: ``psg_data`` (the simulated PSG-like benchmark, or the real
+files' fingerprint), ``psg_stats`` (its training statistics), ``psg_simulate`` (the SIMULATED models'
+SGBench submissions) and ``psg_evaluate`` (one entry under every protocol of ``evaluation.psg_protocols``).
+
+Layout under ``paths.psg_data``: ``psg/`` (simulated: ``psg.json`` and ``coco/panoptic/*.png``; always
+``summary.json``), ``stats/stats.h5``, ``predictions/simulated/<model>.zip`` and
+``results/metrics/<entry>.json``. A real dataset's files stay where ``psg_dataset.raw`` says.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sgg_eval.atomic import write_json
+from sgg_eval.errors import InputError
+from sgg_eval.simulate.psg_world import PsgWorld
+
+# the "task" of a PSG entry in data/inputs/<entry>/<task>.json (stage inputs): panoptic SGG
+PANOPTIC = "panoptic"
+
+
+def simulated_dataset(params: dict) -> bool:
+    return params["psg_dataset"]["kind"] == "simulated"
+
+
+def psg_files(params: dict) -> tuple[str, str]:
+    """``psg.json`` and the folder its ``pan_seg_file_name`` values are relative to."""
+    d = params["psg_dataset"]
+    if simulated_dataset(params):
+        folder = params["paths"]["psg_psg"]
+        return f"{folder}/psg.json", f"{folder}/coco"
+    return os.path.join(d["raw"], d["json"]), os.path.join(d["raw"], d["root"])
+
+
+def psg_stats_file(params: dict) -> str:
+    return f"{params['paths']['psg_stats']}/stats.h5"
+
+
+def psg_prediction_file(params: dict, entry: str) -> str:
+    """The submission ``psg_evaluate@<entry>`` reads: simulated, or ``files.<psg_dataset.name>``."""
+    cfg = params["models"][entry]
+    if cfg["source"] == "simulated":
+        return f"{params['paths']['psg_predictions']}/simulated/{entry}.zip"
+    return cfg["files"][params["psg_dataset"]["name"]]
+
+
+def psg_metrics_file(params: dict, entry: str) -> str:
+    return f"{params['paths']['psg_results']}/metrics/{entry}.json"
+
+
+def world_of(params: dict) -> PsgWorld:
+    return PsgWorld(**params["psg_dataset"]["sim"], **params["psg_simulation"]["world"])
+
+
+def run_psg_data(params: dict) -> dict:
+    """Simulated: write the benchmark. Real: check ``psg.json`` and fingerprint it and every test PNG it names
+    (so that new content reruns what reads it). Writes and returns ``psg/summary.json``."""
+    from sgg_eval.formats.psg_gt import read_psg
+    from sgg_eval.pipeline.fingerprint import sha256_of
+
+    folder = params["paths"]["psg_psg"]
+    json_path, root = psg_files(params)
+    if simulated_dataset(params):
+        from sgg_eval.simulate.psg_world import write_psg_world
+
+        counts = write_psg_world(world_of(params), folder)
+        summary = {"dataset": params["psg_dataset"]["name"], "simulated": True, **counts}
+    else:
+        gt = read_psg(json_path, root)
+        pngs = {}
+        for image in gt.images:
+            png = os.path.join(root, image.png)
+            if not os.path.isfile(png):
+                raise InputError("panoptic PNG not found", path=png, image_id=image.image_id, field="pan_seg_file_name")
+            pngs[image.png] = sha256_of(png)
+        summary = {
+            "dataset": params["psg_dataset"]["name"],
+            "simulated": False,
+            "psg_json": {"path": json_path, "sha256": sha256_of(json_path)},
+            "test": {"images": len(gt.images), "without_relations": gt.without_relations},
+            "pngs_sha256": pngs,
+        }
+    write_json(f"{folder}/summary.json", summary)
+    return summary
+
+
+def run_psg_stats(params: dict) -> dict:
+    """The training statistics of the PSG dataset (``psg_stats``) and their summary."""
+    from sgg_eval.psg_stats import psg_training_stats
+    from sgg_eval.stats import summarize, write_stats
+
+    opts = params["stats"]
+    stats = psg_training_stats(
+        psg_files(params)[0],
+        drop_non_overlapping=opts["drop_non_overlapping"],
+        background_must_overlap=opts["background_must_overlap"],
+        simulated=simulated_dataset(params),
+    )
+    summary = summarize(stats)
+    write_stats(psg_stats_file(params), stats)
+    write_json(f"{params['paths']['psg_stats']}/summary.json", summary)
+    return summary
+
+
+def simulated_psg_models(params: dict) -> list[str]:
+    return [e for e in params["evaluation"]["psg_entries"] if params["models"][e]["source"] == "simulated"]
+
+
+def run_psg_simulate(params: dict) -> list[str]:
+    """Every simulated PSG entry's submission ZIP, and their list (``index.json``, so the folder is never
+    empty); returns the files written."""
+    from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
+
+    folder = f"{params['paths']['psg_predictions']}/simulated"
+    os.makedirs(folder, exist_ok=True)
+    sim = params["psg_simulation"]
+    names = simulated_psg_models(params) if simulated_dataset(params) else []
+    out = {name: psg_prediction_file(params, name) for name in names}
+    if names:
+        write_psg_models(
+            world_of(params),
+            {k: PsgDetector(**v) for k, v in sim["detectors"].items()},
+            {name: PsgMethod(**sim["methods"][params["models"][name]["sim_method"]]) for name in names},
+            out,
+            seed=int(sim["seed"]),
+        )
+    write_json(f"{folder}/index.json", {"simulated_submissions": sorted(os.path.basename(p) for p in out.values())})
+    return list(out.values())
+
+
+def run_psg_evaluate(params: dict, entry: str) -> dict:
+    """``entry`` under every protocol of ``evaluation.psg_protocols`` (one pass over the images), with the
+    training statistics (zR@K, wIMR@K at ``metrics.tau``); writes and returns the document."""
+    from sgg_eval.psg_evaluate import evaluate_protocols
+
+    json_path, root = psg_files(params)
+    cfg = params["models"][entry]
+    protocols = tuple(params["evaluation"]["psg_protocols"])
+    docs = evaluate_protocols(
+        psg_prediction_file(params, entry),
+        json_path,
+        root,
+        protocols,
+        stats=psg_stats_file(params),
+        tau=float(params["metrics"]["tau"]),
+    )
+    for doc in docs.values():  # the paths say where the pipeline keeps them; the fingerprint is data/inputs
+        doc["input"]["predictions"] = os.path.relpath(doc["input"]["predictions"])
+    doc = {
+        "entry": {
+            "name": entry,
+            "method": cfg["method"],
+            "simulated": cfg["source"] == "simulated" or simulated_dataset(params),
+            "dataset": params["psg_dataset"]["name"],
+        },
+        "protocols": docs,
+    }
+    write_json(psg_metrics_file(params, entry), doc)
+    return doc
+
+
+def load_psg_results(params: dict) -> dict[str, dict]:
+    """Every PSG entry's metrics document that exists, in ``evaluation.psg_entries`` order."""
+    import json
+
+    out = {}
+    for entry in params["evaluation"]["psg_entries"]:
+        path = psg_metrics_file(params, entry)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                out[entry] = json.load(fh)
+    return out

@@ -1,0 +1,106 @@
+"""DVC stage ``site``: the results page (``report.site``) from every metrics document of the pipeline, VG150
+(one board per task) and panoptic SGG (one board per protocol), with each entry's settings and the
+fingerprints of its input files (``data/inputs``, ``data/psg_inputs``)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from sgg_eval.defaults import IMR_KS, RECALL_KS
+from sgg_eval.metrics.names import metric_name
+from sgg_eval.pipeline.eval_stages import load_results, model_label
+from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, simulated_dataset
+from sgg_eval.report.site import Board, SiteRow, write_site
+
+VG_COLUMNS = [metric_name("R", 50), metric_name("mR", 50), metric_name("IMR", 20), metric_name("wIMR", 20)]
+VG_COLUMNS += [metric_name("F1", 50)]
+PSG_COLUMNS = [metric_name("R", 50), metric_name("mR", 50), metric_name("PR", 50), "PRk", "InstR"]
+PSG_COLUMNS += [metric_name("IMR", 20)]
+
+
+def _inputs(folder: str, entry: str, task: str) -> dict[str, str]:
+    path = os.path.join(folder, entry, f"{task}.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if "sha256" not in doc:
+        return {"predictions": doc.get("source", "")}
+    return {"predictions": doc["path"], "bytes": str(doc["bytes"]), "sha256": doc["sha256"]}
+
+
+def _ks() -> dict[str, str]:
+    return {"K (R, mR, PR, F1)": ", ".join(map(str, RECALL_KS)), "K (IMR, wIMR)": ", ".join(map(str, IMR_KS))}
+
+
+def vg_boards(params: dict) -> list[Board]:
+    results = load_results(params)
+    dataset, m = params["dataset"]["name"], params["metrics"]
+    boards = []
+    for task in params["evaluation"]["tasks"]:
+        label = params["tasks"][task]["label"]
+        rows = [
+            SiteRow(
+                entry,
+                model_label(doc["entry"]),
+                doc["metrics"],
+                doc.get("per_predicate", {}),
+                {
+                    "dataset": dataset,
+                    "task": label,
+                    "protocol": str(doc.get("protocol", m["protocol"])),
+                    "tau (wIMR)": f"{doc.get('tau', m['tau']):g}",
+                    **_ks(),
+                    "IoU threshold": f"{doc.get('iou_threshold', m['iou_threshold']):g}",
+                },
+                _inputs("data/inputs", entry, task),
+            )
+            for (entry, t), doc in results.items()
+            if t == task
+        ]
+        simulated = any(doc["entry"]["simulated"] for (_, t), doc in results.items() if t == task)
+        title = f"{dataset} · {label} (protocol {m['protocol']}, tau = {m['tau']:g})"
+        boards.append(Board(f"{dataset}-{task}", title, simulated, VG_COLUMNS, rows, metric_name("R", 100)))
+    return boards
+
+
+def psg_boards(params: dict) -> list[Board]:
+    results = load_psg_results(params)
+    dataset, tau = params["psg_dataset"]["name"], float(params["metrics"]["tau"])
+    boards = []
+    for protocol in params["evaluation"]["psg_protocols"]:
+        rows = [
+            SiteRow(
+                entry,
+                doc["entry"]["method"],
+                doc["protocols"][protocol]["metrics"],
+                doc["protocols"][protocol]["per_predicate"],
+                {
+                    "dataset": dataset,
+                    "task": "panoptic SGG (masks)" if doc["protocols"][protocol]["mode"] == "masks" else "panoptic SGG",
+                    "protocol": protocol,
+                    "tau (wIMR)": f"{tau:g}",
+                    **_ks(),
+                    "IoU threshold": "0.5 (fixed by the PSG protocols)",
+                },
+                _inputs("data/psg_inputs", entry, PANOPTIC),
+            )
+            for entry, doc in results.items()
+            if protocol in doc["protocols"]
+        ]
+        simulated = simulated_dataset(params) or any(doc["entry"]["simulated"] for doc in results.values())
+        title = f"{dataset} · panoptic SGG (protocol {protocol}, tau = {tau:g})"
+        boards.append(
+            Board(f"{dataset}-{PANOPTIC}-{protocol}", title, simulated, PSG_COLUMNS, rows, metric_name("mR", "inf"))
+        )
+    return boards
+
+
+def run_site(params: dict, folder: str) -> list[str]:
+    """The results page for every board into ``folder`` (emptied of earlier pages first)."""
+    entries = os.path.join(folder, "entries")
+    if os.path.isdir(entries):
+        for leaf in os.listdir(entries):
+            os.remove(os.path.join(entries, leaf))
+    return write_site(vg_boards(params) + psg_boards(params), folder)

@@ -1,0 +1,102 @@
+"""A real-PSG run of the pipeline: ``psg_dataset=psg`` and one real model (an SGBench ZIP) on the generated
+PSG-like fixture (tests/psg_fixture.py) used as if it were the real files. The metrics equal the command
+line's on the same files, the tables say real (not simulated), and a new submission reruns only what reads
+it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+import pytest
+from psg_fixture import write_psg_fixture
+from test_pipeline import copy_project, mlflow_runs, params_with, run
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    p = copy_project(tmp_path_factory.mktemp("psg_real"))
+    raw = p / "psg_files"
+    files = write_psg_fixture(raw, seed=5, test=14, other=12, min_false=1)
+    (p / "submissions").mkdir()
+    files["zip"] = files["zip"].rename(p / "submissions/my_psg.zip")  # the model's file is not the dataset's
+    (p / "conf/model/my_psg.yaml").write_text(
+        f"name: my_psg\nbenchmark: psg\nmethod: MyPSG\nsource: file\nfiles:\n  psg: {files['zip']}\n"
+    )
+    uri = f"sqlite:///{p / 'mlflow.db'}"
+    params_with(
+        p,
+        "dataset.sim.scale=tiny",
+        "psg_dataset=psg",
+        f"psg_dataset.raw={raw}",
+        "evaluation.psg_entries=[my_psg]",
+        "evaluation.psg_protocols=[sgbench,openpsg]",
+        f"tracking.uri={uri}",
+    )
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    return p, files, uri, out
+
+
+def test_the_pipeline_equals_the_command_line_on_the_same_files(project, tmp_path):
+    p, files, _, out = project
+    assert "Running stage 'psg_evaluate@my_psg'" in out and "psg_data: real psg" in out
+    doc = json.loads((p / "data/psg/results/metrics/my_psg.json").read_text())
+    assert doc["entry"] == {"name": "my_psg", "method": "MyPSG", "simulated": False, "dataset": "psg"}
+    stats = p / "data/psg/stats/stats.h5"
+    for protocol in ("sgbench", "openpsg"):
+        cli = tmp_path / f"{protocol}.json"
+        run(
+            [
+                sys.executable,
+                "-m",
+                "sgg_eval.cli",
+                "evaluate",
+                str(files["zip"]),
+                "--psg",
+                str(files["psg"]),
+                "--psg-root",
+                str(files["root"]),
+                "--protocol",
+                protocol,
+                "--stats",
+                str(stats),
+                "-o",
+                str(cli),
+            ],
+            p,
+        )
+        theirs = json.loads(cli.read_text())
+        assert doc["protocols"][protocol]["metrics"] == theirs["metrics"], protocol
+        assert doc["protocols"][protocol]["per_predicate"] == theirs["per_predicate"], protocol
+
+
+def test_the_tables_say_real_and_name_both_protocols(project):
+    p, *_ = project
+    table = (p / "reports/psg/tables/psg_table1_recall.md").read_text()
+    assert "SIMULATED" not in table and "protocol sgbench / openpsg" in table and "| MyPSG" in table
+    assert "R@50 (sgbench)" in table and "R@50 (openpsg)" in table
+    assert "Published vs ours" in (p / "reports/psg/tables/psg_published_vs_ours.md").read_text()
+    assert (p / "reports/psg/figures/psg_fig3_pr_vs_prank.png").stat().st_size > 0
+
+
+def test_mlflow_runs_name_dataset_and_protocol(project):
+    _, _, uri, _ = project
+    names = {r.info.run_name for r in mlflow_runs(uri)}
+    assert {"psg/my_psg/sgbench", "psg/my_psg/openpsg"} <= names
+    assert any(n.startswith("pipeline psg ") for n in names) and any(n.startswith("pipeline vg150_sim ") for n in names)
+
+
+def test_a_new_submission_reruns_only_what_reads_it(project):
+    p, files, _, _ = project
+    status = run([sys.executable, "-m", "dvc", "status"], p)
+    assert "up to date" in status, status
+    shutil.copy(files["json"], p / "dummy.json")  # untracked: nothing reads it
+    other = write_psg_fixture(p / "other_fixture", seed=6, test=14, other=12, min_false=1)
+    shutil.copy(other["zip"], files["zip"])  # same file name, new content
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
+    readers = {"check_params", "model_files", "inputs", "psg_evaluate@my_psg", "psg_tables", "psg_figures", "track"}
+    assert {"psg_evaluate@my_psg", "psg_tables"} <= ran <= readers, ran
