@@ -22,8 +22,12 @@ def iou_boxes(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
+# every protocol's IoU threshold; a test sets another to check sgg-eval's iou_threshold
+THRESHOLD = 0.5
+
+
 def match(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
-    """sgbench 1.0.0: the best same-class GT instance (the first of equal IoUs) if its IoU >= 0.5."""
+    """sgbench 1.0.0: the best same-class GT instance (the first of equal IoUs) if its IoU >= 0.5 (THRESHOLD)."""
     out = []
     for q, item in enumerate(pred_items):
         best, best_iou = -1, -1.0
@@ -31,7 +35,7 @@ def match(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
             value = iou(item, gt_item) if int(pred_labels[q]) == int(gt_labels[g]) else 0.0
             if value > best_iou:  # strictly greater: the first of equal values (the lowest GT index) stays
                 best, best_iou = g, value
-        out.append(best if best_iou >= 0.5 else -1)
+        out.append(best if best_iou >= THRESHOLD else -1)
     return out
 
 
@@ -45,7 +49,7 @@ def match_paper(gt_items, gt_labels, pred_items, pred_labels, iou) -> list[int]:
             continue
         x = max(same, key=lambda g: (iou(item, gt_items[g]), -g))  # argmax, the first on ties
         value = iou(item, gt_items[x])
-        if value > 0.5 and (x not in j or value > j[x][1]):
+        if value > THRESHOLD and (x not in j or value > j[x][1]):
             j[x] = (q, value)
     out = [-1] * len(pred_items)
     for x, (q, _) in j.items():
@@ -104,7 +108,7 @@ def image(
         pred2gt = None
 
         def ok(q, g):
-            return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= 0.5
+            return int(pred_labels[q]) == int(gt_labels[g]) and iou(pred_items[q], gt_items[g]) >= THRESHOLD
 
         gc = [tuple(int(v) for v in r) for r in triplets]
     else:

@@ -89,6 +89,24 @@ def test_mlflow_runs_name_dataset_and_protocol(project):
     assert any(n.startswith("pipeline psg ") for n in names) and any(n.startswith("pipeline vg150_sim ") for n in names)
 
 
+def test_the_tau_sweep_covers_psg_exactly(project, monkeypatch):
+    """A sweep job's PSG rows: wIMR@20 at tau = 0 is IMR@20, and at the pipeline's tau the evaluated value."""
+    from sgg_eval.metrics.names import metric_name
+    from sgg_eval.pipeline.config import load_params
+    from sgg_eval.pipeline.sweep import psg_sweep_rows
+
+    p, *_ = project
+    monkeypatch.chdir(p)
+    params = load_params()
+    doc = json.loads((p / "data/psg/results/metrics/my_psg.json").read_text())
+    wimr, imr = metric_name("wIMR", 20), metric_name("IMR", 20)
+    for tau, expect in ((0.0, imr), (0.5, wimr)):
+        rows = {r["task"]: r for r in psg_sweep_rows(params, tau, 20)}
+        assert set(rows) == {"panoptic-sgbench", "panoptic-openpsg"}
+        for protocol in ("sgbench", "openpsg"):
+            assert rows[f"panoptic-{protocol}"][wimr] == doc["protocols"][protocol]["metrics"][expect], (tau, protocol)
+
+
 def test_a_new_submission_reruns_only_what_reads_it(project):
     p, files, _, _ = project
     status = run([sys.executable, "-m", "dvc", "status"], p)

@@ -110,6 +110,26 @@ def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs
     assert any(v is not None and 0 < v < 1 for v in doc["metrics"].values())
 
 
+@pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
+@pytest.mark.parametrize("masks", [True, False])
+@pytest.mark.parametrize("threshold", [0.3, 0.75])
+def test_another_iou_threshold_equals_the_loop_reference_at_it(fixture, protocol, masks, threshold, monkeypatch):
+    """iou_threshold (metrics.iou_threshold, --iou-threshold) moves every protocol's matching, and says so."""
+    pred = fixture["zip"] if masks else fixture["json"]
+    kw = dict(protocol=protocol, stats=str(fixture["stats"]))
+    doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), iou_threshold=threshold, **kw)
+    monkeypatch.setattr(ref, "THRESHOLD", threshold)
+    want = _reference(fixture, masks, protocol)
+    assert set(want) == set(doc["metrics"])
+    for key, value in want.items():
+        got = doc["metrics"][key]
+        assert got is None if value is None else got == pytest.approx(value, abs=1e-12), key
+    at_half = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), **kw)
+    assert doc["metrics"] != at_half["metrics"] and doc["iou_threshold"] == threshold
+    assert any(f"IoU {threshold:g}, not the protocol's 0.5" in n for n in doc["notes"])
+    assert not any("not the protocol's" in n for n in at_half["notes"])
+
+
 @pytest.mark.parametrize("masks", [True, False])
 def test_the_protocols_differ_on_the_fixture(fixture, masks):
     pred = str(fixture["zip"] if masks else fixture["json"])

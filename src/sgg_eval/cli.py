@@ -253,13 +253,13 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
 
     if args.task not in (None, SGDET.name):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
-    if args.protocol in BOX_PROTOCOLS or args.gt or args.zeroshot or args.iou_threshold is not None:
+    if args.protocol in BOX_PROTOCOLS or args.gt or args.zeroshot:
         raise InputError(
-            f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt, --zeroshot or "
-            "--iou-threshold (each protocol matches at IoU 0.5; the zero-shot set comes from --stats)",
+            f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt or --zeroshot (the zero-shot set "
+            "comes from --stats)",
             field="--psg",
         )
-    given = {} if args.tau is None else {"tau": args.tau}
+    given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
     result = run_psg_evaluation(
         args.predictions,
         args.psg,
@@ -371,7 +371,8 @@ def _add_iou_threshold(p: argparse.ArgumentParser, default: float | None = IOU_T
         metavar="T",
         help="SGDet: a predicted object matches a GT object of its label at IoU >= this, in the "
         f"recalls and InstR (default: {IOU_THRESHOLD}, the reference's; PredCls and SGCls use the GT "
-        "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds)",
+        "boxes, so it changes nothing there; det_mAP keeps COCO's thresholds). With --psg: masks or boxes "
+        "match at this IoU (every PSG protocol's is 0.5; another value is a variant, said in the notes)",
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from sgg_eval.defaults import PSG_PROTOCOL, TAU
+from sgg_eval.defaults import IOU_THRESHOLD, PSG_PROTOCOL, TAU
 from sgg_eval.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
@@ -44,17 +44,19 @@ def run_psg_evaluation(
     stats: str | None = None,
     tau: float = TAU,
     jobs: int = 1,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> dict:
-    """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``metrics``, ``per_predicate``,
-    ``counts``, ``notes``). ``stats``: statistics of PSG's training split (``sgg-eval stats --psg``), for
-    zR@K and wIMR@K (exponent ``tau``)."""
+    """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``iou_threshold``, ``metrics``,
+    ``per_predicate``, ``counts``, ``notes``). ``stats``: statistics of PSG's training split (``sgg-eval stats
+    --psg``), for zR@K and wIMR@K (exponent ``tau``). ``iou_threshold``: instances match at this IoU (every
+    protocol's is 0.5; another value is a variant, said in the notes)."""
     if protocol not in PROTOCOLS:
         raise InputError(
             f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG", field="protocol"
         )
-    return evaluate_protocols(predictions, psg, root, (protocol,), boxes=boxes, stats=stats, tau=tau, jobs=jobs)[
-        protocol
-    ]
+    return evaluate_protocols(
+        predictions, psg, root, (protocol,), boxes=boxes, stats=stats, tau=tau, jobs=jobs, iou_threshold=iou_threshold
+    )[protocol]
 
 
 def evaluate_protocols(
@@ -67,9 +69,11 @@ def evaluate_protocols(
     stats: str | None = None,
     tau: float = TAU,
     jobs: int = 1,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> dict[str, dict]:
     """One metrics document per protocol, from one pass over the images (each read and matched once)."""
     check_option("tau", tau)
+    check_option("iou_threshold", iou_threshold)
     legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
     if legacy and boxes:
         raise InputError(
@@ -91,7 +95,9 @@ def evaluate_protocols(
     has_ng = any(len(pred.ng_triplets) for pred in sub.images.values())
     train = _training(stats, gt)
     zeroshot = None if train is None else ZeroShot.of(train)
-    reduced = reduce_images(gt, sub, present, protocols, has_ng=has_ng, zeroshot=zeroshot, jobs=jobs)
+    reduced = reduce_images(
+        gt, sub, present, protocols, has_ng=has_ng, zeroshot=zeroshot, jobs=jobs, iou_threshold=iou_threshold
+    )
     absent_images = [image for image, pred in work if pred is None]
     absent_zs = 0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent_images)
     shared = {
@@ -132,6 +138,11 @@ def evaluate_protocols(
             notes.append(
                 f"{shared['extra']} predicted images are not test images with relations and were not evaluated"
             )
+        if iou_threshold != IOU_THRESHOLD:
+            notes.append(
+                f"instances matched at IoU {iou_threshold:g}, not the protocol's {IOU_THRESHOLD:g}: a variant, not "
+                "comparable with published numbers"
+            )
         if shared["dropped"] and protocol != "openpsg":
             notes.append(f"{shared['dropped']} duplicate triplets dropped (first kept)")
         docs[protocol] = {
@@ -139,6 +150,7 @@ def evaluate_protocols(
             "protocol": protocol,
             "mode": sub.mode,
             "tau": tau,
+            "iou_threshold": iou_threshold,
             "metrics": metrics,
             "per_predicate": per_predicate,
             "counts": {

@@ -17,7 +17,7 @@ import numpy as np
 from sgg_eval import tuning
 from sgg_eval.data.types import triplet_key
 from sgg_eval.formats.psg_gt import PsgGT, PsgImage, segment_index
-from sgg_eval.metrics.panoptic import assign, assign_one_to_one, box_ious, mask_ious
+from sgg_eval.metrics.panoptic import IOU, assign, assign_one_to_one, box_ious, mask_ious
 from sgg_eval.metrics.panoptic_ranks import (
     graph_constrained,
     image_ranks,
@@ -63,12 +63,21 @@ class Reduced:
 
 
 def reduce_images(
-    gt: PsgGT, sub, present: list, protocols: tuple[str, ...], *, has_ng: bool, zeroshot: ZeroShot | None, jobs: int
+    gt: PsgGT,
+    sub,
+    present: list,
+    protocols: tuple[str, ...],
+    *,
+    has_ng: bool,
+    zeroshot: ZeroShot | None,
+    jobs: int,
+    iou_threshold: float = IOU,
 ) -> dict[str, Reduced]:
-    """Every protocol's reduction of the ``present`` (GT image, predicted image) pairs. Under ``openpsg`` an image
-    without a predicted triplet is skipped (OpenPSG's rule)."""
+    """Every protocol's reduction of the ``present`` (GT image, predicted image) pairs, instances matched at
+    ``iou_threshold`` (the protocols' 0.5 by default). Under ``openpsg`` an image without a predicted triplet is
+    skipped (OpenPSG's rule)."""
     chunks = [present[i : i + tuning.PSG_CHUNK] for i in range(0, len(present), tuning.PSG_CHUNK)]
-    args = (gt, sub, protocols, has_ng, zeroshot)
+    args = (gt, sub, protocols, has_ng, zeroshot, iou_threshold)
     if jobs <= 1 or len(chunks) <= 1:
         parts = [_chunk(*args, chunk) for chunk in chunks]
     else:
@@ -99,7 +108,7 @@ def _empty(gt: PsgGT) -> Reduced:
 
 
 def _chunk(
-    gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, chunk: list
+    gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, threshold: float, chunk: list
 ) -> dict[str, Reduced]:
     ranks = {p: ([], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags
     for image, pred in chunk:
@@ -115,9 +124,10 @@ def _chunk(
             if protocol == "openpsg":
                 if not len(pred.rows):
                     continue
-                ok, gc = triplet_ok(iou, pred.labels, image.labels), pred.rows
+                ok, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
             else:
-                pred2gt = (assign if protocol == "sgbench" else assign_one_to_one)(iou, pred.labels, image.labels)
+                matcher = assign if protocol == "sgbench" else assign_one_to_one
+                pred2gt = matcher(iou, pred.labels, image.labels, threshold)
                 ok = instance_ok(pred2gt, len(image.labels))
                 gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
                 cells = predicate_rank_cells(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-IOU = 0.5  # the PSG protocols' fixed threshold (sgbench, its paper, OpenPSG): a fact of theirs, not an option
+from sgg_eval.defaults import IOU_THRESHOLD as IOU  # the PSG protocols' threshold (sgbench, its paper, OpenPSG)
 
 
 def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -77,15 +77,15 @@ def mask_ious(
     return np.divide(inter[:, :g], union, out=np.zeros(union.shape), where=union > 0)
 
 
-def assign_one_to_one(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
-    """``pred2gt`` by the paper's Algorithm 2: best same-class GT (first on ties) if IoU > 0.5, then one prediction
-    per GT instance, the highest IoU (the earliest on ties)."""
+def assign_one_to_one(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray, threshold: float = IOU) -> np.ndarray:
+    """``pred2gt`` by the paper's Algorithm 2: best same-class GT (first on ties) if IoU > ``threshold`` (0.5),
+    then one prediction per GT instance, the highest IoU (the earliest on ties)."""
     if len(iou) == 0:
         return np.zeros(0, dtype=np.int64)
     iou = np.where(labels[:, None] == gt_labels[None, :], iou, 0.0)
     best = iou.argmax(axis=1)
     value = iou[np.arange(len(iou)), best]
-    keep = np.flatnonzero(value > IOU)
+    keep = np.flatnonzero(value > threshold)
     order = keep[np.lexsort((keep, -value[keep], best[keep]))]  # per GT: highest IoU first, then earliest
     winners = order[np.r_[True, best[order][1:] != best[order][:-1]]] if len(order) else order
     out = np.full(len(iou), -1, dtype=np.int64)
@@ -112,10 +112,11 @@ def box_ious(gt_boxes: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
-def assign(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
-    """``pred2gt``: the same-class GT instance of highest IoU (the first on ties) if ≥ 0.5, else −1."""
+def assign(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray, threshold: float = IOU) -> np.ndarray:
+    """``pred2gt``: the same-class GT instance of highest IoU (the first on ties) if ≥ ``threshold`` (0.5), else
+    −1."""
     if len(iou) == 0:
         return np.zeros(0, dtype=np.int64)
     iou = np.where(labels[:, None] == gt_labels[None, :], iou, 0.0)
     best = iou.argmax(axis=1)  # the first maximum: the lowest GT index on ties
-    return np.where(iou[np.arange(len(iou)), best] >= IOU, best, -1)
+    return np.where(iou[np.arange(len(iou)), best] >= threshold, best, -1)

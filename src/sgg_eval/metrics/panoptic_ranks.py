@@ -43,9 +43,9 @@ def instance_ok(pred2gt: np.ndarray, n_gt: int) -> np.ndarray:
     return pred2gt[:, None] == np.arange(n_gt)[None, :]
 
 
-def triplet_ok(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray) -> np.ndarray:
-    """``ok [P, G]`` of OpenPSG's per-triplet matching: same class and IoU ≥ 0.5."""
-    return (iou >= IOU) & (labels[:, None] == gt_labels[None, :])
+def triplet_ok(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray, threshold: float = IOU) -> np.ndarray:
+    """``ok [P, G]`` of OpenPSG's per-triplet matching: same class and IoU ≥ ``threshold`` (0.5)."""
+    return (iou >= threshold) & (labels[:, None] == gt_labels[None, :])
 
 
 def graph_constrained(rows: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ def run_psg_tables(params: dict, folder: str) -> list[str]:
 
     results = load_psg_results(params)
     protocols, dataset, simulated, tau = _setting(params, results)
-    tables = psg_tables(results, protocols, dataset, simulated, tau)
+    tables = psg_tables(results, protocols, dataset, simulated, tau, float(params["metrics"]["iou_threshold"]))
     tables.append(published_vs_ours(results, protocols[0], dataset, simulated))
     return [path for table in tables for path in table.write(folder)]
 
@@ -54,6 +54,7 @@ def psg_runs(params: dict, commit: str) -> tuple[dict, list]:
         "dataset": dataset,
         "protocols": list(params["evaluation"]["psg_protocols"]),
         "tau": params["metrics"]["tau"],
+        "iou_threshold": params["metrics"]["iou_threshold"],
         "recall_ks": list(RECALL_KS),
         "imr_ks": list(IMR_KS),
         "git_commit": commit,

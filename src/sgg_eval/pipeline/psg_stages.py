@@ -130,7 +130,8 @@ def run_psg_simulate(params: dict) -> list[str]:
 
 def run_psg_evaluate(params: dict, entry: str) -> dict:
     """``entry`` under every protocol of ``evaluation.psg_protocols`` (one pass over the images), with the
-    training statistics (zR@K, wIMR@K at ``metrics.tau``); writes and returns the document."""
+    training statistics (zR@K, wIMR@K at ``metrics.tau``), instances matched at ``metrics.iou_threshold``;
+    writes and returns the document."""
     from sgg_eval.psg_evaluate import evaluate_protocols
 
     json_path, root = psg_files(params)
@@ -143,6 +144,7 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
         protocols,
         stats=psg_stats_file(params),
         tau=float(params["metrics"]["tau"]),
+        iou_threshold=float(params["metrics"]["iou_threshold"]),
     )
     for doc in docs.values():  # the paths say where the pipeline keeps them; the fingerprint is data/inputs
         doc["input"]["predictions"] = os.path.relpath(doc["input"]["predictions"])

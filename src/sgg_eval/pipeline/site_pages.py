@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from sgg_eval.defaults import IMR_KS, RECALL_KS
+from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, simulated_dataset
@@ -82,7 +82,7 @@ def psg_boards(params: dict) -> list[Board]:
                     "protocol": protocol,
                     "tau (wIMR)": f"{tau:g}",
                     **_ks(),
-                    "IoU threshold": "0.5 (fixed by the PSG protocols)",
+                    "IoU threshold": f"{doc['protocols'][protocol].get('iou_threshold', IOU_THRESHOLD):g}",
                 },
                 _inputs("data/psg_inputs", entry, PANOPTIC),
             )

@@ -1,7 +1,8 @@
 """Hydra sweeps over metric hyperparameters (wIMR's τ, the IMR K) on saved evaluation results.
 
-A job recomputes wIMR@K(τ) for every entry × task from the per-predicate IMR@K vectors of the metrics
-JSON and n_c of the training statistics, exactly as the evaluator does, so nothing else is recomputed.
+A job recomputes wIMR@K(τ) for every entry × task (and every PSG entry × protocol) from the per-predicate
+IMR@K vectors of the metrics JSON and n_c of the training statistics, exactly as the evaluator does, so
+nothing else is recomputed.
 Each job is a nested MLflow run under one parent run per sweep; the parent is created by
 :class:`SweepReport` before the jobs start (its id is left in the sweep folder, so launchers that run jobs
 in other processes, such as joblib or submitit, find it) and receives the aggregated τ-sweep table and plot.
@@ -53,6 +54,36 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
                 metric_name("IMR", k): doc["metrics"][metric_name("IMR", k)],
             }
         )
+    return rows + psg_sweep_rows(params, tau, k)
+
+
+def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
+    """The same for every PSG entry × protocol (task ``panoptic-<protocol>``), with PSG's training n_c."""
+    from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, psg_stats_file
+    from sgg_eval.pipeline.report_stages import wimr_curve
+    from sgg_eval.stats import read_stats
+
+    results = load_psg_results(params)
+    if not results:
+        return []
+    stats = read_stats(psg_stats_file(params))
+    rows = []
+    for entry, doc in results.items():
+        for protocol, result in sorted(doc["protocols"].items()):
+            rows.append(
+                {
+                    "entry": entry,
+                    "task": f"{PANOPTIC}-{protocol}",
+                    "backbone": "",
+                    "method": doc["entry"]["method"],
+                    "tau": tau,
+                    "k": k,
+                    metric_name("wIMR", k): wimr_curve(
+                        result, stats.vocab.predicate_classes, stats.num_pairs, [tau], k
+                    )[0],
+                    metric_name("IMR", k): result["metrics"][metric_name("IMR", k)],
+                }
+            )
     return rows
 
 

@@ -18,7 +18,7 @@ import csv
 import re
 from importlib import resources
 
-from sgg_eval.defaults import IMR_KS, RECALL_KS
+from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.report.tables import Row, Table
 
@@ -74,11 +74,18 @@ def _table(name: str, caption: str, results, columns, protocols) -> Table:
 
 
 def psg_tables(
-    results: dict[str, dict], protocols: list[str], dataset: str, simulated: bool, tau: float
+    results: dict[str, dict],
+    protocols: list[str],
+    dataset: str,
+    simulated: bool,
+    tau: float,
+    iou_threshold: float = IOU_THRESHOLD,
 ) -> list[Table]:
     """Tables 1-3, ours and the full table for the entries of ``results`` (in its order)."""
     tag = " SIMULATED data: not results on PSG." if simulated else ""
     setting = f"{dataset}, protocol {' / '.join(protocols)}, wIMR tau = {tau:g}"
+    if iou_threshold != IOU_THRESHOLD:
+        setting += f", IoU {iou_threshold:g} (the protocols': {IOU_THRESHOLD:g})"
     all_metrics = sorted({k for doc in results.values() for d in doc["protocols"].values() for k in d["metrics"]})
     return [
         _table("psg_table1_recall", f"Panoptic SGG, R@K and R@k× ({setting}).{tag}", results, TABLE1, protocols),
