@@ -26,7 +26,7 @@ def main() -> None:
         psg_files[entry, PANOPTIC] = psg_prediction_file(params, entry)
         if params["models"][entry]["source"] == "file":
             labels[entry, PANOPTIC] = f"models.{entry}.files.{params['psg_dataset']['name']}"
-    write_tree(PSG_OUTPUT, psg_files, PSG_CACHE, labels)
+    write_tree(PSG_OUTPUT, psg_files, PSG_CACHE, labels, folders=True)  # a submission may be a folder
     print(f"inputs: {len(files) + len(psg_files)} evaluation inputs fingerprinted")
 
 

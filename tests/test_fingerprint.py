@@ -90,3 +90,35 @@ def test_links_follow_the_files_and_a_missing_one_is_refused_before_any_change(t
         link_files(links, {"m.predcls": (str(a), "f1"), "z.sgcls": (str(tmp_path / "gone"), "models.z.files.sgcls")})
     assert err.value.field == "models.z.files.sgcls"
     assert sorted(os.listdir(links)) == ["index.json", "m.predcls"]  # untouched
+
+
+def test_a_submission_folder_is_one_fingerprint_of_its_files_and_one_link_per_file(tmp_path):
+    """SGBench accepts a submission as a folder: its fingerprint changes with any file's content or name and
+    with nothing else; it is linked file by file (DVC follows a link to a file, not one to a folder)."""
+    sub = tmp_path / "sub"
+    (sub / "masks").mkdir(parents=True)
+    (sub / "triplets.json").write_text("{}")
+    (sub / "masks/1.tiff").write_bytes(b"one")
+
+    def digest() -> str:
+        return fingerprints({"models.m.files.psg": str(sub)}, folders=True)["models.m.files.psg"]["sha256"]
+
+    first = digest()
+    listing = "masks/1.tiff\t" + hashlib.sha256(b"one").hexdigest() + "\n"
+    listing += "triplets.json\t" + hashlib.sha256(b"{}").hexdigest() + "\n"
+    assert first == hashlib.sha256(listing.encode()).hexdigest() and digest() == first
+    (sub / "masks/1.tiff").write_bytes(b"One")
+    assert digest() != first
+    (sub / "masks/1.tiff").write_bytes(b"one")
+    (sub / "masks/1.tiff").rename(sub / "masks/2.tiff")
+    assert digest() != first
+    with pytest.raises(InputError, match="is a directory"):
+        fingerprints({"models.m.files.predcls": str(sub)})  # a box model's file is a file
+    links = tmp_path / "links"
+    link_files(links, {"m.psg": (str(sub), "models.m.files.psg")})
+    assert (links / "m.psg/masks/2.tiff").read_bytes() == b"one" and not os.path.islink(links / "m.psg")
+    (sub / "masks/2.tiff").rename(sub / "masks/3.tiff")
+    link_files(links, {"m.psg": (str(sub), "models.m.files.psg")})
+    assert sorted(os.listdir(links / "m.psg/masks")) == ["3.tiff"]  # the stale link is gone
+    link_files(links, {})
+    assert os.listdir(links) == ["index.json"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import zipfile
 
 import pytest
-from psg_fixture import write_psg_fixture
+import tifffile
+from psg_fixture import _tiff, write_psg_fixture
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 
 pytestmark = pytest.mark.integration
@@ -23,16 +25,20 @@ def project(tmp_path_factory):
     files = write_psg_fixture(raw, seed=5, test=14, other=12, min_false=1)
     (p / "submissions").mkdir()
     files["zip"] = files["zip"].rename(p / "submissions/my_psg.zip")  # the model's file is not the dataset's
-    (p / "conf/model/my_psg.yaml").write_text(
-        f"name: my_psg\nbenchmark: psg\nmethod: MyPSG\nsource: file\nfiles:\n  psg: {files['zip']}\n"
-    )
+    files["folder"] = p / "submissions/my_psg_folder"  # the same submission unpacked, as SGBench accepts it
+    with zipfile.ZipFile(files["zip"]) as zf:
+        zf.extractall(files["folder"])
+    for name, path in (("my_psg", files["zip"]), ("my_psg_folder", files["folder"])):
+        (p / f"conf/model/{name}.yaml").write_text(
+            f"name: {name}\nbenchmark: psg\nmethod: MyPSG {name[-6:]}\nsource: file\nfiles:\n  psg: {path}\n"
+        )
     uri = f"sqlite:///{p / 'mlflow.db'}"
     params_with(
         p,
         "dataset.sim.scale=tiny",
         "psg_dataset=psg",
         f"psg_dataset.raw={raw}",
-        "evaluation.psg_entries=[my_psg]",
+        "evaluation.psg_entries=[my_psg,my_psg_folder]",
         "evaluation.psg_protocols=[sgbench,openpsg]",
         f"tracking.uri={uri}",
     )
@@ -44,7 +50,10 @@ def test_the_pipeline_equals_the_command_line_on_the_same_files(project, tmp_pat
     p, files, _, out = project
     assert "Running stage 'psg_evaluate@my_psg'" in out and "psg_data: real psg" in out
     doc = json.loads((p / "data/psg/results/metrics/my_psg.json").read_text())
-    assert doc["entry"] == {"name": "my_psg", "method": "MyPSG", "simulated": False, "dataset": "psg"}
+    assert doc["entry"] == {"name": "my_psg", "method": "MyPSG my_psg", "simulated": False, "dataset": "psg"}
+    folder = json.loads((p / "data/psg/results/metrics/my_psg_folder.json").read_text())
+    for protocol in ("sgbench", "openpsg"):  # the folder is the same submission
+        assert folder["protocols"][protocol]["metrics"] == doc["protocols"][protocol]["metrics"]
     stats = p / "data/psg/stats/stats.h5"
     for protocol in ("sgbench", "openpsg"):
         cli = tmp_path / f"{protocol}.json"
@@ -76,7 +85,7 @@ def test_the_pipeline_equals_the_command_line_on_the_same_files(project, tmp_pat
 def test_the_tables_say_real_and_name_both_protocols(project):
     p, *_ = project
     table = (p / "reports/psg/tables/psg_table1_recall.md").read_text()
-    assert "SIMULATED" not in table and "protocol sgbench / openpsg" in table and "| MyPSG" in table
+    assert "SIMULATED" not in table and "protocol sgbench / openpsg" in table and "| MyPSG my_psg" in table
     assert "R@50 (sgbench)" in table and "R@50 (openpsg)" in table
     assert "Published vs ours" in (p / "reports/psg/tables/psg_published_vs_ours.md").read_text()
     assert (p / "reports/psg/figures/psg_fig3_pr_vs_prank.png").stat().st_size > 0
@@ -116,5 +125,14 @@ def test_a_new_submission_reruns_only_what_reads_it(project):
     shutil.copy(other["zip"], files["zip"])  # same file name, new content
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
-    readers = {"check_params", "model_files", "inputs", "psg_evaluate@my_psg", "psg_tables", "psg_figures", "track"}
+    readers = {"check_params", "model_files", "inputs", "psg_evaluate@my_psg", "psg_tables", "psg_figures"}
+    readers |= {"site", "track"}
     assert {"psg_evaluate@my_psg", "psg_tables"} <= ran <= readers, ran
+    # one file of the folder rewritten in place: only the folder's evaluation (and what follows) reruns
+    tiff = max((files["folder"] / "masks").iterdir(), key=lambda f: f.stat().st_size)
+    stack = tifffile.imread(tiff)
+    tiff.write_bytes(_tiff((1 - stack).reshape(-1, *stack.shape[-2:])))  # every mask inverted
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
+    folder_readers = {r.replace("@my_psg", "@my_psg_folder") for r in readers}
+    assert {"psg_evaluate@my_psg_folder", "psg_tables"} <= ran <= folder_readers, ran

@@ -36,6 +36,16 @@ DATA_LAYOUT = ("splits", "stats", "predictions", "results")
 PSG_LAYOUT = ("psg", "stats", "predictions", "results")
 
 
+def lookup(params: Mapping, key: str):
+    """The value at dotted ``key`` (``metrics.tau``); a missing one is an :class:`InputError` naming the key."""
+    node = params
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise InputError("missing", field=key)
+        node = node[part]
+    return node
+
+
 def _read(path: Path, what: str) -> dict:
     if not path.is_file():
         raise InputError(f"no such {what} (add {path.name} to {path.parent})", path=str(path))

@@ -16,6 +16,7 @@ from sgg_eval.defaults import IMR_KS, PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT
+from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
@@ -26,15 +27,6 @@ from sgg_eval.tasks import TASKS
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
 SIM_KNOBS = ("seed", "scale")  # dataset.sim: the rest of SimParams is simulation.world
-
-
-def _get(params: Mapping, key: str):
-    node = params
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            raise InputError("missing", field=key)
-        node = node[part]
-    return node
 
 
 def _number(

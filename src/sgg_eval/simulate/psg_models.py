@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.simulate.psg_world import SCALES, PsgWorld, _Draw, test_image
+from sgg_eval.simulate.psg_world import SCALES, PsgWorld, WorldDraws, mask_box, test_image
 
 MAX_FALSE = 16  # false-detection slots drawn per image (a detector uses its first false_detections)
 
@@ -131,11 +131,6 @@ def _tiff(masks: list, shape: tuple[int, int]) -> bytes:
     return out.getvalue()
 
 
-def _box(mask: np.ndarray) -> list[float]:
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    return [float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1)]
-
-
 def write_psg_models(
     world: PsgWorld,
     detectors: dict[str, PsgDetector],
@@ -146,7 +141,7 @@ def write_psg_models(
 ) -> None:
     """Write the submission ZIP ``out[name]`` of every method in ``methods`` (by name) for the test images of
     ``world``. Deterministic: the same settings give byte-identical ZIPs."""
-    draw = _Draw(world)
+    draw = WorldDraws(world)
     n_classes = draw.n_classes
     log_freq = np.log(draw.pred_p)
     zips = {name: zipfile.ZipFile(out[name], "w", zipfile.ZIP_DEFLATED) for name in methods}
@@ -177,7 +172,7 @@ def write_psg_models(
                     {
                         "id": entry["image_id"],
                         "seg_filename": seg,
-                        "annotation": [{"bbox": _box(m), "category": c} for m, c in zip(masks, labels)],
+                        "annotation": [{"bbox": mask_box(m), "category": c} for m, c in zip(masks, labels)],
                         "triplets": triplets,
                         "ng_triplets": ng,
                     }

@@ -74,7 +74,7 @@ def _zipf(n: int, a: float) -> np.ndarray:
     return p / p.sum()
 
 
-class _Draw:
+class WorldDraws:
     """The world's distributions, drawn from one image at a time."""
 
     def __init__(self, world: PsgWorld):
@@ -126,7 +126,8 @@ def id_map(rng, h: int, w: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return ids, seg_ids[keep], keep
 
 
-def _box(mask: np.ndarray) -> list[float]:
+def mask_box(mask: np.ndarray) -> list[float]:
+    """The xyxy box of a non-empty mask, as psg.json's ``annotations`` and SGBench's ``bbox`` hold it."""
     rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     return [float(cols[0]), float(rows[0]), float(cols[-1] + 1), float(rows[-1] + 1)]
 
@@ -141,7 +142,7 @@ def png_bytes(ids: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-def test_image(world: PsgWorld, draw: _Draw, index: int) -> tuple[dict, np.ndarray]:
+def test_image(world: PsgWorld, draw: WorldDraws, index: int) -> tuple[dict, np.ndarray]:
     """Test image ``index``: its psg.json entry and its id map (one random stream per image, so the models
     simulator can regenerate any image alone)."""
     rng = np.random.default_rng([world.seed, 1, index])
@@ -156,13 +157,13 @@ def test_image(world: PsgWorld, draw: _Draw, index: int) -> tuple[dict, np.ndarr
         "width": world.width,
         "pan_seg_file_name": f"panoptic/{image_id}.png",
         "segments_info": [{"id": int(s), "category_id": int(c), "iscrowd": 0} for s, c in zip(seg_ids, classes)],
-        "annotations": [{"bbox": _box(ids == s), "category_id": int(c)} for s, c in zip(seg_ids, classes)],
+        "annotations": [{"bbox": mask_box(ids == s), "category_id": int(c)} for s, c in zip(seg_ids, classes)],
         "relations": draw.relations(rng, classes),
     }
     return entry, ids
 
 
-def _train_image(world: PsgWorld, draw: _Draw, index: int, rng) -> dict:
+def _train_image(world: PsgWorld, draw: WorldDraws, index: int, rng) -> dict:
     n = int(np.clip(rng.poisson(world.mean_segments), 4, 24))
     classes = draw.classes(rng, n)
     x1 = rng.uniform(0, world.width - 10, n)
@@ -189,7 +190,7 @@ def write_psg_world(world: PsgWorld, out_dir: str | os.PathLike) -> dict:
     """Write ``out_dir/psg.json`` and ``out_dir/coco/panoptic/<id>.png`` (test images only); returns a summary
     (images, segments and relations per split). ``psg.json`` says ``simulated`` and where its facts come from."""
     facts = psg_facts()
-    draw = _Draw(world)
+    draw = WorldDraws(world)
     n_train, n_test = SCALES[world.scale]
     png_dir = os.path.join(out_dir, "coco", "panoptic")
     os.makedirs(png_dir, exist_ok=True)
