@@ -53,6 +53,7 @@ def test_the_page_is_static_and_offline(site):
     assert index.count("<table") == 2 and "SIMULATED data" in index and "protocol sgbench" in index
     page = (site / entry_page_name(_boards()[0], _boards()[0].rows[1])).read_text()
     assert "0000000000000001" in page and "IoU threshold" in page and 'class="bar"' in page
+    assert "<h2>Metrics</h2>" in page and "<td>PRk</td><td>0.50</td>" in page and "<td>R@50</td><td>50.00</td>" in page
 
 
 def _browser_or_skip():

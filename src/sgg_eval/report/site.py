@@ -142,8 +142,13 @@ def _entry_html(board: Board, row: SiteRow) -> str:
         table(row.settings),
         "<h2>Input files</h2>",
         table(row.inputs),
+        "<h2>Metrics</h2>",
+        table({name: _shown(name, value) for name, value in sorted(row.metrics.items())}),
     ]
-    for metric, values in sorted(row.per_predicate.items()):
+    # the board's columns first (mR@50 before IMR@10), then the rest by name
+    first = [m for m in board.columns if m in row.per_predicate]
+    for metric in first + sorted(set(row.per_predicate) - set(first)):
+        values = row.per_predicate[metric]
         scale = 1.0 if metric in UNSCALED else 100.0
         top = max([scale * v for v in values.values()] + [1e-12])
         bars = "".join(
