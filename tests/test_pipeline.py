@@ -200,8 +200,13 @@ def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
                 continue
             logged = r.data.metrics[f"{row['task']}/{row['entry']}/wIMR_at_20"]
             assert logged == row["wIMR@20"]
-            doc = json.loads((p / f"data/vg150_sim/results/metrics/{row['entry']}/{row['task']}.json").read_text())
-            expected = doc["metrics"]["IMR@20"] if tau == 0 else doc["metrics"]["wIMR@20"]  # evaluated at tau 0.5
+            if row["task"].startswith("panoptic-"):  # a PSG entry under one protocol
+                psg = json.loads((p / f"data/psg_sim/results/metrics/{row['entry']}.json").read_text())
+                metrics = psg["protocols"][row["task"].removeprefix("panoptic-")]["metrics"]
+            else:
+                doc = json.loads((p / f"data/vg150_sim/results/metrics/{row['entry']}/{row['task']}.json").read_text())
+                metrics = doc["metrics"]
+            expected = metrics["IMR@20"] if tau == 0 else metrics["wIMR@20"]  # evaluated at tau 0.5
             assert logged == expected
 
 

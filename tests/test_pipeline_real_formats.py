@@ -90,7 +90,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         "evaluate@real_motifs_pko-predcls",
         "evaluate@pko_only-predcls",
     }
-    after = {"check_params", "reduce", "tables", "figures", "track"}  # its links; what follows the metrics
+    after = {"check_params", "reduce", "tables", "figures", "site", "track"}  # its links; what follows the metrics
     assert reads <= ran <= reads | after, sorted(ran)
     new = json.loads(metrics_json.read_text())["metrics"]
     direct = run_evaluation(
