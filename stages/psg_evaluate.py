@@ -3,6 +3,7 @@ evaluation.psg_protocols (metrics JSON)."""
 
 import sys
 
+from sgg_eval.metrics.misuse import warning_summary
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.psg_stages import run_psg_evaluate
@@ -18,9 +19,9 @@ def main() -> None:
             for name in (metric_name("R", 50), metric_name("mR", 50), metric_name("PR", 50), "InstR")
         )
         print(f"psg_evaluate {entry} ({protocol}): {shown}")
-        warnings = [n for n in result["notes"] if n.startswith("WARNING")]
-        for note in warnings:
-            print(f"psg_evaluate {entry} ({protocol}): {note}", file=sys.stderr)
+        warnings = warning_summary(result["notes"])
+        if warnings:
+            print(f"psg_evaluate {entry} ({protocol}): {warnings}", file=sys.stderr)
 
 
 if __name__ == "__main__":

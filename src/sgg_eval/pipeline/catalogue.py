@@ -34,6 +34,8 @@ PSG_SIMULATION_FILE = "simulation/psg.yaml"
 DATA_LAYOUT = ("splits", "stats", "predictions", "results")
 # the same for the panoptic dataset's folder, `paths.psg_data` (paths.psg_<part>)
 PSG_LAYOUT = ("psg", "stats", "predictions", "results")
+# a simulated dataset's knobs (dataset.sim, psg_dataset.sim); the rest of its world is catalogue (conf/simulation)
+SIM_KNOBS = ("seed", "scale")
 
 
 def lookup(params: Mapping, key: str):

@@ -15,7 +15,7 @@ from dataclasses import fields
 from sgg_eval.defaults import IMR_KS, PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.metrics.options import RANGES, check_option
-from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT
+from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
@@ -26,7 +26,6 @@ from sgg_eval.tasks import TASKS
 
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
-SIM_KNOBS = ("seed", "scale")  # dataset.sim: the rest of SimParams is simulation.world
 
 
 def _number(

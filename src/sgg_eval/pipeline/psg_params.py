@@ -9,6 +9,7 @@ from dataclasses import fields
 
 from sgg_eval.defaults import PSG_PROTOCOLS
 from sgg_eval.errors import InputError
+from sgg_eval.pipeline.catalogue import SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld
@@ -16,7 +17,6 @@ from sgg_eval.simulate.psg_world import SCALES, PsgWorld
 PSG = "psg"  # a model file's `benchmark` for panoptic models (absent: a VG150 model)
 PSG_KINDS = ("simulated", "psg")
 PSG_DATASET_KEYS = {"simulated": ("name", "kind", "raw", "sim"), "psg": ("name", "kind", "raw", "json", "root")}
-SIM_KNOBS = ("seed", "scale")
 
 
 def _mapping(node, key: str, allowed) -> Mapping:

@@ -4,13 +4,12 @@ metric, published beside ours) and ``psg_figures`` (its Fig. 3), from the docume
 
 from __future__ import annotations
 
-from sgg_eval.pipeline.psg_stages import load_psg_results, simulated_dataset
+from sgg_eval.pipeline.psg_stages import any_simulated, load_psg_results
 
 
 def _setting(params: dict, results: dict[str, dict]) -> tuple[list[str], str, bool, float]:
     protocols = list(params["evaluation"]["psg_protocols"])
-    simulated = simulated_dataset(params) or any(doc["entry"]["simulated"] for doc in results.values())
-    return protocols, params["psg_dataset"]["name"], simulated, float(params["metrics"]["tau"])
+    return protocols, params["psg_dataset"]["name"], any_simulated(params, results), float(params["metrics"]["tau"])
 
 
 def run_psg_tables(params: dict, folder: str) -> list[str]:

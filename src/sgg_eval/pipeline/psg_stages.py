@@ -15,12 +15,18 @@ from sgg_eval.atomic import write_json
 from sgg_eval.errors import InputError
 from sgg_eval.simulate.psg_world import PsgWorld
 
-# the "task" of a PSG entry in data/inputs/<entry>/<task>.json (stage inputs): panoptic SGG
+# the "task" of a PSG entry: data/psg_inputs/<entry>/panoptic.json (stage inputs), MLflow's panoptic/<metric>
 PANOPTIC = "panoptic"
 
 
 def simulated_dataset(params: dict) -> bool:
     return params["psg_dataset"]["kind"] == "simulated"
+
+
+def any_simulated(params: dict, results: dict[str, dict]) -> bool:
+    """Whether the PSG tables, figure and page show simulated numbers: a simulated dataset or any simulated
+    entry."""
+    return simulated_dataset(params) or any(doc["entry"]["simulated"] for doc in results.values())
 
 
 def psg_files(params: dict) -> tuple[str, str]:
@@ -146,7 +152,7 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
         tau=float(params["metrics"]["tau"]),
         iou_threshold=float(params["metrics"]["iou_threshold"]),
     )
-    for doc in docs.values():  # the paths say where the pipeline keeps them; the fingerprint is data/inputs
+    for doc in docs.values():  # the paths say where the pipeline keeps them; the fingerprint is data/psg_inputs
         doc["input"]["predictions"] = os.path.relpath(doc["input"]["predictions"])
     doc = {
         "entry": {

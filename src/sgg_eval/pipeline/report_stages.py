@@ -104,7 +104,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
 
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
-    """Log the pipeline to MLflow: a parent run and one nested run per evaluation entry × task."""
+    """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
+    (``<dataset>/<entry>/<task>``) or per PSG entry × protocol (``<psg_dataset>/<entry>/<protocol>``)."""
     from sgg_eval.pipeline.psg_reports import psg_runs
     from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
 
@@ -162,7 +163,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["dataset"]["name"]},
     )
     # the panoptic benchmark: its own parent run, so its tables never mix with VG150's
-    psg_common, psg_children = psg_runs(params, git_commit(root))
+    psg_common, psg_children = psg_runs(params, common["git_commit"])
     psg_files = sorted(str(p) for p in Path(reports, "psg").glob("*/*") if p.suffix in (".md", ".png"))
     psg_ids = log_runs(
         uri,

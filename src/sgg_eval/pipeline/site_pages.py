@@ -10,7 +10,7 @@ import os
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.eval_stages import load_results, model_label
-from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, simulated_dataset
+from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
 from sgg_eval.report.site import Board, SiteRow, write_site
 
 VG_COLUMNS = [metric_name("R", 50), metric_name("mR", 50), metric_name("IMR", 20), metric_name("wIMR", 20)]
@@ -89,7 +89,7 @@ def psg_boards(params: dict) -> list[Board]:
             for entry, doc in results.items()
             if protocol in doc["protocols"]
         ]
-        simulated = simulated_dataset(params) or any(doc["entry"]["simulated"] for doc in results.values())
+        simulated = any_simulated(params, results)
         title = f"{dataset} · panoptic SGG (protocol {protocol}, tau = {tau:g})"
         boards.append(
             Board(f"{dataset}-{PANOPTIC}-{protocol}", title, simulated, PSG_COLUMNS, rows, metric_name("mR", "inf"))

@@ -31,7 +31,6 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """wIMR@k at τ (and IMR@k) for every evaluated entry × task."""
     from sgg_eval.pipeline.eval_stages import load_results
     from sgg_eval.pipeline.paths import stats_file
-    from sgg_eval.pipeline.report_stages import wimr_curve
     from sgg_eval.stats import read_stats
 
     if k not in IMR_KS:
@@ -40,51 +39,44 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     if not results:
         raise InputError("no evaluation results: run the pipeline first (make repro)", path=params["paths"]["results"])
     stats = read_stats(stats_file(params))
-    rows = []
-    for (entry, task), doc in sorted(results.items()):
-        rows.append(
-            {
-                "entry": entry,
-                "task": task,
-                "backbone": doc["entry"]["backbone"],
-                "method": doc["entry"]["method"],
-                "tau": tau,
-                "k": k,
-                metric_name("wIMR", k): wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0],
-                metric_name("IMR", k): doc["metrics"][metric_name("IMR", k)],
-            }
-        )
+    rows = [
+        _row(entry, task, doc["entry"]["backbone"], doc["entry"]["method"], doc, stats, tau, k)
+        for (entry, task), doc in sorted(results.items())
+    ]
     return rows + psg_sweep_rows(params, tau, k)
+
+
+def _row(entry: str, task: str, backbone: str, method: str, doc: dict, stats, tau: float, k: int) -> dict:
+    """One sweep row: wIMR@k at τ from ``doc``'s per-predicate IMR@k and n_c of ``stats``, and IMR@k."""
+    from sgg_eval.pipeline.report_stages import wimr_curve
+
+    wimr = wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0]
+    return {
+        "entry": entry,
+        "task": task,
+        "backbone": backbone,
+        "method": method,
+        "tau": tau,
+        "k": k,
+        metric_name("wIMR", k): wimr,
+        metric_name("IMR", k): doc["metrics"][metric_name("IMR", k)],
+    }
 
 
 def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """The same for every PSG entry × protocol (task ``panoptic-<protocol>``), with PSG's training n_c."""
     from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, psg_stats_file
-    from sgg_eval.pipeline.report_stages import wimr_curve
     from sgg_eval.stats import read_stats
 
     results = load_psg_results(params)
     if not results:
         return []
     stats = read_stats(psg_stats_file(params))
-    rows = []
-    for entry, doc in results.items():
-        for protocol, result in sorted(doc["protocols"].items()):
-            rows.append(
-                {
-                    "entry": entry,
-                    "task": f"{PANOPTIC}-{protocol}",
-                    "backbone": "",
-                    "method": doc["entry"]["method"],
-                    "tau": tau,
-                    "k": k,
-                    metric_name("wIMR", k): wimr_curve(
-                        result, stats.vocab.predicate_classes, stats.num_pairs, [tau], k
-                    )[0],
-                    metric_name("IMR", k): result["metrics"][metric_name("IMR", k)],
-                }
-            )
-    return rows
+    return [
+        _row(entry, f"{PANOPTIC}-{protocol}", "", doc["entry"]["method"], result, stats, tau, k)
+        for entry, doc in results.items()
+        for protocol, result in sorted(doc["protocols"].items())
+    ]
 
 
 def _uri(params: dict) -> str:

@@ -14,13 +14,11 @@ every caption names the protocols and τ.
 
 from __future__ import annotations
 
-import csv
 import re
-from importlib import resources
 
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.report.tables import Row, Table
+from sgg_eval.report.tables import Row, Table, published_rows
 
 RELATIVE = (1, 10)  # the paper's R@×1 and R@×10
 TABLE1 = [*(metric_name("R", k) for k in RECALL_KS), *(metric_name("R", k, relative=True) for k in RELATIVE)]
@@ -28,7 +26,7 @@ TABLE2 = [*(metric_name("mR", k) for k in RECALL_KS), *(metric_name("mR", k, rel
 TABLE3 = [metric_name("mR", 50), metric_name("mR", 50, ng=True), metric_name("PR", 50), "PRk"]
 TABLE3 += [metric_name("mR", "inf"), "InstR"]
 OURS = [*(metric_name(f, k) for f in ("IMR", "wIMR") for k in IMR_KS), *(metric_name("F1", k) for k in RECALL_KS)]
-PUBLISHED_FILE = "resources/published/sgbench2024_psg_tables.csv"
+PUBLISHED_FILE = "sgbench2024_psg_tables.csv"
 
 
 def our_name(published: str) -> str:
@@ -45,8 +43,7 @@ def our_name(published: str) -> str:
 
 def published_psg() -> list[dict]:
     """The SGBench paper's Tables 1-3 (percent; PRank a rank), shipped with sgg-eval: one dict per method."""
-    text = resources.files("sgg_eval.data").joinpath(PUBLISHED_FILE).read_text("utf-8")
-    return list(csv.DictReader(line for line in text.splitlines() if line and not line.startswith("#")))
+    return published_rows(PUBLISHED_FILE)
 
 
 def _header(metric: str, protocol: str, protocols: list[str]) -> str:
@@ -68,9 +65,9 @@ def _rows(results: dict[str, dict], columns: list[str], protocols: list[str]) ->
     ]
 
 
-def _table(name: str, caption: str, results, columns, protocols) -> Table:
+def _table(name: str, caption: str, results, columns, protocols, mark_best: bool = True) -> Table:
     headers = [_header(c, p, protocols) for c in columns for p in protocols]
-    return Table(name, caption, ("Method",), headers, _rows(results, columns, protocols))
+    return Table(name, caption, ("Method",), headers, _rows(results, columns, protocols), mark_best=mark_best)
 
 
 def psg_tables(
@@ -99,12 +96,12 @@ def psg_tables(
             protocols,
         ),
         _table("psg_ours", f"Panoptic SGG, IMR@K, wIMR@K and F1@K ({setting}).{tag}", results, OURS, protocols),
-        Table(
+        _table(
             "psg_full_metrics",
             f"Panoptic SGG, every metric (percent; PRk is a mean rank, shown as is; {setting}).{tag}",
-            ("Method",),
-            [_header(c, p, protocols) for c in all_metrics for p in protocols],
-            _rows(results, all_metrics, protocols),
+            results,
+            all_metrics,
+            protocols,
             mark_best=False,
         ),
     ]

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from sgg_eval.atomic import write_text
-from sgg_eval.report.tables import UNSCALED
+from sgg_eval.report.tables import UNSCALED, cell_text
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,6 @@ document.addEventListener('DOMContentLoaded',function(){
 """
 
 
-def _shown(name: str, value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}" if name in UNSCALED else f"{100 * value:.2f}"
-
-
 def _page(title: str, body: str, script: bool = False) -> str:
     js = f"<script>{SCRIPT}</script>" if script else ""
     return (
@@ -111,10 +105,8 @@ def _board_html(board: Board, n: int) -> str:
     header = "".join(f"<th>{html.escape(c)}</th>" for c in ["Method", *board.columns, "chosen"])
     body = []
     for row in board.rows:
-        cells = "".join(
-            f'<td data-v="{"" if row.metrics.get(c) is None else row.metrics[c]}">{_shown(c, row.metrics.get(c))}</td>'
-            for c in board.columns
-        )
+        values = {c: row.metrics.get(c) for c in board.columns}
+        cells = "".join(f'<td data-v="{"" if v is None else v}">{cell_text(c, v)}</td>' for c, v in values.items())
         data = html.escape(json.dumps(row.metrics, sort_keys=True))
         link = f'<a href="{entry_page_name(board, row)}">{html.escape(row.label)}</a>'
         body.append(f'<tr data-metrics="{data}"><td data-v="">{link}</td>{cells}<td data-v=""></td></tr>')
@@ -143,7 +135,7 @@ def _entry_html(board: Board, row: SiteRow) -> str:
         "<h2>Input files</h2>",
         table(row.inputs),
         "<h2>Metrics</h2>",
-        table({name: _shown(name, value) for name, value in sorted(row.metrics.items())}),
+        table({name: cell_text(name, value) for name, value in sorted(row.metrics.items())}),
     ]
     # the board's columns first (mR@50 before IMR@10), then the rest by name
     first = [m for m in board.columns if m in row.per_predicate]

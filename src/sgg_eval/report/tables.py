@@ -28,6 +28,14 @@ def _base(column: str) -> str:
     return column.split(" (", 1)[0]
 
 
+def cell_text(column: str, value: float | None, scale: float = 100.0) -> str:
+    """How a table shows ``value`` of ``column``: ×``scale`` (a rank such as PRk as it is), two decimals, '-'
+    when undefined (None or NaN)."""
+    if value is None or value != value:
+        return "-"
+    return f"{(1.0 if _base(column) in UNSCALED else scale) * value:.2f}"
+
+
 # Tables 2 and 3 of the paper: R, mR, IMR and wIMR at each K of their lists.
 PAPER_COLUMNS = [
     *(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS),
@@ -84,9 +92,8 @@ class Table:
             text[col] = df[col].astype(str)
         groups = df["section"] if self._sectioned else pd.Series("", index=df.index)
         for col in self.columns:
-            scale = 1.0 if _base(col) in UNSCALED else self.scale
             values = df[col]
-            cells = values.map(lambda v: "-" if np.isnan(v) else f"{scale * v:.{2}f}")
+            cells = values.map(lambda v, col=col: cell_text(col, v, self.scale))
             if self.mark_best:
                 # ranks on values rounded to 12 digits, so float noise never splits a tie
                 lower_better = _base(col) in UNSCALED
@@ -250,9 +257,10 @@ def paper_tables(
     return tables
 
 
-def published_rows() -> list[dict]:
-    """The paper's Tables 2-3 (percent), shipped with sgg-eval."""
-    text = resources.files("sgg_eval.data").joinpath("resources/published/li2022_tables.csv").read_text("utf-8")
+def published_rows(name: str = "li2022_tables.csv") -> list[dict]:
+    """A paper's published table shipped with sgg-eval (``data/resources/published/<name>``; ``#`` lines are
+    its caption), one dict per row; by default Li et al.'s Tables 2-3 (percent)."""
+    text = resources.files("sgg_eval.data").joinpath(f"resources/published/{name}").read_text("utf-8")
     lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
     return list(csv.DictReader(lines))
 
