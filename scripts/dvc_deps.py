@@ -18,8 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "sgg_eval"
-# package data a module reads: resources.files("sgg_eval.data").joinpath("resources/...")
-_RESOURCE = re.compile(r'resources\.files\("sgg_eval\.(\w+)"\)\.joinpath\("([^"]+)"\)')
+# package data a module reads: resources.files("sgg_eval.data").joinpath("resources/...") or, with an
+# f-string, joinpath(f"resources/published/{name}"): every file that the literal prefix can name
+_RESOURCE = re.compile(r'resources\.files\("sgg_eval\.(\w+)"\)\.joinpath\(f?"([^"]+)"\)')
 
 
 def _module_file(module: str) -> Path | None:
@@ -59,8 +60,22 @@ def closure(script: str) -> list[str]:
     files = {str(p.relative_to(ROOT)) for p in seen}
     for path in seen:
         for package, name in _RESOURCE.findall(path.read_text(encoding="utf-8")):
-            files.add(f"src/sgg_eval/{package}/{name}")
+            files |= _resource_files(f"src/sgg_eval/{package}/{name}")
     return sorted(files)
+
+
+def _resource_files(pattern: str) -> set[str]:
+    """The package data files a ``joinpath`` argument can name: itself, or with ``{...}`` fields every file
+    whose path starts with the literal text before the first field."""
+    if "{" not in pattern:
+        return {pattern}
+    prefix = pattern.split("{", 1)[0]
+    folder = ROOT / prefix.rsplit("/", 1)[0]
+    return {
+        str(p.relative_to(ROOT))
+        for p in folder.rglob("*")
+        if p.is_file() and str(p.relative_to(ROOT)).startswith(prefix)
+    }
 
 
 def _stage_scripts(text: str) -> dict[str, str]:

@@ -27,7 +27,9 @@ def test_closure_follows_lazy_imports_and_package_data():
     assert "stages/evaluate.py" in evaluate and "src/sgg_eval/metrics/engine.py" in evaluate
     assert "src/sgg_eval/data/resources/zeroshot_triplet.pytorch" in evaluate  # read via importlib.resources
     tables = dvc_deps.closure("stages/tables.py")
-    assert "src/sgg_eval/data/resources/published/li2022_tables.csv" in tables
+    assert "src/sgg_eval/data/resources/published/li2022_tables.csv" in tables  # joinpath(f"...{name}")
+    psg_tables = dvc_deps.closure("stages/psg_tables.py")
+    assert "src/sgg_eval/data/resources/published/sgbench2024_psg_tables.csv" in psg_tables
 
 
 def test_the_check_fails_when_a_dependency_is_dropped():
