@@ -1,30 +1,38 @@
-"""`make bench`: `sgg-eval evaluate` on real files, against the read floor of the same file, in the same run.
+"""`make bench`: the command a user types, `sgg-eval evaluate FILE --task T -o OUT`, timed as a whole process
+on real files, against the read floor of the same file and (with ``--reference``) Scene-Graph-Benchmark.pytorch's
+own evaluator, in the same run.
 
 For each task it writes, with the test suite's torch-free writer, a VG150-shaped `eval_results.pytorch` in
-both torch layouts (zip and legacy) plus the matching GT split store, then runs, each in a fresh process:
+both torch layouts (zip and legacy) plus the matching GT split store, then runs, each a fresh process timed
+from outside (interpreter start-up, imports and exit included):
 
 - floor: parse the file with sgg-eval's reader and touch every image's scores once (the least any
   evaluator of this file must do);
-- ours:  `sgg-eval evaluate FILE --gt SPLIT --task T --jobs J` (the full metric suite).
+- ours:  `sgg-eval evaluate FILE --task T --jobs J -o OUT`, file only (its own GT; the full metric suite),
+  for each ``--jobs`` value;
+- --gt:  the same with `--gt SPLIT` and the most jobs (the file's GT checked against the split).
 
-Times are the best of ``--repeat`` runs (default 3; a shared machine only ever adds time). It prints
-seconds, the ratio ours/floor, images/s, the peak heap (anonymous memory of the process and its
-workers; the file's mapped pages are page cache, not heap) of each, our peak RSS, the checksums' own cost
-within ours (every zip member's CRC-32 and the split store's seal; ``CHECKS``), and ours again with every
-checksum switched off (``UNCHECKED``, alternating with ours): what the checks add to the evaluation, as the
-median ratio of the pairs, in wall time and in CPU time (the legacy layout has no CRC-32s: its columns show
-the noise). Shapes follow VG150's test split: 12 objects and every ordered pair per image (132 pairs) for
-PredCls/SGCls; 80 detections (6,320 pairs) for SGDet. No timing is asserted anywhere.
+Times are the best of ``--repeat`` runs (default 3; a shared machine only ever adds time). It prints seconds,
+the speed-up of the most jobs over one, ours ÷ floor, whether every metrics document is byte-identical (every
+``--jobs`` value and ``--gt``), the peak heap (anonymous memory of the process and its workers, sampled from
+outside every 10 ms; the file's mapped pages are page cache, not heap) and peak RSS of ours, the checksums'
+own cost (every zip member's CRC-32 and the split store's seal; ``CHECKS``), and what they add to a whole
+run, as the median ratio of runs with and without them (``UNCHECKED``, alternating) in wall and CPU time (the
+legacy layout has no CRC-32s: its columns show the noise). Shapes follow VG150's test split: 12 objects and
+every ordered pair per image (132 pairs) for PredCls/SGCls; 80 detections (6,320 pairs) for SGDet. No timing
+is asserted anywhere.
 
-    make bench                       # 2,000 PredCls/SGCls and 300 SGDet images
-    make bench ARGS="--images 5000 --sgdet-images 1000 --jobs 1"
-    make bench ARGS="--full-sgdet 26446"   # plus the VG test split's size in SGDet (~33 GB on disk)
+    make bench                      # 5,000 PredCls, 3,000 SGCls and 1,000 SGDet images; --jobs 1 and every core
+    make bench ARGS="--images 1000 --sgcls-images 1000 --sgdet-images 300 --jobs 2"
+    make bench ARGS="--full"        # plus SGDet at the VG test split's size: 26,446 images (~36 GB on disk)
     make bench ARGS="--reference ~/Scene-Graph-Benchmark.pytorch --reference-python ~/torch-env/bin/python"
-    make bench ARGS="--images 0 --sgdet-images 300 --iou-threshold 0.7 --reference ..."  # both at IoU 0.7
+    make bench ARGS="--sgdet-images 300 --iou-threshold 0.7 --reference ..."  # both at IoU 0.7
 
 With ``--reference`` (a clone of Scene-Graph-Benchmark.pytorch and a Python that has torch) each row also
-times the reference evaluator on the same file (``scripts/reference_eval.py``: torch.load + its seven relation
-metrics), prints reference ÷ ours, and checks that every metric both compute agrees (largest difference).
+runs the reference evaluator on the same file (``scripts/reference_eval.py``: torch.load + its seven relation
+metrics, the way its test script's evaluation does), timed the same way as a whole process (``ref s``; its
+own timer, load + evaluation only, in ``ref in s``), prints reference ÷ ours for each ``--jobs`` value, and
+checks that every metric both compute agrees (largest difference).
 """
 
 from __future__ import annotations
@@ -32,10 +40,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -50,72 +60,22 @@ from sgg_eval.data.store import write_split  # noqa: E402
 from sgg_eval.data.types import GTImage, PredImage, SplitMeta  # noqa: E402
 from sgg_eval.data.vg150_facts import vg150_vocabulary  # noqa: E402
 
-# Peak heap: in a second run of the same code (so the sampling never slows the timed run), a thread samples
-# the anonymous memory (proportional set, Pss_Anon, so pages a forked worker shares with its parent count
-# once) of the process and its workers every 10 ms. The file's mapped pages are not counted: they are page
-# cache, not heap. Peak RSS (ru_maxrss, file pages included) is printed too.
-TIMED = """
-import resource, time
-def cpu_seconds():  # this process and every child it has waited for (--jobs workers, the parse's process)
-    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF,
-                                                                         resource.RUSAGE_CHILDREN)))
-def report(seconds, cpu=0.0):
-    print(seconds, cpu, 0)
-"""
-MEMORY = """
-import os, resource, threading, time
-def _anon_kb(pid):
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
-            return next(int(ln.split()[1]) for ln in fh if ln.startswith("Pss_Anon:"))
-    except (OSError, StopIteration):
-        return 0
-def _tree(pid):
-    try:
-        kids = [int(c) for t in os.listdir(f"/proc/{pid}/task")
-                for c in open(f"/proc/{pid}/task/{t}/children").read().split()]
-    except OSError:
-        kids = []
-    return [pid] + [q for k in kids for q in _tree(k)]
-PEAK = [0]
-def _sample():
-    while True:
-        PEAK[0] = max(PEAK[0], sum(_anon_kb(p) for p in _tree(os.getpid())))
-        time.sleep(0.01)
-threading.Thread(target=_sample, daemon=True).start()
-def cpu_seconds():
-    return 0.0
-def report(seconds, cpu=0.0):
-    PEAK[0] = max(PEAK[0], sum(_anon_kb(p) for p in _tree(os.getpid())))
-    rss = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    print(seconds, PEAK[0], rss)
-"""
 FLOOR = """
 import sys
 from sgg_eval.formats.eval_results import EvalResults
-t = time.perf_counter()
 n = 0
 for gt, pred in EvalResults(sys.argv[1]).pairs():
     n += pred.rel_scores.shape[0] > 0 and float(pred.rel_scores.max()) >= 0
-report(time.perf_counter() - t)
 """
-OURS = """
-import json, sys
-from sgg_eval.evaluate import run_evaluation
-t, cpu = time.perf_counter(), cpu_seconds()
-doc = run_evaluation(sys.argv[1], sys.argv[2], gt=sys.argv[3], jobs=int(sys.argv[4]), zeroshot=sys.argv[5] or None,
-                     iou_threshold=float(sys.argv[7]))
-seconds, cpu = time.perf_counter() - t, cpu_seconds() - cpu
-if sys.argv[6]:
-    with open(sys.argv[6], "w") as fh:
-        json.dump(doc["metrics"], fh)
-report(seconds, cpu)
+# The CLI run in a plain interpreter (what the `sgg-eval` script does), to pair with UNCHECKED + CLI.
+CLI = """
+import sys
+from sgg_eval.cli import main
+sys.exit(main(sys.argv[1:]))
 """
 # The same run with every checksum switched off (zip CRC-32s, the fold of the score matrices' CRC-32 into their
-# validation, the split store's seal): what the checks add to a whole evaluation is ours ÷ this.
+# validation, the split store's seal): what the checks add to a whole evaluation is CLI ÷ this.
 UNCHECKED = """
-import sys
-sys.argv[6] = ""  # never writes the metrics compared with the reference's
 import numpy as np
 from sgg_eval import integrity
 from sgg_eval.formats.torch.tensor_table import TensorTable
@@ -123,9 +83,9 @@ TensorTable.check = lambda self, ids: None
 TensorTable.whole_storages = lambda self, ids: np.full(len(ids), -1)
 integrity._check_seal = lambda path, hint: None
 """
-# The checksums' share of a run (both inside "ours"): every CRC-32 of the file's members and the split store's
-# seal, timed on pages already read once (as they are when the evaluation checks them; the page faults are
-# the floor's), so this is the checks' own cost.
+# The checksums' share of a run: every CRC-32 of the file's members and the split store's seal, timed on pages
+# already read once (as they are when the evaluation checks them; the page faults are the floor's), so this is
+# the checks' own cost.
 CHECKS = """
 import sys, time
 import numpy as np
@@ -221,56 +181,113 @@ def _streamed_sgdet(n: int, vocab, split: str, path: str) -> None:
     )
 
 
-def _run(code: str, *args: str, repeat: int = 1) -> tuple[float, float, float]:
-    """Seconds (the best of ``repeat`` plain runs: a shared machine only ever adds time; none if 0), then peak
-    heap MB and peak RSS MB (a sampled run) of ``code``, each in a fresh process."""
-    seconds = min((_once(TIMED + code, args) for _ in range(repeat)), default=float("nan"))
-    _, anon_kb, rss_kb = _output(MEMORY + code, args)
-    return seconds, float(anon_kb) / 1024, float(rss_kb) / 1024
+def _cli() -> list[str]:
+    """The user's command: the `sgg-eval` script installed beside this Python (make's virtualenv)."""
+    script = Path(sys.executable).with_name("sgg-eval")
+    return [str(script)] if script.exists() else [sys.executable, "-c", CLI]
 
 
-def _paired(code: str, versus: str, *args: str, repeat: int) -> tuple[float, float, float, float]:
-    """Runs of ``code`` and ``versus`` on the same arguments, alternating: the best seconds of each, and the
-    medians of the pairs' ratios code ÷ versus in wall time and in CPU time (of the process and its workers).
-    A shared machine slows both runs of a pair alike, so a ratio is steadier than one of the best times; CPU
-    time, which a neighbour's load barely moves, is the steadiest."""
-    pairs = [_pair(TIMED + code, TIMED + versus, args, first=i % 2) for i in range(max(1, repeat))]
-    wall = statistics.median(float(a[0]) / float(b[0]) for a, b in pairs)
-    cpu = statistics.median(float(a[1]) / float(b[1]) for a, b in pairs)
-    return min(float(a[0]) for a, _ in pairs), min(float(b[0]) for _, b in pairs), wall, cpu
+class Run:
+    """One whole process, timed from outside: wall seconds, CPU seconds of it and every process it waited for
+    (``--jobs`` workers, the parse's child), and, when ``sample``, the peak heap (``Pss_Anon`` of the process
+    tree, so a page a forked worker shares with its parent counts once; every 10 ms) and peak RSS, in MB."""
+
+    def __init__(self, cmd: list[str], sample: bool = False):
+        with tempfile.TemporaryFile() as err:
+            cpu = _children_cpu()
+            t = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
+            self.heap_mb = 0.0
+            stop = threading.Event()
+            sampler = threading.Thread(target=self._sample, args=(proc.pid, stop), daemon=True)
+            if sample:
+                sampler.start()
+            self.stdout = proc.stdout.read().decode()
+            _, status, usage = os.wait4(proc.pid, 0)
+            self.seconds = time.perf_counter() - t
+            stop.set()
+            if sample:
+                sampler.join()
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu = _children_cpu() - cpu
+            self.rss_mb = usage.ru_maxrss / 1024  # the process or the largest process it waited for
+            if proc.returncode:
+                err.seek(0)
+                raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}\n{err.read().decode()}")
+
+    def _sample(self, pid: int, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.heap_mb = max(self.heap_mb, sum(_anon_kb(p) for p in _tree(pid)) / 1024)
+            time.sleep(0.01)
 
 
-def _pair(code: str, versus: str, args: tuple[str, ...], first: int) -> tuple[list[str], list[str]]:
-    """Outputs of ``code`` and ``versus``, run in that order (``first`` 0) or the other (1): whichever runs
-    second was measured 1-3% faster on the legacy layout, where both are the same work, so a fixed order
-    would show that as a cost of the checks."""
-    if first:
-        later = _output(versus, args)
-        return _output(code, args), later
-    return _output(code, args), _output(versus, args)
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def _once(code: str, args: tuple[str, ...]) -> float:
-    return float(_output(code, args)[0])
+def _anon_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next(int(ln.split()[1]) for ln in fh if ln.startswith("Pss_Anon:"))
+    except (OSError, StopIteration, ValueError):
+        return 0
 
 
-def _output(code: str, args: tuple[str, ...]) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
-    return out.stdout.split()[-3:]
+def _tree(pid: int) -> list[int]:
+    try:
+        kids = [
+            int(c)
+            for t in os.listdir(f"/proc/{pid}/task")
+            for c in open(f"/proc/{pid}/task/{t}/children").read().split()
+        ]
+    except OSError:
+        kids = []
+    return [pid] + [q for k in kids for q in _tree(k)]
+
+
+def _best(cmd: list[str], repeat: int) -> float:
+    """The best wall seconds of ``repeat`` runs (a shared machine only ever adds time)."""
+    return min(Run(cmd).seconds for _ in range(max(1, repeat)))
+
+
+def _paired(cmd: list[str], versus: list[str], repeat: int) -> tuple[float, float, float]:
+    """Runs of ``cmd`` and ``versus``, alternating which goes first (whichever runs second was measured 1-3%
+    faster on the legacy layout, where both do the same work): the best seconds of ``versus`` and the medians
+    of the pairs' ratios cmd ÷ versus in wall and in CPU time. A shared machine slows both runs of a pair
+    alike, so a ratio is steadier than one of the best times; CPU time, which a neighbour's load barely moves,
+    is the steadiest."""
+    pairs = []
+    for i in range(max(1, repeat)):
+        if i % 2:
+            later = Run(versus)
+            pairs.append((Run(cmd), later))
+        else:
+            first = Run(cmd)
+            pairs.append((first, Run(versus)))
+    wall = statistics.median(a.seconds / b.seconds for a, b in pairs)
+    cpu = statistics.median(a.cpu / b.cpu for a, b in pairs)
+    return min(b.seconds for _, b in pairs), wall, cpu
 
 
 def main() -> None:
+    cores = len(os.sched_getaffinity(0))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--images", type=int, default=2000, help="PredCls and SGCls images (default: %(default)s)")
-    ap.add_argument("--sgdet-images", type=int, default=300, help="SGDet images (default: %(default)s)")
-    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="sgg-eval --jobs")
+    ap.add_argument("--images", type=int, default=5000, help="PredCls images (default: %(default)s)")
+    ap.add_argument("--sgcls-images", type=int, default=3000, help="SGCls images (default: %(default)s)")
+    ap.add_argument("--sgdet-images", type=int, default=1000, help="SGDet images (default: %(default)s)")
     ap.add_argument(
-        "--full-sgdet",
-        type=int,
-        default=0,
-        metavar="N",
-        help="also an N-image SGDet zip file written as a stream (VG test size: 26446, ~33 GB)",
+        "--jobs",
+        default=",".join(dict.fromkeys(["1", str(cores)])),
+        help="sgg-eval --jobs values, comma-separated (default: %(default)s: one process and every core)",
     )
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="also SGDet at the VG test split's size (--full-images), written as a stream (~36 GB on disk): "
+        "wall time and peak RSS of one run with each --jobs value",
+    )
+    ap.add_argument("--full-images", type=int, default=26446, help="images of --full (default: %(default)s)")
     ap.add_argument(
         "--reference",
         metavar="CHECKOUT",
@@ -291,25 +308,27 @@ def main() -> None:
         help="timed runs of floor and ours, best kept (default: %(default)s; the reference, ~40 s a file, runs once)",
     )
     args = ap.parse_args()
+    try:
+        jobs = sorted({int(j) for j in args.jobs.split(",")})
+    except ValueError:
+        ap.error(f"--jobs {args.jobs}: expected integers separated by commas")
+    if not jobs or jobs[0] < 1:
+        ap.error(f"--jobs {args.jobs}: every value must be at least 1")
     reference = (os.path.expanduser(args.reference), args.reference_python) if args.reference else None
     if reference and not os.path.isfile(os.path.join(reference[0], REFERENCE_ZEROSHOT)):
         ap.error(
             f"--reference {args.reference}: not a clone of Scene-Graph-Benchmark.pytorch (no {REFERENCE_ZEROSHOT})"
         )
     vocab = vg150_vocabulary()
+    bench = Bench(jobs, reference, args.repeat, args.iou_threshold)
     print(
-        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; --jobs {args.jobs}; floor and ours: "
-        f"best of {args.repeat}"
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; whole processes; floor and ours: best of "
+        f"{args.repeat}; ours = {' '.join(Path(c).name for c in _cli()[:1])} evaluate FILE --task T --jobs J -o OUT"
     )
-    print(
-        f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8} {'ours s':>7} {'ours/floor':>10} "
-        f"{'img/s':>7} {'floor heap MB':>13} {'ours heap MB':>12} {'ours RSS MB':>11} {'checks s':>8} "
-        f"{'of ours':>8} {'unchecked s':>11} {'checks +':>8} {'checks CPU +':>12}"
-        + (f" {'ref s':>7} {'ref/ours':>8} {'max |diff|':>10}" if reference else "")
-    )
+    print(bench.header())
     with tempfile.TemporaryDirectory() as tmp:
-        for task, n in (("predcls", args.images), ("sgcls", args.images), ("sgdet", args.sgdet_images)):
-            if n == 0:  # e.g. --images 0 --sgdet-images 0 --full-sgdet 26446: the full-size file only
+        for task, n in (("predcls", args.images), ("sgcls", args.sgcls_images), ("sgdet", args.sgdet_images)):
+            if n == 0:  # e.g. --images 0 --sgcls-images 0 --sgdet-images 0 --full: the full-size file only
                 continue
             rng = np.random.default_rng(0)
             cases = [_case(rng, i, task, vocab) for i in range(n)]
@@ -320,71 +339,103 @@ def main() -> None:
             for layout, save in (("zip", save_zip), ("legacy", save_legacy)):
                 path = os.path.join(tmp, f"{task}_{layout}.pytorch")
                 save(obj, path)
-                _row(task, layout, n, path, split, args.jobs, reference, args.repeat, args.iou_threshold)
+                print(bench.row(task, layout, n, path, split), flush=True)
                 os.remove(path)
             del obj
-        if args.full_sgdet:
+        if args.full:
             path, split = os.path.join(tmp, "sgdet_full.pytorch"), os.path.join(tmp, "sgdet_full_test.h5")
-            _streamed_sgdet(args.full_sgdet, vocab, split, path)
-            _row("sgdet", "zip", args.full_sgdet, path, split, args.jobs, reference, 1, args.iou_threshold)
+            _streamed_sgdet(args.full_images, vocab, split, path)
+            size = os.path.getsize(path) / 2**30
+            print(f"\nSGDet, {args.full_images} images, zip layout ({size:.1f} GB), one run each:")
+            for j in jobs:
+                run = Run([*_cli(), "evaluate", path, "--task", "sgdet", "--jobs", str(j), "-o", path + ".json"], True)
+                print(
+                    f"  sgg-eval evaluate FILE --task sgdet --jobs {j} -o OUT: {run.seconds:.1f} s wall, "
+                    f"{run.cpu:.1f} s CPU, peak RSS {run.rss_mb:,.0f} MB, peak heap {run.heap_mb:,.0f} MB",
+                    flush=True,
+                )
             os.remove(path)
 
 
-def _row(
-    task: str,
-    layout: str,
-    n: int,
-    path: str,
-    split: str,
-    jobs: int,
-    reference: tuple[str, str] | None,
-    repeat: int,
-    iou: float = 0.5,
-) -> None:
-    floor, floor_heap, _ = _run(FLOOR, path, repeat=repeat)
-    checks = min(
-        float(
-            subprocess.run(
-                [sys.executable, "-c", CHECKS, path, split], capture_output=True, text=True, check=True
-            ).stdout
+class Bench:
+    """The runs of one file and the row that reports them."""
+
+    def __init__(self, jobs: list[int], reference: tuple[str, str] | None, repeat: int, iou: float):
+        self.jobs, self.reference, self.repeat, self.iou = jobs, reference, repeat, iou
+
+    def header(self) -> str:
+        ours = "".join(f" {f'j{j} s':>7}" for j in self.jobs)
+        ref = "".join(f" {f'ref/j{j}':>8}" for j in self.jobs)
+        return (
+            f"{'task':7} {'layout':6} {'images':>6} {'file MB':>8} {'floor s':>8}{ours} {'speed-up':>8} "
+            f"{'--gt s':>7} {'ours/floor':>10} {'same':>4} {'heap MB':>7} {'RSS MB':>7} {'checks s':>8} "
+            f"{'of ours':>8} {'checks +':>8} {'checks CPU +':>12}"
+            + (f" {'ref s':>7} {'ref in s':>8}{ref} {'max |diff|':>10}" if self.reference else "")
         )
-        for _ in range(max(1, repeat))
-    )
-    zeroshot = os.path.join(reference[0], REFERENCE_ZEROSHOT) if reference else ""
-    mine = path + ".metrics.json"
-    args = (path, task, split, str(jobs), zeroshot, mine if reference else "", str(iou))
-    ours, unchecked, ratio, cpu_ratio = _paired(OURS, UNCHECKED + OURS, *args, repeat=repeat)
-    _, ours_heap, ours_rss = _run(OURS, *args, repeat=0)
-    size = os.path.getsize(path) / 2**20
-    extra = ""
-    if reference:
-        ref = json.loads(
-            subprocess.run(
+
+    def row(self, task: str, layout: str, n: int, path: str, split: str) -> str:
+        most = self.jobs[-1]
+        zeroshot = os.path.join(self.reference[0], REFERENCE_ZEROSHOT) if self.reference else None
+        options = ["--task", task, "--iou-threshold", str(self.iou)] + (["--zeroshot", zeroshot] if zeroshot else [])
+
+        def arguments(j: int, *extra: str, out: str = "") -> list[str]:
+            return ["evaluate", path, *options, "--jobs", str(j), *extra, "-o", out or path + ".out.json"]
+
+        def ours(j: int, *extra: str, out: str = "") -> list[str]:
+            return [*_cli(), *arguments(j, *extra, out=out)]
+
+        floor = _best([sys.executable, "-c", FLOOR, path], self.repeat)
+        seconds = {j: _best(ours(j), self.repeat) for j in self.jobs}
+        with_gt = _best(ours(most, "--gt", split), self.repeat)
+        # byte-identical metrics for every --jobs value and with --gt (the documents' notes and input differ)
+        docs = [ours(j, out=f"{path}.j{j}.json") for j in self.jobs] + [
+            ours(most, "--gt", split, out=path + ".gt.json")
+        ]
+        sampled = [Run(cmd, sample=(k == len(self.jobs) - 1)) for k, cmd in enumerate(docs)][len(self.jobs) - 1]
+        metrics = [json.dumps(json.loads(Path(cmd[-1]).read_text())["metrics"]) for cmd in docs]
+        same = "yes" if len(set(metrics)) == 1 else "NO"
+        checks = min(
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", CHECKS, path, split], capture_output=True, text=True, check=True
+                ).stdout
+            )
+            for _ in range(max(1, self.repeat))
+        )
+        plain = [sys.executable, "-c", CLI, *arguments(most, "--gt", split)]
+        unchecked = [sys.executable, "-c", UNCHECKED + CLI, *arguments(most, "--gt", split)]
+        _, ratio, cpu_ratio = _paired(plain, unchecked, self.repeat)
+        size = os.path.getsize(path) / 2**20
+        line = (
+            f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f}"
+            + "".join(f" {seconds[j]:>7.3f}" for j in self.jobs)
+            + f" {seconds[self.jobs[0]] / seconds[most]:>7.2f}x {with_gt:>7.3f} {seconds[most] / floor:>9.1f}x "
+            f"{same:>4} {sampled.heap_mb:>7.0f} {sampled.rss_mb:>7.0f} {checks:>8.3f} "
+            f"{100 * checks / seconds[most]:>7.1f}% {100 * (ratio - 1):>+7.1f}% {100 * (cpu_ratio - 1):>+11.1f}%"
+        )
+        if self.reference:
+            run = Run(
                 [
-                    reference[1],
+                    self.reference[1],
                     str(ROOT / "scripts" / "reference_eval.py"),
-                    reference[0],
+                    self.reference[0],
                     path,
                     task,
                     zeroshot,
-                    str(iou),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        with open(mine) as fh:
-            got = json.load(fh)
-        diff = max(_difference(got[k], ref["metrics"][k]) for k in SHARED if k in ref["metrics"])
-        extra = f" {ref['seconds']:>7.2f} {ref['seconds'] / ours:>7.1f}x {diff:>10.1e}"
-    print(
-        f"{task:7} {layout:6} {n:>6} {size:>8.0f} {floor:>8.3f} {ours:>7.3f} {ours / floor:>9.1f}x "
-        f"{n / ours:>7.0f} {floor_heap:>13.0f} {ours_heap:>12.0f} {ours_rss:>11.0f} {checks:>8.3f} "
-        f"{100 * checks / ours:>7.1f}% {unchecked:>10.3f} {100 * (ratio - 1):>+7.1f}% "
-        f"{100 * (cpu_ratio - 1):>+11.1f}%{extra}",
-        flush=True,
-    )
+                    str(self.iou),
+                ]
+            )
+            ref = json.loads(run.stdout)
+            got = json.loads(metrics[0])
+            diff = max(_difference(got[k], ref["metrics"][k]) for k in SHARED if k in ref["metrics"])
+            line += (
+                f" {run.seconds:>7.2f} {ref['seconds']:>8.2f}"
+                + "".join(f" {run.seconds / seconds[j]:>7.1f}x" for j in self.jobs)
+                + f" {diff:>10.1e}"
+            )
+        for cmd in [*docs, ours(most)]:
+            os.remove(cmd[-1])
+        return line
 
 
 def _difference(ours: float | None, ref: float) -> float:

@@ -13,30 +13,33 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_bench_measures_every_task_in_both_layouts():
+def test_bench_runs_the_users_command_on_every_task_in_both_layouts():
     out = subprocess.run(
         [
             sys.executable,
             str(ROOT / "scripts/bench.py"),
-            "--images",
-            "20",
-            "--sgdet-images",
-            "3",
-            "--full-sgdet",
-            "4",
-            "--jobs",
-            "1",
+            *("--images", "20", "--sgcls-images", "10", "--sgdet-images", "3"),
+            *("--full", "--full-images", "4", "--jobs", "1,2", "--repeat", "1"),
         ],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["predcls"], ["sgcls"], ["sgdet"])]
-    # every task in both layouts, then the SGDet file written as a stream
-    assert [(r[0], r[1]) for r in rows] == [
-        (t, lay) for t in ("predcls", "sgcls", "sgdet") for lay in ("zip", "legacy")
-    ] + [("sgdet", "zip")]
-    assert rows[-1][2] == "4"
+    lines = out.splitlines()
+    header = next(line.split() for line in lines if line.startswith("task"))
+    rows = [line.split() for line in lines if line.split()[:1] in (["predcls"], ["sgcls"], ["sgdet"])]
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (t, lay, n) for t, n in (("predcls", "20"), ("sgcls", "10"), ("sgdet", "3")) for lay in ("zip", "legacy")
+    ]
+    assert header[:8] == ["task", "layout", "images", "file", "MB", "floor", "s", "j1"]
     for r in rows:
-        assert float(r[4]) >= 0 and float(r[5]) > 0 and r[6].endswith("x"), r
-        assert 0 < float(r[9]) <= float(r[10]) and float(r[8]) > 0, r  # the heap is part of the RSS
+        floor, one, two, speedup, with_gt = float(r[4]), float(r[5]), float(r[6]), r[7], float(r[8])
+        assert floor > 0 and one > 0 and two > 0 and with_gt > 0, r
+        assert abs(float(speedup.rstrip("x")) - one / two) < 0.02 * one / two + 0.01, r
+        assert r[10] == "yes", r  # the metrics of --jobs 1, --jobs 2 and --gt are byte-identical
+        heap, rss = float(r[11]), float(r[12])
+        assert 0 < heap <= rss, r  # the heap is part of the RSS
+    # the full-split mode: one whole run per --jobs value, with its wall time and peak RSS
+    full = [line for line in lines if "--task sgdet --jobs" in line]
+    assert [line.split("--jobs ")[1].split()[0] for line in full] == ["1", "2"]
+    assert all(" s wall" in line and "peak RSS" in line for line in full)

@@ -32,7 +32,7 @@ EXCUSED = {
     "make test-full": "the slow cases of `make test` at full size (hours)",
     "make test-fast": "the unit tests of `make test`, which runs them all",
     "make bench": "minutes of timing; tests/test_bench.py runs the bench",
-    'make bench ARGS="--images 5000 --sgdet-images 1000"': "minutes of timing; tests/test_bench.py runs the bench",
+    "sgg-eval evaluate FILE --task T -o OUT": "the command the bench times, with placeholders; tests/test_bench.py",
     "make fuzz N=10000": "the fuzzer's long form; `make test` runs 300 of its cases (tests/test_fuzz.py)",
     "dvc remote add -d shared /mnt/team/sgg-eval-cache": "a team's mount; tests/test_dvc_team.py pushes to a local "
     "remote and pulls into a fresh clone",
