@@ -10,6 +10,8 @@ import errno
 import json
 import os
 import shutil
+import stat
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -32,7 +34,28 @@ def ensure_space(path: str | os.PathLike, nbytes: int) -> None:
 
 
 def _tmp_name(path: Path) -> Path:
+    if _special(path):  # e.g. /dev/null: nothing may be created beside it
+        return Path(tempfile.gettempdir()) / f".sgg-eval-{path.name}.tmp-{os.getpid()}"
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def _special(path: Path) -> bool:
+    """An existing target that is not a regular file or a folder (``/dev/null``, a FIFO, ``/dev/stdout``): it
+    is written through, never renamed over (as root, a rename would replace the device with a file)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _commit(tmp: Path, target: Path) -> None:
+    if _special(target):
+        with open(tmp, "rb") as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out)
+        tmp.unlink()
+    else:
+        os.replace(tmp, target)
 
 
 @contextlib.contextmanager
@@ -59,7 +82,7 @@ def atomic_outputs(paths: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
     try:
         yield temps
         for tmp, target in zip(temps, targets):
-            os.replace(tmp, target)
+            _commit(tmp, target)
     except BaseException as exc:
         for tmp in temps:
             with contextlib.suppress(OSError):
