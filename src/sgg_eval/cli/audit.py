@@ -1,0 +1,108 @@
+"""``sgg-eval audit``: every variant of R@K and mR@K the literature mixes, and which one a published number is."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
+from sgg_eval.tasks import SGDET, TASKS
+
+_EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
+  sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
+  # a PSG paper's R@20 and mR@20: which protocol and instance mode produce them?
+  sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4" --published "mR@20=17.3"
+"""
+
+
+def run_audit(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json, write_text
+    from sgg_eval.errors import InputError
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+
+    if args.psg:
+        from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
+
+        if args.task not in (None, SGDET.name) or args.gt or args.iou_threshold is not None or args.subset is not None:
+            raise InputError(
+                "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image: no --gt, other "
+                "--task, --iou-threshold or --subset",
+                field="--psg",
+            )
+        doc = run_psg_audit(
+            args.predictions,
+            args.psg,
+            args.psg_root or "",
+            published=tuple(args.published),
+            jobs=args.jobs or default_jobs(),
+        )
+        text = psg_audit_markdown(doc)
+    else:
+        from sgg_eval.audit import audit_markdown, run_audit
+
+        if args.task is None:
+            raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
+        if args.psg_root:
+            raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
+        given = {k: v for k, v in (("iou_threshold", args.iou_threshold), ("subset", args.subset)) if v is not None}
+        doc = run_audit(
+            args.predictions,
+            args.task,
+            gt=args.gt,
+            published=tuple(args.published),
+            jobs=args.jobs or default_jobs(),
+            **given,
+        )
+        text = audit_markdown(doc)
+    if args.output:
+        write_json(args.output, doc)
+    if args.md:
+        write_text(args.md, text)
+    print(text, end="")
+    if any(not p["reference"] and p["matches"] for p in doc["published"]):
+        print("warning: a published value matches a variant other than the reference", file=sys.stderr)
+
+
+def add(sub) -> None:
+    """The sub-command ``audit`` of ``sub``."""
+    p = sub.add_parser(
+        "audit",
+        help="every variant of R@K and mR@K the literature mixes, and which one a published number is",
+        description="Evaluate once and report R@K and mR@K per-image vs pooled (and mR over the "
+        "present predicates only), with and without graph constraint, images without "
+        "predictions skipped vs counted as misses, all images vs the first N. "
+        "Definitions and sources: docs/variants.md.",
+        epilog=_EPILOG_AUDIT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "predictions",
+        help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5); "
+        "with --psg: an SGBench ZIP, folder or JSON, or OpenPSG's submit folder",
+    )
+    p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
+    p.add_argument("--task", choices=TASKS, help="required, except with --psg")
+    psg = p.add_argument_group(
+        "panoptic SGG (PSG): every protocol (openpsg, sgbench, sgbench-paper) on masks and boxes"
+    )
+    psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: audit on its test split")
+    psg.add_argument("--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to")
+    p.add_argument(
+        "--published",
+        action="append",
+        default=[],
+        metavar="METRIC@K=VALUE",
+        help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
+        "restrict the match to no-graph-constraint variants",
+    )
+    p.add_argument(
+        "--subset",
+        type=bounded(int, 0, 10**9),
+        default=None,
+        help="also report the first N images (0: no subset; default: 1000)",
+    )
+    add_iou_threshold(p, default=None)
+    add_jobs(p)
+    p.add_argument("-o", "--output", help="write the audit JSON here")
+    p.add_argument("--md", help="write the audit as Markdown here")
+    p.set_defaults(func=run_audit)

@@ -1,0 +1,212 @@
+"""``sgg-eval split``, ``stats``, ``simulate`` and ``params``: split stores, training statistics, SIMULATED
+model outputs and the pipeline's parameters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from sgg_eval.cli.options import bounded
+from sgg_eval.tasks import TASKS
+
+_EPILOG_SPLIT = """examples:
+  # the embedded SIMULATED VG150-like benchmark (no download), default size
+  sgg-eval split --simulated -o data/vg150_sim/splits
+  # the real VG150 files in one folder (VG-SGG-with-attri.h5, VG-SGG-dicts-with-attri.json, image_data.json)
+  sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
+"""
+
+
+_EPILOG_STATS = """The statistics file holds A[s,o,p] (training triplet counts), n_c (composable pairs per predicate),
+predicate/object frequencies, background pair counts, per-image graph density and the zero-shot test
+triplets (test class triplets never seen in training). The metrics and PKO stages read it.
+
+examples:
+  sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 \\
+      -o data/vg150_sim/stats/stats.h5 --summary stats_summary.json
+  sgg-eval stats --psg psg.json -o psg_stats.h5     # then: sgg-eval evaluate ... --psg psg.json --stats psg_stats.h5
+"""
+
+
+def run_split(args: argparse.Namespace) -> None:
+    from sgg_eval.data.vg150 import VG150Files
+    from sgg_eval.errors import InputError
+    from sgg_eval.simulate.world import SimParams
+    from sgg_eval.splits import DatasetSpec, build_splits
+
+    if args.simulated:
+        spec = DatasetSpec("vg150_sim", "simulated", sim=SimParams(seed=args.seed, scale=args.scale))
+    else:
+        files = (
+            VG150Files.in_dir(args.vg150_dir) if args.vg150_dir else VG150Files(args.h5, args.dicts, args.image_data)
+        )
+        if None in (files.h5, files.dicts, files.image_data):
+            raise InputError("give --simulated, --vg150-dir, or all of --h5 --dicts --image-data")
+        spec = DatasetSpec("vg150", "vg150", files=files, num_val_im=args.num_val_im)
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
+    counts = build_splits(spec, paths)
+    for split, n in counts.items():
+        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}")
+
+
+def run_stats(args: argparse.Namespace) -> None:
+    from sgg_eval.errors import InputError
+
+    rules = dict(drop_non_overlapping=args.drop_non_overlapping, background_must_overlap=not args.all_background_pairs)
+    if (args.train is None) == (args.psg is None) or (args.psg and args.test):
+        raise InputError("give a training split store (and optionally --test), or --psg psg.json", field="train")
+    if args.psg:
+        from sgg_eval.atomic import write_json
+        from sgg_eval.psg_stats import psg_training_stats
+        from sgg_eval.stats import summarize, write_stats
+
+        stats = psg_training_stats(args.psg, **rules)
+        summary = summarize(stats)
+        write_stats(args.output, stats)
+        if args.summary:
+            write_json(args.summary, summary)
+    else:
+        from sgg_eval.splits import build_stats
+
+        summary = build_stats(args.train, args.test, args.output, args.summary, **rules)
+    brief = {k: v for k, v in summary.items() if k != "predicates"}
+    print(json.dumps(brief, indent=2, sort_keys=True))
+
+
+def run_simulate(args: argparse.Namespace) -> None:
+    from sgg_eval.simulate.models import METHODS, Backbone, simulate_models
+    from sgg_eval.stats import read_stats
+
+    given = {"strength": args.strength, "label_accuracy": args.label_accuracy}
+    bb = Backbone(args.backbone, **{k: v for k, v in given.items() if v is not None})
+    methods = [m for m in METHODS if m != "dlfe" or args.val]
+    outputs = {m: os.path.join(args.out_dir, f"{args.backbone}_{m}_{args.task}.h5") for m in methods}
+    n = simulate_models(
+        args.gt,
+        read_stats(args.stats),
+        bb,
+        args.task,
+        outputs,
+        seed=args.seed,
+        score_kind=args.score_kind,
+        val_path=args.val,
+    )
+    for path in outputs.values():
+        print(f"{path}: {n} images (SIMULATED)")
+
+
+def run_params(args: argparse.Namespace) -> None:
+    from sgg_eval.pipeline.config import write_params
+
+    write_params(args.output, args.conf_dir, args.overrides)
+    print(f"wrote {args.output} from {args.conf_dir}/ {' '.join(args.overrides)}".rstrip())
+
+
+def add_datasets(sub) -> None:
+    """The sub-commands ``split`` and ``stats`` of ``sub``."""
+    p = sub.add_parser(
+        "split",
+        help="write split stores from real VG150 files or the simulator",
+        description="Read a dataset and write one HDF5 split store per split (train/val/test).",
+        epilog=_EPILOG_SPLIT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = p.add_argument_group("source (choose one)")
+    src.add_argument("--simulated", action="store_true", help="the embedded SIMULATED VG150-like benchmark")
+    src.add_argument("--vg150-dir", help="folder holding the three VG150 files under their usual names")
+    src.add_argument("--h5", help="path of VG-SGG-with-attri.h5")
+    src.add_argument("--dicts", help="path of VG-SGG-dicts-with-attri.json")
+    src.add_argument("--image-data", help="path of image_data.json")
+    p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
+    p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")
+    p.add_argument(
+        "--num-val-im", type=bounded(int, 0), default=5000, help="VG150 validation carve-out (default: %(default)s)"
+    )
+    p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0, help="simulator seed (default: %(default)s)")
+    p.add_argument(
+        "--scale",
+        default="default",
+        choices=["tiny", "default", "vg"],
+        help="simulator size: tiny, default, or vg (VG150-sized) (default: %(default)s)",
+    )
+    p.set_defaults(func=run_split)
+
+    p = sub.add_parser(
+        "stats",
+        help="training statistics (triplet counts, n_c, zero-shot set, density)",
+        description="Compute the training statistics of docs/definitions.md §4 from a training split "
+        "store, or from the training split of PSG's psg.json (every entry outside "
+        "test_image_ids).",
+        epilog=_EPILOG_STATS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("train", nargs="?", help="training split store (.h5 from `sgg-eval split`)")
+    p.add_argument(
+        "--psg", metavar="PSG_JSON", help="instead of a store: PSG's psg.json (its test images give the zero-shot set)"
+    )
+    p.add_argument("--test", help="test split store: adds the zero-shot test triplets")
+    p.add_argument("-o", "--output", required=True, help="statistics file to write (.h5)")
+    p.add_argument("--summary", help="also write a human-readable JSON summary here")
+    p.add_argument(
+        "--drop-non-overlapping",
+        action="store_true",
+        help="count only training rows whose subject and object boxes intersect",
+    )
+    p.add_argument(
+        "--all-background-pairs",
+        action="store_true",
+        help="background counts over all object pairs (default: intersecting pairs, as the reference)",
+    )
+    p.set_defaults(func=run_stats)
+
+
+def add_simulate(sub) -> None:
+    """The sub-command ``simulate`` of ``sub``."""
+    p = sub.add_parser(
+        "simulate",
+        help="SIMULATED model outputs (baseline and five debiasing methods) for a split",
+        description="Write SIMULATED predictions of one backbone for the methods baseline "
+        "(frequency-biased), reweight (logit adjustment), tde (counterfactual), "
+        "dlfe (label-frequency estimate, needs --val), rtpb_cb (class-balanced "
+        "resistance bias) and nice (label correction), as logits in prediction stores.",
+        epilog="example:\n  sgg-eval simulate --gt data/vg150_sim/splits/test.h5 --stats "
+        "data/vg150_sim/stats/stats.h5 --task predcls -o out/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--gt", required=True, help="split store to simulate predictions for")
+    p.add_argument("--stats", required=True, help="training statistics (frequency bias, predicate prior)")
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--backbone", default="sim_motifs", help="backbone name (default: %(default)s)")
+    p.add_argument(
+        "--val", help="validation split store (DLFE estimates label frequencies on it; without it dlfe is skipped)"
+    )
+    p.add_argument(
+        "--strength",
+        type=bounded(float, 0.0, 100.0),
+        help="visual evidence for the true predicate (default: the "
+        "backbone's, as in conf/config.yaml's simulation.backbones)",
+    )
+    p.add_argument(
+        "--label-accuracy",
+        type=bounded(float, 0.0, 1.0, lo_open=True),
+        help="SGCls/SGDet object label accuracy (default: the backbone's)",
+    )
+    p.add_argument("--score-kind", default="logits", choices=["logits", "probabilities"])
+    p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0)
+    p.add_argument("-o", "--out-dir", required=True, help="folder for <backbone>_<method>_<task>.h5")
+    p.set_defaults(func=run_simulate)
+
+
+def add_params(sub) -> None:
+    """The sub-command ``params`` of ``sub``."""
+    p = sub.add_parser(
+        "params",
+        help="regenerate params.yaml from the Hydra config in conf/",
+        description="Compose conf/ with Hydra (plus overrides) and write params.yaml for DVC.",
+    )
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. dataset=vg150 dataset.sim.scale=tiny")
+    p.add_argument("--conf-dir", default="conf", help="config folder (default: %(default)s)")
+    p.add_argument("-o", "--output", default="params.yaml", help="file to write (default: %(default)s)")
+    p.set_defaults(func=run_params)

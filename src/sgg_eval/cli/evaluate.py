@@ -1,0 +1,181 @@
+"""``sgg-eval evaluate`` (box-based SGG, or panoptic SGG with ``--psg``) and ``psg-pack``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sgg_eval.cli.options import add_iou_threshold, add_jobs, option
+from sgg_eval.defaults import PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, RECALL_KS, TAU
+from sgg_eval.defaults import PROTOCOLS as BOX_PROTOCOLS
+from sgg_eval.metrics.names import metric_name
+from sgg_eval.tasks import SGDET, TASKS
+
+_EPILOG_EVALUATE = """PREDICTIONS may be a Scene-Graph-Benchmark.pytorch eval_results.pytorch (ground truth inside,
+zip or legacy torch format, read without torch), an SGBench JSON, or an sgg-eval prediction store; the
+last two need --gt. Metrics needing training statistics (wIMR, wR_tr, computed zero-shot set) are null
+with a reason unless --stats is given. Values in the JSON are fractions.
+
+examples:
+  sgg-eval evaluate checkpoints/motifs/inference/VG_stanford_filtered_with_attribute_test/eval_results.pytorch \\
+      --task predcls --stats data/vg150/stats/stats.h5 -o motifs_predcls.json
+  sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
+  # panoptic SGG: an SGBench submission (ZIP of triplets.json + TIFF masks) on PSG's test split
+  sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json
+"""
+
+
+def run_evaluate(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json
+    from sgg_eval.errors import InputError
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+
+    if args.psg:
+        return _evaluate_psg(args)
+    if args.task is None:
+        raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
+    if args.protocol in PSG_PROTOCOLS or args.boxes or args.psg_root:
+        raise InputError(
+            f"--protocol {' or '.join(PSG_PROTOCOLS)}, --boxes and --psg-root are for panoptic SGG: give --psg",
+            field="--psg",
+        )
+    from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.metrics.misuse import warning_summary
+
+    args.protocol = args.protocol or PROTOCOL
+    given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
+    result = run_evaluation(
+        args.predictions,
+        args.task,
+        gt=args.gt,
+        protocol=args.protocol,
+        stats=args.stats,
+        zeroshot=args.zeroshot,
+        **given,
+        progress=sys.stderr.isatty(),
+        jobs=args.jobs or default_jobs(),
+    )
+    if args.output:
+        write_json(args.output, result)
+    m = result["metrics"]
+    headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
+    shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
+    print(" ".join(f"{k}={100 * m[k]:.2f}" for k in shown))
+    c = result["counts"]
+    print(
+        f"{c['images_evaluated']} of {c['images_input']} images evaluated "
+        f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)"
+    )
+    warnings = warning_summary(result["notes"])
+    if warnings:
+        print(warnings, file=sys.stderr)
+
+
+def _evaluate_psg(args: argparse.Namespace) -> None:
+    from sgg_eval.atomic import write_json
+    from sgg_eval.errors import InputError
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.psg_evaluate import run_psg_evaluation
+
+    if args.task not in (None, SGDET.name):
+        raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
+    if args.protocol in BOX_PROTOCOLS or args.gt or args.zeroshot:
+        raise InputError(
+            f"--psg takes --protocol {', '.join(PSG_PROTOCOLS)}, and no --gt or --zeroshot (the zero-shot set "
+            "comes from --stats)",
+            field="--psg",
+        )
+    given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
+    result = run_psg_evaluation(
+        args.predictions,
+        args.psg,
+        args.psg_root or "",
+        protocol=args.protocol or PSG_PROTOCOL,
+        boxes=args.boxes,
+        stats=args.stats,
+        **given,
+        jobs=args.jobs or default_jobs(),
+    )
+    if args.output:
+        write_json(args.output, result)
+    m = result["metrics"]
+    shown = [
+        f"{k}={'null' if m[k] is None else format(100 * m[k], '.2f')}"
+        for k in [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR")]
+    ]
+    print(" ".join(shown + [f"PRk={'null' if m['PRk'] is None else format(m['PRk'], '.3f')}"]))
+    c = result["counts"]
+    print(
+        f"{c['images_evaluated']} of {c['images_input']} test images evaluated on {result['mode']} "
+        f"({c['images_absent']} without a prediction, {c['images_skipped_no_pred']} without a predicted triplet, "
+        f"{c['images_skipped_no_gt']} without GT relations); "
+        f"protocol {result['protocol']}"
+    )
+    warnings = [n for n in result["notes"] if n.startswith("WARNING")]
+    if warnings:
+        print(" | ".join(warnings), file=sys.stderr)
+
+
+def run_psg_pack(args: argparse.Namespace) -> None:
+    from sgg_eval.psg_pack import pack_submission
+
+    counts = pack_submission(args.predictions, args.masks, args.output)
+    print(f"{args.output}: {counts['images']} images, {counts['layers']} instance masks")
+
+
+def add(sub) -> None:
+    """The sub-commands ``evaluate`` and ``psg-pack`` of ``sub``."""
+    p = sub.add_parser(
+        "evaluate",
+        help="compute the full metric family for one prediction file",
+        description="Evaluate scene graph predictions: R@K, mR@K, ngR, zR, A@K, IMR, wIMR, R_tr, "
+        "wR_tr, PR@K, PRk, InstR, relative K, per-predicate vectors.",
+        epilog=_EPILOG_EVALUATE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "predictions",
+        help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5); "
+        "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)",
+    )
+    p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
+    p.add_argument("--task", choices=TASKS, help="required, except with --psg (sgdet)")
+    p.add_argument(
+        "--protocol",
+        choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
+        help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
+        "strict: they count as misses (default: reference); with --psg: sgbench (the default), "
+        "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
+        "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish)",
+    )
+    psg = p.add_argument_group("panoptic SGG (PSG)")
+    psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
+    psg.add_argument(
+        "--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to (mask mode)"
+    )
+    psg.add_argument("--boxes", action="store_true", help="evaluate on boxes even when the submission has masks")
+    p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
+    p.add_argument(
+        "--zeroshot",
+        help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
+        "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
+    )
+    p.add_argument("--tau", type=option("tau"), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})")
+    add_iou_threshold(p, default=None)
+    add_jobs(p)
+    p.add_argument("-o", "--output", help="write the metrics JSON here")
+    p.set_defaults(func=run_evaluate)
+
+    p = sub.add_parser(
+        "psg-pack",
+        help="write an SGBench submission ZIP from an SGBench JSON and a folder of masks",
+        description="Pack a panoptic SGG model's predictions as the SGBench ZIP that `sgg-eval "
+        "evaluate --psg` and sgbench read: triplets.json plus one multi-page TIFF of "
+        "instance masks per image. MASKS holds <id>.npy ([N, H, W], bool or integers; "
+        "read without pickle) or <id>/0.png ... <id>/N-1.png per image, one layer per "
+        "instance in the JSON's order; any non-zero pixel is in the mask.",
+    )
+    p.add_argument("predictions", help="SGBench JSON: images with id, the instance list and triplets")
+    p.add_argument("masks", help="folder of <id>.npy or <id>/<k>.png masks")
+    p.add_argument("-o", "--output", required=True, help="the ZIP to write")
+    p.set_defaults(func=run_psg_pack)
