@@ -116,3 +116,31 @@ def test_an_entry_name_is_read_by_one_rule():
     assert parse_entry("pko_only", models, "x_pko") == ("pko_only", "x_pko")
     with pytest.raises(KeyError):
         parse_entry("y_pko", models, "m")
+
+
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("psg_simulation.seed", True, "is not an integer"),  # a bool is not a number
+        ("psg_simulation.seed", -1, "is outside [0, 4294967295]"),
+        ("psg_simulation.world.height", 8, "is outside [32, 4096]"),
+        ("psg_simulation.world.class_zipf", float("inf"), "is not a finite number"),
+        ("psg_simulation.detectors.two_stage.overlapping", 1, "must be true or false"),
+        ("psg_simulation.detectors.two_stage.stray", 1, "unknown setting 'stray'"),
+        ("pko.eps", 0.0, "is outside (0.0, 1000000.0]"),
+        ("stats.drop_non_overlapping", 1, "must be true or false"),
+        ("simulation.world.stray", 1, "unknown setting 'stray'"),
+    ],
+)
+def test_both_schemas_refuse_a_bad_value_the_same_way(key, value, says):
+    """The VG150 and the panoptic halves of the schema share their value checks (``param_types``)."""
+    cfg = _resolved()
+    *path, last = key.split(".")
+    node = cfg
+    for part in path:
+        node = node[part]
+    node[last] = value
+    field = key.rsplit(".", 1)[0] if "stray" in key else key  # an unknown key is named by its mapping
+    with pytest.raises(InputError) as err:
+        check_params(cfg)
+    assert err.value.field == field and says in err.value.message, (err.value.field, err.value.message)

@@ -8,7 +8,6 @@ in the first DVC stage (``check_params``) that every other stage depends on, so 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import fields
 
@@ -18,6 +17,7 @@ from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
+from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
@@ -28,44 +28,20 @@ MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
 
 
-def _number(
-    params: Mapping,
-    key: str,
-    lo: float,
-    hi: float,
-    *,
-    integer: bool = False,
-    lo_open: bool = False,
-    hi_open: bool = False,
-) -> float:
-    value = _get(params, key)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = ok and (isinstance(value, int) if integer else math.isfinite(value))
-    if not ok:
-        raise InputError(f"{value!r:.40} is not {'an integer' if integer else 'a finite number'}", field=key)
-    if (value <= lo if lo_open else value < lo) or (value >= hi if hi_open else value > hi):
-        raise InputError(f"{value} is outside {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}", field=key)
-    return value
+def _number(params: Mapping, key: str, lo: float, hi: float, **kw) -> float:
+    return check_number(_get(params, key), key, lo, hi, **kw)
 
 
 def _choice(params: Mapping, key: str, allowed) -> str:
-    value = _get(params, key)
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value not in allowed:
-        raise InputError(f"{value!r:.40} is not one of {', '.join(map(str, allowed))}", field=key)
-    return value
+    return check_choice(_get(params, key), key, allowed)
 
 
 def _flag(params: Mapping, key: str) -> None:
-    if not isinstance(_get(params, key), bool):
-        raise InputError("must be true or false", field=key)
+    check_flag(_get(params, key), key)
 
 
 def _known_keys(section: Mapping, cls, key: str) -> None:
-    if not isinstance(section, Mapping):
-        raise InputError("must be a mapping", field=key)
-    unknown = sorted(set(section) - {f.name for f in fields(cls)}, key=str)
-    if unknown:
-        raise InputError(f"unknown setting {unknown[0]!r}", field=key)
+    check_mapping(section, key, [f.name for f in fields(cls)])
 
 
 # every key params.yaml may hold (its sections' keys: what conf/ composes; models, tasks and simulation are

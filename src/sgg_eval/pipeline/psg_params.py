@@ -11,27 +11,13 @@ from sgg_eval.defaults import PSG_PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
+from sgg_eval.pipeline.param_types import check_flag, check_mapping, check_number
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld
 
 PSG = "psg"  # a model file's `benchmark` for panoptic models (absent: a VG150 model)
 PSG_KINDS = ("simulated", "psg")
 PSG_DATASET_KEYS = {"simulated": ("name", "kind", "raw", "sim"), "psg": ("name", "kind", "raw", "json", "root")}
-
-
-def _mapping(node, key: str, allowed) -> Mapping:
-    if not isinstance(node, Mapping):
-        raise InputError("must be a mapping", field=key)
-    stray = sorted(set(node) - set(allowed), key=str)
-    if stray:
-        raise InputError(f"unknown setting {stray[0]!r:.40}", field=key)
-    return node
-
-
-def _number(value, key: str, lo: float, hi: float, *, integer: bool = False) -> None:
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok or not lo <= value <= hi:
-        raise InputError(f"{value!r:.40} is not {'an integer' if integer else 'a number'} in [{lo}, {hi}]", field=key)
 
 
 def is_psg_model(model: Mapping) -> bool:
@@ -43,17 +29,17 @@ def check_psg(params: Mapping) -> None:
     kind = _get(params, "psg_dataset.kind")
     if kind not in PSG_KINDS:
         raise InputError(f"{kind!r:.40} is not one of {', '.join(PSG_KINDS)}", field="psg_dataset.kind")
-    dataset = _mapping(_get(params, "psg_dataset"), "psg_dataset", PSG_DATASET_KEYS[kind])
+    dataset = check_mapping(_get(params, "psg_dataset"), "psg_dataset", PSG_DATASET_KEYS[kind])
     for key in PSG_DATASET_KEYS[kind]:
         if key != "sim" and (not isinstance(dataset.get(key), str) or not dataset[key].strip()):
             raise InputError(f"{dataset.get(key)!r:.40} is not a name or path", field=f"psg_dataset.{key}")
     if kind == "simulated":
-        knobs = _mapping(_get(params, "psg_dataset.sim"), "psg_dataset.sim", SIM_KNOBS)
+        knobs = check_mapping(_get(params, "psg_dataset.sim"), "psg_dataset.sim", SIM_KNOBS)
         if knobs.get("scale") not in SCALES:
             raise InputError(
                 f"{knobs.get('scale')!r:.40} is not one of {', '.join(SCALES)}", field="psg_dataset.sim.scale"
             )
-        _number(knobs.get("seed"), "psg_dataset.sim.seed", 0, 2**32 - 1, integer=True)
+        check_number(knobs.get("seed"), "psg_dataset.sim.seed", 0, 2**32 - 1, integer=True)
         _check_simulation(params)
     protocols = _get(params, "evaluation.psg_protocols")
     if not isinstance(protocols, list) or not protocols or len(set(map(str, protocols))) != len(protocols):
@@ -106,38 +92,37 @@ def _check_models(params: Mapping, kind: str) -> None:
 
 
 def _check_simulation(params: Mapping) -> None:
-    sim = _mapping(_get(params, "psg_simulation"), "psg_simulation", ("world", "seed", "detectors", "methods"))
-    world = _mapping(
+    sim = check_mapping(_get(params, "psg_simulation"), "psg_simulation", ("world", "seed", "detectors", "methods"))
+    world = check_mapping(
         sim.get("world"), "psg_simulation.world", [f.name for f in fields(PsgWorld) if f.name not in SIM_KNOBS]
     )
     for key in ("height", "width"):
-        _number(world.get(key, 32), f"psg_simulation.world.{key}", 32, 4096, integer=True)
+        check_number(world.get(key, 32), f"psg_simulation.world.{key}", 32, 4096, integer=True)
     for key in ("mean_segments", "mean_relations", "class_zipf", "predicate_zipf"):
-        _number(world.get(key, 1.0), f"psg_simulation.world.{key}", 0.0, 100.0)
+        check_number(world.get(key, 1.0), f"psg_simulation.world.{key}", 0.0, 100.0)
     for key in ("multi_predicate_rate", "no_relation_rate"):
-        _number(world.get(key, 0.0), f"psg_simulation.world.{key}", 0.0, 1.0)
-    _number(sim.get("seed"), "psg_simulation.seed", 0, 2**32 - 1, integer=True)
+        check_number(world.get(key, 0.0), f"psg_simulation.world.{key}", 0.0, 1.0)
+    check_number(sim.get("seed"), "psg_simulation.seed", 0, 2**32 - 1, integer=True)
     detectors = sim.get("detectors")
     if not isinstance(detectors, Mapping) or not detectors:
         raise InputError("must map detector names to settings", field="psg_simulation.detectors")
     for name, det in detectors.items():
         key = f"psg_simulation.detectors.{name}"
-        _mapping(det, key, [f.name for f in fields(PsgDetector)])
-        if not isinstance(det.get("overlapping"), bool):
-            raise InputError("must be true or false", field=f"{key}.overlapping")
+        check_mapping(det, key, [f.name for f in fields(PsgDetector)])
+        check_flag(det.get("overlapping"), f"{key}.overlapping")
         for k in ("detect_related", "detect_other"):
-            _number(det.get(k), f"{key}.{k}", 0.0, 1.0)
-        _number(det.get("false_detections"), f"{key}.false_detections", 0, 16, integer=True)
+            check_number(det.get(k), f"{key}.{k}", 0.0, 1.0)
+        check_number(det.get("false_detections"), f"{key}.false_detections", 0, 16, integer=True)
     methods = sim.get("methods")
     if not isinstance(methods, Mapping) or not methods:
         raise InputError("must map method names to settings", field="psg_simulation.methods")
     for name, method in methods.items():
         key = f"psg_simulation.methods.{name}"
-        _mapping(method, key, [f.name for f in fields(PsgMethod)])
+        check_mapping(method, key, [f.name for f in fields(PsgMethod)])
         if method.get("detector") not in detectors:
             raise InputError(f"must be one of {', '.join(detectors)}", field=f"{key}.detector")
         for k in ("pair_strength", "predicate_strength", "frequency_bias"):
-            _number(method.get(k), f"{key}.{k}", -100.0, 100.0)
+            check_number(method.get(k), f"{key}.{k}", -100.0, 100.0)
         for k in ("triplets", "ng_triplets"):
             if k in method:
-                _number(method[k], f"{key}.{k}", 1, 100000, integer=True)
+                check_number(method[k], f"{key}.{k}", 1, 100000, integer=True)
