@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from sgg_eval.atomic import atomic_outputs, write_json
+from sgg_eval.data.gqa200 import GQA200Files, read_gqa200_split
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
@@ -14,31 +15,38 @@ from sgg_eval.errors import InputError
 from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.stats import compute_stats, summarize, write_stats
 
-DATASET_KINDS = ("simulated", "vg150")
+DATASET_KINDS = ("simulated", "vg150")  # the pipeline's (conf/dataset/)
+SPLIT_ONLY_KINDS = ("gqa200",)  # `sgg-eval split` only: the pipeline does not read GQA200 yet
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """Where a split comes from. ``kind='simulated'`` uses ``sim``; ``kind='vg150'`` uses ``files``."""
+    """Where a split comes from. ``kind='simulated'`` uses ``sim``; ``kind='vg150'`` uses ``files``;
+    ``kind='gqa200'`` uses ``gqa200``."""
 
     name: str
     kind: str
     sim: SimParams = field(default_factory=SimParams)
     files: VG150Files | None = None
+    gqa200: GQA200Files | None = None
     num_val_im: int = 5000
     box_scale: int = 1024
 
     def __post_init__(self) -> None:
-        if self.kind not in DATASET_KINDS:
+        if self.kind not in DATASET_KINDS + SPLIT_ONLY_KINDS:
             raise InputError(f"dataset kind must be one of {DATASET_KINDS}, got {self.kind!r}", field="dataset.kind")
-        if self.kind == "vg150" and self.files is None:
-            raise ValueError("a vg150 dataset needs its files")
+        if (self.kind == "vg150" and self.files is None) or (self.kind == "gqa200" and self.gqa200 is None):
+            raise ValueError(f"a {self.kind} dataset needs its files")
 
 
 def open_split(spec: DatasetSpec, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
     """Metadata, image count and image generator of one split of ``spec``."""
     if spec.kind == "simulated":
         return SimulatedWorld(spec.sim).split(split)
+    if spec.kind == "gqa200":
+        vocab, count, images = read_gqa200_split(spec.gqa200, split, num_val_im=spec.num_val_im)
+        source = f"GQA200 files {spec.gqa200.id_info}, {spec.gqa200.test if split != 'train' else spec.gqa200.train}"
+        return SplitMeta(split, vocab, spec.name, False, source, {"simulated": False}), count, images
     vocab, count, images = read_vg150_split(spec.files, split, num_val_im=spec.num_val_im, box_scale=spec.box_scale)
     source = f"VG150 files {spec.files.h5}, {spec.files.dicts}, {spec.files.image_data}"
     return SplitMeta(split, vocab, spec.name, False, source, {"simulated": False}), count, images

@@ -15,6 +15,8 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --simulated -o data/vg150_sim/splits
   # the real VG150 files in one folder (VG-SGG-with-attri.h5, VG-SGG-dicts-with-attri.json, image_data.json)
   sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
+  # GQA200 (SHA-GCL's files: GQA_200_ID_Info.json, GQA_200_Train.json, GQA_200_Test.json)
+  sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
 """
 
 
@@ -30,6 +32,7 @@ examples:
 
 
 def run_split(args: argparse.Namespace) -> None:
+    from sgg_eval.data.gqa200 import GQA200Files
     from sgg_eval.data.vg150 import VG150Files
     from sgg_eval.errors import InputError
     from sgg_eval.simulate.world import SimParams
@@ -37,12 +40,14 @@ def run_split(args: argparse.Namespace) -> None:
 
     if args.simulated:
         spec = DatasetSpec("vg150_sim", "simulated", sim=SimParams(seed=args.seed, scale=args.scale))
+    elif args.gqa200_dir:
+        spec = DatasetSpec("gqa200", "gqa200", gqa200=GQA200Files.in_dir(args.gqa200_dir), num_val_im=args.num_val_im)
     else:
         files = (
             VG150Files.in_dir(args.vg150_dir) if args.vg150_dir else VG150Files(args.h5, args.dicts, args.image_data)
         )
         if None in (files.h5, files.dicts, files.image_data):
-            raise InputError("give --simulated, --vg150-dir, or all of --h5 --dicts --image-data")
+            raise InputError("give --simulated, --vg150-dir, --gqa200-dir, or all of --h5 --dicts --image-data")
         spec = DatasetSpec("vg150", "vg150", files=files, num_val_im=args.num_val_im)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
@@ -108,7 +113,7 @@ def add_datasets(sub) -> None:
     """The sub-commands ``split`` and ``stats`` of ``sub``."""
     p = sub.add_parser(
         "split",
-        help="write split stores from real VG150 files or the simulator",
+        help="write split stores from real VG150 or GQA200 files or the simulator",
         description="Read a dataset and write one HDF5 split store per split (train/val/test).",
         epilog=_EPILOG_SPLIT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -119,10 +124,19 @@ def add_datasets(sub) -> None:
     src.add_argument("--h5", help="path of VG-SGG-with-attri.h5")
     src.add_argument("--dicts", help="path of VG-SGG-dicts-with-attri.json")
     src.add_argument("--image-data", help="path of image_data.json")
+    src.add_argument(
+        "--gqa200-dir",
+        help="folder holding GQA200's GQA_200_ID_Info.json, GQA_200_Train.json and GQA_200_Test.json "
+        "(SHA-GCL's split; val is the first --num-val-im kept test images)",
+    )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")
     p.add_argument(
-        "--num-val-im", type=bounded(int, 0), default=5000, help="VG150 validation carve-out (default: %(default)s)"
+        "--num-val-im",
+        type=bounded(int, 0),
+        default=5000,
+        help="VG150: training images held out for validation; GQA200: the first "
+        "test images taken as validation (default: %(default)s)",
     )
     p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0, help="simulator seed (default: %(default)s)")
     p.add_argument(
