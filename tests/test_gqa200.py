@@ -161,6 +161,11 @@ def _bool_class(doc):
             lambda d: d["rel_name_to_id"].update({"rel1": 2}),
             ["GQA_200_ID_Info.json", "'rel_name_to_id'"],
         ),
+        (
+            "GQA_200_ID_Info.json",
+            lambda d: d["rel_name_to_id"].update({"rel5": -1}),  # -1 would index the last name, rel5 itself
+            ["GQA_200_ID_Info.json", "'rel_name_to_id'", "'rel5' -> -1"],
+        ),
         ("GQA_200_ID_Info.json", lambda d: d["ind_to_classes"].pop(0), ["'ind_to_classes'", "__background__"]),
     ],
 )

@@ -78,7 +78,9 @@ def load_vocab(path: str) -> Vocabulary:
         for name, value in table.items():
             if name not in predicates:
                 raise InputError(f"unknown predicate {name!r:.40}", path=path, field=key)
-            if key == "rel_name_to_id" and (type(value) is not int or predicates[value % len(predicates)] != name):
+            if key == "rel_name_to_id" and (
+                type(value) is not int or not 0 <= value < len(predicates) or predicates[value] != name
+            ):
                 raise InputError(
                     f"{name!r:.40} -> {value!r:.20}, but ind_to_predicates puts it at {predicates.index(name)}",
                     path=path,
