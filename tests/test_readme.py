@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -74,11 +75,13 @@ def sh(command: str, cwd: Path, active: bool = False, timeout: float = 1200, env
     assert command in readme_commands(), f"not (or no longer) in the README: {command}"
     RAN.add(command)
     full_env = {**shell_env(), "SGG_EVAL_PYTHON": sys.executable, **(ACTIVE if active else {}), **(env or {})}
-    proc = subprocess.run(
-        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, env=full_env, timeout=timeout
-    )
-    assert proc.returncode == 0, f"{command}\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
-    return proc.stdout + proc.stderr
+    # output into files, not pipes: a daemon a command leaves behind (`dvc queue start`'s) inherits them, and
+    # reading a pipe would wait for the daemon to end, not for the command
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=out, stderr=err, env=full_env, timeout=timeout)
+        stdout, stderr = (f.seek(0) or f.read().decode("utf-8", "replace") for f in (out, err))
+    assert proc.returncode == 0, f"{command}\n{stdout[-3000:]}{stderr[-3000:]}"
+    return stdout + stderr
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -179,6 +182,15 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(project):
         if not re.search(r"\b(Queued|Running)\b", status):
             break
         time.sleep(3)
+    # dvc-task's worker may miss the shutdown its monitor sent while it was still running a task, and idle
+    # on (seen with DVC 3.67: "shutting down due to empty queue" before its task ended): stop every worker
+    subprocess.run(
+        [str(VENV / "bin/dvc"), "queue", "stop"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+    )
     assert status.count("Success") == 2, status
     shown = sh("dvc exp show", project, active=True)
     assert "0.25" in shown and "strict" in shown, shown
