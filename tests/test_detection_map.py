@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -216,3 +217,28 @@ def test_detection_order_is_the_lexsort_of_class_score_image_rank(seed):
         (score, np.arange(n, dtype=np.float64) * 7, (rank * 300).astype(np.int16)),
     ]:  # 67 bits
         np.testing.assert_array_equal(_detection_order(classes, s, i, r), np.lexsort((r, i, -s, classes)))
+
+
+def test_text_image_ids_order_as_text_and_give_the_same_map():
+    """GQA's text ids: their float keys sort as the texts sort (COCO visits images by sorted id, which breaks
+    score ties) and are distinct; cases renamed to text ids in the same order give the same mAP, any --jobs."""
+    from sgg_eval.data.types import image_order_key
+
+    rng = np.random.default_rng(3)
+    alphabet = list("0123456789abcdefghijklmnopqrstuvwxyz")
+    texts = {"".join(rng.choice(alphabet, size=rng.integers(1, 11))) for _ in range(3000)} | {"9", "10", "n1", "n"}
+    keys = {t: image_order_key(t) for t in texts}
+    assert sorted(texts) == sorted(texts, key=keys.get) and len(set(keys.values())) == len(texts)
+    cases = [random_case(rng, VOCAB, "sgdet", i) for i in range(120)]
+    for _, pred in cases:
+        pred.obj_scores = np.round(pred.obj_scores, 1).astype(np.float32)  # many score ties across images
+    want = evaluate(iter(cases), VOCAB, EvalOptions(task="sgdet"), jobs=1)["metrics"]
+    renamed = [(replace(g, image_id=f"n{i:04d}"), replace(p, image_id=f"n{i:04d}")) for i, (g, p) in enumerate(cases)]
+    for jobs in (1, 2):
+        got = evaluate(iter(renamed), VOCAB, EvalOptions(task="sgdet"), jobs=jobs)["metrics"]
+        assert (got["det_mAP"], got["det_mAP@50"]) == (want["det_mAP"], want["det_mAP@50"])
+    shuffled = [
+        (replace(g, image_id=f"n{9999 - i}"), replace(p, image_id=f"n{9999 - i}")) for i, (g, p) in enumerate(cases)
+    ]
+    reversed_order = evaluate(iter(shuffled), VOCAB, EvalOptions(task="sgdet"), jobs=1)["metrics"]
+    assert reversed_order["det_mAP"] != want["det_mAP"]  # the tie order follows the ids: the test can fail

@@ -100,3 +100,36 @@ def test_wrong_kind_missing_file_and_missing_dataset(tmp_path, rng):
     seal(tmp_path / "s.h5")
     with pytest.raises(InputError, match="field 'relations/offsets'"):
         SplitStore(tmp_path / "s.h5")
+
+
+def test_text_image_ids_round_trip_and_are_checked(tmp_path, rng):
+    """GQA's ids are text ("2354786", "n161313"): a split of text ids stores and reads them as text; an id that is
+    not up to 10 lowercase letters and digits, or ids mixing numbers and text, are refused; a store edited to hold
+    a bad text id is refused when opened."""
+    ids = ["2354786", "n161313", "12", "z" * 10]
+    images = []
+    for k, image_id in enumerate(ids):
+        g = random_gt(rng, VOCAB, k)
+        images.append(GTImage(image_id, g.width, g.height, g.boxes, g.labels, g.rels))
+    write_split(tmp_path / "s.h5", _split_meta(), iter(images))
+    with SplitStore(tmp_path / "s.h5") as store:
+        assert store.image_ids.dtype.kind == "S"
+        got = list(store)
+    assert [g.image_id for g in got] == ids
+    for a, b in zip(images, got):
+        _assert_gt_equal(a, b)
+    for bad in ("", "n 1", "é1", "N1", "x" * 11, True, 1.5):
+        with pytest.raises(InputError, match="image_id"):
+            write_split(tmp_path / "b.h5", _split_meta(), iter([GTImage(bad, 10, 10, np.zeros((0, 4)), [], [])]))
+    with pytest.raises(ValueError, match="mix"):
+        write_split(tmp_path / "m.h5", _split_meta(), iter([images[0], random_gt(rng, VOCAB, 9)]))
+    for stored in (b"n1\x00x", b"a\x7fb", b"\x00\x00", b"AB"):
+        with h5py.File(tmp_path / "s.h5", "r+") as h5:
+            column = h5["images/image_id"][()]
+            column[1] = stored
+            del h5["images/image_id"]
+            h5["images/image_id"] = column
+        seal(tmp_path / "s.h5")
+        with pytest.raises(InputError, match="image_id"):
+            SplitStore(tmp_path / "s.h5")
+        write_split(tmp_path / "s.h5", _split_meta(), iter(images))

@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary, image_id_value
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
@@ -116,7 +116,7 @@ def _join_store(opened_split: _Opened, opened_store: _Opened, pred_path: str, st
     if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
         yield from zip(split.images(start, stop), store.images(start, stop))
         return
-    row_of = {int(i): r for r, i in enumerate(store.image_ids)}
+    row_of = {image_id_value(i): r for r, i in enumerate(store.image_ids)}
     for gt in split.images(start, stop):
         if gt.image_id not in row_of:
             raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)

@@ -15,10 +15,12 @@ import h5py
 import numpy as np
 
 from sgg_eval.atomic import ensure_space
+from sgg_eval.data.types import MAX_ID_CHARS
 from sgg_eval.errors import InputError
 
 SCHEMA_VERSION = 1
 _FLUSH_ROWS = 1 << 16
+IMAGE_ID = "image_id"  # the per-image id column: int64, or ASCII text when the dataset's ids are text (GQA)
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,20 @@ class RaggedWriter:
         for seg, offs in self._offsets.items():
             self.h5.create_dataset(f"{seg}/offsets", data=np.asarray(offs, dtype=np.int64), track_times=False)
         for col in self.per_image:
-            self.h5.create_dataset(
-                f"images/{col.name}", data=np.asarray(self._images[col.name], dtype=col.dtype), track_times=False
-            )
+            values = self._images[col.name]
+            data = _id_column(values) if col.name == IMAGE_ID else np.asarray(values, dtype=col.dtype)
+            self.h5.create_dataset(f"images/{col.name}", data=data, track_times=False)
         return len(next(iter(self._offsets.values()))) - 1
+
+
+def _id_column(ids: list) -> np.ndarray:
+    """Image ids as stored: int64 when every id is an integer (VG150, PSG), else fixed-width ASCII bytes (GQA's
+    ids are text, some not numbers: ``n161313``). Each id was checked by ``types.check_image_id``."""
+    if all(not isinstance(i, str) for i in ids):
+        return np.asarray(ids, dtype=np.int64)
+    if not all(isinstance(i, str) for i in ids):
+        raise ValueError("image ids mix integers and text")
+    return np.array([i.encode("ascii") for i in ids], dtype=f"S{max(1, *map(len, ids))}")
 
 
 def write_attrs(h5: h5py.File, attrs: dict) -> None:
@@ -178,7 +190,7 @@ class RaggedReader:
                 raise InputError(
                     f"shape {list(values.shape)}, expected [{self.num_images}]", path=path, field=f"images/{name}"
                 )
-        if "image_id" in self.images and len(np.unique(self.images["image_id"])) != self.num_images:
+        if IMAGE_ID in self.images and len(np.unique(self.images[IMAGE_ID])) != self.num_images:
             raise InputError("image ids are not unique", path=path, field="images/image_id")
         for seg, offs in self.offsets.items():
             if len(offs) != self.num_images + 1 or offs[0] != 0 or np.any(np.diff(offs) < 0):
@@ -195,8 +207,20 @@ class RaggedReader:
                     )
 
     def _vector(self, key: str) -> np.ndarray:
-        """A per-image column or an offsets array: one-dimensional integers (``image_id``, sizes, offsets)."""
+        """A per-image column or an offsets array: one-dimensional integers (``image_id``, sizes, offsets); image
+        ids may be text instead (``types.check_image_id``)."""
         ds = self._dataset(key)
+        if key == f"images/{IMAGE_ID}" and ds.ndim == 1 and ds.dtype.kind == "S":
+            ids = self._read(ds, key, ())
+            chars = ids.view(np.uint8).reshape(len(ids), ds.dtype.itemsize)
+            digit, lower = (chars >= 0x30) & (chars <= 0x39), (chars >= 0x61) & (chars <= 0x7A)
+            if ds.dtype.itemsize > MAX_ID_CHARS or np.any((chars != 0) & ~digit & ~lower):
+                message = f"an image id is not text of at most {MAX_ID_CHARS} lowercase letters and digits"
+                raise InputError(message, path=self.path, field=key)
+            filled = chars != 0
+            if len(ids) and not (filled[:, 0].all() and not np.any(filled[:, 1:] & ~filled[:, :-1])):
+                raise InputError("an empty image id, or one with a NUL byte", path=self.path, field=key)
+            return ids
         if ds.ndim != 1 or ds.dtype.kind not in "iu":
             raise InputError(
                 f"dtype {ds.dtype} shape {list(ds.shape)}, expected a one-dimensional integer array",

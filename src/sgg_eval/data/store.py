@@ -3,14 +3,14 @@
 Split store (``kind = "split"``)::
 
     attrs   schema_version, kind, split, dataset, simulated, source, object_classes, predicate_classes, extra
-    images/ image_id [I] int64, width [I] int32, height [I] int32
+    images/ image_id [I] int64 or ASCII bytes (text ids: GQA), width [I] int32, height [I] int32
     objects/ boxes [N, 4] float32 (xyxy pixels), labels [N] int32, offsets [I + 1] int64
     relations/ rels [R, 3] int32 (subject, object, predicate; indices local to the image), offsets [I + 1]
 
 Prediction store (``kind = "predictions"``)::
 
     attrs   ..., task, score_kind ("probabilities" | "logits"), model
-    images/ image_id [I] int64
+    images/ image_id [I] int64 (or ASCII bytes, as the split's)
     objects/ boxes [Q, 4] float32, labels [Q] int32, obj_scores [Q] float32, offsets [I + 1]
     pairs/  pairs [P, 2] int32, rel_scores [P, C_pred + 1] float16 or float32, offsets [I + 1]
 """
@@ -27,7 +27,7 @@ from sgg_eval import tuning
 from sgg_eval.atomic import atomic_output
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, read_names, write_attrs
 from sgg_eval.data.store_checks import check_batch, check_columns
-from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
+from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary, image_id_value
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
 
@@ -231,7 +231,12 @@ class SplitStore(_Store):
 
     def _convert(self, raw: dict) -> GTImage:
         return GTImage(
-            int(raw["image_id"]), int(raw["width"]), int(raw["height"]), raw["boxes"], raw["labels"], raw["rels"]
+            image_id_value(raw["image_id"]),
+            int(raw["width"]),
+            int(raw["height"]),
+            raw["boxes"],
+            raw["labels"],
+            raw["rels"],
         )
 
 
@@ -261,5 +266,10 @@ class PredictionStore(_Store):
 
     def _convert(self, raw: dict) -> PredImage:
         return PredImage(
-            int(raw["image_id"]), raw["boxes"], raw["labels"], raw["obj_scores"], raw["pairs"], raw["rel_scores"]
+            image_id_value(raw["image_id"]),
+            raw["boxes"],
+            raw["labels"],
+            raw["obj_scores"],
+            raw["pairs"],
+            raw["rel_scores"],
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.data.types import NEGATIVE_OBJECT_SCORE, PROBABILITY_SLACK, Vocabulary
+from sgg_eval.data.types import NEGATIVE_OBJECT_SCORE, PROBABILITY_SLACK, Vocabulary, image_id_value
 from sgg_eval.errors import InputError
 
 # column -> (dtype kinds, row shape); the same for every store written by sgg-eval or by hand
@@ -56,7 +56,7 @@ def check_batch(
     def fail(bad: np.ndarray, seg: str, field: str, message: str) -> None:
         row = int(np.flatnonzero(bad)[0])
         k = int(np.searchsorted(offsets[seg], row, side="right") - 1)
-        raise InputError(message, path=path, image_id=int(image_ids[k]), position=start + k, field=field)
+        raise InputError(message, path=path, image_id=image_id_value(image_ids[k]), position=start + k, field=field)
 
     boxes = blocks["boxes"]
     bad = ~np.isfinite(boxes).all(axis=1)

@@ -16,6 +16,37 @@ from sgg_eval.errors import InputError
 from sgg_eval.tasks import TASKS
 
 SCORE_KINDS = ("probabilities", "logits")
+MAX_ID_CHARS = 10  # a text image id (GQA: "2354786", "n161313"): lowercase letters and digits
+_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def check_image_id(image_id, where: dict) -> None:
+    """An image id is an integer (VG150, PSG) or, where the dataset's ids are text (GQA), up to 10 lowercase
+    letters and digits: stores keep it as the files give it, and :func:`image_order_key` orders it exactly."""
+    if isinstance(image_id, (int, np.integer)) and not isinstance(image_id, bool):
+        return
+    if not (isinstance(image_id, str) and 0 < len(image_id) <= MAX_ID_CHARS and set(image_id) <= set(_ID_ALPHABET)):
+        raise InputError(
+            f"image id {image_id!r:.40} is neither an integer nor text of at most {MAX_ID_CHARS} lowercase letters "
+            "and digits",
+            field="image_id",
+            **{k: v for k, v in where.items() if k != "image_id"},
+        )
+
+
+def image_order_key(image_id: int | str) -> float:
+    """A float64 that orders image ids as the COCO API orders them (sorted ids: numbers, or text as text) and is
+    unique: the id itself, or a text id read as a base-37 fraction of 10 digits (0 = end, then the alphabet),
+    exact because 37**10 < 2**53. The detector mAP breaks score ties by it."""
+    if not isinstance(image_id, str):
+        return float(image_id)
+    padded = [_ID_ALPHABET.index(c) + 1 for c in image_id] + [0] * (MAX_ID_CHARS - len(image_id))
+    return float(sum(d * 37**k for k, d in enumerate(reversed(padded))))
+
+
+def image_id_value(stored) -> int | str:
+    """An id as a store's ``images/image_id`` column holds it (int64 or ASCII bytes) as the value it names."""
+    return stored.decode("ascii") if isinstance(stored, bytes) else int(stored)
 
 
 @dataclass(frozen=True)
@@ -44,7 +75,7 @@ class GTImage:
     :meth:`validate`, not be silently reinterpreted); empty arrays take their canonical shape.
     """
 
-    image_id: int
+    image_id: int | str
     width: int
     height: int
     boxes: np.ndarray
@@ -60,6 +91,7 @@ class GTImage:
         """Raise :class:`InputError` naming ``source``, the image (id, position) and the field on any
         inconsistency: shapes, integer dtypes, finite boxes with ``x2 >= x1``, label, index and predicate ranges."""
         where = dict(path=source, image_id=self.image_id, position=position)
+        check_image_id(self.image_id, where)
         check_xyxy(self.boxes, "boxes", where)
         _check_ints(self.labels, (len(self.boxes),), "labels", where)
         _check_range(self.labels, 1, vocab.num_objects, "labels", where)
@@ -78,7 +110,7 @@ class PredImage:
     probabilities or raw logits as declared by the store's ``score_kind``. Converted, never reshaped.
     """
 
-    image_id: int
+    image_id: int | str
     boxes: np.ndarray
     labels: np.ndarray
     obj_scores: np.ndarray
@@ -105,6 +137,7 @@ class PredImage:
         inconsistency: shapes, dtypes, finite boxes and scores, object scores >= 0, label and pair-index ranges; with
         ``probabilities``, relation scores within [0, 1] (logits saved as probabilities would rank wrongly)."""
         where = dict(path=source, image_id=self.image_id, position=position)
+        check_image_id(self.image_id, where)
         q = len(self.boxes)
         check_xyxy(self.boxes, "boxes", where)
         _check_ints(self.labels, (q,), "labels", where)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.data.types import image_order_key
 from sgg_eval.metrics.box_ap import Matched, average_precision, match
 from sgg_eval.metrics.names import DETECTOR
 
@@ -37,7 +38,8 @@ class BoxCollector:
         """The objects of (GT, prediction) ``images``, as rows of one array each (built per call, not per image)."""
         if not images:
             return
-        ids = np.array([gt.image_id for gt, _ in images], dtype=np.float64)
+        # ids group the rows by image and break score ties in COCO's order of image ids (text ids too: GQA)
+        ids = np.array([image_order_key(gt.image_id) for gt, _ in images], dtype=np.float64)
         gts, preds = [gt for gt, _ in images], [pred for _, pred in images]
         self.gt.append(
             np.column_stack(
