@@ -1,13 +1,14 @@
-"""DVC stage load_split: the configured dataset (real VG150 files or the simulator) -> one split store per split."""
+"""DVC stage load_split: the configured dataset (conf/dataset: VG150, GQA, GQA200 or the simulator) -> one split
+store per split."""
 
-from sgg_eval.pipeline.config import dataset_spec, load_params, run_stage
+from sgg_eval.pipeline.config import dataset, load_params, run_stage
 from sgg_eval.splits import build_splits
 
 
 def main() -> None:
     params = load_params()
     out = params["paths"]["splits"]
-    counts = build_splits(dataset_spec(params), {s: f"{out}/{s}.h5" for s in ("train", "val", "test")})
+    counts = build_splits(dataset(params), {s: f"{out}/{s}.h5" for s in ("train", "val", "test")})
     print("load_split:", ", ".join(f"{s} {n} images" for s, n in counts.items()))
 
 

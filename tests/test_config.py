@@ -9,9 +9,12 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from sgg_eval.data.gqa import GQA
+from sgg_eval.data.gqa200 import GQA200
+from sgg_eval.data.vg150 import VG150
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import resolve
-from sgg_eval.pipeline.config import compose_yaml, dataset_spec
+from sgg_eval.pipeline.config import compose_yaml, dataset
 from sgg_eval.pipeline.entries import parse_entry
 from sgg_eval.pipeline.params_check import check_params
 
@@ -38,17 +41,30 @@ def test_params_yaml_has_not_drifted_from_conf():
 
 def test_dataset_switch_to_real_vg150():
     cfg = _resolved(["dataset=vg150"])
-    spec = dataset_spec(cfg)
-    assert spec.kind == "vg150" and spec.files.h5.endswith("VG-SGG-with-attri.h5")
+    spec = dataset(cfg)
+    assert isinstance(spec, VG150) and spec.files.h5.endswith("VG-SGG-with-attri.h5")
+    assert spec.zeroshot_seen == ("train",)
     assert cfg["paths"]["splits"] == "data/vg150/splits"
+
+
+@pytest.mark.parametrize(
+    "name, kind, seen",
+    [("gqa200", GQA200, ("train",)), ("gqa", GQA, ("train", "val")), ("gqa_nlr", GQA, ("train", "val"))],
+)
+def test_dataset_switch_to_gqa(name, kind, seen):
+    cfg = _resolved([f"dataset={name}"])
+    spec = dataset(cfg)
+    assert isinstance(spec, kind) and spec.name == name and spec.zeroshot_seen == seen
+    assert getattr(spec, "exclude_left_right", False) == name.endswith("nlr")
+    assert cfg["paths"]["splits"] == f"data/{name}/splits"
 
 
 def test_simulated_dataset_parameters_reach_the_simulator():
     cfg = _resolved(["dataset.sim.scale=tiny", "dataset.sim.seed=7"])
-    spec = dataset_spec(cfg)
-    assert spec.kind == "simulated" and spec.sim.scale == "tiny" and spec.sim.seed == 7
+    spec = dataset(cfg).params
+    assert spec.scale == "tiny" and spec.seed == 7
     world = yaml.safe_load((ROOT / "conf/simulation/default.yaml").read_text())["world"]
-    assert world and all(getattr(spec.sim, key) == value for key, value in world.items())
+    assert world and all(getattr(spec, key) == value for key, value in world.items())
 
 
 def test_evaluation_entries_resolve_to_models():

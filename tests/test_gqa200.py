@@ -11,54 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gqa_fixture import GQA200_CLASSES as CLASSES
+from gqa_fixture import GQA200_PREDICATES as PREDICATES
+from gqa_fixture import write_gqa200
 
 from sgg_eval.data.gqa200 import SKIPPED_TEST_RECORD
 from sgg_eval.data.store import SplitStore
-
-CLASSES = ["__background__", *(f"thing{i}" for i in range(1, 11))]
-PREDICATES = ["__background__", *(f"rel{i}" for i in range(1, 6))]
-
-
-def _records(rng, n: int, first_id: int) -> dict[str, list]:
-    """``n`` images in GQA200's parallel-list layout; some have no box or no relation (dropped), some boxes
-    reach past the image (clipped), some relations repeat (kept)."""
-    out: dict[str, list] = {k: [] for k in ("filenames_all", "img_info_all", "gt_boxes_all", "gt_classes_all")}
-    out["relationships_all"] = []
-    for i in range(n):
-        w, h = int(rng.integers(50, 800)), int(rng.integers(50, 800))
-        k = int(rng.integers(0, 5)) if i % 7 else 0  # every 7th image has no box
-        xy = rng.integers(-5, 700, size=(k, 2))
-        boxes = np.column_stack([xy, xy + rng.integers(0, 300, size=(k, 2))]).tolist()
-        boxes = [[float(v) if j % 2 else int(v) for j, v in enumerate(b)] for b in boxes]  # ints and floats
-        m = int(rng.integers(0, 4)) if k and i % 5 else 0
-        rels = [[int(rng.integers(0, k)), int(rng.integers(0, k)), int(rng.integers(1, 6))] for _ in range(m)]
-        if rels and i % 3 == 0:
-            rels.append(list(rels[0]))  # a duplicate row
-        out["filenames_all"].append(f"{first_id + i}.jpg")
-        out["img_info_all"].append({"width": w, "height": h, "image_id": first_id + i})
-        out["gt_boxes_all"].append(boxes)
-        out["gt_classes_all"].append([int(c) for c in rng.integers(1, 11, size=k)])
-        out["relationships_all"].append(rels)
-    return out
-
-
-def write_gqa200(root: Path, seed: int = 0, n_train: int = 300, n_test: int = SKIPPED_TEST_RECORD + 40) -> Path:
-    rng = np.random.default_rng(seed)
-    root.mkdir(parents=True, exist_ok=True)
-    info = {
-        "ind_to_classes": CLASSES,
-        "ind_to_predicates": PREDICATES,
-        "rel_name_to_id": {p: i for i, p in enumerate(PREDICATES)},
-        "rel_count": {p: 1 for p in PREDICATES},
-    }
-    (root / "GQA_200_ID_Info.json").write_text(json.dumps(info))
-    (root / "GQA_200_Train.json").write_text(json.dumps(_records(rng, n_train, 1)))
-    test = _records(rng, n_test, 100_000)
-    test["gt_boxes_all"][SKIPPED_TEST_RECORD] = [[1, 1, 9, 9]]  # a keepable image: skipped only by the rule
-    test["gt_classes_all"][SKIPPED_TEST_RECORD] = [1]
-    test["relationships_all"][SKIPPED_TEST_RECORD] = [[0, 0, 1]]
-    (root / "GQA_200_Test.json").write_text(json.dumps(test))
-    return root
 
 
 def _expected(root: Path, split: str, num_val_im: int) -> list[tuple]:

@@ -34,9 +34,9 @@ from sgg_eval.simulate.models import (
     simulate_models,
     visual_evidence,
 )
-from sgg_eval.simulate.world import SimParams
+from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.sources import open_predictions
-from sgg_eval.splits import DatasetSpec, build_splits, build_stats
+from sgg_eval.splits import build_splits, build_stats
 from sgg_eval.stats import read_stats
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -57,7 +57,7 @@ PAPER_COLUMNS = [f"{m}@{k}" for m in ("R", "mR") for k in KS] + [f"{m}@{k}" for 
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("simbench")
     build_splits(
-        DatasetSpec("vg150_sim", "simulated", sim=SimParams()),
+        SimulatedWorld(SimParams()),
         {"train": root / "train.h5", "val": root / "val.h5", "test": root / "test.h5"},
     )
     build_stats(root / "train.h5", root / "test.h5", root / "stats.h5")
@@ -179,12 +179,12 @@ def test_blind_replacement_raises_mean_recall_with_n(bench):
 
 def test_simulated_outputs_are_deterministic(tmp_path):
     build_splits(
-        DatasetSpec("s", "simulated", sim=SimParams(scale="tiny")),
+        SimulatedWorld(SimParams(scale="tiny")),
         {"train": tmp_path / "train.h5", "test": tmp_path / "test.h5"},
     )
     build_stats(tmp_path / "train.h5", tmp_path / "test.h5", tmp_path / "stats.h5")
     stats = read_stats(tmp_path / "stats.h5")
-    build_splits(DatasetSpec("s", "simulated", sim=SimParams(scale="tiny")), {"val": tmp_path / "val.h5"})
+    build_splits(SimulatedWorld(SimParams(scale="tiny")), {"val": tmp_path / "val.h5"})
     for run in ("a", "b"):
         simulate_models(
             tmp_path / "test.h5",

@@ -1,63 +1,70 @@
-"""Build split stores from a dataset source: the real VG150 files or the simulator (``load_split`` stage)."""
+"""The dataset interface and what is built from it: split stores (``load_split`` stage) and training statistics
+(``train_stats``)."""
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from typing import Protocol
 
 from sgg_eval.atomic import atomic_outputs, write_json
-from sgg_eval.data.gqa200 import GQA200Files, read_gqa200_split
+from sgg_eval.data.gqa import GQA, GQAFiles
+from sgg_eval.data.gqa200 import GQA200, GQA200Files
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import GTImage, SplitMeta
-from sgg_eval.data.vg150 import VG150Files, read_vg150_split
+from sgg_eval.data.vg150 import VG150, VG150Files
 from sgg_eval.errors import InputError
 from sgg_eval.simulate.world import SimParams, SimulatedWorld
 from sgg_eval.stats import compute_stats, summarize, write_stats
 
-DATASET_KINDS = ("simulated", "vg150")  # the pipeline's (conf/dataset/)
-SPLIT_ONLY_KINDS = ("gqa200",)  # `sgg-eval split` only: the pipeline does not read GQA200 yet
 
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """Where a split comes from. ``kind='simulated'`` uses ``sim``; ``kind='vg150'`` uses ``files``;
-    ``kind='gqa200'`` uses ``gqa200``."""
+class Dataset(Protocol):
+    """What the pipeline needs of a box-level dataset: its name, its splits as GT images (``open_split``:
+    metadata, image count, images) and which splits' class triplets count as seen for the zero-shot set. A
+    reader module defines one class with these (``VG150``, ``GQA200``, ``GQA``, the simulated world) and one
+    line of ``READERS`` builds it from ``conf/dataset/<name>.yaml`` (CONTRIBUTING.md, "A new dataset")."""
 
     name: str
-    kind: str
-    sim: SimParams = field(default_factory=SimParams)
-    files: VG150Files | None = None
-    gqa200: GQA200Files | None = None
-    num_val_im: int = 5000
-    box_scale: int = 1024
+    zeroshot_seen: tuple[str, ...]
 
-    def __post_init__(self) -> None:
-        if self.kind not in DATASET_KINDS + SPLIT_ONLY_KINDS:
-            raise InputError(f"dataset kind must be one of {DATASET_KINDS}, got {self.kind!r}", field="dataset.kind")
-        if (self.kind == "vg150" and self.files is None) or (self.kind == "gqa200" and self.gqa200 is None):
-            raise ValueError(f"a {self.kind} dataset needs its files")
+    def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]: ...
 
 
-def open_split(spec: DatasetSpec, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
-    """Metadata, image count and image generator of one split of ``spec``."""
-    if spec.kind == "simulated":
-        return SimulatedWorld(spec.sim).split(split)
-    if spec.kind == "gqa200":
-        vocab, count, images = read_gqa200_split(spec.gqa200, split, num_val_im=spec.num_val_im)
-        source = f"GQA200 files {spec.gqa200.id_info}, {spec.gqa200.test if split != 'train' else spec.gqa200.train}"
-        return SplitMeta(split, vocab, spec.name, False, source, {"simulated": False}), count, images
-    vocab, count, images = read_vg150_split(spec.files, split, num_val_im=spec.num_val_im, box_scale=spec.box_scale)
-    source = f"VG150 files {spec.files.h5}, {spec.files.dicts}, {spec.files.image_data}"
-    return SplitMeta(split, vocab, spec.name, False, source, {"simulated": False}), count, images
+def _simulated(conf: Mapping) -> Dataset:
+    return SimulatedWorld(SimParams(**conf.get("world", {}), **conf["sim"]))
 
 
-def build_splits(spec: DatasetSpec, outputs: Mapping[str, str | os.PathLike]) -> dict[str, int]:
+def _num_val_im(conf: Mapping) -> int:
+    return int(conf.get("num_val_im", 5000))
+
+
+# conf/dataset/<name>.yaml's `kind` -> its reader, built from that conf (name, raw, options)
+READERS: dict[str, Callable[[Mapping], Dataset]] = {
+    "simulated": _simulated,
+    "vg150": lambda c: VG150(c["name"], VG150Files.in_dir(c["raw"]), _num_val_im(c), int(c.get("box_scale", 1024))),
+    "gqa200": lambda c: GQA200(c["name"], GQA200Files.in_dir(c["raw"]), _num_val_im(c)),
+    "gqa": lambda c: GQA(
+        c["name"], GQAFiles.in_dir(c["raw"]), _num_val_im(c), bool(c.get("exclude_left_right", False))
+    ),
+}
+DATASET_KINDS = tuple(READERS)
+
+
+def open_dataset(conf: Mapping) -> Dataset:
+    """The dataset a ``conf/dataset`` entry describes (a simulated one with ``world``: the simulation's shape)."""
+    if conf.get("kind") not in READERS:
+        raise InputError(f"dataset kind must be one of {DATASET_KINDS}, got {conf.get('kind')!r}", field="dataset.kind")
+    return READERS[conf["kind"]](conf)
+
+
+def build_splits(dataset: Dataset, outputs: Mapping[str, str | os.PathLike]) -> dict[str, int]:
     """Write one split store per ``outputs`` entry (split name -> path); all of them or none."""
     counts = {}
     with atomic_outputs(list(outputs.values())) as temps:
         for (split, _), tmp in zip(outputs.items(), temps):
-            meta, _, images = open_split(spec, split)
+            meta, _, images = dataset.open_split(split)
             counts[split] = write_split(tmp, meta, images)
     return counts
 
@@ -70,33 +77,34 @@ def build_stats(
     *,
     drop_non_overlapping: bool = False,
     background_must_overlap: bool = True,
+    seen_paths: Sequence[str | os.PathLike] = (),
 ) -> dict:
     """Compute docs/definitions.md §4 statistics from split stores and write them (and a JSON summary); returns
-    the summary."""
-    with SplitStore(train_path) as train:
+    the summary. ``seen_paths``: more splits whose class triplets are not zero-shot (GQA's val, as Knyazev et
+    al. count it), counted in nothing else."""
+    with ExitStack() as stack:
+        train = stack.enter_context(SplitStore(train_path))
         if len(train) == 0:
             raise InputError("the training split has no image: there is nothing to count", path=str(train_path))
-        test = SplitStore(test_path) if test_path else None
-        if test is not None and test.vocab != train.vocab:
-            test.close()
-            raise InputError(
-                "class or predicate names differ from the training split's",
-                path=str(test_path),
-                field="object_classes/predicate_classes",
-            )
-        try:
-            stats = compute_stats(
-                iter(train),
-                train.vocab,
-                iter(test) if test else (),
-                drop_non_overlapping=drop_non_overlapping,
-                background_must_overlap=background_must_overlap,
-                simulated=train.meta.simulated,
-                source=f"training split {os.fspath(train_path)} ({train.meta.source})",
-            )
-        finally:
-            if test:
-                test.close()
+        others = [stack.enter_context(SplitStore(p)) for p in ([test_path] if test_path else []) + list(seen_paths)]
+        for other in others:
+            if other.vocab != train.vocab:
+                raise InputError(
+                    "class or predicate names differ from the training split's",
+                    path=other.path,
+                    field="object_classes/predicate_classes",
+                )
+        seen = f"; zero-shot: unseen in it and {', '.join(map(os.fspath, seen_paths))}" if seen_paths else ""
+        stats = compute_stats(
+            iter(train),
+            train.vocab,
+            iter(others[0]) if test_path else (),
+            drop_non_overlapping=drop_non_overlapping,
+            background_must_overlap=background_must_overlap,
+            simulated=train.meta.simulated,
+            source=f"training split {os.fspath(train_path)} ({train.meta.source}){seen}",
+            seen=itertools.chain.from_iterable(others[1:] if test_path else others),
+        )
     summary = summarize(stats)
     write_stats(out_path, stats)
     if summary_path:

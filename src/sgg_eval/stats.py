@@ -82,8 +82,10 @@ def compute_stats(
     background_must_overlap: bool = True,
     simulated: bool = False,
     source: str = "",
+    seen: Iterable[GTImage] = (),
 ) -> TrainingStats:
-    """Accumulate the statistics over ``train`` (and the test split's class triplets for the zero-shot set)."""
+    """Accumulate the statistics over ``train`` (and the test split's class triplets for the zero-shot set: those
+    neither ``train`` nor ``seen`` holds; ``seen``, e.g. GQA's val split, counts for nothing else)."""
     n_obj, n_pred = vocab.num_objects + 1, vocab.num_predicates + 1
     sizes = (vocab.num_objects, vocab.num_predicates)
     triplets = np.zeros(n_obj * n_obj * n_pred, dtype=np.int64)
@@ -118,11 +120,8 @@ def compute_stats(
             flush()
     flush()
     A = triplets.reshape(n_obj, n_obj, n_pred)
-    test_flat = [
-        triplet_key(img.labels[img.rels[:, 0]], img.labels[img.rels[:, 1]], img.rels[:, 2], *sizes) for img in test
-    ]
-    test_flat = np.unique(np.concatenate(test_flat)) if test_flat else np.zeros(0, dtype=np.int64)
-    unseen = test_flat[triplets[test_flat] == 0]
+    test_flat, seen_flat = _triplet_set(test, sizes), _triplet_set(seen, sizes)
+    unseen = test_flat[(triplets[test_flat] == 0) & ~np.isin(test_flat, seen_flat)]
     s, o, p = np.unravel_index(unseen, A.shape)
     return TrainingStats(
         vocab,
@@ -135,6 +134,14 @@ def compute_stats(
         simulated,
         source,
     )
+
+
+def _triplet_set(images: Iterable[GTImage], sizes: tuple[int, int]) -> np.ndarray:
+    """The distinct class-triplet keys of ``images``' relations, sorted."""
+    keys = [
+        triplet_key(img.labels[img.rels[:, 0]], img.labels[img.rels[:, 1]], img.rels[:, 2], *sizes) for img in images
+    ]
+    return np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
 
 
 def write_stats(path: str | os.PathLike, stats: TrainingStats) -> None:

@@ -17,12 +17,15 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
   # GQA200 (SHA-GCL's files: GQA_200_ID_Info.json, GQA_200_Train.json, GQA_200_Test.json)
   sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
+  # raw GQA scene graphs, Knyazev et al.'s split, without left/right (GQA-nLR)
+  sgg-eval split --gqa-dir /data/GQA --exclude-left-right -o data/gqa_nlr/splits
 """
 
 
 _EPILOG_STATS = """The statistics file holds A[s,o,p] (training triplet counts), n_c (composable pairs per predicate),
 predicate/object frequencies, background pair counts, per-image graph density and the zero-shot test
-triplets (test class triplets never seen in training). The metrics and PKO stages read it.
+triplets (test class triplets never seen in training, nor in the --seen splits). The metrics and PKO stages
+read it.
 
 examples:
   sgg-eval stats data/vg150_sim/splits/train.h5 --test data/vg150_sim/splits/test.h5 \\
@@ -32,26 +35,33 @@ examples:
 
 
 def run_split(args: argparse.Namespace) -> None:
-    from sgg_eval.data.gqa200 import GQA200Files
-    from sgg_eval.data.vg150 import VG150Files
+    from sgg_eval.data.gqa import GQA, GQAFiles
+    from sgg_eval.data.gqa200 import GQA200, GQA200Files
+    from sgg_eval.data.vg150 import VG150, VG150Files
     from sgg_eval.errors import InputError
-    from sgg_eval.simulate.world import SimParams
-    from sgg_eval.splits import DatasetSpec, build_splits
+    from sgg_eval.simulate.world import SimParams, SimulatedWorld
+    from sgg_eval.splits import build_splits
 
+    if args.exclude_left_right and not args.gqa_dir:
+        raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
     if args.simulated:
-        spec = DatasetSpec("vg150_sim", "simulated", sim=SimParams(seed=args.seed, scale=args.scale))
+        dataset = SimulatedWorld(SimParams(seed=args.seed, scale=args.scale))
+    elif args.gqa_dir:
+        dataset = GQA("gqa", GQAFiles.in_dir(args.gqa_dir), args.num_val_im, args.exclude_left_right)
     elif args.gqa200_dir:
-        spec = DatasetSpec("gqa200", "gqa200", gqa200=GQA200Files.in_dir(args.gqa200_dir), num_val_im=args.num_val_im)
+        dataset = GQA200("gqa200", GQA200Files.in_dir(args.gqa200_dir), args.num_val_im)
     else:
         files = (
             VG150Files.in_dir(args.vg150_dir) if args.vg150_dir else VG150Files(args.h5, args.dicts, args.image_data)
         )
         if None in (files.h5, files.dicts, files.image_data):
-            raise InputError("give --simulated, --vg150-dir, --gqa200-dir, or all of --h5 --dicts --image-data")
-        spec = DatasetSpec("vg150", "vg150", files=files, num_val_im=args.num_val_im)
+            raise InputError(
+                "give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, or all of --h5 --dicts --image-data"
+            )
+        dataset = VG150("vg150", files, args.num_val_im)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
-    counts = build_splits(spec, paths)
+    counts = build_splits(dataset, paths)
     for split, n in counts.items():
         print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}")
 
@@ -60,8 +70,10 @@ def run_stats(args: argparse.Namespace) -> None:
     from sgg_eval.errors import InputError
 
     rules = dict(drop_non_overlapping=args.drop_non_overlapping, background_must_overlap=not args.all_background_pairs)
-    if (args.train is None) == (args.psg is None) or (args.psg and args.test):
-        raise InputError("give a training split store (and optionally --test), or --psg psg.json", field="train")
+    if (args.train is None) == (args.psg is None) or (args.psg and (args.test or args.seen)):
+        raise InputError(
+            "give a training split store (and optionally --test and --seen), or --psg psg.json", field="train"
+        )
     if args.psg:
         from sgg_eval.atomic import write_json
         from sgg_eval.psg_stats import psg_training_stats
@@ -75,7 +87,7 @@ def run_stats(args: argparse.Namespace) -> None:
     else:
         from sgg_eval.splits import build_stats
 
-        summary = build_stats(args.train, args.test, args.output, args.summary, **rules)
+        summary = build_stats(args.train, args.test, args.output, args.summary, seen_paths=args.seen, **rules)
     brief = {k: v for k, v in summary.items() if k != "predicates"}
     print(json.dumps(brief, indent=2, sort_keys=True))
 
@@ -113,7 +125,7 @@ def add_datasets(sub) -> None:
     """The sub-commands ``split`` and ``stats`` of ``sub``."""
     p = sub.add_parser(
         "split",
-        help="write split stores from real VG150 or GQA200 files or the simulator",
+        help="write split stores from real VG150, GQA or GQA200 files or the simulator",
         description="Read a dataset and write one HDF5 split store per split (train/val/test).",
         epilog=_EPILOG_SPLIT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -125,9 +137,22 @@ def add_datasets(sub) -> None:
     src.add_argument("--dicts", help="path of VG-SGG-dicts-with-attri.json")
     src.add_argument("--image-data", help="path of image_data.json")
     src.add_argument(
+        "--gqa-dir",
+        help="folder holding GQA's train_sceneGraphs.json and val_sceneGraphs.json (or in sceneGraphs/), split as "
+        "Knyazev et al. do: test = the val scene graphs, val = the first --num-val-im train images sorted as text. "
+        "The images are those with questions (train_images.json/val_images.json, or the *_balanced_questions.json "
+        "files, in the folder or questions/); without those files every scene-graph image is a candidate",
+    )
+    src.add_argument(
         "--gqa200-dir",
         help="folder holding GQA200's GQA_200_ID_Info.json, GQA_200_Train.json and GQA_200_Test.json "
         "(SHA-GCL's split; val is the first --num-val-im kept test images)",
+    )
+    p.add_argument(
+        "--exclude-left-right",
+        action="store_true",
+        help="GQA-nLR: with --gqa-dir, drop the relations 'to the left of' and 'to the right of' (names and indices "
+        "stay the same)",
     )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")
@@ -135,8 +160,8 @@ def add_datasets(sub) -> None:
         "--num-val-im",
         type=bounded(int, 0),
         default=5000,
-        help="VG150: training images held out for validation; GQA200: the first "
-        "test images taken as validation (default: %(default)s)",
+        help="VG150 and GQA: training images held out for validation (GQA: before any image is dropped); GQA200: "
+        "the first test images taken as validation (default: %(default)s)",
     )
     p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0, help="simulator seed (default: %(default)s)")
     p.add_argument(
@@ -161,6 +186,14 @@ def add_datasets(sub) -> None:
         "--psg", metavar="PSG_JSON", help="instead of a store: PSG's psg.json (its test images give the zero-shot set)"
     )
     p.add_argument("--test", help="test split store: adds the zero-shot test triplets")
+    p.add_argument(
+        "--seen",
+        action="append",
+        default=[],
+        metavar="SPLIT",
+        help="a split store whose class triplets are not zero-shot either, counted in nothing else (GQA as Knyazev "
+        "et al. count it: --seen val.h5); repeatable",
+    )
     p.add_argument("-o", "--output", required=True, help="statistics file to write (.h5)")
     p.add_argument("--summary", help="also write a human-readable JSON summary here")
     p.add_argument(

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_json
 
@@ -51,6 +51,21 @@ class GQA200Files:
     @classmethod
     def in_dir(cls, root: str) -> GQA200Files:
         return cls(*(os.path.join(root, f"GQA_200_{name}.json") for name in ("ID_Info", "Train", "Test")))
+
+
+@dataclass(frozen=True)
+class GQA200:
+    """GQA200 (``kind: gqa200``): :class:`~sgg_eval.splits.Dataset` over the three files."""
+
+    name: str
+    files: GQA200Files
+    num_val_im: int = 5000
+    zeroshot_seen: tuple[str, ...] = ("train",)
+
+    def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
+        vocab, count, images = read_gqa200_split(self.files, split, num_val_im=self.num_val_im)
+        source = f"GQA200 files {self.files.id_info}, {self.files.test if split != 'train' else self.files.train}"
+        return SplitMeta(split, vocab, self.name, False, source, {"simulated": False}), count, images
 
 
 def load_vocab(path: str) -> Vocabulary:

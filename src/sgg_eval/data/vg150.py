@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
-from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.isolated import run_isolated
 from sgg_eval.jsonio import load_json
@@ -203,6 +203,22 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
     np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
     np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
     return out
+
+
+@dataclass(frozen=True)
+class VG150:
+    """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.splits.Dataset` over the three files."""
+
+    name: str
+    files: VG150Files
+    num_val_im: int = 5000
+    box_scale: int = 1024
+    zeroshot_seen: tuple[str, ...] = ("train",)  # the reference's zero-shot triplets: unseen in training
+
+    def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
+        vocab, count, images = read_vg150_split(self.files, split, num_val_im=self.num_val_im, box_scale=self.box_scale)
+        source = f"VG150 files {self.files.h5}, {self.files.dicts}, {self.files.image_data}"
+        return SplitMeta(split, vocab, self.name, False, source, {"simulated": False}), count, images
 
 
 def read_vg150_split(

@@ -14,12 +14,10 @@ from pathlib import Path
 import yaml
 
 from sgg_eval.atomic import write_text
-from sgg_eval.data.vg150 import VG150Files
 from sgg_eval.errors import InputError, guarded
 from sgg_eval.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
 from sgg_eval.pipeline.catalogue import resolve
-from sgg_eval.simulate.world import SimParams
-from sgg_eval.splits import DatasetSpec
+from sgg_eval.splits import Dataset, open_dataset
 
 
 def compose_yaml(
@@ -70,19 +68,13 @@ def load_params(path: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
     return resolve(params, conf_dir)
 
 
-def dataset_spec(params: Mapping) -> DatasetSpec:
-    """The dataset of the (resolved) params as a :class:`DatasetSpec`; a simulated one takes its seed and
+def dataset(params: Mapping) -> Dataset:
+    """The dataset of the (resolved) params (:data:`sgg_eval.splits.READERS`); a simulated one takes its seed and
     scale from ``dataset.sim`` and its shape from ``simulation.world``."""
-    d = params["dataset"]
-    if d["kind"] == "simulated":
-        return DatasetSpec(name=d["name"], kind="simulated", sim=SimParams(**params["simulation"]["world"], **d["sim"]))
-    return DatasetSpec(
-        name=d["name"],
-        kind=d["kind"],
-        files=VG150Files.in_dir(d["raw"]),
-        num_val_im=int(d.get("num_val_im", 5000)),
-        box_scale=int(d.get("box_scale", 1024)),
-    )
+    conf = dict(params["dataset"])
+    if conf["kind"] == "simulated":
+        conf["world"] = params["simulation"]["world"]
+    return open_dataset(conf)
 
 
 def run_stage(main: Callable[[], object]) -> None:

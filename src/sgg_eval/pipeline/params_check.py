@@ -61,7 +61,13 @@ SECTIONS = {
     "simulation": None,
     "psg_simulation": None,
 }
-DATASET_KEYS = ("name", "kind", "raw", "sim", "num_val_im", "box_scale")
+# conf/dataset/<name>.yaml's keys, by kind (each reader's options: sgg_eval.splits.READERS)
+DATASET_KEYS = {
+    "simulated": ("name", "kind", "raw", "sim"),
+    "vg150": ("name", "kind", "raw", "num_val_im", "box_scale"),
+    "gqa200": ("name", "kind", "raw", "num_val_im"),
+    "gqa": ("name", "kind", "raw", "num_val_im", "exclude_left_right"),
+}
 
 
 def _sections(params: Mapping) -> None:
@@ -72,7 +78,7 @@ def _sections(params: Mapping) -> None:
         node = _get(params, section)
         if not isinstance(node, Mapping):
             raise InputError("must be a mapping", field=section)
-        allowed = DATASET_KEYS if section == "dataset" else keys  # psg_dataset: psg_params
+        allowed = DATASET_KEYS.get(node.get("kind")) if section == "dataset" else keys  # psg_dataset: psg_params
         stray = sorted(set(node) - set(allowed), key=str) if allowed is not None else []
         if stray:
             raise InputError(f"unknown setting {stray[0]!r:.40}", field=section)
@@ -142,6 +148,10 @@ def _check_dataset(params: Mapping) -> None:
         _number(params, "simulation.world.anchor_spread", 0.0, 100.0, lo_open=True)
     else:
         _number(params, "dataset.num_val_im", 0, 10**7, integer=True)
+    if kind == "vg150":
+        _number(params, "dataset.box_scale", 1, 10**6, integer=True)
+    if kind == "gqa":
+        _flag(params, "dataset.exclude_left_right")
 
 
 def _check_simulation(params: Mapping) -> None:

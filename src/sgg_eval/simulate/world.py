@@ -175,6 +175,13 @@ class SimulatedWorld:
                 table[int(s)] = (pairs[sel, 1], w[sel] / w[sel].sum())
             self.by_subject.append(table)
 
+    name = "vg150_sim"
+    zeroshot_seen = ("train",)
+
+    def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
+        """:class:`~sgg_eval.splits.Dataset`'s name for :meth:`split`."""
+        return self.split(split)
+
     def split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
         """Metadata, image count and a generator of the images of ``split`` (deterministic in the seed)."""
         n = self.params.split_size(split)
