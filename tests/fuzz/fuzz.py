@@ -184,13 +184,22 @@ def classify(
 
 
 def fuzz(
-    cases: int, seed: int, jobs: int, timeout: float, keep: Path | None = None, quiet: bool = False
+    cases: int,
+    seed: int,
+    jobs: int,
+    timeout: float,
+    keep: Path | None = None,
+    quiet: bool = False,
+    only: set[str] | None = None,
 ) -> list[Outcome]:
+    """``cases`` mutated inputs over every target (or the targets named in ``only``), ``jobs`` at a time."""
     work = Path(tempfile.mkdtemp(prefix="sgg-fuzz-"))
     try:
         seeds = write_seeds(work / "seeds")
         seed_snap = _snapshot(seeds)
-        plans = [(t, cmd) for t in TARGETS for cmd in t.commands]
+        plans = [(t, cmd) for t in TARGETS for cmd in t.commands if only is None or t.name in only]
+        if not plans:
+            raise SystemExit(f"no target named {sorted(only)}; targets: {', '.join(t.name for t in TARGETS)}")
         baselines = {}
         for target, cmd in plans:  # each command on the unmutated seeds: its outputs are the reference
             folder = work / "base"
@@ -280,9 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     p.add_argument("--keep", type=Path, help="copy each failing case's folder here")
+    p.add_argument("--targets", help="comma-separated target names (default: all)")
     args = p.parse_args(argv)
     start = time.monotonic()
-    results = fuzz(args.cases, args.seed, args.jobs, args.timeout, args.keep)
+    only = set(args.targets.split(",")) if args.targets else None
+    results = fuzz(args.cases, args.seed, args.jobs, args.timeout, args.keep, only=only)
     print(table(results))
     bad = [r for r in results if r.cls not in OK_CLASSES]
     print(f"{len(results)} cases in {time.monotonic() - start:.0f} s; {len(bad)} outside {', '.join(OK_CLASSES)}")

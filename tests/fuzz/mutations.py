@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import h5py
@@ -75,9 +76,17 @@ def _set(doc, path, value):
 _DELETE = object()
 
 
-def json_mutation(rnd: random.Random, doc) -> tuple[object, str, bool]:
+def _id_keyed(parent) -> bool:
+    """A JSON object used as a collection keyed by ids (GQA's image ids and object ids: ``"2354786"``,
+    ``"n161313"``): one entry fewer is another valid document, not a missing required key."""
+    return isinstance(parent, dict) and len(parent) > 1 and all(re.fullmatch(r"n?\d+", k) for k in parent)
+
+
+def json_mutation(rnd: random.Random, doc, real_numbers: tuple[str, ...] = ()) -> tuple[object, str, bool]:
     """A JSON document with one field changed: to a value of another type (corrupting), deleted or emptied
-    (corrupting where it was a required entry, so counted as such), or to another number (not corrupting)."""
+    (corrupting where it was a required entry, so counted as such), or to another number (not corrupting;
+    under a top-level key of ``real_numbers``, where any number is valid, a number of the other JSON type
+    (int/float) is not corrupting either)."""
     paths = [p for p, _ in _leaves(doc) if p]
     path = rnd.choice(paths)
     old = _get(doc, path)
@@ -87,14 +96,16 @@ def json_mutation(rnd: random.Random, doc) -> tuple[object, str, bool]:
         _set(doc, path, new)
         return doc, f"{path}: {old!r} -> {new!r}", False
     if kind == "delete":  # a key is required (corrupting); a list element may be one prediction fewer (valid)
+        required = isinstance(path[-1], str) and not _id_keyed(_get(doc, path[:-1]))
         _set(doc, path, _DELETE)
-        return doc, f"{path}: deleted", isinstance(path[-1], str)
+        return doc, f"{path}: deleted", required
     if kind == "empty" and isinstance(old, (list, dict)) and old:  # e.g. an image with no triplets: valid
         _set(doc, path, type(old)())
         return doc, f"{path}: emptied", False
     new = rnd.choice([v for v in _BAD_LEAVES if type(v) is not type(old)])
     _set(doc, path, new)
-    return doc, f"{path}: {type(old).__name__} -> {new!r:.20}", True
+    numbers = all(type(v) in (int, float) and abs(v) < 1e300 for v in (old, new))
+    return doc, f"{path}: {type(old).__name__} -> {new!r:.20}", not (numbers and path[0] in real_numbers)
 
 
 def _get(doc, path):
@@ -267,7 +278,7 @@ def mutate(rnd: random.Random, target, folder: Path) -> tuple[str, bool]:
         path.write_bytes(data)
         return f"bytes {what}", target.checksummed
     if target.kind == "json":
-        doc, what, bad = json_mutation(rnd, json.loads(path.read_text()))
+        doc, what, bad = json_mutation(rnd, json.loads(path.read_text()), target.real_numbers)
         path.write_text(json.dumps(doc))
         return f"field {what}", bad
     if target.kind == "yaml":

@@ -2,7 +2,8 @@
 
 One small deterministic world (6 SGDet-like images, 6 classes, 5 predicates) written as every format: the
 eval_results.pytorch zip and legacy layouts, a prediction store, split stores, statistics, SGBench JSON, the
-three raw VG150 files, a zero-shot file, and the ``conf/`` folder with its ``params.yaml``.
+three raw VG150 files, a zero-shot file, the ``conf/`` folder with its ``params.yaml``, the PSG files, and GQA's
+scene graphs and question ids and GQA200's files (``tests/gqa_fixture.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
 from conftest import random_case, small_vocab  # noqa: E402
+from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
 from psg_fixture import write_psg_fixture  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
@@ -44,6 +46,7 @@ class Target:
     kind: str
     checksummed: bool
     commands: tuple[tuple[str, ...], ...]
+    real_numbers: tuple[str, ...] = ()  # JSON: top-level keys under which any number is valid (pixel boxes)
 
 
 PSG_MASKS = (
@@ -59,6 +62,10 @@ PSG_MASKS = (
     "out/m.json",
 )
 PSG_BOXES = ("evaluate", "psg/submission.json", "--psg", "psg/psg.json", "--jobs", "1", "-o", "out/m.json")
+
+GQA_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "-o", "out")
+GQA_NLR_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "--exclude-left-right", "-o", "out")
+GQA200_SPLIT = ("split", "--gqa200-dir", "gqa200", "--num-val-im", "5", "-o", "out")
 
 TARGETS = [
     Target(
@@ -153,6 +160,11 @@ TARGETS = [
         (("params", "--conf-dir", "conf", "-o", "out/params.yaml"),),
     ),
     Target("params", "params.yaml", "yaml", False, (("@check_params",),)),
+    Target("gqa_graphs", "gqa/val_sceneGraphs.json", "json", False, (GQA_SPLIT,)),
+    Target("gqa_train_graphs", "gqa/train_sceneGraphs.json", "json", False, (GQA_SPLIT, GQA_NLR_SPLIT)),
+    Target("gqa_ids", "gqa/train_images.json", "json", False, (GQA_SPLIT,)),
+    Target("gqa200_info", "gqa200/GQA_200_ID_Info.json", "json", False, (GQA200_SPLIT,)),
+    Target("gqa200_test", "gqa200/GQA_200_Test.json", "json", False, (GQA200_SPLIT,), ("gt_boxes_all",)),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -201,6 +213,8 @@ def write_seeds(folder: Path) -> Path:
     shutil.copytree(ROOT / "conf", folder / "conf", dirs_exist_ok=True)
     write_params(folder / "params.yaml", folder / "conf", ["dataset.sim.scale=tiny"])
     write_psg_fixture(_mkdir(folder / "psg"), seed=1, test=6, other=2, absent=1)  # image 1002: evaluated
+    write_gqa(folder / "gqa", n_train=30, n_val=20)
+    write_gqa200(folder / "gqa200", n_train=20, n_test=20)
     return folder
 
 
