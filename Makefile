@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz ui plots clean-venv
+.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -87,6 +87,11 @@ bench: $(STAMP) .venv-sgbench/.installed
 N ?= 10000
 fuzz: $(STAMP)
 	$(BIN)/python tests/fuzz/fuzz.py --cases $(N) $(ARGS)
+
+# Tiny GENERATED files in GQA's two layouts (a GQA download and GQA200's three files), for the README's GQA
+# example: data/examples/gqa and data/examples/gqa200. No real data.
+gqa-example: $(STAMP)
+	$(BIN)/python tests/gqa_fixture.py data/examples
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

@@ -343,6 +343,30 @@ def test_panoptic_examples(tmp_path):
     assert (tmp_path / "pack/submission.zip").stat().st_size > 0
 
 
+def test_gqa_examples(tmp_path):
+    """The GQA section's commands on the generated files `make gqa-example` writes: both layouts split, the
+    zero-shot set with val counted as seen, and GQA-nLR with fewer images (left/right-only images dropped)."""
+    p = fresh_clone(tmp_path, tiny=False)
+    assert "GENERATED" in sh("make gqa-example", p)
+    out = sh(".venv/bin/sgg-eval split --gqa-dir data/examples/gqa --num-val-im 100 -o data/examples/gqa_splits", p)
+    plain = int(re.search(r"gqa_splits/test.h5: (\d+) images", out).group(1))
+    sh(
+        ".venv/bin/sgg-eval stats data/examples/gqa_splits/train.h5 --test data/examples/gqa_splits/test.h5 "
+        "--seen data/examples/gqa_splits/val.h5 -o data/examples/gqa_stats.h5",
+        p,
+    )
+    assert (p / "data/examples/gqa_stats.h5").stat().st_size > 0
+    out = sh(
+        ".venv/bin/sgg-eval split --gqa-dir data/examples/gqa --num-val-im 100 --exclude-left-right "
+        "-o data/examples/gqa_nlr_splits",
+        p,
+    )
+    assert int(re.search(r"gqa_nlr_splits/test.h5: (\d+) images", out).group(1)) < plain
+    out = sh(".venv/bin/sgg-eval split --gqa200-dir data/examples/gqa200 -o data/examples/gqa200_splits", p)
+    val, test = (int(re.search(rf"gqa200_splits/{s}.h5: (\d+) images", out).group(1)) for s in ("val", "test"))
+    assert val == min(5000, test) > 0  # val: the first 5,000 kept test images
+
+
 def test_every_readme_command_is_run_or_excused(request):
     """Last in this file: the commands run above, plus the excused ones, are every command of the README."""
     module = [i for i in request.session.items if i.module is request.module]
