@@ -101,3 +101,56 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     assert prints["sha256"] == hashlib.sha256(model_file.read_bytes()).hexdigest()
     # untouched: nothing reruns
     assert "Running stage" not in run([sys.executable, "-m", "dvc", "repro"], p)
+
+
+def test_gqa200_fixture_and_eval_results_model_end_to_end(tmp_path):
+    """``dataset=gqa200`` and one real model: the pipeline's metrics equal the command line's on the same
+    files; tables and MLflow runs name the dataset, and nothing is compared with VG150's published numbers."""
+    from gqa_fixture import GQA200_PREDICATES as PREDICATES
+    from gqa_fixture import write_gqa200
+
+    from sgg_eval.data.gqa200 import GQA200, GQA200Files
+
+    (tmp_path / "proj").mkdir()
+    p = copy_project(tmp_path / "proj")
+    raw = write_gqa200(tmp_path / "gqa200", n_train=200, n_test=90)
+    _, _, images = GQA200("gqa200", GQA200Files.in_dir(str(raw)), num_val_im=10).open_split("test")
+    rng = np.random.default_rng(0)
+    cases = [(gt, model_output(gt, rng, columns=len(PREDICATES))) for gt in images]
+    model_file = tmp_path / "motifs_predcls_eval_results.pytorch"
+    save_legacy(eval_results_object(cases), model_file)
+    (p / "conf/model/gqa_motifs.yaml").write_text(
+        f"name: gqa_motifs\nbackbone: Motifs\nmethod: Baseline\nsource: file\nfiles:\n  predcls: {model_file}\n"
+    )
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    params_with(
+        p,
+        "dataset=gqa200",
+        f"dataset.raw={raw}",
+        "dataset.num_val_im=10",
+        "experiment=one_model",
+        "evaluation.model=gqa_motifs",
+        "evaluation.entries=[gqa_motifs,gqa_motifs_pko]",
+        "evaluation.tasks=[predcls]",
+        "pko.blind_max_n=2",
+        "psg_dataset.sim.scale=tiny",
+        f"tracking.uri={uri}",
+    )
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    assert "Running stage 'evaluate@gqa_motifs-predcls'" in out
+    doc = json.loads((p / "data/gqa200/results/metrics/gqa_motifs/predcls.json").read_text())
+    assert doc["counts"]["images_input"] == len(cases) and doc["entry"]["simulated"] is False
+    direct = run_evaluation(
+        str(model_file),
+        "predcls",
+        gt=str(p / "data/gqa200/splits/test.h5"),
+        stats=str(p / "data/gqa200/stats/stats.h5"),
+    )["metrics"]
+    assert doc["metrics"] == json.loads(json.dumps(direct))
+    assert list(doc["per_predicate"]["mR@100"]) == PREDICATES[1:]
+    table2 = (p / "reports/tables/table2_predcls.md").read_text()
+    assert "on gqa200" in table2 and "SIMULATED" not in table2
+    published = (p / "reports/tables/published_vs_reproduced.md").read_text()
+    assert "Nothing to compare: this run is on gqa200" in published and "| predcls |" not in published
+    runs = [r.info.run_name for r in mlflow_runs(uri) if r.data.tags.get("sgg_eval.dataset") == "gqa200"]
+    assert "gqa200/gqa_motifs/predcls" in runs and any(r.startswith("pipeline gqa200 ") for r in runs)

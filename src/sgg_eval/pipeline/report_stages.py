@@ -19,7 +19,8 @@ from sgg_eval.tasks import PREDCLS
 
 
 def run_tables(params: dict, folder: str) -> list[str]:
-    """Write Tables 1-3, the full table and (on real VG150) published vs reproduced into ``folder``."""
+    """Write Tables 1-3, the full table and published vs reproduced (VG150 and the simulated benchmark only) into
+    ``folder``."""
     import json
 
     from sgg_eval.report.tables import paper_tables, published_vs_reproduced
@@ -31,8 +32,9 @@ def run_tables(params: dict, folder: str) -> list[str]:
     entries = list(params["evaluation"]["entries"])
     tau = float(params["metrics"]["tau"])
     labels = {task: cfg["label"] for task, cfg in params["tasks"].items()}
-    tables = paper_tables(results, entries, blind, simulated, tau, labels)
-    tables.append(published_vs_reproduced(results, entries, simulated, tau))
+    name, kind = params["dataset"]["name"], params["dataset"]["kind"]
+    tables = paper_tables(results, entries, blind, simulated, tau, labels, name)
+    tables.append(published_vs_reproduced(results, entries, simulated, tau, kind, name))
     return [p for t in tables for p in t.write(folder)]
 
 
@@ -184,4 +186,5 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
             "runs": sorted(c.name for c in children + psg_children),
         },
     )
-    return None if ids is None or psg_ids is None else {"vg150": ids, "psg": psg_ids}
+    named = {params["dataset"]["name"]: ids, params["psg_dataset"]["name"]: psg_ids}
+    return None if ids is None or psg_ids is None else named
