@@ -167,6 +167,8 @@ def test_missing_files_and_misused_flags_are_one_line(tmp_path):
         text=True,
     )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--gqa-dir" in proc.stderr
+    proc = _split(root, tmp_path / "s", "--gqa200-dir", str(root))  # two sources: never one chosen silently
+    assert proc.returncode == 2 and "give one source, not --gqa-dir and --gqa200-dir" in proc.stderr
     _mutate(root, "train_sceneGraphs.json", lambda d: [
         r.update(name="near") for sg in d.values() for o in sg["objects"].values() for r in o["relations"]
         if r["name"] == "to the right of"])  # fmt: skip

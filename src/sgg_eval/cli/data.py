@@ -42,6 +42,11 @@ def run_split(args: argparse.Namespace) -> None:
     from sgg_eval.simulate.world import SimParams, SimulatedWorld
     from sgg_eval.splits import build_splits
 
+    given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
+             ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir),
+             ("--h5/--dicts/--image-data", args.h5 or args.dicts or args.image_data)) if on]  # fmt: skip
+    if len(given) > 1:
+        raise InputError(f"give one source, not {' and '.join(given)}")
     if args.exclude_left_right and not args.gqa_dir:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
     if args.simulated:

@@ -74,22 +74,27 @@ class GQA:
     num_val_im: int = 5000
     exclude_left_right: bool = False
     zeroshot_seen: tuple[str, ...] = ZEROSHOT_SEEN
-    _graphs: dict = field(default_factory=dict, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)  # the parsed files and the vocabulary, read once
 
     def graphs(self, which: str) -> dict:
         """One scene-graph file (``train`` or ``val``), parsed once and checked for the structure every rule
         reads; an image is named by its id and the field that is wrong."""
-        if which not in self._graphs:
+        if which not in self._cache:
             path = getattr(self.files, f"{which}_graphs")
             doc = load_json(path)
             if not isinstance(doc, dict):
                 raise InputError("expected a JSON object of image id -> scene graph", path=path)
             for image_id, graph in doc.items():
                 _check_graph(image_id, graph, path)
-            self._graphs[which] = doc
-        return self._graphs[which]
+            self._cache[which] = doc
+        return self._cache[which]
 
     def vocab(self) -> Vocabulary:
+        if "vocab" not in self._cache:
+            self._cache["vocab"] = self._names()
+        return self._cache["vocab"]
+
+    def _names(self) -> Vocabulary:
         objects, predicates = set(), set()
         for which in ("train", "val"):
             for graph in self.graphs(which).values():

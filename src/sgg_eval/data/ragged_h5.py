@@ -41,6 +41,7 @@ class RaggedWriter:
     def __init__(self, h5: h5py.File, segments: dict[str, list[Column]], per_image: list[Column]):
         self.h5, self.segments, self.per_image = h5, segments, per_image
         self._pending: dict[str, list] = {}
+        self._pending_rows = 0  # rows over every pending block (flushed at _FLUSH_ROWS)
         self._offsets = {seg: [0] for seg in segments}
         self._images: dict[str, list] = {c.name: [] for c in per_image}
         for seg, cols in segments.items():
@@ -77,7 +78,8 @@ class RaggedWriter:
             for col in cols:
                 block = np.asarray(rows[seg][col.name], dtype=col.dtype).reshape(-1, *col.row_shape)
                 self._pending[f"{seg}/{col.name}"].append(block)
-        if sum(sum(len(a) for a in v) for v in self._pending.values()) >= _FLUSH_ROWS:
+                self._pending_rows += len(block)
+        if self._pending_rows >= _FLUSH_ROWS:  # a running count: summing the pending blocks was quadratic
             self._flush()
 
     def _flush(self) -> None:
@@ -91,6 +93,7 @@ class RaggedWriter:
             ds.resize(start + len(block), axis=0)
             ds[start:] = block
             parts.clear()
+        self._pending_rows = 0
 
     def close(self) -> int:
         """Flush and write offsets and per-image columns; returns the number of images written."""
