@@ -222,7 +222,7 @@ def test_detection_order_is_the_lexsort_of_class_score_image_rank(seed):
 def test_text_image_ids_order_as_text_and_give_the_same_map():
     """GQA's text ids: their float keys sort as the texts sort (COCO visits images by sorted id, which breaks
     score ties) and are distinct; cases renamed to text ids in the same order give the same mAP, any --jobs."""
-    from sgg_eval.data.types import image_order_key
+    from sgg_eval.data.image_ids import image_order_key
 
     rng = np.random.default_rng(3)
     alphabet = list("0123456789abcdefghijklmnopqrstuvwxyz")

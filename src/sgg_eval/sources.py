@@ -16,7 +16,8 @@ from functools import partial
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary, image_id_value
+from sgg_eval.data.image_ids import image_id_value
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary, check_image_id
+from sgg_eval.data.image_ids import check_image_id
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_json
 

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 from sgg_eval.atomic import ensure_space
-from sgg_eval.data.types import MAX_ID_CHARS
+from sgg_eval.data.image_ids import MAX_ID_CHARS
 from sgg_eval.errors import InputError
 
 SCHEMA_VERSION = 1
@@ -113,7 +113,7 @@ class RaggedWriter:
 
 def _id_column(ids: list) -> np.ndarray:
     """Image ids as stored: int64 when every id is an integer (VG150, PSG), else fixed-width ASCII bytes (GQA's
-    ids are text, some not numbers: ``n161313``). Each id was checked by ``types.check_image_id``."""
+    ids are text, some not numbers: ``n161313``). Each id was checked by ``image_ids.check_image_id``."""
     if all(not isinstance(i, str) for i in ids):
         return np.asarray(ids, dtype=np.int64)
     if not all(isinstance(i, str) for i in ids):
@@ -211,7 +211,7 @@ class RaggedReader:
 
     def _vector(self, key: str) -> np.ndarray:
         """A per-image column or an offsets array: one-dimensional integers (``image_id``, sizes, offsets); image
-        ids may be text instead (``types.check_image_id``)."""
+        ids may be text instead (``image_ids.check_image_id``)."""
         ds = self._dataset(key)
         if key == f"images/{IMAGE_ID}" and ds.ndim == 1 and ds.dtype.kind == "S":
             ids = self._read(ds, key, ())

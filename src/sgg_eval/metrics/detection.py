@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.data.types import image_order_key
+from sgg_eval.data.image_ids import image_order_key
 from sgg_eval.metrics.box_ap import Matched, average_precision, match
 from sgg_eval.metrics.names import DETECTOR
 

@@ -23,7 +23,8 @@ def run_tables(params: dict, folder: str) -> list[str]:
     ``folder``."""
     import json
 
-    from sgg_eval.report.tables import paper_tables, published_vs_reproduced
+    from sgg_eval.report.published import published_vs_reproduced
+    from sgg_eval.report.tables import paper_tables
 
     results = load_results(params)
     blind_path = f"{params['paths']['results']}/blind_replacement.json"

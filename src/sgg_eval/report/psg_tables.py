@@ -18,7 +18,8 @@ import re
 
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.report.tables import Row, Table, published_rows
+from sgg_eval.report.published import published_rows
+from sgg_eval.report.tables import Row, Table
 
 RELATIVE = (1, 10)  # the paper's R@×1 and R@×10
 TABLE1 = [*(metric_name("R", k) for k in RECALL_KS), *(metric_name("R", k, relative=True) for k in RELATIVE)]
