@@ -86,6 +86,8 @@ def test_zero_shot_test_triplets_are_unseen_in_train_and_val(tmp_path):
     want = triplets("test") - triplets("train") - triplets("val")
     assert zero_shot(tmp_path / "zs.h5") == want
     assert zero_shot(tmp_path / "train_only.h5") == triplets("test") - triplets("train") != want
+    alone = subprocess.run([*cli[:5], "--seen", str(s / "val.h5"), "-o", str(tmp_path / "x.h5")], capture_output=True)
+    assert alone.returncode == 2 and b"give --test too" in alone.stderr  # --seen means nothing without --test
 
 
 def _mutate(root: Path, name: str, change) -> None:

@@ -75,6 +75,8 @@ def run_stats(args: argparse.Namespace) -> None:
     from sgg_eval.errors import InputError
 
     rules = dict(drop_non_overlapping=args.drop_non_overlapping, background_must_overlap=not args.all_background_pairs)
+    if args.seen and not args.test:
+        raise InputError("--seen narrows the zero-shot test triplets: give --test too", field="--seen")
     if (args.train is None) == (args.psg is None) or (args.psg and (args.test or args.seen)):
         raise InputError(
             "give a training split store (and optionally --test and --seen), or --psg psg.json", field="train"
