@@ -223,6 +223,8 @@ PARAMS_CASES = {
     "null_dataset_name": ("name: vg150_sim", "name: null", "dataset.name"),
     "list_of_lists_for_tasks": ("  - predcls\n", "  - [predcls]\n", "evaluation.tasks"),
     "stray_metrics_key": ("  tau: 0.5\n", "  tau: 0.5\n  taw: 1\n", "metrics"),
+    "dict_for_the_psg_scale": ("    scale: default", "    scale: {}", "psg_dataset.sim.scale"),  # was a TypeError
+    "dict_for_the_dataset_kind": ("kind: simulated", "kind: {}", "dataset.kind"),  # a dict key lookup, unhashable
 }
 
 

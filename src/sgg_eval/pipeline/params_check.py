@@ -78,7 +78,8 @@ def _sections(params: Mapping) -> None:
         node = _get(params, section)
         if not isinstance(node, Mapping):
             raise InputError("must be a mapping", field=section)
-        allowed = DATASET_KEYS.get(node.get("kind")) if section == "dataset" else keys  # psg_dataset: psg_params
+        kind = node.get("kind") if isinstance(node.get("kind"), str) else None  # a mapping is not a dict key
+        allowed = DATASET_KEYS.get(kind) if section == "dataset" else keys  # psg_dataset: psg_params
         stray = sorted(set(node) - set(allowed), key=str) if allowed is not None else []
         if stray:
             raise InputError(f"unknown setting {stray[0]!r:.40}", field=section)

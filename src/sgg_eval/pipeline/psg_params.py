@@ -11,7 +11,7 @@ from sgg_eval.defaults import PSG_PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
-from sgg_eval.pipeline.param_types import check_flag, check_mapping, check_number
+from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld
 
@@ -35,10 +35,7 @@ def check_psg(params: Mapping) -> None:
             raise InputError(f"{dataset.get(key)!r:.40} is not a name or path", field=f"psg_dataset.{key}")
     if kind == "simulated":
         knobs = check_mapping(_get(params, "psg_dataset.sim"), "psg_dataset.sim", SIM_KNOBS)
-        if knobs.get("scale") not in SCALES:
-            raise InputError(
-                f"{knobs.get('scale')!r:.40} is not one of {', '.join(SCALES)}", field="psg_dataset.sim.scale"
-            )
+        check_choice(knobs.get("scale"), "psg_dataset.sim.scale", tuple(SCALES))  # a tuple: `{} in dict` raises
         check_number(knobs.get("seed"), "psg_dataset.sim.seed", 0, 2**32 - 1, integer=True)
         _check_simulation(params)
     protocols = _get(params, "evaluation.psg_protocols")
