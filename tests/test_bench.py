@@ -39,6 +39,8 @@ def test_bench_runs_the_users_command_on_every_task_in_both_layouts():
         assert r[10] == "yes", r  # the metrics of --jobs 1, --jobs 2 and --gt are byte-identical
         heap, rss = float(r[11]), float(r[12])
         assert 0 < heap <= rss, r  # the heap is part of the RSS
+        checks, share = float(r[13]), float(r[14].rstrip("%"))
+        assert checks >= 0 and 0 <= share < 100, r  # the checks' own time inside a --jobs 1 run, and its share
     # the full-split mode: one whole run per --jobs value, with its wall time and peak RSS
     full = [line for line in lines if "--task sgdet --jobs" in line]
     assert [line.split("--jobs ")[1].split()[0] for line in full] == ["1", "2"]
