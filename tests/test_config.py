@@ -16,7 +16,7 @@ from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.pipeline.config import compose_yaml, dataset
 from sgg_eval.pipeline.entries import parse_entry
-from sgg_eval.pipeline.params_check import check_params
+from sgg_eval.pipeline.params_check import _check_dataset, _sections, check_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +57,27 @@ def test_dataset_switch_to_gqa(name, kind, seen):
     assert isinstance(spec, kind) and spec.name == name and spec.zeroshot_seen == seen
     assert getattr(spec, "exclude_left_right", False) == name.endswith("nlr")
     assert cfg["paths"]["splits"] == f"data/{name}/splits"
+
+
+@pytest.mark.parametrize(
+    "name, option, value", [("vg150", "num_val_im", 7), ("vg150", "box_scale", 512), ("gqa200", "num_val_im", 9)]
+)
+def test_a_dataset_option_reaches_its_reader_and_is_checked(name, option, value):
+    cfg = _resolved([f"dataset={name}", f"dataset.{option}={value}"])
+    _check_dataset(cfg)  # (check_params would stop at the simulated models: they are not for real data)
+    assert getattr(dataset(cfg), option) == value
+    cfg["dataset"][option] = -1
+    with pytest.raises(InputError) as err:
+        _check_dataset(cfg)
+    assert err.value.field == f"dataset.{option}"
+
+
+def test_an_option_of_another_dataset_kind_is_refused():
+    cfg = _resolved(["dataset=gqa200"])
+    cfg["dataset"]["box_scale"] = 1024  # VG150's
+    with pytest.raises(InputError) as err:
+        _sections(cfg)
+    assert err.value.field == "dataset" and "unknown setting 'box_scale'" in err.value.message
 
 
 def test_simulated_dataset_parameters_reach_the_simulator():

@@ -1,6 +1,6 @@
-"""Each default is stated once (issue 28): the K lists, τ, the IoU threshold, the protocols, λ and ε live in
-`sgg_eval/defaults.py`, the tasks and their names in `sgg_eval/tasks.py`; every other source file reads them
-from there, and `conf/` (Hydra's copy) agrees."""
+"""Each default is stated once (issue 28): the K lists, τ, the IoU threshold, the protocols, λ, ε, the splits'
+num_val_im and VG150's box scale live in `sgg_eval/defaults.py`, the tasks and their names in
+`sgg_eval/tasks.py`; every other source file reads them from there, and `conf/` (Hydra's copy) agrees."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ STATED = {
     "epsilon": r"\beps\b[^\n=]*=\s*(1e-3|0\.001)\b",
     "a protocol list": r"[(\[]\s*\"(reference\",\s*\"strict|sgbench\",\s*\"sgbench-paper)\"",
     "a task's name": r"[\"'](predcls|sgcls|sgdet)[\"']",
+    "num_val_im": r"num_val_im\b[^\n=]*=\s*5000\b|default=5000\b",
+    "the box scale": r"box_scale\b[^\n=]*=\s*1024\b",
 }
 
 
@@ -55,6 +57,10 @@ def test_the_check_finds_each_kind_of_restatement():
         ('if task == "sgdet":', "a task's name"),
         ('PROTOCOLS = ("reference", "strict")', "a protocol list"),
         ('PSG = ("sgbench", "sgbench-paper", "openpsg")', "a protocol list"),
+        ("    num_val_im: int = 5000", "num_val_im"),
+        ("def f(split, num_val_im: int = 5000):", "num_val_im"),
+        ("        default=5000,", "num_val_im"),
+        ("def g(boxes, box_scale: int = 1024):", "the box scale"),
     ]:
         assert _statements(line) == [name], line
     assert _statements("tau = TAU; iou_threshold = IOU_THRESHOLD; ks = RECALL_KS") == []
@@ -70,4 +76,8 @@ def test_conf_states_the_same_defaults():
     )
     assert (pko["lam"], pko["eps"]) == (defaults.LAM, defaults.EPS)
     assert metrics["imr_k"] in defaults.IMR_KS
+    for path in sorted((ROOT / "conf" / "dataset").glob("*.yaml")):
+        conf = yaml.safe_load(path.read_text())
+        assert conf.get("num_val_im", defaults.NUM_VAL_IM) == defaults.NUM_VAL_IM, path.name
+        assert conf.get("box_scale", defaults.BOX_SCALE) == defaults.BOX_SCALE, path.name
     assert sorted(p.stem for p in (ROOT / "conf" / "task").glob("*.yaml")) == sorted(TASKS)

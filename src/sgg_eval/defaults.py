@@ -1,4 +1,4 @@
-"""Every default of the metric family and of the PKO prior, stated once.
+"""Every default of the metric family, of the PKO prior and of the dataset splits, stated once.
 
 The library's signatures (``EvalOptions``, ``PKOParams``, the matchers), the command line's defaults and help,
 the pipeline's MLflow parameters and the metric names read them from here; ``conf/`` states the same values
@@ -37,3 +37,9 @@ EPS = 1e-3
 PROTOCOLS = ("reference", "strict")
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 PSG_PROTOCOL = "sgbench"
+
+# Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and
+# Knyazev et al.'s num_val_im), GQA200's first kept test images (SHA-GCL's).
+NUM_VAL_IM = 5000
+# VG150's h5 stores boxes at longest side 1024 (``boxes_1024``) and 512; the reference reads 1024.
+BOX_SCALE = 1024

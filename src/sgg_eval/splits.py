@@ -7,6 +7,7 @@ import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 from sgg_eval.atomic import atomic_outputs, write_json
@@ -23,8 +24,9 @@ from sgg_eval.stats import compute_stats, summarize, write_stats
 class Dataset(Protocol):
     """What the pipeline needs of a box-level dataset: its name, its splits as GT images (``open_split``:
     metadata, image count, images) and which splits' class triplets count as seen for the zero-shot set. A
-    reader module defines one class with these (``VG150``, ``GQA200``, ``GQA``, the simulated world) and one
-    line of ``READERS`` builds it from ``conf/dataset/<name>.yaml`` (CONTRIBUTING.md, "A new dataset")."""
+    reader module defines one class with these (``VG150``, ``GQA200``, ``GQA``, the simulated world), its conf
+    keys in ``OPTIONS``, and one line of ``READERS`` builds it from ``conf/dataset/<name>.yaml`` (CONTRIBUTING.md,
+    "A new dataset")."""
 
     name: str
     zeroshot_seen: tuple[str, ...]
@@ -32,22 +34,38 @@ class Dataset(Protocol):
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]: ...
 
 
+@dataclass(frozen=True)
+class Reader:
+    """How a ``conf/dataset`` entry of one ``kind`` becomes its :class:`Dataset`: ``options``, the conf keys it
+    reads besides ``name``, ``kind`` and ``raw`` (the pipeline's parameter check allows exactly these), and
+    ``build(conf)``."""
+
+    options: tuple[str, ...]
+    build: Callable[[Mapping], Dataset]
+
+
+def _files_reader(cls, files) -> Reader:
+    """A reader class over files in the folder ``raw`` (``files.in_dir``), its options its dataclass fields
+    named in ``cls.OPTIONS``; an option the conf leaves out takes the field's default."""
+    kinds = {f.name: type(f.default) for f in fields(cls) if f.name in cls.OPTIONS}
+
+    def build(conf: Mapping) -> Dataset:
+        options = {key: kinds[key](conf[key]) for key in cls.OPTIONS if key in conf}
+        return cls(conf["name"], files.in_dir(conf["raw"]), **options)
+
+    return Reader(cls.OPTIONS, build)
+
+
 def _simulated(conf: Mapping) -> Dataset:
     return SimulatedWorld(SimParams(**conf.get("world", {}), **conf["sim"]))
 
 
-def _num_val_im(conf: Mapping) -> int:
-    return int(conf.get("num_val_im", 5000))
-
-
-# conf/dataset/<name>.yaml's `kind` -> its reader, built from that conf (name, raw, options)
-READERS: dict[str, Callable[[Mapping], Dataset]] = {
-    "simulated": _simulated,
-    "vg150": lambda c: VG150(c["name"], VG150Files.in_dir(c["raw"]), _num_val_im(c), int(c.get("box_scale", 1024))),
-    "gqa200": lambda c: GQA200(c["name"], GQA200Files.in_dir(c["raw"]), _num_val_im(c)),
-    "gqa": lambda c: GQA(
-        c["name"], GQAFiles.in_dir(c["raw"]), _num_val_im(c), bool(c.get("exclude_left_right", False))
-    ),
+# conf/dataset/<name>.yaml's `kind` -> its reader
+READERS: dict[str, Reader] = {
+    "simulated": Reader(("sim",), _simulated),
+    "vg150": _files_reader(VG150, VG150Files),
+    "gqa200": _files_reader(GQA200, GQA200Files),
+    "gqa": _files_reader(GQA, GQAFiles),
 }
 DATASET_KINDS = tuple(READERS)
 
@@ -56,7 +74,7 @@ def open_dataset(conf: Mapping) -> Dataset:
     """The dataset a ``conf/dataset`` entry describes (a simulated one with ``world``: the simulation's shape)."""
     if conf.get("kind") not in READERS:
         raise InputError(f"dataset kind must be one of {DATASET_KINDS}, got {conf.get('kind')!r}", field="dataset.kind")
-    return READERS[conf["kind"]](conf)
+    return READERS[conf["kind"]].build(conf)
 
 
 def build_splits(dataset: Dataset, outputs: Mapping[str, str | os.PathLike]) -> dict[str, int]:

@@ -8,6 +8,7 @@ import json
 import os
 
 from sgg_eval.cli.options import bounded
+from sgg_eval.defaults import NUM_VAL_IM
 from sgg_eval.tasks import TASKS
 
 _EPILOG_SPLIT = """examples:
@@ -166,7 +167,7 @@ def add_datasets(sub) -> None:
     p.add_argument(
         "--num-val-im",
         type=bounded(int, 0),
-        default=5000,
+        default=NUM_VAL_IM,
         help="VG150 and GQA: training images held out for validation (GQA: before any image is dropped); GQA200: "
         "the first test images taken as validation (default: %(default)s)",
     )

@@ -30,11 +30,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
 from sgg_eval.data.image_ids import check_image_id
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.defaults import NUM_VAL_IM
 from sgg_eval.errors import InputError
 from sgg_eval.jsonio import load_json
 
@@ -70,32 +73,31 @@ class GQAFiles:
 class GQA:
     """The GQA dataset (``kind: gqa``): :class:`~sgg_eval.splits.Dataset` over the raw files."""
 
+    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "exclude_left_right")  # its conf keys (splits.READERS)
+
     name: str
     files: GQAFiles
-    num_val_im: int = 5000
+    num_val_im: int = NUM_VAL_IM
     exclude_left_right: bool = False
     zeroshot_seen: tuple[str, ...] = ZEROSHOT_SEEN
-    _cache: dict = field(default_factory=dict, repr=False)  # the parsed files and the vocabulary, read once
+    _parsed: dict = field(default_factory=dict, repr=False)  # each scene-graph file, parsed once
 
     def graphs(self, which: str) -> dict:
         """One scene-graph file (``train`` or ``val``), parsed once and checked for the structure every rule
         reads; an image is named by its id and the field that is wrong."""
-        if which not in self._cache:
+        if which not in self._parsed:
             path = getattr(self.files, f"{which}_graphs")
             doc = load_json(path)
             if not isinstance(doc, dict):
                 raise InputError("expected a JSON object of image id -> scene graph", path=path)
             for image_id, graph in doc.items():
                 _check_graph(image_id, graph, path)
-            self._cache[which] = doc
-        return self._cache[which]
+            self._parsed[which] = doc
+        return self._parsed[which]
 
+    @cached_property
     def vocab(self) -> Vocabulary:
-        if "vocab" not in self._cache:
-            self._cache["vocab"] = self._names()
-        return self._cache["vocab"]
-
-    def _names(self) -> Vocabulary:
+        """The object and predicate names of both files' images, sorted; indices start at 1 (0: background)."""
         objects, predicates = set(), set()
         for which in ("train", "val"):
             for graph in self.graphs(which).values():
@@ -121,7 +123,7 @@ class GQA:
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
         if split not in SPLITS:
             raise InputError(f"unknown split {split!r:.20} (GQA has {', '.join(SPLITS)})", field="split")
-        vocab = self.vocab()
+        vocab = self.vocab
         drop = set()
         if self.exclude_left_right:
             absent = [p for p in LEFT_RIGHT if p not in vocab.predicate_classes]
@@ -218,6 +220,6 @@ def _image(image_id: str, graph: dict, index: _Index, drop: set[int], path: str)
     wide = np.array(boxes, dtype=np.float64)
     if np.abs(wide).max() > 2**24:  # float32 (the stores' boxes) holds whole pixels exactly up to 2^24
         raise InputError("a box coordinate past 2^24 pixels", field="x/y/w/h", **where)
-    image = GTImage(image_id, width, height, wide.astype(np.float32), labels, rels)
-    image.validate(index.vocab, path)
-    return image
+    # valid by construction (the id and names checked by _check_graph, whole-pixel boxes with w, h > 0, labels
+    # and predicates from the vocabulary, kept objects' indices); write_split validates every image once more
+    return GTImage(image_id, width, height, wide.astype(np.float32), labels, rels)

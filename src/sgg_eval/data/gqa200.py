@@ -29,12 +29,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.defaults import NUM_VAL_IM
 from sgg_eval.errors import InputError
-from sgg_eval.jsonio import load_json
+from sgg_eval.jsonio import json_array, load_json
 
 BACKGROUND = "__background__"
 SKIPPED_TEST_RECORD = 5579  # 0-based position in GQA_200_Test.json of the record the loader skips
@@ -57,9 +59,11 @@ class GQA200Files:
 class GQA200:
     """GQA200 (``kind: gqa200``): :class:`~sgg_eval.splits.Dataset` over the three files."""
 
+    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im",)  # its conf keys (splits.READERS)
+
     name: str
     files: GQA200Files
-    num_val_im: int = 5000
+    num_val_im: int = NUM_VAL_IM
     zeroshot_seen: tuple[str, ...] = ("train",)
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
@@ -105,7 +109,7 @@ def load_vocab(path: str) -> Vocabulary:
 
 
 def read_gqa200_split(
-    files: GQA200Files, split: str, *, num_val_im: int = 5000
+    files: GQA200Files, split: str, *, num_val_im: int = NUM_VAL_IM
 ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
     """Vocabulary, image count and a generator of the images of ``split`` (module docstring); every image is
     checked, and a bad one named by its file, image id and field."""
@@ -162,15 +166,15 @@ def _image(lists: dict[str, list], i: int, path: str, vocab: Vocabulary) -> GTIm
     if not all(type(v) is int and v > 0 for v in size):
         raise InputError(f"width and height {size!r:.40} are not positive integers", field="img_info_all", **where)
     width, height = size
-    boxes = _rows(lists["gt_boxes_all"][i], 4, float, "gt_boxes_all", where)
+    boxes = json_array(lists["gt_boxes_all"][i], (None, 4), integer=False, field="gt_boxes_all", where=where)
     if np.any(boxes[:, 2:] < boxes[:, :2]):
         raise InputError("a box with x2 < x1 or y2 < y1", field="gt_boxes_all", **where)
-    labels = _rows(lists["gt_classes_all"][i], None, int, "gt_classes_all", where)
+    labels = json_array(lists["gt_classes_all"][i], (None,), integer=True, field="gt_classes_all", where=where)
     if len(labels) != len(boxes):
         raise InputError(f"{len(labels)} classes for {len(boxes)} boxes", field="gt_classes_all", **where)
     if labels.min() < 1 or labels.max() > vocab.num_objects:
         raise InputError(f"class index outside [1, {vocab.num_objects}]", field="gt_classes_all", **where)
-    rels = _rows(lists["relationships_all"][i], 3, int, "relationships_all", where)
+    rels = json_array(lists["relationships_all"][i], (None, 3), integer=True, field="relationships_all", where=where)
     if rels[:, :2].min() < 0 or rels[:, :2].max() >= len(boxes):
         raise InputError(f"box index outside [0, {len(boxes) - 1}]", field="relationships_all", **where)
     if rels[:, 2].min() < 1 or rels[:, 2].max() > vocab.num_predicates:
@@ -179,24 +183,3 @@ def _image(lists: dict[str, list], i: int, path: str, vocab: Vocabulary) -> GTIm
     np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
     np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
     return GTImage(image_id, width, height, out, labels, rels)
-
-
-def _rows(value, width: int | None, kind: type, field: str, where: dict) -> np.ndarray:
-    """A JSON list of ``width``-number rows (or of numbers) as int64 or float64: JSON numbers only (never
-    ``true`` or ``"1"``), integers where ``kind`` is int, finite."""
-    rows = value if width is not None else [[v] for v in value] if isinstance(value, list) else None
-    allowed = (int,) if kind is int else (int, float)
-    if not isinstance(rows, list) or not all(
-        isinstance(r, list) and len(r) == (width or 1) and all(type(v) in allowed for v in r) for r in rows
-    ):
-        what = "integers" if kind is int else "numbers"
-        shape = f"[{', '.join(['n'] * width)}] rows of {what}" if width else what
-        raise InputError(f"expected a list of {shape}", field=field, **where)
-    array = np.array(rows, dtype=np.float64 if kind is float else object).reshape(len(rows), width or 1)
-    if kind is int:
-        if array.size and max(abs(int(v)) for v in array.ravel()) > 2**31:
-            raise InputError("integer outside ±2³¹", field=field, **where)
-        array = array.astype(np.int64)
-    elif not np.isfinite(array).all():
-        raise InputError("a number that is not finite", field=field, **where)
-    return array if width else array[:, 0]

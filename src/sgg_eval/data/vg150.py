@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import h5py
 import numpy as np
 
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.defaults import BOX_SCALE, NUM_VAL_IM
 from sgg_eval.errors import InputError
 from sgg_eval.isolated import run_isolated
 from sgg_eval.jsonio import load_json
@@ -170,7 +172,7 @@ def _read_h5_now(path: str, box_scale: int) -> dict[str, np.ndarray]:
 
 
 def split_image_rows(
-    split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str, num_val_im: int = 5000
+    split_codes: np.ndarray, first_box: np.ndarray, first_rel: np.ndarray, split: str, num_val_im: int = NUM_VAL_IM
 ) -> np.ndarray:
     """h5 row indices of ``split`` following the reference's masks and validation carve-out."""
     if split not in SPLITS:
@@ -193,7 +195,7 @@ def split_image_rows(
     return rows
 
 
-def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: int = 1024) -> np.ndarray:
+def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: int = BOX_SCALE) -> np.ndarray:
     """Reference conversion of int ``(cx, cy, w, h)`` at ``box_scale`` to clipped float32 xyxy pixels."""
     b = np.asarray(boxes_cxcywh, dtype=np.int32).copy()
     # In place on an int32 array, like the reference: the float result is truncated toward zero.
@@ -209,10 +211,12 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
 class VG150:
     """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.splits.Dataset` over the three files."""
 
+    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale")  # its conf keys (splits.READERS)
+
     name: str
     files: VG150Files
-    num_val_im: int = 5000
-    box_scale: int = 1024
+    num_val_im: int = NUM_VAL_IM
+    box_scale: int = BOX_SCALE
     zeroshot_seen: tuple[str, ...] = ("train",)  # the reference's zero-shot triplets: unseen in training
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
@@ -222,7 +226,7 @@ class VG150:
 
 
 def read_vg150_split(
-    files: VG150Files, split: str, *, num_val_im: int = 5000, box_scale: int = 1024
+    files: VG150Files, split: str, *, num_val_im: int = NUM_VAL_IM, box_scale: int = BOX_SCALE
 ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
     """Vocabulary, image count and a generator of the images of ``split``; every image is checked."""
     vocab = load_vocab(files.dicts)

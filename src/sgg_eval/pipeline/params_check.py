@@ -21,7 +21,7 @@ from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mappin
 from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
-from sgg_eval.splits import DATASET_KINDS
+from sgg_eval.splits import DATASET_KINDS, READERS
 from sgg_eval.tasks import TASKS
 
 MODEL_SOURCES = ("simulated", "file")
@@ -61,13 +61,8 @@ SECTIONS = {
     "simulation": None,
     "psg_simulation": None,
 }
-# conf/dataset/<name>.yaml's keys, by kind (each reader's options: sgg_eval.splits.READERS)
-DATASET_KEYS = {
-    "simulated": ("name", "kind", "raw", "sim"),
-    "vg150": ("name", "kind", "raw", "num_val_im", "box_scale"),
-    "gqa200": ("name", "kind", "raw", "num_val_im"),
-    "gqa": ("name", "kind", "raw", "num_val_im", "exclude_left_right"),
-}
+# conf/dataset/<name>.yaml's keys, by kind: its reader's options
+DATASET_KEYS = {kind: ("name", "kind", "raw", *reader.options) for kind, reader in READERS.items()}
 
 
 def _sections(params: Mapping) -> None:
@@ -147,11 +142,12 @@ def _check_dataset(params: Mapping) -> None:
         for key in ("pair_noise", "pair_concentration", "generic_ratio"):
             _number(params, f"simulation.world.{key}", 0.0, 100.0)
         _number(params, "simulation.world.anchor_spread", 0.0, 100.0, lo_open=True)
-    else:
+    options = READERS[kind].options
+    if "num_val_im" in options:
         _number(params, "dataset.num_val_im", 0, 10**7, integer=True)
-    if kind == "vg150":
+    if "box_scale" in options:
         _number(params, "dataset.box_scale", 1, 10**6, integer=True)
-    if kind == "gqa":
+    if "exclude_left_right" in options:
         _flag(params, "dataset.exclude_left_right")
 
 
