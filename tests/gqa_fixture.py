@@ -44,6 +44,15 @@ def _ids(rng, n: int, first: int) -> list[str]:
     return [f"n{first + i}" if i % 9 == 4 else str(first + i) for i in rng.permutation(n)]
 
 
+def assert_refused_in_one_line(proc, says: list[str], out_dir: Path) -> None:
+    """``sgg-eval split`` refused its input: exit 2, one line of stderr holding every text of ``says``, and no
+    store written into ``out_dir``."""
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(s in lines[0] for s in says), proc.stderr
+    assert not out_dir.exists() or list(out_dir.iterdir()) == []  # nothing half-written
+
+
 def write_gqa(root: Path, *, seed: int = 0, n_train: int = 160, n_val: int = 70, questions: str = "cache",
               nested: bool = False) -> Path:  # fmt: skip
     """GQA's files under ``root``: ``questions`` is ``"cache"`` (train_images.json/val_images.json),
