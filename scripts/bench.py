@@ -103,7 +103,11 @@ def timed(f):
             spent[0] += time.perf_counter() - t
     return run
 TensorTable.check = timed(TensorTable.check)
-eval_results._FoldedCrc.__call__ = timed(eval_results._FoldedCrc.__call__)  # whole_storages runs inside it
+call = timed(eval_results._FoldedCrc.__call__)  # a matrix's sink (whole_storages runs inside it)
+def folding(self, field, k):
+    sink = call(self, field, k)
+    return None if sink is None else timed(sink)  # and each block it folds
+eval_results._FoldedCrc.__call__ = folding
 eval_results._FoldedCrc.settle = timed(eval_results._FoldedCrc.settle)
 integrity._check_seal = timed(integrity._check_seal)
 from sgg_eval.cli import main

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sgg_eval.arrays.rowwise import first_max, row_max, row_reduce, row_reduce_and_whole
+from sgg_eval.arrays.rowwise import first_max, row_max, row_reduce, row_reduce_and_whole, row_reduce_and_whole_in_blocks
 
 
 def _loop_first_max(matrix: np.ndarray, first: int) -> tuple[list[int], list[float]]:
@@ -91,3 +91,24 @@ def test_row_reduce_and_whole_equal_loops(first, rows):
         maxima, whole = row_reduce_and_whole(np.maximum, matrix, first)
         np.testing.assert_array_equal(maxima, np.array([max(row[first:]) for row in matrix.tolist()], np.uint32))
         assert whole == max(max(row) for row in matrix.tolist())
+
+
+@pytest.mark.parametrize("first", [1, 2])
+@pytest.mark.parametrize("rows, block", [(1, 1), (2, 1), (97, 1), (97, 10), (97, 96), (97, 97), (97, 500), (100, 25)])
+def test_row_reduce_and_whole_in_blocks_equal_loops_and_visit_every_block_in_order(first, rows, block):
+    """The block-wise reduction equals the loop, with the largest value planted in each block's first row's
+    skipped columns (between two blocks' outputs), in a block's last row, and inside; every block is visited
+    once, in order."""
+    rng = np.random.default_rng(first * 1000 + rows + block)
+    base = rng.integers(0, 1000, size=(rows, 7)).astype(np.uint32)
+    starts = list(range(0, rows, block))
+    spots = [(s, c) for s in starts for c in range(first)] + [(min(s + block, rows) - 1, 6) for s in starts]
+    for spot in spots + [(rows // 2, first)]:
+        matrix = base.copy()
+        matrix[spot] = 5000
+        seen = []
+        maxima, whole = row_reduce_and_whole_in_blocks(np.maximum, matrix, first, block, seen.append)
+        np.testing.assert_array_equal(maxima, np.array([max(row[first:]) for row in matrix.tolist()], np.uint32))
+        assert whole == max(max(row) for row in matrix.tolist()), spot
+        assert [len(b) for b in seen] == [min(block, rows - s) for s in starts]
+        np.testing.assert_array_equal(np.concatenate(seen), matrix)

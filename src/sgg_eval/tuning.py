@@ -37,9 +37,9 @@ CONCATENATED = 1 << 22
 # Score matrices of at least this many rows keep their row maxima when asked: evaluation ranks images of
 # over LARGE_IMAGE_PAIRS pairs with their scores apart, from these maxima.
 MAXIMA_ROWS = 1024
-# Bytes of a score matrix reduced at a time: small enough that its rows are still in L2 when the CRC-32
-# reads them (62 GB/s after 256 kB; 28 GB/s after a whole 1.3 MB SGDet matrix); smaller blocks add more
-# per-call overhead than they save.
+# Bytes of a score matrix reduced and then CRC-32'd at a time (``rowwise.row_reduce_and_whole_in_blocks``):
+# small enough that its rows are still in L2 when the CRC-32 reads them (62 GB/s after 256 kB; 28 GB/s after
+# a whole 1.3 MB SGDet matrix); smaller blocks add more per-call overhead than they save.
 BLOCK_BYTES = 256 << 10
 # The careful torch unpickler forgets the containers its memo holds every this many tensors, so memory stays
 # flat on files of millions of tensors.

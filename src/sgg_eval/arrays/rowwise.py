@@ -8,6 +8,7 @@ half of that, so an SGDet image's 6,320 rows cost ~0.17 ms instead of ~0.5 ms (i
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,6 +45,31 @@ def row_reduce_and_whole(ufunc: np.ufunc, matrix: np.ndarray, first: int) -> tup
     n, width = matrix.shape
     out = ufunc.reduceat(matrix.reshape(-1), _row_segments(n, width, first))
     return out[0::2], ufunc(ufunc.reduce(out), ufunc.reduce(matrix[0, :first]))
+
+
+def row_reduce_and_whole_in_blocks(
+    ufunc: np.ufunc, matrix: np.ndarray, first: int, rows: int, visit: Callable[[np.ndarray], None]
+) -> tuple[np.ndarray, np.generic]:
+    """:func:`row_reduce_and_whole` ``rows`` rows at a time, ``visit(block)`` called on each block of rows, in
+    order, right after its reduction, while its bytes are still in the CPU's cache: a pass of the visitor over
+    the whole matrix from memory would read every byte twice. (Visiting right before instead measured no faster
+    in whole runs, with a CRC-32 as the visitor.) ``ufunc`` is idempotent (``maximum``, ``minimum``). Each
+    block's reduceat writes straight into one output with a slot between blocks (filled with a value of the
+    matrix, so it changes no idempotent reduction): per block, one reduceat and the visit, nothing else."""
+    n, width = matrix.shape
+    out = np.empty(2 * n, dtype=matrix.dtype)
+    out[2 * rows - 1 :: 2 * rows], out[-1] = matrix[0, 0], matrix[0, 0]
+    flat = matrix.reshape(-1)
+    for start in range(0, n, rows):
+        count = min(rows, n - start)
+        segments = _row_segments(count, width, first)
+        ufunc.reduceat(
+            flat[start * width : (start + count) * width], segments, out=out[2 * start : 2 * (start + count) - 1]
+        )
+        visit(matrix[start : start + count])
+    # every row's columns first.. and every next row's columns ..first are in ``out``; each block's first row's
+    # columns ..first are not
+    return out[0::2], ufunc(ufunc.reduce(out), ufunc.reduce(matrix[::rows, :first], axis=None))
 
 
 _SIGN = np.uint32(1 << 31)

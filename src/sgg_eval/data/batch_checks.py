@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sgg_eval import tuning
-from sgg_eval.arrays.rowwise import row_reduce_and_whole
+from sgg_eval.arrays.rowwise import row_reduce_and_whole, row_reduce_and_whole_in_blocks
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
 
 
@@ -32,12 +32,13 @@ def batch_is_valid(
     ``keep_row_maxima`` (with ``probabilities``): large float32 score matrices (``tuning.MAXIMA_ROWS`` rows or more:
     SGDet's) are checked by the pass that takes each row's maximum over predicates 1.., which is kept on the
     image (:meth:`PredImage.keep_row_maxima`) for ranking; on a batch that passes, that is. That pass goes
-    through each matrix a block of rows at a time (``tuning.BLOCK_BYTES``), and ``fold("pred_rel_scores", i, block)``
-    is called with each block of ``preds[i]``'s matrix, in order, right after it was checked, while its bytes
-    are still in the CPU's cache. The reader folds its CRC-32 over them: a second pass from memory cost ~10% of
-    an SGDet evaluation. Large pair arrays (SGDet's ~100 kB), checked one by one, are handed over whole the same
-    way: ``fold("rel_pair_idxs", i, pairs)``. (Small arrays, PredCls's, are checked in one concatenation and
-    read again by the reader: per array, Python's overhead would outweigh what the cache saves.)"""
+    through each matrix a block of rows at a time (``tuning.BLOCK_BYTES``) when ``fold("pred_rel_scores", i)``
+    gives a sink for ``preds[i]``'s matrix, and hands the sink each block, in order, right after it was checked,
+    while its bytes are still in the CPU's cache. The reader folds its CRC-32 over them: a second pass from
+    memory cost ~10% of an SGDet evaluation. Large pair arrays (SGDet's ~100 kB), checked one by one, are handed
+    over whole the same way: ``fold("rel_pair_idxs", i)(pairs)``. (Small arrays, PredCls's, are checked in one
+    concatenation and read again by the reader: per array, Python's overhead would outweigh what the cache
+    saves.)"""
     if not gts:
         return True
     width = vocab.num_predicates + 1
@@ -82,7 +83,7 @@ def batch_is_valid(
         return False
     at = [i for i, p in enumerate(preds) if len(p.pairs)]
     with_pairs = [preds[i] for i in at]
-    pairs_seen = None if fold is None else (lambda k, a: fold("rel_pair_idxs", at[k], a))
+    pairs_seen = None if fold is None else (lambda k, a: (sink := fold("rel_pair_idxs", at[k])) and sink(a))
     if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], pairs_seen):
         return False
     if keep_row_maxima and probabilities:
@@ -96,8 +97,10 @@ def batch_is_valid(
     return _scores_ok([p.rel_scores for p in with_pairs], probabilities)
 
 
-# ``fold(field, position, block)``: a block of ``preds[position]``'s ``field``, just checked (``batch_is_valid``)
-Fold = Callable[[str, int, np.ndarray], None]
+# ``fold(field, position)``: where the blocks of ``preds[position]``'s ``field`` go as they are checked, in order
+# (``batch_is_valid``), or None when nobody wants them (its bytes are then read in one pass, not in blocks)
+Sink = Callable[[np.ndarray], None]
+Fold = Callable[[str, int], Sink | None]
 
 
 def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | None) -> bool:
@@ -105,21 +108,18 @@ def _probabilities_keeping_maxima(pred: PredImage, position: int, fold: Fold | N
     each row's maximum over predicates 1.. (``rowwise.row_reduce_and_whole``), kept on ``pred``. Every value is
     in [+0, 1 + slack] exactly when the largest bits are at most those of 1 + slack; the row maxima are then
     the floats' own. Anything else (float64, -0.0) takes ``_scores_ok``'s passes and keeps nothing.
-    ``fold("pred_rel_scores", position, block)`` sees every block of rows in order (``batch_is_valid``)."""
+    ``fold("pred_rel_scores", position)``'s sink sees every block of rows in order (``batch_is_valid``)."""
     scores = pred.rel_scores
     if scores.dtype != np.float32 or not scores.flags.c_contiguous or scores.shape[1] < 2:
         return _scores_ok([scores], True)
     bits = scores.view(np.uint32)
-    # in blocks only for a fold: without one, one reduction over the whole matrix has no per-block overhead
-    rows = max(1, tuning.BLOCK_BYTES // scores.strides[0]) if fold is not None else max(1, len(bits))
-    maxima = np.empty(len(bits), dtype=np.uint32)
-    largest = np.uint32(0)
-    for first in range(0, len(bits), rows):
-        block = bits[first : first + rows]
-        maxima[first : first + rows], block_largest = row_reduce_and_whole(np.maximum, block, 1)
-        largest = max(largest, block_largest)
-        if fold is not None:
-            fold("pred_rel_scores", position, block)
+    sink = None if fold is None else fold("pred_rel_scores", position)
+    if sink is None:  # one reduction over the whole matrix: no per-block overhead
+        maxima, largest = row_reduce_and_whole(np.maximum, bits, 1)
+    else:
+        rows = max(1, tuning.BLOCK_BYTES // scores.strides[0])
+        maxima, largest = row_reduce_and_whole_in_blocks(np.maximum, bits, 1, rows, sink)
+    maxima = np.ascontiguousarray(maxima)  # every other item of the reduction's output
     if largest > _PROBABILITY_BITS:
         return _scores_ok([scores], True)
     pred.keep_row_maxima(maxima.view(np.float32))
@@ -141,7 +141,7 @@ def _indices_ok(
 ) -> bool:
     """Every index of ``indices[i]`` in ``[0, counts[i] - 1]``: over the concatenation, or array by array when
     they are large (an SGDet image's 6,000 pairs: a concatenation would only copy them), each handed to
-    ``seen(i, indices[i])`` once checked."""
+    ``seen(i, indices[i])`` once checked (while it is in the cache)."""
     if not indices:
         return True
     if sum(a.size for a in indices) > tuning.CONCATENATED // 8:
