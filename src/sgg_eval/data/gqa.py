@@ -144,8 +144,9 @@ class GQA:
 
 
 class _Index:
+    """Class and predicate names -> their 1-based indices."""
+
     def __init__(self, vocab: Vocabulary):
-        self.vocab = vocab
         self.objects = {n: i for i, n in enumerate(vocab.object_classes, 1)}
         self.predicates = {n: i for i, n in enumerate(vocab.predicate_classes, 1)}
 
