@@ -147,6 +147,17 @@ def test_tau_experiment_reruns_only_what_reads_tau_then_back(project):
     assert summary["predcls"]["wIMR@20"] == summary["predcls"]["IMR@20"]  # tau = 0: wIMR is IMR
     shown = sh(".venv/bin/dvc exp show --only-changed", project)
     assert "metrics.tau" in shown and "wIMR@20" in shown, shown
+    # what it shows a user in a 120-column terminal without a pager: every changed summary metric, and tau
+    narrow = subprocess.run(
+        [str(VENV / "bin/dvc"), "exp", "show", "--only-changed", "--no-pager"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**shell_env(), "COLUMNS": "120"},
+    ).stdout
+    assert max(map(len, narrow.splitlines())) <= 120, narrow
+    for column in ("predcls.wIMR@20", "sgcls.wIMR@20", "sgdet.wIMR@20", "metrics.tau"):
+        assert column in narrow, narrow
     assert re.search(r"metrics\.tau\s+0\.5\s+0\b", sh(".venv/bin/dvc params diff", project))
     sh("make plots", project)
     assert "per_predicate" in (project / "reports/plots/index.html").read_text()
@@ -192,7 +203,7 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(project):
         timeout=120,
     )
     assert status.count("Success") == 2, status
-    shown = sh("dvc exp show", project, active=True)
+    shown = sh("dvc exp show --only-changed", project, active=True)
     assert "0.25" in shown and "strict" in shown, shown
     children = [
         r.data.params for r in mlflow_runs(f"sqlite:///{project / 'mlflow.db'}") if "mlflow.parentRunId" in r.data.tags
