@@ -21,7 +21,6 @@ from sgg_eval.metrics.panoptic import IOU, assign, assign_one_to_one, box_ious, 
 from sgg_eval.metrics.panoptic_ranks import (
     graph_constrained,
     image_ranks,
-    instance_ok,
     predicate_rank_cells,
     triplet_ok,
 )
@@ -124,16 +123,16 @@ def _chunk(
             if protocol == "openpsg":
                 if not len(pred.rows):
                     continue
-                ok, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
+                match, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
             else:
                 matcher = assign if protocol == "sgbench" else assign_one_to_one
-                pred2gt = matcher(iou, pred.labels, image.labels, threshold)
-                ok = instance_ok(pred2gt, len(image.labels))
+                match = pred2gt = matcher(iou, pred.labels, image.labels, threshold)
                 gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
                 cells = predicate_rank_cells(
                     image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
                 )
-            for into, value in zip(ranks[protocol], (*image_ranks(image.triplets, ok, gc, ng), cells, zs)):
+            ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
+            for into, value in zip(ranks[protocol], (*ranked, cells, zs)):
                 into.append(value)
     out = {}
     for protocol, (image_rank, reach, cells, flags) in ranks.items():
