@@ -67,3 +67,18 @@ def test_first_seen_marks_each_values_earliest_position_in_both_key_spaces():
             want = np.zeros(n, dtype=bool)
             want[[list(keys).index(v) for v in set(keys.tolist())]] = True
             assert first_seen(keys, space).tolist() == want.tolist()
+
+
+def test_first_positions_write_each_values_earliest_position():
+    from sgg_eval.arrays.segments import first_positions
+
+    rng = np.random.default_rng(6)
+    for space, n in ((1, 5), (7, 0), (7, 30), (1000, 400)):
+        keys = rng.integers(0, space, n)
+        positions = rng.permutation(10 * n)[:n]  # e.g. row numbers of the kept rows
+        got = first_positions(keys, np.full(space, -1), positions)
+        want = [positions[list(keys).index(v)] if v in keys else -1 for v in range(space)]
+        assert got.tolist() == want
+        assert first_positions(keys, np.full(space, -1)).tolist() == [
+            list(keys).index(v) if v in keys else -1 for v in range(space)
+        ]

@@ -43,16 +43,24 @@ def segment_min(size: int, segment: np.ndarray, values: np.ndarray, empty: int) 
 _DENSE_KEYS = 1 << 22  # key spaces up to this are marked in a scratch array; larger ones are sorted
 
 
+def first_positions(keys: np.ndarray, table: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+    """``table`` (indexed by key value) with each of ``keys``' values set to the position of its first
+    occurrence (``positions[i]`` for ``keys[i]``; default ``i``): one reversed scatter, in linear time (the last
+    write wins: the earliest position). Entries of values not in ``keys`` keep what ``table`` held."""
+    if positions is None:
+        positions = np.arange(len(keys), dtype=table.dtype)
+    table[keys[::-1]] = positions[::-1]
+    return table
+
+
 def first_seen(keys: np.ndarray, space: int) -> np.ndarray:
     """Whether each of ``keys`` (integers in ``[0, space)``) is its value's first occurrence. For a small key
-    space one reversed scatter marks them (the last write wins: the earliest position), in linear time; np.unique
-    would sort."""
+    space a table of first positions marks them (:func:`first_positions`); np.unique would sort."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, dtype=bool)
     if space <= _DENSE_KEYS:
-        first = np.empty(space, dtype=np.int32)
-        first[keys[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int32)
+        first = first_positions(keys, np.empty(space, dtype=np.int32))
         return first[keys] == np.arange(n, dtype=np.int32)
     seen = np.zeros(n, dtype=bool)
     seen[np.unique(keys, return_index=True)[1]] = True

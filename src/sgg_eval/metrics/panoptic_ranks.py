@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.arrays.segments import first_seen, position_in_runs
+from sgg_eval.arrays.segments import first_positions, first_seen, position_in_runs
 from sgg_eval.metrics.panoptic import IOU
 from sgg_eval.metrics.ranking.rank_records import ImageRanks
 from sgg_eval.metrics.ranks import NO_MATCH, first_true, within_predicate
@@ -78,8 +78,7 @@ def first_hit(
         c = 1 if gp is None else int(max(rows[:, 2].max(), gp.max())) + 1
         if n_gt * n_gt * c <= _KEY_SPACE:
             return _first_hit_assigned(match, n_gt, c, rows, gs, go, gp)
-        match = instance_ok(match, n_gt)
-    ok = match
+    ok = instance_ok(match, n_gt) if match.ndim == 1 else match
     hit = ok[:, gs][rows[:, 0]] & ok[:, go][rows[:, 1]]  # [rows, GT rows], gathered from [P, GT rows]
     if gp is not None:
         hit &= rows[:, 2:3] == gp[None, :]
@@ -90,18 +89,15 @@ def _first_hit_assigned(
     pred2gt: np.ndarray, n_gt: int, c: int, rows: np.ndarray, gs: np.ndarray, go: np.ndarray, gp: np.ndarray | None
 ) -> np.ndarray:
     """:func:`first_hit` of an assignment: a list row hits exactly the GT rows with its key (``pred2gt`` of its
-    ends, its predicate), so one table of each key's first row answers every GT row. The table is filled in
-    reverse (the last write wins: the earliest row), as ``arrays.segments.first_seen``."""
+    ends, its predicate), so one table of each key's first row answers every GT row."""
     a, b = pred2gt[rows[:, 0]], pred2gt[rows[:, 1]]
-    at = np.flatnonzero((a >= 0) & (b >= 0))
+    at = np.flatnonzero((a >= 0) & (b >= 0))  # rows with both ends matched
     key = a[at] * n_gt + b[at]
     gt_key = gs.astype(np.int64) * n_gt + go
     if gp is not None:
         key = key * c + rows[at, 2]
         gt_key = gt_key * c + gp
-    table = np.full(n_gt * n_gt * c, NO_MATCH, dtype=np.int64)
-    table[key[::-1]] = at[::-1]
-    return table[gt_key]
+    return first_positions(key, np.full(n_gt * n_gt * c, NO_MATCH, dtype=np.int64), at)[gt_key]
 
 
 def image_ranks(
