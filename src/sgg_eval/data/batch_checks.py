@@ -83,8 +83,14 @@ def batch_is_valid(
         return False
     at = [i for i, p in enumerate(preds) if len(p.pairs)]
     with_pairs = [preds[i] for i in at]
-    pairs_seen = None if fold is None else (lambda k, a: (sink := fold("rel_pair_idxs", at[k])) and sink(a))
-    if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], pairs_seen):
+
+    def pairs_seen(k: int, pairs: np.ndarray) -> None:  # asked for only when the pairs are checked one by one
+        sink = fold("rel_pair_idxs", at[k])
+        if sink is not None:
+            sink(pairs)
+
+    seen = None if fold is None else pairs_seen
+    if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], seen):
         return False
     if keep_row_maxima and probabilities:
         if not all(
