@@ -29,6 +29,20 @@ def test_items_one_at_a_time_equal_the_whole_document(doc, indent):
     assert json.loads(skeleton.mini) == {**doc, "images": []}
 
 
+def test_items_are_found_whatever_whitespace_separates_them():
+    """Items joined by one comma alone or with one space or newline are taken in a run, without a look at
+    each gap; any other separator is checked on its own. Every mix gives the items themselves."""
+    rng = np.random.default_rng(0)
+    gaps = [",", ", ", ",\n", ",\t", " ,", ",  ", "\n,\n  ", "\r\n,"]
+    for _ in range(50):
+        images = [{"id": int(i), "s": "},{" * int(rng.integers(0, 2))} for i in range(int(rng.integers(0, 30)))]
+        text = "".join((gaps[rng.integers(len(gaps))] if k else "") + json.dumps(x) for k, x in enumerate(images))
+        raw = ('{"images": [' + text + '], "after": [{"b": 2}]}').encode()
+        _, skeleton, items = parse_items(raw, "images", "x.json")
+        assert [json.loads(item.mini) for _, item in items] == images
+        assert json.loads(skeleton.mini) == {"images": [], "after": [{"b": 2}]}
+
+
 def test_a_document_without_the_key_is_read_whole():
     _, doc, items = parse_items(b'{"other": [{"a": 1}]}', "images", "x.json")
     assert list(items) == [] and json.loads(doc.mini) == {"other": [{"a": 1}]}
@@ -44,6 +58,10 @@ BAD = [
     b'{"images": [{"a":1},]}',
     b'{"images": [{"a":1}}',
     b'{"images": [{"a":1}], "x": [{"b":1}, ]}',
+    b'{"images": [{"a":1},,{"b":2}]}',
+    b'{"images": [{"a":1},\n,{"b":2}]}',
+    b'{"images": [{"a":1}, ,{"b":2}]}',
+    b'{"images": [{"a":1},{"b":2},x{"c":3}]}',
     b'{"images": [{"a":\xff}]}',
     b'{"images": [{"a":NaN}]}',
     b'{"images": [{"a":1e999}]}',
