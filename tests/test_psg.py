@@ -18,6 +18,7 @@ from psg_fixture import instance_values, set_first_instance, write_psg_fixture
 from test_bad_inputs import refused
 
 from sgg_eval.cli import main
+from sgg_eval.formats.psg_gt import read_psg, read_psg_names
 from sgg_eval.metrics.panoptic import assign, assign_one_to_one, match_boxes, match_masks
 from sgg_eval.psg_evaluate import run_psg_evaluation
 
@@ -223,8 +224,9 @@ def _tiff_of(stack) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: psg.json is read in a child while the submission is read
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case):
+def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case, jobs):
     edit, words = BAD[case]
     bad = _edit_submission(fixture, tmp_path, edit)
     out = tmp_path / "out"
@@ -239,13 +241,50 @@ def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case
             "--psg-root",
             str(fixture["root"]),
             "--jobs",
-            "1",
+            jobs,
             "-o",
             str(out / "m.json"),
         ],
         out,
         must_name=(words,),
     )
+
+
+def _edit_psg(files, tmp_path, edit):
+    doc = json.loads(files["psg"].read_text())
+    edit(doc)
+    out = tmp_path / "psg.json"
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def _first_test_entry(doc):
+    return next(e for e in doc["data"] if e["image_id"] in doc["test_image_ids"] and e["relations"])
+
+
+@pytest.mark.parametrize(
+    "edit_psg, words",
+    [
+        (lambda d: _first_test_entry(d)["relations"][0].__setitem__(2, 999), "relations"),  # found by read_psg
+        (lambda d: d.__setitem__("predicate_classes", 7), "predicate_classes"),  # found by the names too
+        (lambda d: d.__setitem__("test_image_ids", []), "no test image"),
+    ],
+)
+def test_with_both_files_bad_psg_json_is_named_first_whatever_the_jobs(fixture, tmp_path, capsys, edit_psg, words):
+    """With --jobs 2 psg.json is read in a child while the submission is read here; the error reported is still
+    the one a serial read meets first (psg.json's), the same line as with --jobs 1."""
+    psg = _edit_psg(fixture, tmp_path, edit_psg)
+    bad = _edit_submission(fixture, tmp_path, lambda d, m: d.__setitem__("version", 7))
+    lines = []
+    for jobs in ("1", "2"):
+        args = ["evaluate", str(bad), "--psg", str(psg), "--psg-root", str(fixture["root"]), "--jobs", jobs]
+        lines.append(refused(capsys, [*args, "-o", str(tmp_path / "m.json")], tmp_path, must_name=("psg.json", words)))
+    assert lines[0] == lines[1]
+
+
+def test_psg_names_alone_equal_the_full_reads(fixture):
+    gt = read_psg(fixture["psg"], fixture["root"])
+    assert read_psg_names(fixture["psg"]) == (gt.object_classes, gt.predicate_classes)
 
 
 def test_a_zip_bomb_is_refused(fixture, tmp_path, capsys):

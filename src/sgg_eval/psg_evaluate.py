@@ -11,14 +11,16 @@ forked processes (``psg_work``); any number gives the same document.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from sgg_eval.defaults import IOU_THRESHOLD, PSG_PROTOCOL, TAU
 from sgg_eval.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.errors import InputError
 from sgg_eval.formats.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
-from sgg_eval.formats.psg_gt import PsgGT, read_psg
+from sgg_eval.formats.psg_gt import PsgGT, read_psg, read_psg_names
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
+from sgg_eval.isolated import start_isolated
 from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.panoptic_reduce import psg_metrics
 from sgg_eval.metrics.reduce import wimr_weights
@@ -79,15 +81,7 @@ def evaluate_protocols(
         raise InputError(
             "OpenPSG's submit folder has masks only: no boxes to evaluate", path=predictions, field="--boxes"
         )
-    gt = read_psg(psg, root, boxes=submission_mode(predictions, boxes) == "boxes")
-    if not gt.images:
-        raise InputError("no test image with relations: nothing to evaluate", path=gt.path)
-    if legacy:
-        sub = OpenPsgSubmit(
-            predictions, [image.image_id for image in gt.images], len(gt.object_classes), gt.num_predicates
-        )
-    else:
-        sub = Submission(predictions, len(gt.object_classes), gt.num_predicates, boxes=boxes)
+    gt, sub = _read(predictions, psg, root, boxes=boxes, legacy=legacy, jobs=jobs)
     test_ids = {(type(i.image_id), i.image_id) for i in gt.images}
     _check_id_types(gt, sub, test_ids)
     work = [(image, sub.images.get((type(image.image_id), image.image_id))) for image in gt.images]
@@ -169,6 +163,35 @@ def evaluate_protocols(
             },
         }
     return docs
+
+
+def _read(
+    predictions: str, psg: str, root: str, *, boxes: bool, legacy: bool, jobs: int
+) -> tuple[PsgGT, Submission | OpenPsgSubmit]:
+    """The test split and the predictions. With ``jobs`` > 1 psg.json is read in a forked child while this
+    process reads an SGBench submission (the two largest parses of a run: ~1 s and ~2 s at PSG's size) and
+    only needs psg.json's names for its checks. Errors come in the order of a serial read: psg.json's first."""
+    gt_boxes = submission_mode(predictions, boxes) == "boxes"
+    if legacy or jobs < 2:  # OpenPSG's submit folder is matched to the test images by position
+        gt = _with_images(read_psg(psg, root, boxes=gt_boxes))
+        if legacy:
+            ids = [image.image_id for image in gt.images]
+            return gt, OpenPsgSubmit(predictions, ids, len(gt.object_classes), gt.num_predicates)
+        return gt, Submission(predictions, len(gt.object_classes), gt.num_predicates, boxes=boxes)
+    with start_isolated(functools.partial(read_psg, psg, root, boxes=gt_boxes)) as reading:
+        classes, predicates = read_psg_names(psg)
+        try:
+            sub = Submission(predictions, len(classes), len(predicates), boxes=boxes)
+        except InputError:
+            _with_images(reading.result())  # a psg.json error comes first, as in a serial read
+            raise
+        return _with_images(reading.result()), sub
+
+
+def _with_images(gt: PsgGT) -> PsgGT:
+    if not gt.images:
+        raise InputError("no test image with relations: nothing to evaluate", path=gt.path)
+    return gt
 
 
 def _training(stats: str | None, gt: PsgGT) -> TrainingStats | None:

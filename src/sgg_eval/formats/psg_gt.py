@@ -69,11 +69,7 @@ def read_psg(
     images ``sgg-eval stats`` counts); ``boxes``: box mode (``annotations`` are required, the PNGs are not)."""
     path, root = os.fspath(path), os.fspath(root)
     parser, doc, items = parse_items(read_bytes(path, "psg.json"), "data", path)  # the parser holds the skeleton
-    if not is_object(doc):
-        raise InputError("expected a JSON object with 'data' and 'test_image_ids'", path=path)
-    unique_keys(doc, "data", dict(path=path))
-    names = {key: _names(doc, key, path) for key in ("thing_classes", "stuff_classes", "predicate_classes")}
-    classes = names["thing_classes"] + names["stuff_classes"]
+    classes, predicates = _vocabulary(doc, path)
     data, test_ids = doc.get("data"), doc.get("test_image_ids")
     if not is_array(data) or not is_array(test_ids):
         raise InputError("expected lists 'data' and 'test_image_ids'", path=path, field="data")
@@ -104,9 +100,7 @@ def read_psg(
         if is_array(relations) and not len(relations):
             without += 1
             continue
-        images.append(
-            _image(entry, image_id, position, len(classes), len(names["predicate_classes"]), boxes, root, path)
-        )
+        images.append(_image(entry, image_id, position, len(classes), len(predicates), boxes, root, path))
     missing = [key[1] for key in test if key not in seen] if split == "test" else []
     if missing:
         raise InputError(
@@ -114,15 +108,30 @@ def read_psg(
             path=path,
             field="test_image_ids",
         )
-    return PsgGT(path, root, classes, names["predicate_classes"], images, without)
+    return PsgGT(path, root, classes, predicates, images, without)
 
 
-def _names(doc, key: str, path: str) -> tuple[str, ...]:
-    names = doc.get(key)
-    names = list(names) if is_array(names) else None
-    if names is None or not all(type(n) is str for n in names) or (key != "stuff_classes" and not names):
-        raise InputError("expected a list of class names", path=path, field=key)
-    return tuple(names)
+def read_psg_names(path: str | os.PathLike) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``path``'s object classes (things, then stuff) and predicate classes, from the document without its
+    ``data`` items (which are found, not parsed): what a submission's checks need while ``read_psg`` runs
+    elsewhere. A file ``read_psg`` refuses for its names or its form is refused here the same way."""
+    path = os.fspath(path)
+    parser, doc, _ = parse_items(read_bytes(path, "psg.json"), "data", path)  # the parser holds the skeleton
+    return _vocabulary(doc, path)
+
+
+def _vocabulary(doc, path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(object classes, predicate classes) of the parsed document ``doc``, its form checked first."""
+    if not is_object(doc):
+        raise InputError("expected a JSON object with 'data' and 'test_image_ids'", path=path)
+    unique_keys(doc, "data", dict(path=path))
+    names = {}
+    for key in ("thing_classes", "stuff_classes", "predicate_classes"):
+        listed = list(doc.get(key)) if is_array(doc.get(key)) else None
+        if listed is None or not all(type(n) is str for n in listed) or (key != "stuff_classes" and not listed):
+            raise InputError("expected a list of class names", path=path, field=key)
+        names[key] = tuple(listed)
+    return names["thing_classes"] + names["stuff_classes"], names["predicate_classes"]
 
 
 def _ints(values: list, field: str, where: dict) -> np.ndarray:
