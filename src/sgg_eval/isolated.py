@@ -12,6 +12,7 @@ meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -19,8 +20,10 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
+
+from sgg_eval.errors import InputError
 
 T = TypeVar("T")
 
@@ -100,6 +103,36 @@ class Isolated:
 def start_isolated(func: Callable[..., T], *args) -> Isolated:
     """Start ``func(*args)`` in a forked child (see :class:`Isolated`); use it in a ``with`` block."""
     return Isolated(func, args)
+
+
+def in_parts(compute: Callable[[int], T], count: int, jobs: int, *, least: int = 64) -> Iterator[T]:
+    """``compute(0)``, ..., ``compute(count - 1)`` in order, ``jobs`` consecutive parts computed at once: the
+    first here, each other in a forked child (results pickled back), when every part has ``least`` items
+    (otherwise all here). An ``InputError`` is raised where a serial loop meets it: a child stops at its first
+    and hands over what it computed before, which is yielded first, so the caller sees every earlier result
+    (and may refuse one of those first). Closing the iterator early stops the children."""
+    jobs = max(1, min(jobs, count // least)) if hasattr(os, "fork") else 1
+    bounds = [count * k // jobs for k in range(jobs + 1)]
+    with contextlib.ExitStack() as stack:
+        parts = zip(bounds[1:], bounds[2:])
+        running = [stack.enter_context(start_isolated(_part, compute, lo, hi)) for lo, hi in parts]
+        for k in range(bounds[1]):
+            yield compute(k)
+        for part in running:
+            results, error = part.result()
+            yield from results
+            if error is not None:
+                raise error
+
+
+def _part(compute: Callable[[int], T], start: int, stop: int) -> tuple[list[T], InputError | None]:
+    results = []
+    try:
+        for k in range(start, stop):
+            results.append(compute(k))
+    except InputError as exc:
+        return results, exc
+    return results, None
 
 
 def _child(write_fd: int, func: Callable, args: tuple) -> None:

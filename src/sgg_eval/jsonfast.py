@@ -45,16 +45,32 @@ def parse_items(data: bytes, key: str, path: str):
     if spans is None:  # no array found under the key (or far from it): the whole document, as it is
         parser, doc = parse_document(data, path)
         whole = doc.get(key) if is_object(doc) else None
-        return parser, doc, enumerate(whole) if is_array(whole) else iter(())
+        return parser, doc, ArrayItems(len(whole), whole.__getitem__) if is_array(whole) else ArrayItems(0, None)
     opening, closing, items = spans
     parser, skeleton = parse_document(data[: opening + 1] + data[closing:], path)
-    return parser, skeleton, _parsed_items(data, items, key, path)
+    return parser, skeleton, ArrayItems(len(items), lambda k: parse_document(data[slice(*items[k])], path)[1])
 
 
-def _parsed_items(data: bytes, items: list[tuple[int, int]], key: str, path: str):
-    for position, (start, end) in enumerate(items):
-        _, item = parse_document(data[start:end], path)
-        yield position, item
+class ArrayItems:
+    """The items of one JSON array, each parsed when it is reached: ``len()``, ``at(position)``, and iteration
+    or ``between(start, stop)`` yielding ``(position, object)`` in order (a forked process may take a range)."""
+
+    def __init__(self, count: int, parse):
+        self._count, self._parse = count, parse
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        return self.between(0, self._count)
+
+    def at(self, position: int):
+        """The item at ``position``, parsed now."""
+        return self._parse(position)
+
+    def between(self, start: int, stop: int):
+        for position in range(start, stop):
+            yield position, self._parse(position)
 
 
 _BLOCK = 16 << 20  # bytes scanned at once: bounds the scan's own memory

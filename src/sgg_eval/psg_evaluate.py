@@ -181,7 +181,7 @@ def _read(
     with start_isolated(functools.partial(read_psg, psg, root, boxes=gt_boxes)) as reading:
         classes, predicates = read_psg_names(psg)
         try:
-            sub = Submission(predictions, len(classes), len(predicates), boxes=boxes)
+            sub = Submission(predictions, len(classes), len(predicates), boxes=boxes, jobs=jobs)
         except InputError:
             _with_images(reading.result())  # a psg.json error comes first, as in a serial read
             raise

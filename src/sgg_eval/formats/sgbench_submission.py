@@ -29,6 +29,7 @@ from sgg_eval.arrays.segments import first_seen
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
+from sgg_eval.isolated import in_parts
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
 from sgg_eval.jsonio import read_bytes
 
@@ -62,9 +63,12 @@ def submission_mode(path: str | os.PathLike, boxes: bool = False) -> str:
 
 
 class Submission:
-    """An opened submission: ``images`` by (type, id), ``masks(image, shape)`` for its layers (mask mode)."""
+    """An opened submission: ``images`` by (type, id), ``masks(image, shape)`` for its layers (mask mode).
+    ``jobs``: processes that convert its images (any number gives the same images, or the same error)."""
 
-    def __init__(self, path: str | os.PathLike, num_classes: int, num_predicates: int, *, boxes: bool = False):
+    def __init__(
+        self, path: str | os.PathLike, num_classes: int, num_predicates: int, *, boxes: bool = False, jobs: int = 1
+    ):
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
             self.kind, self._zip = "folder", None
@@ -87,12 +91,15 @@ class Submission:
             raise InputError("expected {'version': 1 or 2, 'images': [...]}", field="version", **where)
         unique_keys(doc, "version", where)
         self.images: dict[tuple, SubmissionImage] = {}
-        for position, entry in items:
-            image = _image(entry, position, num_classes, num_predicates, self.mode == "masks", self.path)
+
+        def convert(position: int) -> SubmissionImage:
+            return _image(items.at(position), position, num_classes, num_predicates, self.mode == "masks", self.path)
+
+        for image in in_parts(convert, len(items), jobs):  # ~0.75 ms an image at PSG's size: spread over jobs
             key = (type(image.image_id), image.image_id)
             if key in self.images:
                 raise InputError(
-                    "image listed twice", path=self.path, image_id=image.image_id, position=position, field="id"
+                    "image listed twice", path=self.path, image_id=image.image_id, position=image.position, field="id"
                 )
             self.images[key] = image
         del raw, doc, parser  # the arrays are copies: the text goes now
