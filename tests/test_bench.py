@@ -45,3 +45,22 @@ def test_bench_runs_the_users_command_on_every_task_in_both_layouts():
     full = [line for line in lines if "--task sgdet --jobs" in line]
     assert [line.split("--jobs ")[1].split()[0] for line in full] == ["1", "2"]
     assert all(" s wall" in line and "peak RSS" in line for line in full)
+
+
+def test_the_panoptic_bench_runs_both_modes_and_agrees_with_sgbench(tmp_path):
+    """`scripts/bench_psg.py` on a tiny fixture: every mode and process count has a row, ours and the floor
+    took time, and (when `make test` has installed sgbench's virtualenv) sgbench printed the values we did."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/bench_psg.py"), "--test", "12", "--other", "20", "--repeat", "1"]
+        + ["--cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["masks"], ["boxes"])]
+    assert [(r[0], r[1]) for r in rows] == [(m, j) for m in ("masks", "boxes") for j in ("1", "2")]
+    sgbench = (ROOT / ".venv-sgbench/bin/sgbench").exists()
+    for r in rows:
+        ours, floor = float(r[3]), float(r[4])
+        assert ours > 0 and floor > 0, r
+        assert r[-1] == ("yes" if sgbench else "-"), r
