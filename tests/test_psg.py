@@ -250,6 +250,52 @@ def test_bad_submissions_are_refused_in_one_line(fixture, tmp_path, capsys, case
     )
 
 
+def _rezipped(files, path, compression: int):
+    """The fixture's submission with every member written with ``compression``."""
+    with zipfile.ZipFile(files["zip"]) as src, zipfile.ZipFile(path, "w", compression) as out:
+        for name in src.namelist():
+            out.writestr(name, src.read(name))
+    return path
+
+
+def _data_at(path, name: str) -> tuple[int, int, int]:
+    """Where member ``name``'s name in its local header ends, where its stored bytes start, and their count."""
+    info = zipfile.ZipFile(path).getinfo(name)
+    header = path.read_bytes()[info.header_offset : info.header_offset + 30]
+    name_end = info.header_offset + 30 + int.from_bytes(header[26:28], "little")
+    return name_end, name_end + int.from_bytes(header[28:30], "little"), info.compress_size
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_LZMA, zipfile.ZIP_BZIP2])
+def test_members_read_the_same_whatever_their_compression(fixture, tmp_path, compression):
+    """Stored and deflated members are read by the submission's own reader (ISA-L), the others by zipfile."""
+    zipped = _rezipped(fixture, tmp_path / "sub.zip", compression)
+    got = run_psg_evaluation(str(zipped), str(fixture["psg"]), str(fixture["root"]), jobs=1)
+    want = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]), jobs=1)
+    assert got["metrics"] == want["metrics"] and got["counts"] == want["counts"]
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+@pytest.mark.parametrize("member", ["triplets.json", "a mask", "a local header's name"])
+def test_a_changed_byte_in_a_member_is_refused(fixture, tmp_path, capsys, compression, member):
+    zipped = _rezipped(fixture, tmp_path / "sub.zip", compression)
+    names = zipfile.ZipFile(zipped).namelist()
+    name = "triplets.json" if member == "triplets.json" else next(n for n in names if n.endswith(".tiff"))
+    name_end, start, size = _data_at(zipped, name)
+    raw = bytearray(zipped.read_bytes())
+    if member == "a local header's name":
+        raw[name_end - 1] ^= 0x01  # the name's last byte, in the local header only
+        why = "names another member"
+    else:
+        raw[start + size // 2] ^= 0x10
+        why = "CRC-32" if compression == zipfile.ZIP_STORED else "unreadable"
+    zipped.write_bytes(bytes(raw))
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["evaluate", str(zipped), "--psg", str(fixture["psg"]), "--psg-root", str(fixture["root"])]
+    refused(capsys, [*args, "--jobs", "1", "-o", str(out / "m.json")], out, must_name=("sub.zip", name, why))
+
+
 def _edit_psg(files, tmp_path, edit):
     doc = json.loads(files["psg"].read_text())
     edit(doc)

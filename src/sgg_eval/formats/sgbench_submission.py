@@ -18,17 +18,20 @@ sizes bounded; names must stay inside the archive and be unique.
 from __future__ import annotations
 
 import os
+import struct
 import zipfile
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from isal import isal_zlib
 
 from sgg_eval.arrays.segments import first_seen
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
+from sgg_eval.integrity import crc32
 from sgg_eval.isolated import in_parts
 from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
 from sgg_eval.jsonio import read_bytes
@@ -112,6 +115,9 @@ class Submission:
         except KeyError:
             raise InputError(f"no member {name!r} in the archive", path=self.path) from None
         try:
+            data = _stored_or_deflated(self._zip.fp, info)
+            if data is not None:
+                return data
             with self._zip.open(info) as fh:
                 return fh.read(MAX_MEMBER_BYTES + 1)
         except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as exc:
@@ -154,6 +160,38 @@ def _open_zip(path: str) -> zipfile.ZipFile:
                 path=path,
             )
     return zf
+
+
+def _stored_or_deflated(fh, info: zipfile.ZipInfo) -> bytes | None:
+    """A stored or deflated unencrypted member's bytes (None for another: ``zipfile`` reads it), inflated by
+    ISA-L (a 40 MB triplets.json: ~0.23 s, where zipfile's zlib takes ~0.5 s) and checked as ``zipfile`` checks
+    them: the local header's signature and name, the sizes and the CRC-32. Raises ``zipfile.BadZipFile``."""
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:
+        return None
+    fh.seek(info.header_offset)
+    header = fh.read(30)
+    if len(header) != 30 or header[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile("no local header where the directory points")
+    name_len, extra_len = struct.unpack_from("<HH", header, 26)
+    if fh.read(name_len) != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
+        raise zipfile.BadZipFile("its local header names another member")
+    fh.seek(extra_len, os.SEEK_CUR)
+    data = fh.read(info.compress_size)
+    if len(data) != info.compress_size:
+        raise zipfile.BadZipFile("truncated")
+    if info.compress_type == zipfile.ZIP_DEFLATED:
+        inflater = isal_zlib.decompressobj(-15)
+        try:
+            data = inflater.decompress(data, info.file_size + 1)  # file_size is bounded when the archive opens
+        except isal_zlib.error as exc:
+            raise zipfile.BadZipFile(f"bad deflate data ({exc})") from None
+        if not inflater.eof:
+            raise zipfile.BadZipFile("the deflate stream does not end where its size says")
+    if len(data) != info.file_size:
+        raise zipfile.BadZipFile(f"{len(data)} bytes where the directory says {info.file_size}")
+    if crc32(data) != info.CRC:
+        raise zipfile.BadZipFile("bad CRC-32")
+    return data
 
 
 def _instances(entry, where: dict) -> tuple:
