@@ -11,8 +11,9 @@ our extension, read and checked but not used by the sgbench protocol.
 
 TIFF: one layer per instance (any non-zero pixel is in the mask; layers may overlap), as ``tifffile`` writes
 them (``formats.tiff_layers``).
-ZIP members are read in memory (never extracted), CRC-checked by ``zipfile`` as they are read, with their
-sizes bounded; names must stay inside the archive and be unique.
+ZIP members are read in memory (never extracted) and CRC-checked as they are read (stored and deflated ones by
+``_stored_or_deflated`` with ISA-L, others by ``zipfile``), with their sizes bounded; names must stay inside the
+archive and be unique.
 """
 
 from __future__ import annotations
