@@ -328,6 +328,27 @@ def test_with_both_files_bad_psg_json_is_named_first_whatever_the_jobs(fixture, 
     assert lines[0] == lines[1]
 
 
+@pytest.mark.parametrize("where", ["instance", "segment", "annotation"])
+def test_a_key_named_twice_in_a_nested_object_is_refused(fixture, tmp_path, capsys, where):
+    """simdjson reads the first of two values, Python's json (and so sgbench) the last: refused, not guessed."""
+    psg = json.loads(fixture["psg"].read_text())
+    sub = json.loads(fixture["json"].read_text())
+    if where == "instance":
+        image = next(i for i in sub["images"] if i["id"] in EVALUATED and ("annotation" in i or "instances" in i))
+        set_first_instance(image, "TWICE", 0)
+        twice, key = "category", "annotation" if "annotation" in image else "instances"
+    else:
+        entry = _first_test_entry(psg)
+        (entry["segments_info"] if where == "segment" else entry["annotations"])[0]["TWICE"] = 0
+        twice, key = ("category_id", "segments_info") if where == "segment" else ("bbox", "annotations")
+    psg_path, sub_path = tmp_path / "psg.json", tmp_path / "sub.json"
+    psg_path.write_text(json.dumps(psg).replace('"TWICE": 0', f'"{twice}": 1'))
+    sub_path.write_text(json.dumps(sub).replace('"TWICE": 0', f'"{twice}": 1'))
+    args = ["evaluate", str(sub_path), "--psg", str(psg_path), "--jobs", "1", "-o", str(tmp_path / "m.json")]
+    named = "psg.json" if where != "instance" else "sub.json"
+    refused(capsys, args, tmp_path, must_name=(named, "names a key twice", key))
+
+
 def test_psg_names_alone_equal_the_full_reads(fixture):
     gt = read_psg(fixture["psg"], fixture["root"])
     assert read_psg_names(fixture["psg"]) == (gt.object_classes, gt.predicate_classes)

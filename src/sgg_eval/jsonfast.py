@@ -182,6 +182,15 @@ def unique_keys(obj, field: str, where: dict) -> None:
         raise InputError("an object names a key twice", field=field, **where)
 
 
+def unique_keys_each(objects: list, field: str, where: dict, *, found: int = 0) -> None:
+    """Refuse any of ``objects`` that names a key twice (simdjson reads the first of two, Python's json the
+    last: which value counts would be a guess). ``found``: how many distinct keys the caller has already found
+    in every object; one with exactly that many keys repeats none, and its keys are not listed (~0.6 µs)."""
+    for obj in objects:
+        if len(obj) != found:
+            unique_keys(obj, field, where)
+
+
 def number_rows(value, width: int | None, *, integer: bool, field: str, where: dict) -> np.ndarray:
     """``value`` (an array of ``width``-number rows, or of numbers when ``width`` is None) as an int64
     (``integer``) or float64 array; one InputError naming ``field`` and ``where`` otherwise. Integers must be

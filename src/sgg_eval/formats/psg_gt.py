@@ -26,7 +26,7 @@ import numpy as np
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
-from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
+from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys, unique_keys_each
 from sgg_eval.jsonio import read_bytes
 
 
@@ -103,10 +103,9 @@ def read_psg(
         images.append(_image(entry, image_id, position, len(classes), len(predicates), boxes, root, path))
     missing = [key[1] for key in test if key not in seen] if split == "test" else []
     if missing:
+        example = f"{missing[0]!r:.40}"
         raise InputError(
-            f"{len(missing)} test image ids have no entry in 'data' (e.g. {missing[0]!r:.40})",
-            path=path,
-            field="test_image_ids",
+            f"{len(missing)} test image ids have no entry in 'data' (e.g. {example})", path=path, field="test_image_ids"
         )
     return PsgGT(path, root, classes, predicates, images, without)
 
@@ -151,6 +150,7 @@ def _image(
         raise InputError("expected a non-empty list of {'id', 'category_id'}", field="segments_info", **where)
     ids = _ints([s.get("id") for s in segments], "segments_info.id", where)
     labels = _ints([s.get("category_id") for s in segments], "segments_info.category_id", where)
+    unique_keys_each(segments, "segments_info", where, found=2)
     if len(np.unique(ids)) != len(ids) or ids.min() < 0 or ids.max() >= 256**3:
         raise InputError("segment ids must be distinct and in [0, 256³)", field="segments_info.id", **where)
     if labels.min() < 0 or labels.max() >= n_classes:
@@ -169,6 +169,7 @@ def _image(
         if len(annotations) != len(ids):
             raise InputError(f"{len(annotations)} annotations for {len(ids)} segments", field="annotations", **where)
         xyxy = box_rows([a.get("bbox") for a in annotations], "annotations.bbox", where)
+        unique_keys_each(annotations, "annotations", where, found=1)
         check_xyxy(xyxy, "annotations.bbox", where)
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):

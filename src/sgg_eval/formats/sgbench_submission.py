@@ -34,7 +34,15 @@ from sgg_eval.errors import InputError
 from sgg_eval.formats.tiff_layers import tiff_stack
 from sgg_eval.integrity import crc32
 from sgg_eval.isolated import in_parts
-from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys
+from sgg_eval.jsonfast import (
+    box_rows,
+    is_array,
+    is_object,
+    number_rows,
+    parse_items,
+    unique_keys,
+    unique_keys_each,
+)
 from sgg_eval.jsonio import read_bytes
 
 TRIPLETS = "triplets.json"
@@ -215,7 +223,9 @@ def _instances(entry, where: dict) -> tuple:
     cats = [i.get("category") for i in listed]
     if not all(type(c) is int for c in cats):
         raise InputError("expected an integer category per instance", field="categories", **where)
-    return np.array(cats, dtype=np.int64), box_rows([i.get("bbox") for i in listed], "bbox", where)
+    boxes = box_rows([i.get("bbox") for i in listed], "bbox", where)
+    unique_keys_each(listed, spelled[0], where, found=2)  # each has its category and bbox
+    return np.array(cats, dtype=np.int64), boxes
 
 
 def _boxes(value, count: int, where: dict) -> np.ndarray:
