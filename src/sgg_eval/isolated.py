@@ -110,8 +110,9 @@ def in_parts(compute: Callable[[int], T], count: int, jobs: int, *, least: int =
     first here, each other in a forked child (results pickled back), when every part has ``least`` items
     (otherwise all here). An ``InputError`` is raised where a serial loop meets it: a child stops at its first
     and hands over what it computed before, which is yielded first, so the caller sees every earlier result
-    (and may refuse one of those first). Closing the iterator early stops the children."""
-    jobs = max(1, min(jobs, count // least)) if hasattr(os, "fork") else 1
+    (and may refuse one of those first). Closing the iterator early stops the children. Where fork is
+    unavailable, :class:`Isolated` computes each part here when its result is asked for: the same results."""
+    jobs = max(1, min(jobs, count // least))
     bounds = [count * k // jobs for k in range(jobs + 1)]
     with contextlib.ExitStack() as stack:
         parts = zip(bounds[1:], bounds[2:])

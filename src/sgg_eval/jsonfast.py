@@ -52,8 +52,8 @@ def parse_items(data: bytes, key: str, path: str):
 
 
 class ArrayItems:
-    """The items of one JSON array, each parsed when it is reached: ``len()``, ``at(position)``, and iteration
-    or ``between(start, stop)`` yielding ``(position, object)`` in order (a forked process may take a range)."""
+    """The items of one JSON array, each parsed when it is reached: ``len()``, ``at(position)`` (what a forked
+    process converting a range of them calls), and iteration yielding ``(position, object)`` in order."""
 
     def __init__(self, count: int, parse):
         self._count, self._parse = count, parse
@@ -62,15 +62,12 @@ class ArrayItems:
         return self._count
 
     def __iter__(self):
-        return self.between(0, self._count)
+        for position in range(self._count):
+            yield position, self._parse(position)
 
     def at(self, position: int):
         """The item at ``position``, parsed now."""
         return self._parse(position)
-
-    def between(self, start: int, stop: int):
-        for position in range(start, stop):
-            yield position, self._parse(position)
 
 
 _BLOCK = 16 << 20  # bytes scanned at once: bounds the scan's own memory
