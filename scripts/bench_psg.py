@@ -73,19 +73,22 @@ import os, sys
 import numpy as np
 from sgg_eval.jsonfast import parse_document
 psg, sub, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-child = os.fork() if jobs > 1 else -1  # two processes: psg.json in one, the submission in the other
-if child <= 0:
+def gt():
     parser, doc = parse_document(open(psg, "rb").read(), psg)
-    n = sum(1 for entry in doc["data"] if entry["image_id"] is not None)
-    del doc, parser  # its tape (8 bytes a byte) goes before the submission's is made
-    if child == 0:
-        os._exit(0)
-if child != 0:
-    parser2, doc2 = parse_document(open(sub, "rb").read(), sub)
-    for image in doc2["images"]:
+    sum(1 for entry in doc["data"] if entry["image_id"] is not None)
+def submission():
+    parser, doc = parse_document(open(sub, "rb").read(), sub)
+    for image in doc["images"]:
         for key in ("triplets", "ng_triplets"):
             np.frombuffer(image[key].as_buffer(of_type="i"), dtype=np.int64)
-if child > 0:
+if jobs == 1:
+    gt()  # its tape (8 bytes a byte) is freed on return, before the submission's is made
+    submission()
+elif (child := os.fork()) == 0:  # two processes: psg.json in one, the submission in the other
+    gt()
+    os._exit(0)
+else:
+    submission()
     os.waitpid(child, 0)
 """
 
