@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sgg_eval.errors import InputError
-from sgg_eval.jsonfast import number_rows, parse_document, parse_items
+from sgg_eval.jsonfast import ObjectMarks, number_rows, parse_document, parse_items
 
 DOCS = [
     {"version": 1, "images": [{"id": "a", "x": [[1, 2, 3]]}, {"id": 'b"{[', "y": "}]\\"}, {"id": 3}]},
@@ -100,3 +100,56 @@ def test_number_rows_take_rows_of_integers_only():
             number_rows(doc, 3, integer=True, field="f", where={})
     _, doc = parse_document(b"[1, 2.5, -3e2]", "x")
     assert np.array_equal(number_rows(doc, None, integer=False, field="f", where={}), [1, 2.5, -300])
+
+
+def _rows_either_way(text: bytes, key: str, width: int | None):
+    """number_rows of ``key`` in the object ``text``, from its ObjectMarks and from simdjson's minified text:
+    (outcome with marks, outcome without, whether the marks could tell); an outcome is the rows or "refused"."""
+    _, obj = parse_document(text, "x")
+    outcomes = []
+    for marks in (ObjectMarks(text), None):
+        try:
+            outcomes.append(number_rows(obj[key], width, integer=True, field=key, where={}, marks=marks).tolist())
+        except InputError:
+            outcomes.append("refused")
+    return outcomes[0], outcomes[1], ObjectMarks(text).value_is(key, b"[]") is not None
+
+
+# a value of the right rows hidden elsewhere while the object's own value is ragged: marks that named the
+# wrong value would take these
+HIDDEN = [
+    rb'{"triplet\u0073": [[1, 2], [3, 4, 5, 6]], "x": [{"triplets": [[1, 2, 3], [4, 5, 6]]}]}',
+    rb'{"x": [{"triplets": [[1, 2, 3], [4, 5, 6]]}], "triplets": [[1, 2], [3, 4, 5, 6]]}',
+    rb'{"tripl3ts": [[1, 2, 3], [4, 5, 6]], "triplets": [[1, 2], [3, 4, 5, 6]]}',
+    rb'{"s": "a\\b", "x": [{"triplets": [[1, 2, 3], [4, 5, 6]]}], "triplet\u0073": [[1, 2], [3, 4, 5, 6]]}',
+]
+
+
+@pytest.mark.parametrize("text", HIDDEN, ids=range(len(HIDDEN)))
+def test_object_marks_never_check_another_value(text):
+    fast, slow, _ = _rows_either_way(text, "triplets", 3)
+    assert fast == slow == "refused"
+
+
+def test_object_marks_agree_with_the_minified_text():
+    """Random objects holding a value under "triplets" (rows, or one of NOT_ROWS's shapes), other keys with
+    strings of brackets, braces, colons and quotes, nested objects with the same key, any indentation: the
+    marks take and refuse exactly what the minified text does, and they do decide most of them."""
+    rng = np.random.default_rng(1)
+    values = [json.loads(t) for t in (*ROWS, *NOT_ROWS[:4])]
+    strings = ["a", '"triplets": [[1, 2, 3]]', "{[,]}:", "tri plets", "\\", "é[", ""]
+    decided = 0
+    for _ in range(400):
+        obj = {"id": strings[rng.integers(len(strings))], "triplets": values[rng.integers(len(values))]}
+        if rng.random() < 0.3:
+            obj["x"] = [{"triplets": values[rng.integers(len(values))], "s": strings[rng.integers(len(strings))]}]
+        if rng.random() < 0.2:
+            obj["trip1ets"] = [[1, 2, 3]]
+        keys = list(obj)
+        rng.shuffle(keys)
+        indent = [None, 0, 2][rng.integers(3)]
+        text = json.dumps({k: obj[k] for k in keys}, indent=indent, ensure_ascii=bool(rng.integers(2))).encode()
+        fast, slow, told = _rows_either_way(text, "triplets", 3)
+        assert fast == slow, text
+        decided += told
+    assert decided > 150

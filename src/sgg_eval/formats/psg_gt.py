@@ -26,7 +26,16 @@ import numpy as np
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.errors import InputError
 from sgg_eval.integrity import crc32
-from sgg_eval.jsonfast import box_rows, is_array, is_object, number_rows, parse_items, unique_keys, unique_keys_each
+from sgg_eval.jsonfast import (
+    ObjectMarks,
+    box_rows,
+    is_array,
+    is_object,
+    number_rows,
+    parse_items,
+    unique_keys,
+    unique_keys_each,
+)
 from sgg_eval.jsonio import read_bytes
 
 
@@ -100,7 +109,8 @@ def read_psg(
         if is_array(relations) and not len(relations):
             without += 1
             continue
-        images.append(_image(entry, image_id, position, len(classes), len(predicates), boxes, root, path))
+        marks = items.marks(position)
+        images.append(_image(entry, marks, image_id, position, len(classes), len(predicates), boxes, root, path))
     missing = [key[1] for key in test if key not in seen] if split == "test" else []
     if missing:
         example = f"{missing[0]!r:.40}"
@@ -140,7 +150,15 @@ def _ints(values: list, field: str, where: dict) -> np.ndarray:
 
 
 def _image(
-    entry, image_id, position: int, n_classes: int, n_predicates: int, boxes: bool, root: str, path: str
+    entry,
+    marks: ObjectMarks,
+    image_id,
+    position: int,
+    n_classes: int,
+    n_predicates: int,
+    boxes: bool,
+    root: str,
+    path: str,
 ) -> PsgImage:
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "data", where)
@@ -155,7 +173,7 @@ def _image(
         raise InputError("segment ids must be distinct and in [0, 256³)", field="segments_info.id", **where)
     if labels.min() < 0 or labels.max() >= n_classes:
         raise InputError(f"category outside [0, {n_classes - 1}]", field="segments_info.category_id", **where)
-    rels = number_rows(entry.get("relations"), 3, integer=True, field="relations", where=where)
+    rels = number_rows(entry.get("relations"), 3, integer=True, field="relations", where=where, marks=marks)
     if rels[:, :2].min() < 0 or rels[:, :2].max() >= len(ids):
         raise InputError(f"segment index outside [0, {len(ids) - 1}]", field="relations", **where)
     if rels[:, 2].min() < 0 or rels[:, 2].max() >= n_predicates:

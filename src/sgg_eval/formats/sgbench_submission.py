@@ -35,6 +35,7 @@ from sgg_eval.formats.tiff_layers import tiff_stack
 from sgg_eval.integrity import crc32
 from sgg_eval.isolated import in_parts
 from sgg_eval.jsonfast import (
+    ObjectMarks,
     box_rows,
     is_array,
     is_object,
@@ -105,7 +106,8 @@ class Submission:
         self.images: dict[tuple, SubmissionImage] = {}
 
         def convert(position: int) -> SubmissionImage:
-            return _image(items.at(position), position, num_classes, num_predicates, self.mode == "masks", self.path)
+            entry, marks = items.at(position), items.marks(position)
+            return _image(entry, marks, position, num_classes, num_predicates, self.mode == "masks", self.path)
 
         for image in in_parts(convert, len(items), jobs):  # ~0.75 ms an image at PSG's size: spread over jobs
             key = (type(image.image_id), image.image_id)
@@ -203,7 +205,7 @@ def _stored_or_deflated(fh, info: zipfile.ZipInfo) -> bytes | None:
     return data
 
 
-def _instances(entry, where: dict) -> tuple:
+def _instances(entry, marks: ObjectMarks, where: dict) -> tuple:
     """(categories, boxes) arrays from whichever of the three spellings the image uses (exactly one)."""
     spelled = [k for k in ("instances", "annotation") if k in entry] + (
         ["bboxes"] if "bboxes" in entry or "categories" in entry else []
@@ -215,8 +217,8 @@ def _instances(entry, where: dict) -> tuple:
             **where,
         )
     if spelled[0] == "bboxes":
-        labels = number_rows(entry.get("categories"), None, integer=True, field="categories", where=where)
-        return labels, _boxes(entry.get("bboxes"), len(labels), where)
+        labels = number_rows(entry.get("categories"), None, integer=True, field="categories", where=where, marks=marks)
+        return labels, _boxes(entry.get("bboxes"), len(labels), marks, where)
     listed = entry[spelled[0]]
     if not is_array(listed) or not all(is_object(i) for i in listed):
         raise InputError("expected a list of {bbox, category}", field=spelled[0], **where)
@@ -228,8 +230,8 @@ def _instances(entry, where: dict) -> tuple:
     return np.array(cats, dtype=np.int64), boxes
 
 
-def _boxes(value, count: int, where: dict) -> np.ndarray:
-    boxes = number_rows(value, 4, integer=False, field="bboxes", where=where)
+def _boxes(value, count: int, marks: ObjectMarks, where: dict) -> np.ndarray:
+    boxes = number_rows(value, 4, integer=False, field="bboxes", where=where, marks=marks)
     if len(boxes) != count:
         raise InputError(f"{len(boxes)} boxes for {count} categories", field="bboxes", **where)
     return boxes
@@ -242,7 +244,9 @@ def _deduplicated(rows: np.ndarray, count: int, num_predicates: int) -> tuple[np
     return rows[keep], int(len(rows) - keep.sum())
 
 
-def _image(entry, position: int, num_classes: int, num_predicates: int, masks: bool, path: str) -> SubmissionImage:
+def _image(
+    entry, marks: ObjectMarks, position: int, num_classes: int, num_predicates: int, masks: bool, path: str
+) -> SubmissionImage:
     if not is_object(entry):
         raise InputError("image entry is not an object", path=path, position=position, field="images")
     image_id = entry.get("id")
@@ -252,7 +256,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         )
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "images", where)
-    labels, boxes = _instances(entry, where)
+    labels, boxes = _instances(entry, marks, where)
     if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
         raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
     check_xyxy(boxes, "bbox", where)
@@ -264,7 +268,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         if field == "ng_triplets" and value is None:
             rows = np.zeros((0, 3), dtype=np.int64)
         else:
-            rows = number_rows(value, 3, integer=True, field=field, where=where)
+            rows = number_rows(value, 3, integer=True, field=field, where=where, marks=marks)
         if len(rows) and (rows[:, :2].min() < 0 or rows[:, :2].max() >= len(labels)):
             raise InputError(f"instance index outside [0, {len(labels) - 1}]", field=field, **where)
         if len(rows) and (rows[:, 2].min() < 0 or rows[:, 2].max() >= num_predicates):
@@ -274,7 +278,7 @@ def _image(entry, position: int, num_classes: int, num_predicates: int, masks: b
         if field == "triplets":
             raw, dropped = rows.astype(compact, copy=False), gone
     if "scores" in entry:
-        scores = number_rows(entry["scores"], None, integer=False, field="scores", where=where)
+        scores = number_rows(entry["scores"], None, integer=False, field="scores", where=where, marks=marks)
         if len(scores) != len(raw):
             raise InputError(f"{len(scores)} scores for {len(raw)} triplets", field="scores", **where)
         if len(scores) and np.any(np.diff(scores) > 0):
