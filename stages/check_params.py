@@ -11,8 +11,11 @@ one knob leaves them unchanged, so it reruns only the stages that list that knob
 from sgg_eval.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import link_files
+from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.psg_params import is_psg_model
+
+WORLDS = {"dataset": "simulation", "psg_dataset": "psg_simulation"}  # the catalogue part with the world's shape
 
 
 def main() -> None:
@@ -29,14 +32,11 @@ def main() -> None:
             if not is_psg_model(cfg) or key == psg_name  # a PSG model: the submission for this dataset only
         },
     )
-    dataset = dict(params["dataset"])
-    if dataset["kind"] == "simulated":
-        dataset["world"] = params["simulation"]["world"]
-    write_json("data/params/dataset.json", dataset)
-    psg_dataset = dict(params["psg_dataset"])
-    if psg_dataset["kind"] == "simulated":
-        psg_dataset["world"] = params["psg_simulation"]["world"]
-    write_json("data/params/psg_dataset.json", psg_dataset)
+    for path, section in CARRIERS.items():  # each is an out of this stage, which declares the section
+        carried = dict(params[section])
+        if carried["kind"] == "simulated":
+            carried["world"] = params[WORLDS[section]]["world"]
+        write_json(path, carried)
     write_json(
         "data/params/catalogue.json", {k: params[k] for k in ("models", "tasks", "simulation", "psg_simulation")}
     )

@@ -25,11 +25,12 @@ TABLES = ("table1_blind_replacement", "table2_predcls", "table3_sgcls_sgdet", "f
 FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep")
 
 
-def run(args, cwd):
+def run(args, cwd, env=None):
     # stages run stages/python, which honours SGG_EVAL_PYTHON: this interpreter, whichever way pytest was started
     # (dvc itself, and DVC's queue workers, are found on PATH)
     env = {
         **os.environ,
+        **(env or {}),
         "SGG_EVAL_PYTHON": sys.executable,
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
     }

@@ -17,6 +17,7 @@ from sgg_eval.atomic import write_text
 from sgg_eval.errors import InputError, guarded
 from sgg_eval.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
 from sgg_eval.pipeline.catalogue import resolve
+from sgg_eval.pipeline.param_reads import recorded
 from sgg_eval.splits import Dataset, open_dataset
 
 
@@ -59,13 +60,14 @@ def write_params(
 
 def load_params(path: str | os.PathLike = "params.yaml", conf_dir: str | os.PathLike = "conf") -> dict:
     """``params.yaml`` as plain dicts, with the models, tasks and simulation settings it names read from
-    ``conf_dir`` (:func:`sgg_eval.pipeline.catalogue.resolve`)."""
+    ``conf_dir`` (:func:`sgg_eval.pipeline.catalogue.resolve`); the parameter test records what a stage reads of
+    it (:mod:`sgg_eval.pipeline.param_reads`)."""
     if not os.path.exists(path):
         raise InputError("file not found (generate it with `sgg-eval params`)", path=str(path))
     params = load_yaml(path)
     if not isinstance(params, dict):
         raise InputError("must be a mapping of settings", path=str(path))
-    return resolve(params, conf_dir)
+    return recorded(resolve(params, conf_dir))
 
 
 def dataset(params: Mapping) -> Dataset:

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from sgg_eval.errors import InputError
-from sgg_eval.pipeline.entries import Entry, parse_entry
+from sgg_eval.pipeline.entries import PKO_ONLY, Entry, parse_entry
 
 
 def gt_split(params: dict) -> str:
@@ -23,7 +23,9 @@ def stats_file(params: dict) -> str:
 
 
 def entry_of(params: dict, entry: str) -> Entry:
-    return parse_entry(entry, params["models"], params["pko"]["pko_only_from"])
+    # pko.pko_only_from is read for the one entry it defines, so only the stages that run it declare it
+    only_from = params["pko"]["pko_only_from"] if entry == PKO_ONLY and entry not in params["models"] else ""
+    return parse_entry(entry, params["models"], only_from)
 
 
 def prediction_file(params: dict, model: str, task: str) -> str:
