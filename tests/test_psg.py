@@ -506,3 +506,38 @@ def test_same_class_ious_equal_the_full_computation_whatever_the_number_of_segme
         assert np.array_equal(same[keep], full[keep]) and not same[~keep].any()
         area = np.bincount(seg.reshape(-1), minlength=g + 1)[:g]
         assert np.array_equal(mask_ious(seg, g, masks, labels, gt_labels, area), same)
+
+
+def _annotation_class(doc, value):
+    entry = _first_test_entry(doc)
+    entry["annotations"][0]["category_id"] = value(entry["segments_info"][0]["category_id"])
+    return entry["image_id"]
+
+
+@pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
+@pytest.mark.parametrize("masks", [True, False])
+def test_a_class_that_differs_between_annotations_and_segments_is_refused(fixture, tmp_path, capsys, protocol, masks):
+    """OpenPSG and sgbench read a segment's class from `annotations`, sgg-eval from `segments_info`: where the
+    two disagree each tool would score other classes, so the file is refused in one line, in both modes."""
+    doc = json.loads(fixture["psg"].read_text())
+    image = _annotation_class(doc, lambda c: (c + 1) % 133)
+    psg = tmp_path / "psg.json"
+    psg.write_text(json.dumps(doc))
+    pred = fixture["zip"] if masks else fixture["json"]
+    args = ["evaluate", str(pred), "--psg", str(psg), "--psg-root", str(fixture["root"]), "--protocol", protocol]
+    line = refused(
+        capsys, [*args, "-o", str(tmp_path / "m.json")], tmp_path, must_name=("psg.json", "annotations.category_id")
+    )
+    assert str(image) in line and "segments_info[0].category_id" in line, line
+
+
+def test_annotations_are_optional_in_mask_mode_and_agreeing_ones_change_nothing(fixture, tmp_path):
+    """Mask mode reads no box: a psg.json without `annotations` gives the same numbers as the full one."""
+    doc = json.loads(fixture["psg"].read_text())
+    for entry in doc["data"]:
+        entry.pop("annotations", None)
+    psg = tmp_path / "psg.json"
+    psg.write_text(json.dumps(doc))
+    bare = run_psg_evaluation(str(fixture["zip"]), str(psg), str(fixture["root"]))
+    full = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]))
+    assert bare["metrics"] == full["metrics"]

@@ -4,7 +4,8 @@
 "predicate_classes": [...]}``. Object classes are ``thing_classes + stuff_classes`` (PSG: 80 + 53), predicates
 ``predicate_classes`` (PSG: 56), both 0-based. An image: ``image_id`` (PSG's are strings), ``segments_info``
 (``id``, ``category_id``), ``relations`` (``[s, o, p]``: s and o index ``segments_info``), ``annotations``
-(``bbox`` xyxy pixels, one per segment, for box mode) and ``pan_seg_file_name`` (relative to the COCO root).
+(``bbox`` xyxy pixels and ``category_id``, one per segment: boxes for box mode; where present, the classes must
+equal ``segments_info``'s, see :func:`_same_classes`) and ``pan_seg_file_name`` (relative to the COCO root).
 A PNG pixel's segment id is ``R + 256·G + 256²·B``.
 
 The test split is the images whose ``image_id`` is in ``test_image_ids`` (compared by value and type, as the
@@ -149,6 +150,22 @@ def _ints(values: list, field: str, where: dict) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
+def _same_classes(segments: np.ndarray, annotations: np.ndarray, where: dict) -> None:
+    """PSG gives each segment's class twice, ``segments_info[i].category_id`` and ``annotations[i].category_id``.
+    OpenPSG and sgbench take it from ``annotations``, sgg-eval from ``segments_info``: a file where they differ
+    would be scored on other classes by each tool, so it is refused (docs/metrics.md)."""
+    differ = np.flatnonzero(segments != annotations)
+    if len(differ):
+        i = int(differ[0])
+        raise InputError(
+            f"annotations[{i}].category_id is {annotations[i]} but segments_info[{i}].category_id is {segments[i]}"
+            f" ({len(differ)} segment(s) differ; OpenPSG and sgbench read the first, sgg-eval the second: make"
+            " them agree)",
+            field="annotations.category_id",
+            **where,
+        )
+
+
 def _image(
     entry,
     marks: ObjectMarks,
@@ -179,16 +196,20 @@ def _image(
     if rels[:, 2].min() < 0 or rels[:, 2].max() >= n_predicates:
         raise InputError(f"predicate outside [0, {n_predicates - 1}]", field="relations", **where)
     xyxy = np.zeros((0, 4))
-    if boxes:
-        annotations = entry.get("annotations")
+    annotations = entry.get("annotations")
+    if boxes or annotations is not None:  # mask mode reads no box, but a class given twice must agree
         annotations = list(annotations) if is_array(annotations) else None
         if annotations is None or not all(is_object(a) for a in annotations):
             raise InputError("expected a list of {'bbox', 'category_id'}", field="annotations", **where)
         if len(annotations) != len(ids):
             raise InputError(f"{len(annotations)} annotations for {len(ids)} segments", field="annotations", **where)
-        xyxy = box_rows([a.get("bbox") for a in annotations], "annotations.bbox", where)
-        unique_keys_each(annotations, "annotations", where, found=1)
-        check_xyxy(xyxy, "annotations.bbox", where)
+        classes = _ints([a.get("category_id") for a in annotations], "annotations.category_id", where)
+        if boxes:
+            xyxy = box_rows([a.get("bbox") for a in annotations], "annotations.bbox", where)
+        unique_keys_each(annotations, "annotations", where, found=2 if boxes else 1)
+        _same_classes(labels, classes, where)
+        if boxes:
+            check_xyxy(xyxy, "annotations.bbox", where)
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
         raise InputError("expected a file name relative to --psg-root", field="pan_seg_file_name", **where)
