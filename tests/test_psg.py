@@ -541,3 +541,32 @@ def test_annotations_are_optional_in_mask_mode_and_agreeing_ones_change_nothing(
     bare = run_psg_evaluation(str(fixture["zip"]), str(psg), str(fixture["root"]))
     full = run_psg_evaluation(str(fixture["zip"]), str(fixture["psg"]), str(fixture["root"]))
     assert bare["metrics"] == full["metrics"]
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda i: i["instances"][0].__setitem__("category", (i["instances"][0]["category"] + 1) % 133), "category"),
+        (lambda i: i["instances"][0]["bbox"].__setitem__(0, i["instances"][0]["bbox"][0] + 1), "bbox"),
+        (lambda i: i["instances"].pop(), "instances under"),
+    ],
+)
+@pytest.mark.parametrize("other", ["instances", "bboxes"])
+def test_two_spellings_that_differ_are_refused_naming_both_keys(fixture, tmp_path, capsys, edit, words, other):
+    doc = json.loads(fixture["json"].read_text())
+    image = _first(doc)
+    key = "annotation" if "annotation" in image else "instances"
+    listed = image.get(key) or [{"bbox": b, "category": c} for b, c in zip(image["bboxes"], image["categories"])]
+    for k in ("annotation", "instances", "bboxes", "categories"):
+        image.pop(k, None)
+    image["annotation"] = [dict(i, bbox=list(i["bbox"])) for i in listed]
+    image["instances"] = [dict(i, bbox=list(i["bbox"])) for i in listed]
+    edit(image)
+    if other == "bboxes":  # the README's spelling in place of `instances`
+        moved = image.pop("instances")
+        image["bboxes"], image["categories"] = [i["bbox"] for i in moved], [i["category"] for i in moved]
+    sub = tmp_path / "sub.json"
+    sub.write_text(json.dumps(doc))
+    args = ["evaluate", str(sub), "--psg", str(fixture["psg"]), "-o", str(tmp_path / "m.json")]
+    line = refused(capsys, args, tmp_path, must_name=("sub.json", "'annotation'", words, "differ"))
+    assert ("'bboxes' + 'categories'" if other == "bboxes" else "'instances'") in line, line

@@ -71,3 +71,37 @@ def test_sgbench_reads_what_psg_pack_writes(tmp_path):
     assert theirs == original
     for key, value in theirs.items():
         assert ours[key] == pytest.approx(value, abs=1e-12, rel=0) if value == value else ours[key] is None, key
+
+
+@pytest.mark.parametrize("masks", [True, False])
+def test_the_same_instances_under_two_spellings_give_sgbenchs_numbers(tmp_path, masks):
+    """A file written for sgbench's code (`annotation`) and the paper (`instances`) at once: sgbench reads the
+    first; sgg-eval reads both, checks they agree and gives the same numbers."""
+    import json
+    import zipfile
+
+    from test_psg import _edit_submission
+
+    files = write_psg_fixture(
+        tmp_path, seed=10, test=30, other=8, spellings=("annotation",), min_false=0 if masks else 1
+    )
+
+    def both(doc, _members=None):
+        for image in doc["images"]:
+            image["instances"] = [dict(i) for i in image["annotation"]]
+
+    if masks:
+        sub = _edit_submission(files, tmp_path, both, "both.zip")
+        theirs = _sgbench(str(files["psg"]), str(sub), "--gt-masks", str(files["root"]))
+    else:
+        doc = json.loads(files["json"].read_text())
+        both(doc)
+        sub = tmp_path / "both.json"
+        sub.write_text(json.dumps(doc))
+        theirs = _sgbench(str(files["psg"]), str(sub))
+    ours = run_psg_evaluation(str(sub), str(files["psg"]), str(files["root"]))["metrics"]
+    assert len(theirs) == 8
+    for key, value in theirs.items():
+        assert ours[key] == pytest.approx(value, abs=1e-12, rel=0) if value == value else ours[key] is None, key
+    if masks:
+        assert "instances" in json.loads(zipfile.ZipFile(sub).read("triplets.json"))["images"][0]

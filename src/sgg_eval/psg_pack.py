@@ -67,15 +67,14 @@ def _entry(entry, position: int, path: str) -> tuple[str | int, int]:
             position=position,
             field="id",
         )
+    where = dict(path=path, image_id=image_id, field="instances")
     listed = [k for k in ("instances", "annotation", "categories") if k in entry]
-    if len(listed) != 1 or not isinstance(entry[listed[0]], list):
-        raise InputError(
-            "give the instances once: 'instances', 'annotation' or 'bboxes' + 'categories'",
-            path=path,
-            image_id=image_id,
-            field="instances",
-        )
-    return image_id, len(entry[listed[0]])
+    if not listed or not all(isinstance(entry[k], list) for k in listed):
+        raise InputError("give the instances: 'instances', 'annotation' or 'bboxes' + 'categories'", **where)
+    counts = {len(entry[k]) for k in listed}
+    if len(counts) > 1:  # several spellings must hold the same instances (the reader checks them in full)
+        raise InputError(f"the instance lists {', '.join(listed)} differ in length", **where)
+    return image_id, counts.pop()
 
 
 def _read_masks(folder: str, image_id, count: int) -> np.ndarray:

@@ -4,10 +4,11 @@ instance masks per image, or the JSON alone (box mode).
 ``triplets.json``: ``{"version": 1 or 2, "images": [{"id", "seg_filename", <instances>, "triplets",
 "ng_triplets"?, "scores"?}]}``. The instance list has three published spellings, all read:
 ``instances: [{bbox, category}]`` (the SGBench paper), ``annotation: [{bbox, category}]`` (what sgbench 1.0.0
-reads) and image-level ``bboxes`` + ``categories`` (its README). Categories and predicates are 0-based;
-``triplets`` (subject, object, predicate; best first: the order is the ranking) and ``ng_triplets`` index the
-instances; exact duplicate rows are dropped, the first kept, as sgbench does. ``scores`` (one per triplet) is
-our extension, read and checked but not used by the sgbench protocol.
+reads) and image-level ``bboxes`` + ``categories`` (its README); an image may give several if they hold
+the same instances in the same order (a file written for sgbench's code and its README), else it is refused.
+Categories and predicates are 0-based; ``triplets`` (subject, object, predicate; best first: the order is the
+ranking) and ``ng_triplets`` index the instances; exact duplicate rows are dropped, the first kept, as sgbench
+does. ``scores`` (one per triplet) is our extension, read and checked but not used by the sgbench protocol.
 
 TIFF: one layer per instance (any non-zero pixel is in the mask; layers may overlap), as ``tifffile`` writes
 them (``formats.tiff_layers``).
@@ -205,29 +206,62 @@ def _stored_or_deflated(fh, info: zipfile.ZipInfo) -> bytes | None:
     return data
 
 
-def _instances(entry, marks: ObjectMarks, where: dict) -> tuple:
-    """(categories, boxes) arrays from whichever of the three spellings the image uses (exactly one)."""
-    spelled = [k for k in ("instances", "annotation") if k in entry] + (
+# the spellings of an image's instance list: sgbench 1.0.0 reads `annotation`, the SGBench paper writes `instances`,
+# sgbench's README `bboxes` + `categories`; a file may give several if they hold the same instances
+SPELLINGS = ("annotation", "instances", "bboxes")
+
+
+def read_instances(entry, where: dict, marks: ObjectMarks | None = None) -> tuple:
+    """(categories, boxes) arrays from the spellings the image uses: one, or several holding the same list.
+    ``marks``: the entry's text marks where the caller has them (faster checks of number lists)."""
+    marks = marks or ObjectMarks(None)
+    spelled = [k for k in SPELLINGS[:2] if k in entry] + (
         ["bboxes"] if "bboxes" in entry or "categories" in entry else []
     )
-    if len(spelled) != 1:
+    if not spelled:
         raise InputError(
-            "give the instances once: 'instances' or 'annotation' ([{bbox, category}]), or 'bboxes' + 'categories'",
+            "no instances: give 'annotation' or 'instances' ([{bbox, category}]), or 'bboxes' + 'categories'",
             field="instances",
             **where,
         )
-    if spelled[0] == "bboxes":
+    first, *others = [(key, _spelled(entry, key, marks, where)) for key in spelled]
+    for other in others:
+        _same_instances(first, other, where)
+    return first[1]
+
+
+def _spelled(entry, key: str, marks: ObjectMarks, where: dict) -> tuple[np.ndarray, np.ndarray]:
+    if key == "bboxes":
         labels = number_rows(entry.get("categories"), None, integer=True, field="categories", where=where, marks=marks)
         return labels, _boxes(entry.get("bboxes"), len(labels), marks, where)
-    listed = entry[spelled[0]]
+    listed = entry[key]
     if not is_array(listed) or not all(is_object(i) for i in listed):
-        raise InputError("expected a list of {bbox, category}", field=spelled[0], **where)
+        raise InputError("expected a list of {bbox, category}", field=key, **where)
     cats = [i.get("category") for i in listed]
     if not all(type(c) is int for c in cats):
-        raise InputError("expected an integer category per instance", field="categories", **where)
-    boxes = box_rows([i.get("bbox") for i in listed], "bbox", where)
-    unique_keys_each(listed, spelled[0], where, found=2)  # each has its category and bbox
+        raise InputError("expected an integer category per instance", field=f"{key}.category", **where)
+    boxes = box_rows([i.get("bbox") for i in listed], f"{key}.bbox", where)
+    unique_keys_each(listed, key, where, found=2)  # each has its category and bbox
     return np.array(cats, dtype=np.int64), boxes
+
+
+def _same_instances(first: tuple, other: tuple, where: dict) -> None:
+    """Refuse two spellings of the instance list that differ, naming both keys and the first difference."""
+    (key_a, (cats_a, boxes_a)), (key_b, (cats_b, boxes_b)) = first, other
+    name_a, name_b = (f"'{k}'" if k != "bboxes" else "'bboxes' + 'categories'" for k in (key_a, key_b))
+    if len(cats_a) != len(cats_b):
+        why = f"{len(cats_a)} instances under {name_a}, {len(cats_b)} under {name_b}"
+    elif (cats_a != cats_b).any():
+        i = int(np.flatnonzero(cats_a != cats_b)[0])
+        why = f"instance {i}'s category is {cats_a[i]} under {name_a} and {cats_b[i]} under {name_b}"
+    elif (boxes_a != boxes_b).any():
+        i = int(np.flatnonzero((boxes_a != boxes_b).any(axis=1))[0])
+        why = f"instance {i}'s bbox is {boxes_a[i].tolist()} under {name_a} and {boxes_b[i].tolist()} under {name_b}"
+    else:
+        return
+    raise InputError(
+        f"the instances are given twice and differ: {why} (give them once, or the same)", field=key_b, **where
+    )
 
 
 def _boxes(value, count: int, marks: ObjectMarks, where: dict) -> np.ndarray:
@@ -256,7 +290,7 @@ def _image(
         )
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "images", where)
-    labels, boxes = _instances(entry, marks, where)
+    labels, boxes = read_instances(entry, where, marks)
     if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
         raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
     check_xyxy(boxes, "bbox", where)
