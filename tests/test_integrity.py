@@ -133,15 +133,40 @@ def test_stores_are_sealed_and_every_flipped_byte_is_refused(tmp_path):
         data = bytearray(good)
         data[at] ^= 1 << int(rng.integers(0, 8))
         path.write_bytes(bytes(data))
-        with pytest.raises(InputError, match="test.h5: checksum mismatch"):
+        with pytest.raises(InputError, match="test.h5: .*changed or damaged .*checksum mismatch.*sgg-eval split"):
             SplitStore(path)
     for cut in (len(good) - 1, SEAL_BYTES + 10):
         path.write_bytes(good[:cut])
-        with pytest.raises(InputError, match="test.h5: .*truncated"):
+        with pytest.raises(InputError, match="test.h5: .*changed or damaged .*size changed.*sgg-eval split"):
             SplitStore(path)
     path.write_bytes(good[:40] + b"\1" + good[41:])  # the header's own bytes
     with pytest.raises(InputError, match="test.h5: corrupt checksum header|checksum mismatch"):
         SplitStore(path)
+
+
+@pytest.mark.parametrize("edit", ["add", "rechunk"])
+def test_a_store_edited_with_h5py_says_it_changed_and_how_to_write_it_again(tmp_path, edit):
+    """An edit that keeps every value (a dataset added, or one re-written with other chunks) is still refused:
+    the file is not the one sgg-eval wrote; the line says so and names the command, not a truncation."""
+    import h5py
+
+    path = tmp_path / "test.h5"
+    _split(path)
+    with h5py.File(path, "r+") as h5:
+        if edit == "add":
+            h5.create_dataset("extra", data=np.arange(3))
+        else:
+            found = []
+            h5.visititems(lambda k, v: found.append(k) if isinstance(v, h5py.Dataset) and v.size > 1 else None)
+            name = found[0]
+            values = h5[name][()]
+            del h5[name]
+            h5.create_dataset(name, data=values, chunks=True)
+    with pytest.raises(InputError) as err:
+        SplitStore(path)
+    line = str(err.value)
+    assert "changed or damaged after sgg-eval wrote it" in line and "write it again with `sgg-eval split`" in line
+    assert "truncated" not in line
 
 
 def test_an_unsealed_hdf5_file_is_refused_with_the_command_that_writes_it(tmp_path):
@@ -169,7 +194,7 @@ def test_statistics_are_sealed(tmp_path):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 2
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError, match="stats.h5: checksum mismatch"):
+    with pytest.raises(InputError, match="stats.h5: .*checksum mismatch.*write it again with `sgg-eval stats`"):
         read_stats(path)
 
 

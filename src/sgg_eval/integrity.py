@@ -78,13 +78,16 @@ def _check_seal(path: str, rewrite_hint: str) -> None:
         if head[_SEAL.size :].strip(b"\0"):
             raise InputError("corrupt checksum header", path=path)
         crc, count = _crc_after_block(fh)
+    # the checksum cannot tell an edit (a dataset added or re-chunked by h5py, the same values) from damage
+    # (truncation, a flipped bit): either way the file is not the one sgg-eval wrote, and writing it again is
+    # the cure
     if count != want_count:
-        raise InputError(
-            f"{count} bytes after the header, the checksum covers {want_count}: the file was truncated or extended",
-            path=path,
-        )
-    if crc != want_crc:
-        raise InputError("checksum mismatch: the file is corrupt (changed since sgg-eval wrote it)", path=path)
+        why = f"its size changed ({count} bytes after the header, {want_count} when sealed)"
+    elif crc != want_crc:
+        why = "its content changed (checksum mismatch)"
+    else:
+        return
+    raise InputError(f"the file was changed or damaged after sgg-eval wrote it: {why}; {rewrite_hint}", path=path)
 
 
 def _crc_after_block(fh) -> tuple[int, int]:
