@@ -13,7 +13,7 @@ from torch_writer import eval_results_object, save_zip
 
 from sgg_eval.cli import main
 from sgg_eval.data.types import GTImage, PredImage
-from sgg_eval.metrics.misuse import block_signals, empty_signals, image_signals
+from sgg_eval.metrics.misuse import FIRST_BOXES_NOT_GT, SUMMED_KEYS, block_signals, empty_signals, image_signals
 
 NUM_OBJECTS, NUM_PREDICATES = 150, 50  # eval_results files without --gt are VG150
 N_IMAGES = 30
@@ -133,4 +133,69 @@ def test_block_signals_are_the_sums_of_image_signals(task, score_kind):
             image_signals(want, gt, pred, task, score_kind)
         block_signals(got, images, task, score_kind)
         assert got == want
-        assert all(type(v) is int for v in got.values())
+        assert all(type(v) is int for k, v in got.items() if k in SUMMED_KEYS)
+        assert got[FIRST_BOXES_NOT_GT] is None or type(got[FIRST_BOXES_NOT_GT]) is int
+
+
+@pytest.mark.parametrize("task", ["predcls", "sgcls"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_few_images_with_other_boxes_are_named_once(tmp_path, capsys, task, jobs):
+    """PredCls/SGCls outputs carry the GT boxes; a file where a few images have other boxes (fewer than half:
+    no 'wrong task') is scored by IoU there. One warning names how many and the first image in file order,
+    whatever the number of processes."""
+    rng = np.random.default_rng(11)
+    moved = {13, 21, 40}  # image ids (file order), the first of them in the second block with --jobs 2
+    cases = []
+    for i in range(60):
+        gt = _gt(rng, i)
+        pred = _pred(rng, gt, task)
+        if i in moved:
+            pred.boxes = pred.boxes + np.float32(3)
+        cases.append((gt, pred))
+    path = tmp_path / "moved.pytorch"
+    save_zip(eval_results_object(cases), path)
+    out = tmp_path / "m.json"
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--task", task, "--jobs", jobs, "-o", str(out)]) == 0
+    warnings = [n for n in json.loads(out.read_text())["notes"] if n.startswith("WARNING")]
+    err = capsys.readouterr().err
+    assert len(warnings) == 1 and f"not {task} boxes" in warnings[0], warnings
+    assert "in 3 of 60 images, the first image 13" in warnings[0], warnings[0]
+    assert err.count(f"not {task} boxes") == 1
+
+
+def test_blind_replace_warns_of_boxes_that_are_not_the_gt_boxes(tmp_path, capsys):
+    from sgg_eval.data.types import Vocabulary
+    from sgg_eval.stats import compute_stats, write_stats
+
+    rng = np.random.default_rng(12)
+    cases = []
+    for i in range(30):
+        gt = _gt(rng, i)
+        pred = _pred(rng, gt, "predcls")
+        if i == 5:
+            pred.boxes = pred.boxes + np.float32(4)
+        cases.append((gt, pred))
+    path = tmp_path / "moved.pytorch"
+    save_zip(eval_results_object(cases), path)
+    vocab = Vocabulary(
+        tuple(f"o{i}" for i in range(1, NUM_OBJECTS + 1)), tuple(f"p{i}" for i in range(1, NUM_PREDICATES + 1))
+    )
+    gts = [g for g, _ in cases]
+    write_stats(tmp_path / "stats.h5", compute_stats(gts, vocab, gts))
+    capsys.readouterr()
+    args = ["blind-replace", str(path), "--stats", str(tmp_path / "stats.h5"), "--task", "predcls", "--max-n", "1"]
+    assert main([*args, "-o", str(tmp_path / "b.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("not predcls boxes") == 1 and "the first image 5" in err, err
+    assert any("not predcls boxes" in n for n in json.loads((tmp_path / "b.json").read_text())["notes"])
+
+
+def test_the_first_image_is_kept_from_the_first_block_that_has_one():
+    from sgg_eval.metrics.misuse import merge_signal
+
+    totals = empty_signals()
+    for block in (None, 7, 3, None):  # blocks in file order: the second block's first image wins
+        merge_signal(totals, FIRST_BOXES_NOT_GT, block)
+        merge_signal(totals, "boxes_are_gt", 2)
+    assert totals[FIRST_BOXES_NOT_GT] == 7 and totals["boxes_are_gt"] == 8

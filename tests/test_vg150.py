@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from vg150_fixture import write_vg150_fixture
@@ -120,3 +122,48 @@ def test_predicate_out_of_range(tmp_path):
 def test_image_count_mismatch(tmp_path):
     root = write_vg150_fixture(tmp_path, image_data=[{"image_id": 1, "width": 5, "height": 5}])
     _expect_error(root, "train", "image_data.json", "h5 has 8 rows")
+
+
+@pytest.mark.parametrize("value, column", [(1_000_000, 0), (1025, 2), (-1, 1)])
+def test_a_box_value_outside_the_1024_scale_is_refused(tmp_path, value, column):
+    """The split's boxes are clamped to the image at longest side 1024: a larger (or negative) value is a
+    damaged file, which the reference would clip away into another box without a word."""
+
+    def mutate(a):
+        a["boxes_1024"][0, column] = value  # box 0 belongs to image 10 (val)
+
+    _expect_error(write_vg150_fixture(tmp_path, mutate=mutate), "val", "image 10", "'boxes_1024'", "[0, 1024]")
+
+
+def test_a_box_at_the_scale_edge_is_read(tmp_path):
+    """1024 itself is in range (image 16's box spans the whole scaled image)."""
+    _, train = _read(write_vg150_fixture(tmp_path), "train")
+    assert len(train) == 1
+
+
+def _edit_dicts(root, edit):
+    path = root / "VG-SGG-dicts-with-attri.json"
+    d = json.loads(path.read_text())
+    edit(d)
+    path.write_text(json.dumps(d))
+    return root
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d["idx_to_label"].__setitem__("2", d["idx_to_label"]["1"]), ("idx_to_label", "more than one id")),
+        (lambda d: d["idx_to_predicate"].__setitem__("3", "on"), ("idx_to_predicate", "'on'", "more than one id")),
+        (lambda d: d["idx_to_label"].__setitem__(str(len(d["idx_to_label"]) + 1), "zebra"), ("'label_to_idx'",)),
+        (lambda d: d["idx_to_predicate"].__setitem__("1", "above"), ("'predicate_to_idx'",)),
+    ],
+)
+def test_dicts_with_a_name_twice_or_an_extra_id_are_refused(tmp_path, edit, words):
+    root = _edit_dicts(write_vg150_fixture(tmp_path), edit)
+    _expect_error(root, "test", "VG-SGG-dicts-with-attri.json", *words)
+
+
+def test_dicts_without_the_inverse_tables_are_read(tmp_path):
+    root = _edit_dicts(write_vg150_fixture(tmp_path), lambda d: [d.pop("label_to_idx"), d.pop("predicate_to_idx")])
+    vocab, _ = _read(root, "test")
+    assert vocab.object_classes[0] == "man"

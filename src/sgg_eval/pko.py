@@ -169,10 +169,12 @@ def blind_replace_image(
     return replace(pred, rel_scores=z), int(len(rows))
 
 
-def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIND_K) -> list[dict]:
+def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIND_K) -> tuple[list[dict], list[str]]:
     """Paper Table 1: for N = 0..max_n, replace the predictions on pairs composable with the N predicates of
-    fewest n_c (training) and report mR@k, its improvement over N = 0 and how many pairs were replaced."""
+    fewest n_c (training) and report mR@k, its improvement over N = 0 and how many pairs were replaced.
+    Returns the rows and the misuse warnings of the file itself (those of the N = 0 evaluation)."""
     from sgg_eval.metrics.engine import evaluate, require_evaluated  # local: pko needs no engine
+    from sgg_eval.metrics.misuse import WARNING
     from sgg_eval.metrics.options import EvalOptions
 
     n_c = stats.num_pairs
@@ -181,7 +183,7 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIN
         raise InputError(
             f"max_n = {max_n} must be in [0, {available}] (the predicates seen in training)", field="max_n"
         )
-    rows, base = [], None
+    rows, base, warnings = [], None, []
     for n in range(max_n + 1):
         chosen = tail_predicates(n_c, n)
         replaced = 0
@@ -206,6 +208,7 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIN
         require_evaluated(res, source.path, None)
         value = res["metrics"][metric_name("mR", k)]
         base = value if n == 0 else base
+        warnings = [note for note in res["notes"] if note.startswith(WARNING)] if n == 0 else warnings
         rows.append(
             {
                 "N": n,
@@ -216,4 +219,4 @@ def blind_replacement(source, stats, task: str, *, max_n: int = 6, k: int = BLIN
                 "pairs_replaced": replaced,
             }
         )
-    return rows
+    return rows, warnings

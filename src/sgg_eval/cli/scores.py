@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from sgg_eval.cli.options import add_scored_inputs, bounded
 from sgg_eval.defaults import BLIND_K, EPS, LAM
@@ -23,20 +24,23 @@ def run_pko(args: argparse.Namespace) -> None:
 
 def run_blind_replace(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
+    from sgg_eval.metrics.misuse import warning_summary
     from sgg_eval.pko import blind_replacement
     from sgg_eval.sources import open_predictions
     from sgg_eval.stats import read_stats
 
     stats = read_stats(args.stats)
     source = open_predictions(args.predictions, gt=args.gt, vocab=stats.vocab)
-    rows = blind_replacement(source, stats, args.task, max_n=args.max_n)
+    rows, warnings = blind_replacement(source, stats, args.task, max_n=args.max_n)
     if args.output:
-        write_json(args.output, {"task": args.task, "rows": rows})
+        write_json(args.output, {"task": args.task, "rows": rows, "notes": warnings})
     metric = metric_name("mR", BLIND_K)
     print(f"{'N':>2}  {'predicate':14} {'pairs':>5}  {metric:>7}  {'gain':>6}")
     for r in rows:
         pairs = "" if r["num_type_pairs"] is None else r["num_type_pairs"]
         print(f"{r['N']:>2}  {r['predicate']:14} {pairs:>5}  {100 * r[metric]:7.2f}  {100 * r['improvement']:+6.2f}")
+    if warnings:
+        print(warning_summary(warnings), file=sys.stderr)
 
 
 def add(sub) -> None:

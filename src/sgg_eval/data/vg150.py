@@ -9,7 +9,9 @@ Rules reproduced exactly:
   train the rest.
 - ``image_data.json`` lists 108,077 images; ids 1592, 1722, 4616, 4617 (corrupted files) are dropped and
   h5 row ``i`` belongs to the ``i``-th remaining entry.
-- Boxes are ``(cx, cy, w, h)`` at longest side 1024 in an int32 array; the reference converts them in place,
+- Boxes are ``(cx, cy, w, h)`` at longest side 1024 in an int32 array, each value in ``[0, 1024]`` (the
+  split's conversion script clamps every box to the scaled image; a value outside is refused, not clipped
+  away silently); the reference converts them in place,
   so ``x1 = trunc(cx - w / 2)`` and ``x2 = x1 + w``; then ``xyxy / 1024 * max(W, H)`` as float, cast to
   float32 and clipped to ``[0, W - 1] x [0, H - 1]``.
 - Classes and predicates are 1-based; duplicate relation rows are kept.
@@ -63,12 +65,16 @@ class VG150Files:
 
 
 def load_vocab(dicts_path: str) -> Vocabulary:
-    """Class and predicate names from ``VG-SGG-dicts-with-attri.json`` (``idx_to_label``, ``idx_to_predicate``)."""
+    """Class and predicate names from ``VG-SGG-dicts-with-attri.json`` (``idx_to_label``, ``idx_to_predicate``).
+
+    Names must be distinct (two classes of one name could not be told apart in a table), and the file's
+    inverse tables ``label_to_idx`` / ``predicate_to_idx``, where present (the real file has both), must map
+    every name back to its id: a name added or changed in one table only is refused."""
     d = load_json(dicts_path)
     if not isinstance(d, dict):
         raise InputError("expected a JSON object", path=dicts_path)
     names = []
-    for key in ("idx_to_label", "idx_to_predicate"):
+    for key, inverse in (("idx_to_label", "label_to_idx"), ("idx_to_predicate", "predicate_to_idx")):
         if key not in d:
             raise InputError("missing key", path=dicts_path, field=key)
         if not isinstance(d[key], dict) or not all(str(k).isdigit() and isinstance(v, str) for k, v in d[key].items()):
@@ -76,7 +82,17 @@ def load_vocab(dicts_path: str) -> Vocabulary:
         table = {int(k): v for k, v in d[key].items()}
         if sorted(table) != list(range(1, len(table) + 1)):
             raise InputError("ids are not 1..n", path=dicts_path, field=key)
-        names.append(tuple(table[i] for i in range(1, len(table) + 1)))
+        listed = tuple(table[i] for i in range(1, len(table) + 1))
+        if len(set(listed)) != len(listed):
+            twice = next(n for n in listed if listed.count(n) > 1)
+            raise InputError(f"name {twice!r} is given to more than one id", path=dicts_path, field=key)
+        if inverse in d and d[inverse] != {n: i for i, n in enumerate(listed, 1)}:
+            raise InputError(
+                f"{inverse} does not map the {len(listed)} names of {key} back to their ids",
+                path=dicts_path,
+                field=inverse,
+            )
+        names.append(listed)
     return Vocabulary(*names)
 
 
@@ -269,6 +285,12 @@ def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[
         raw = boxes_all[b0 : b1 + 1]
         if np.any(raw[:, 2:] <= 0):
             raise InputError("box with non-positive width or height", field=f"boxes_{box_scale}", **where)
+        if np.any(raw < 0) or np.any(raw > box_scale):  # the conversion clamps every box inside the scaled image
+            raise InputError(
+                f"box value outside [0, {box_scale}] (cx, cy, w, h at longest side {box_scale})",
+                field=f"boxes_{box_scale}",
+                **where,
+            )
         local = rels_all[r0 : r1 + 1].astype(np.int64) - b0
         if np.any(local < 0) or np.any(local > b1 - b0):
             raise InputError("relation refers to an object outside its image", field="relationships", **where)

@@ -7,7 +7,9 @@ of the evaluated images (or objects, or score rows), so one odd image never fire
 
 - **wrong task**: PredCls/SGCls outputs carry the GT boxes; predicted boxes unlike them in most images mean
   detector outputs (SGDet) evaluated as PredCls/SGCls; boxes equal to the GT boxes in nearly every image of an
-  SGDet evaluation mean PredCls/SGCls outputs (GT boxes) scored as detection;
+  SGDet evaluation mean PredCls/SGCls outputs (GT boxes) scored as detection; **not PredCls/SGCls boxes**:
+  fewer images than that with other boxes are named (how many, the first image), since those images are
+  matched by IoU as in SGDet;
 - **GT-label leak** (SGCls): predicted object labels equal the GT labels on nearly every object;
 - **GT-pair leak** (SGCls, SGDet): the candidate pairs are exactly the GT subject-object pairs in nearly
   every image, where a model must rank every pair it proposes;
@@ -27,7 +29,7 @@ from sgg_eval.metrics.boxes import iou_matrix
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.tasks import task_spec
 
-SIGNAL_KEYS = (
+SUMMED_KEYS = (
     "signal_images",
     "boxes_are_gt",
     "label_objects",
@@ -37,6 +39,10 @@ SIGNAL_KEYS = (
     "score_rows_not_probabilities",
     "few_candidates",
 )
+# the id of the first evaluated image (in file order) whose boxes are not the GT boxes, None if none: kept from
+# the first block that has one, where the summed keys add up (:func:`merge_signal`)
+FIRST_BOXES_NOT_GT = "first_boxes_not_gt"
+SIGNAL_KEYS = (*SUMMED_KEYS, FIRST_BOXES_NOT_GT)
 BOX_TOLERANCE = 1.0  # pixels: GT boxes saved by a model may be rounded or rescaled and back
 MOST, NEARLY_ALL = 0.5, 0.9
 LABEL_LEAK = 0.99  # SGCls label accuracy real models do not reach
@@ -48,8 +54,21 @@ K_MAX = max(RECALL_KS)  # the largest K of R@K: fewer candidates cap it
 WARNING = "WARNING "  # every detector's note starts with it
 
 
-def empty_signals() -> dict[str, int]:
-    return dict.fromkeys(SIGNAL_KEYS, 0)
+def empty_signals() -> dict:
+    return {**dict.fromkeys(SUMMED_KEYS, 0), FIRST_BOXES_NOT_GT: None}
+
+
+def _plain(image_id):
+    """An image id as JSON writes it (a store may hand out numpy integers)."""
+    return int(image_id) if isinstance(image_id, np.integer) else image_id
+
+
+def merge_signal(totals: dict, key: str, value) -> None:
+    """Add a later block's ``value`` of ``key`` to ``totals`` (blocks merge in file order)."""
+    if key == FIRST_BOXES_NOT_GT:
+        totals[key] = value if totals[key] is None else totals[key]
+    else:
+        totals[key] += value
 
 
 def _pairs_are_gt(gt, pred, boxes_are_gt: bool) -> bool:
@@ -76,6 +95,8 @@ def image_signals(signals: dict[str, int], gt, pred, task: str, score_kind: str)
         n_pred == n_gt and n_gt > 0 and bool(np.all(np.abs(pred.boxes.astype(np.float64) - gt.boxes) <= BOX_TOLERANCE))
     )
     signals["boxes_are_gt"] += boxes_are_gt
+    if not boxes_are_gt and signals[FIRST_BOXES_NOT_GT] is None:
+        signals[FIRST_BOXES_NOT_GT] = _plain(gt.image_id)
     if spec.labels_on_gt_boxes and boxes_are_gt:
         signals["label_objects"] += n_gt
         signals["labels_are_gt"] += int(np.count_nonzero(pred.labels == gt.labels))
@@ -120,6 +141,8 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
             signals["label_objects"] += int(counts[boxes_are_gt[same]].sum())
             signals["labels_are_gt"] += int(np.count_nonzero(equal & gt_boxes))
     signals["boxes_are_gt"] += int(boxes_are_gt.sum())
+    if not boxes_are_gt.all() and signals[FIRST_BOXES_NOT_GT] is None:
+        signals[FIRST_BOXES_NOT_GT] = _plain(gts[int(np.argmin(boxes_are_gt))].image_id)
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
     if spec.predicts_labels:
         n_rels = np.array([len(g.rels) for g in gts], dtype=np.int64)
@@ -146,10 +169,18 @@ def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:
         return []
     out = []
     gt_boxes = signals["boxes_are_gt"]
+    first = signals[FIRST_BOXES_NOT_GT]
     if spec.gt_boxes and gt_boxes < MOST * n:
         out.append(
             f"{WARNING}wrong task? predicted boxes differ from the GT boxes in {n - gt_boxes} of {n} images; "
             f"{task} outputs carry the GT boxes, so this looks like detector (SGDet) outputs: check --task"
+        )
+    elif spec.gt_boxes and gt_boxes < n:
+        out.append(
+            f"{WARNING}not {task} boxes: predicted boxes differ from the GT boxes (by more than {BOX_TOLERANCE:g} "
+            f"px) in {n - gt_boxes} of {n} images, the first image {first}; {task} outputs carry the GT boxes, "
+            "so those images are matched by IoU as in SGDet and their numbers are not the file's "
+            f"{task} numbers: check the file"
         )
     if spec.detects and gt_boxes >= NEARLY_ALL * n:
         out.append(

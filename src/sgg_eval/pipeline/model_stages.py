@@ -105,8 +105,7 @@ def run_blind_replace(params: dict, out_json: str) -> list[dict]:
     p = params["pko"]
     stats = read_stats(stats_file(params))
     source = open_model(params, p["blind_model"], p["blind_task"], stats)
-    rows = blind_replacement(source, stats, p["blind_task"], max_n=int(p["blind_max_n"]))
-    write_json(
-        out_json, {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated, "rows": rows}
-    )
+    rows, warnings = blind_replacement(source, stats, p["blind_task"], max_n=int(p["blind_max_n"]))
+    doc = {"model": p["blind_model"], "task": p["blind_task"], "simulated": source.simulated, "rows": rows}
+    write_json(out_json, {**doc, "notes": warnings})
     return rows

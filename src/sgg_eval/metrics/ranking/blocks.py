@@ -25,7 +25,7 @@ from sgg_eval.allocator import reuse_freed_memory
 from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.detection import BoxCollector
-from sgg_eval.metrics.misuse import block_signals, empty_signals
+from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
 from sgg_eval.metrics.ranking.rank_records import BlockRanks
@@ -252,7 +252,7 @@ def accumulate(
         for acc, block_counts in ranked:  # block by block, in order
             total.merge(acc)
             for key, value in block_counts.items():
-                counts[key] += value
+                merge_signal(counts, key, value)
             if progress is not None:
                 progress(counts["images_input"])
 
