@@ -17,6 +17,7 @@ from seeds import _cases, write_seeds  # noqa: E402
 from test_bad_inputs import refused  # noqa: E402
 from torch_writer import eval_results_object, save_zip  # noqa: E402
 
+from sgg_eval.cli import main  # noqa: E402
 from sgg_eval.data import vg150  # noqa: E402
 from sgg_eval.errors import InputError  # noqa: E402
 from sgg_eval.integrity import seal  # noqa: E402
@@ -388,3 +389,47 @@ def test_a_flipped_bit_in_png_image_data(case, capsys):
     data[at + 4 + length // 2] ^= 0x10
     png.write_bytes(bytes(data))
     refused(capsys, PSG, case / "out", must_name=("1002.png", "CRC-32"))
+
+
+VG150_SPLIT = ["split", "--vg150-dir", "vg", "--splits", "train,test", "--num-val-im", "0", "-o", "out"]
+
+
+@pytest.mark.parametrize(
+    "mutation, file, words",
+    [
+        ("_name_twice", "VG-SGG-dicts-with-attri.json", ("more than one id",)),
+        ("_extra_id", "VG-SGG-dicts-with-attri.json", ("_to_idx",)),
+        ("_box_beyond_scale", "VG-SGG-with-attri.h5", ("'boxes_1024'", "[0, 1024]")),
+    ],
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vg150_content_found_by_the_fuzzer(case, capsys, mutation, file, words, seed):
+    """Each was read without a word: a name on two ids, an id only one of the two tables has, a box value
+    beyond the 1024 scale (the reference clips it into another box)."""
+    import random
+
+    import mutations
+
+    getattr(mutations, mutation)(case / "vg" / file, random.Random(seed))
+    refused(capsys, VG150_SPLIT, case / "out", must_name=(file, *words))
+
+
+@pytest.mark.parametrize("command", ["evaluate", "blind-replace"])
+def test_predcls_boxes_off_the_gt_boxes_are_warned_of(case, capsys, command):
+    """A PredCls file with another box in one image was scored (by IoU there) with no word. (An
+    eval_results file numbers its images by position.)"""
+    import json
+    import random
+
+    import mutations
+
+    what = mutations._predcls_boxes_moved(case / "eval_predcls.pytorch", random.Random(4))
+    extra = ["--jobs", "1"] if command == "evaluate" else ["--max-n", "1"]
+    args = [command, "eval_predcls.pytorch", "--stats", "stats.h5", "--task", "predcls", *extra, "-o", "out/m.json"]
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    image = int(what.split("[")[1].split("]")[0])
+    assert err.count("not predcls boxes") == 1, (what, err)
+    notes = json.loads((case / "out" / "m.json").read_text())["notes"]
+    assert any("not predcls boxes" in n and f"the first image {image};" in n for n in notes), notes

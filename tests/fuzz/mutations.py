@@ -16,7 +16,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-from seeds import VOCAB, _cases, sgbench_doc
+from seeds import CASES_OF, VOCAB, _cases, sgbench_doc
 from torch_writer import eval_results_object, save_legacy, save_zip
 
 from sgg_eval.integrity import SEAL_BYTES, seal
@@ -171,9 +171,9 @@ PRED_INT = ("pred_labels", "rel_pair_idxs")
 PRED_FLOAT = ("pred_scores", "pred_rel_scores")
 
 
-def torch_field_mutation(rnd: random.Random, legacy: bool, path: Path) -> tuple[str, bool]:
+def torch_field_mutation(rnd: random.Random, legacy: bool, path: Path, task: str = "sgdet") -> tuple[str, bool]:
     """The seed's eval_results written again with one field of one image made invalid."""
-    cases = _cases()
+    cases = _cases(task=task)
     obj = eval_results_object(cases)
     which = rnd.choice(["groundtruths", "predictions"])
     i = rnd.randrange(len(cases))
@@ -187,7 +187,7 @@ def torch_field_mutation(rnd: random.Random, legacy: bool, path: Path) -> tuple[
     else:
         new = _bad_array(rnd, kind, value, name)
         if new is None:
-            return torch_field_mutation(rnd, legacy, path)
+            return torch_field_mutation(rnd, legacy, path, task)
         if name == "bbox":
             box.bbox = new
         else:
@@ -270,9 +270,53 @@ def corrupt_store_bytes(rnd: random.Random, data: bytes) -> tuple[bytes, str]:
     return byte_mutation(rnd, data, skip=0 if rnd.random() < 0.1 else SEAL_BYTES)
 
 
+def _name_twice(path: Path, rnd: random.Random) -> str:
+    d = json.loads(path.read_text())
+    table = d[rnd.choice(["idx_to_label", "idx_to_predicate"])]
+    ids = sorted(table, key=int)
+    table[ids[-1]] = table[ids[0]]
+    path.write_text(json.dumps(d))
+    return f"name {table[ids[0]]!r} on ids {ids[0]} and {ids[-1]}"
+
+
+def _extra_id(path: Path, rnd: random.Random) -> str:
+    d = json.loads(path.read_text())
+    key = rnd.choice(["idx_to_label", "idx_to_predicate"])
+    d[key][str(len(d[key]) + 1)] = "extra"
+    path.write_text(json.dumps(d))
+    return f"{key}: id {len(d[key])} added"
+
+
+def _box_beyond_scale(path: Path, rnd: random.Random) -> str:
+    with h5py.File(path, "r+") as h5:
+        boxes = h5["boxes_1024"]
+        at = (rnd.randrange(boxes.shape[0]), rnd.randrange(4))
+        boxes[at] = rnd.choice([1025, 1_000_000, -3])
+        return f"boxes_1024{list(at)} = {int(boxes[at])}"
+
+
+def _predcls_boxes_moved(path: Path, rnd: random.Random) -> str:
+    cases = _cases(task="predcls")
+    i = rnd.choice([i for i, (gt, pred) in enumerate(cases) if len(gt.rels) and len(pred.pairs)])  # evaluated
+    cases[i][1].boxes = cases[i][1].boxes + np.float32(rnd.choice([2, 5, 40]))
+    save_zip(eval_results_object(cases), path)
+    return f"predictions[{i}].bbox moved off the GT boxes"
+
+
+# Defects random mutation found once (each changed numbers without a word): made on purpose in a share of the
+# cases of their targets, all corrupting (refused, or warned about).
+TARGETED = {
+    "vg150_dicts": (_name_twice, _extra_id),
+    "vg150_h5": (_box_beyond_scale,),
+    "eval_predcls": (_predcls_boxes_moved,),
+}
+
+
 def mutate(rnd: random.Random, target, folder: Path) -> tuple[str, bool]:
     """Apply one mutation to ``target``'s file in ``folder``; returns (description, corrupting)."""
     path = folder / target.path
+    if target.name in TARGETED and rnd.random() < 0.3:
+        return f"targeted {rnd.choice(TARGETED[target.name])(path, rnd)}", True
     if rnd.random() < 0.5 or target.kind in ("hdf5_foreign", "binary"):
         data, what = (corrupt_store_bytes if target.kind == "store" else byte_mutation)(rnd, path.read_bytes())
         path.write_bytes(data)
@@ -286,7 +330,7 @@ def mutate(rnd: random.Random, target, folder: Path) -> tuple[str, bool]:
         path.write_text(text)
         return f"yaml {what}", bad
     if target.kind in ("torch_zip", "torch_legacy") and target.name != "zeroshot":
-        what, bad = torch_field_mutation(rnd, target.kind == "torch_legacy", path)
+        what, bad = torch_field_mutation(rnd, target.kind == "torch_legacy", path, CASES_OF.get(target.name, "sgdet"))
         return f"field {what}", bad
     if target.name == "zeroshot":
         value = np.array([[1, 2, 1], [2, 3, 4]], dtype=np.int64)

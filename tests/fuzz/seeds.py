@@ -79,6 +79,38 @@ TARGETS = [
         ),
     ),
     Target(
+        "eval_predcls",
+        "eval_predcls.pytorch",
+        "torch_zip",
+        True,
+        (
+            (
+                "evaluate",
+                "eval_predcls.pytorch",
+                "--stats",
+                "stats.h5",
+                "--task",
+                "predcls",
+                "--jobs",
+                "1",
+                "-o",
+                "out/m.json",
+            ),
+            (
+                "blind-replace",
+                "eval_predcls.pytorch",
+                "--stats",
+                "stats.h5",
+                "--task",
+                "predcls",
+                "--max-n",
+                "2",
+                "-o",
+                "out/b.json",
+            ),
+        ),
+    ),
+    Target(
         "eval_legacy",
         "eval_legacy.pytorch",
         "torch_legacy",
@@ -172,9 +204,13 @@ TARGETS = [
 ]
 
 
-def _cases(n: int = 6):
-    rng = np.random.default_rng(2024)
-    return [random_case(rng, VOCAB, "sgdet", 100 + i) for i in range(n)]
+def _cases(n: int = 6, task: str = "sgdet"):
+    """The seed world's (GT, prediction) pairs; ``predcls``: the PredCls outputs (GT boxes) of other images."""
+    rng = np.random.default_rng(2024 if task == "sgdet" else 2025)
+    return [random_case(rng, VOCAB, task, 100 + i) for i in range(n)]
+
+
+CASES_OF = {"eval_predcls": "predcls"}  # a torch target's task, where it is not the SGDet world
 
 
 def sgbench_doc(cases) -> dict:
@@ -206,6 +242,7 @@ def write_seeds(folder: Path) -> Path:
     write_stats(folder / "stats.h5", compute_stats(gts, VOCAB, gts))
     obj = eval_results_object(cases)
     save_zip(obj, folder / "eval_zip.pytorch")
+    save_zip(eval_results_object(_cases(task="predcls")), folder / "eval_predcls.pytorch")
     save_legacy(obj, folder / "eval_legacy.pytorch")
     save_zip(np.array([[1, 2, 1], [2, 3, 4]], dtype=np.int64), folder / "zs.pytorch")
     (folder / "sg.json").write_text(json.dumps(sgbench_doc(cases)))
