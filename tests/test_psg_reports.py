@@ -91,3 +91,29 @@ def test_published_vs_ours_in_percent_with_prk_a_rank():
     assert rows["InstR"]["relative (%)"] == pytest.approx(100 * (50 - 52.1) / 52.1)
     assert rows[metric_name("mR", 50)]["ours"] is None  # not evaluated: undefined, never 0
     assert "SIMULATED vs published" in table.caption and "protocol sgbench" in table.caption
+
+
+def test_columns_beyond_a_protocol_are_read_from_their_section_and_named_in_the_caption():
+    """A document keeps sgg-eval's numbers beyond its protocol apart (beyond_protocol); the tables show them
+    and their caption says which columns are not the protocol's source's."""
+    doc = {
+        "entry": {"method": "IMP", "simulated": True},
+        "protocols": {
+            "openpsg": {
+                "metrics": {metric_name("R", 50): 0.2},
+                "beyond_protocol": {"metrics": {metric_name("IMR", 20): 0.1, "PRk": 1.5}},
+            }
+        },
+    }
+    tables = {t.name: t for t in psg_tables({"a": doc}, ["openpsg"], "psg_sim", True, 0.5)}
+    ours = tables["psg_ours"]
+    assert ours.rows[0].values[metric_name("IMR", 20)] == 0.1
+    assert "are beyond protocol openpsg" in ours.caption and "OpenPSG's evaluator" in ours.caption
+    t1 = tables["psg_table1_recall"]
+    assert (
+        "R@1x, R@10x are beyond protocol openpsg" in t1.caption and "R@50," not in t1.caption.split("beyond")[0][-40:]
+    )
+    t3 = tables["psg_table3_pairs_predicates"]
+    assert t3.rows[0].values["PRk"] == 1.5 and "PRk" in t3.caption.split("are beyond")[0].split(".")[-1]
+    paper = {t.name: t for t in psg_tables({"a": doc}, ["sgbench-paper"], "psg_sim", True, 0.5)}
+    assert "beyond" not in paper["psg_table1_recall"].caption  # the paper defines R@k×

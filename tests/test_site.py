@@ -97,3 +97,30 @@ def test_in_a_real_browser_sorting_choosing_and_opening_an_entry(site):
         assert page.eval("document.querySelectorAll('.bar').length") == 2
         assert "Settings" in page.eval("document.body.textContent")
         assert page.errors == []
+
+
+def test_numbers_beyond_the_protocol_are_marked_grouped_and_shown_apart(tmp_path):
+    """A panoptic board: a column its protocol's source does not report is marked †, the chooser lists such
+    metrics in their own group, and an entry's page shows them in their own table."""
+    imr = metric_name("IMR", 20)
+    row = SiteRow(
+        "m0",
+        "Method 0",
+        {R50: 0.3},
+        {R50: {"on": 0.3}},
+        {"protocol": "openpsg"},
+        {},
+        beyond={imr: 0.2, "InstR": 0.5},
+        beyond_per_predicate={imr: {"on": 0.2}},
+    )
+    label = "beyond protocol openpsg: computed by sgg-eval with its matching, not reported by OpenPSG's evaluator"
+    board = Board("psg-openpsg", "psg · panoptic SGG (protocol openpsg)", True, [R50, imr], [row], "", label)
+    write_site([board], tmp_path)
+    index = (tmp_path / "index.html").read_text()
+    assert f"<th>{imr} \u2020</th>" in index and f"<th>{R50}</th>" in index
+    assert 'optgroup label="the protocol\'s"' in index and '<option value="InstR" data-beyond' in index
+    assert "\u2020 beyond protocol openpsg" in index
+    page = (tmp_path / entry_page_name(board, row)).read_text()
+    protocol_part, beyond_part = page.split("Beyond the protocol")
+    assert "Metrics of protocol openpsg" in protocol_part and "InstR" not in protocol_part
+    assert "InstR" in beyond_part and f"{imr} per predicate (beyond the protocol)" in beyond_part

@@ -22,7 +22,7 @@ from sgg_eval.formats.psg_gt import PsgGT, read_psg, read_psg_names
 from sgg_eval.formats.sgbench_submission import Submission, submission_mode
 from sgg_eval.isolated import start_isolated
 from sgg_eval.metrics.options import check_option
-from sgg_eval.metrics.panoptic_reduce import psg_metrics
+from sgg_eval.metrics.panoptic_reduce import BEYOND, psg_metrics, split_by_protocol
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.psg_stats import psg_vocabulary
 from sgg_eval.psg_work import ZeroShot, reduce_images
@@ -48,10 +48,12 @@ def run_psg_evaluation(
     jobs: int = 1,
     iou_threshold: float = IOU_THRESHOLD,
 ) -> dict:
-    """The metrics document (``task``, ``protocol``, ``mode``, ``tau``, ``iou_threshold``, ``metrics``,
-    ``per_predicate``, ``counts``, ``notes``). ``stats``: statistics of PSG's training split (``sgg-eval stats
-    --psg``), for zR@K and wIMR@K (exponent ``tau``). ``iou_threshold``: instances match at this IoU (every
-    protocol's is 0.5; another value is a variant, said in the notes)."""
+    """The metrics document: ``task``, ``protocol``, ``mode``, ``tau``, ``iou_threshold``, ``metrics`` and
+    ``per_predicate`` (the numbers the protocol's source reports), ``beyond_protocol`` (the rest, with what
+    they are: ``metrics.panoptic_reduce.PROTOCOL_METRICS``), ``counts``, ``notes``. ``stats``: statistics of
+    PSG's training split (``sgg-eval stats --psg``), for zR@K and wIMR@K (exponent ``tau``).
+    ``iou_threshold``: instances match at this IoU (every protocol's is 0.5; another value is a variant, said
+    in the notes)."""
     if protocol not in PROTOCOLS:
         raise InputError(
             f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG", field="protocol"
@@ -139,6 +141,7 @@ def evaluate_protocols(
             )
         if shared["dropped"] and protocol != "openpsg":
             notes.append(f"{shared['dropped']} duplicate triplets dropped (first kept)")
+        metrics, per_predicate, beyond = split_by_protocol(metrics, per_predicate, protocol)
         docs[protocol] = {
             "task": SGDET.name,
             "protocol": protocol,
@@ -147,6 +150,7 @@ def evaluate_protocols(
             "iou_threshold": iou_threshold,
             "metrics": metrics,
             "per_predicate": per_predicate,
+            BEYOND: beyond,
             "counts": {
                 "images_input": len(work),
                 "images_evaluated": r.acc.images,

@@ -74,6 +74,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 def _evaluate_psg(args: argparse.Namespace) -> None:
     from sgg_eval.atomic import write_json
     from sgg_eval.errors import InputError
+    from sgg_eval.metrics.panoptic_reduce import BEYOND
     from sgg_eval.metrics.ranking.blocks import default_jobs
     from sgg_eval.psg_evaluate import run_psg_evaluation
 
@@ -98,12 +99,14 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     )
     if args.output:
         write_json(args.output, result)
-    m = result["metrics"]
-    shown = [
-        f"{k}={'null' if m[k] is None else format(100 * m[k], '.2f')}"
-        for k in [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR")]
-    ]
-    print(" ".join(shown + [f"PRk={'null' if m['PRk'] is None else format(m['PRk'], '.3f')}"]))
+    # the protocol's own numbers on one line, sgg-eval's others under that matching on a line that says so
+    headline = [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR"), "PRk"]
+    headline += [metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50)]
+    own, beyond = result["metrics"], result[BEYOND]["metrics"]
+    print(" ".join(_shown(k, own[k]) for k in headline if k in own))
+    extra = [_shown(k, beyond[k]) for k in headline if beyond.get(k) is not None]
+    if extra:
+        print(f"beyond protocol {result['protocol']} ({result[BEYOND]['about']}): {' '.join(extra)}")
     c = result["counts"]
     print(
         f"{c['images_evaluated']} of {c['images_input']} test images evaluated on {result['mode']} "
@@ -114,6 +117,12 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     warnings = [n for n in result["notes"] if n.startswith("WARNING")]
     if warnings:
         print(" | ".join(warnings), file=sys.stderr)
+
+
+def _shown(name: str, value: float | None) -> str:
+    if value is None:
+        return f"{name}=null"
+    return f"{name}={value:.3f}" if name == "PRk" else f"{name}={100 * value:.2f}"
 
 
 def run_psg_pack(args: argparse.Namespace) -> None:

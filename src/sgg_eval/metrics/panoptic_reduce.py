@@ -42,6 +42,55 @@ from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
 
+_AT_K = tuple(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS)
+_PAPER = (
+    *(metric_name(f, k, ng=ng) for f, ng in (("PR", False), ("R", True), ("mR", True)) for k in RECALL_KS),
+    *(metric_name(f, "inf") for f in ("R", "mR")),
+    *(metric_name(f, k, relative=True) for f in ("R", "mR") for k in RELATIVE_KS),
+)
+# The numbers each protocol's source reports (docs/metrics.md), a document's "metrics": OpenPSG's evaluator
+# gives R@K and mR@K only (its no-graph-constraint branch is off for masks); the sgbench 1.0.0 command prints
+# those, InstR and PRank; the SGBench paper adds pair recall, the ng family, R@inf and the relative k. Every
+# other number sgg-eval computes under a protocol's matching and averaging (IMR, wIMR, F1, zR, ...) is
+# beyond that protocol and goes to a section of its own (:data:`BEYOND`), never beside the protocol's numbers.
+PROTOCOL_METRICS = {
+    "openpsg": _AT_K,
+    "sgbench": (*_AT_K, metric_name("InstR"), metric_name("PRk")),
+    "sgbench-paper": (*_AT_K, *_PAPER, metric_name("InstR"), metric_name("PRk")),
+}
+SOURCES = {
+    "openpsg": "OpenPSG's evaluator",
+    "sgbench": "the sgbench 1.0.0 command",
+    "sgbench-paper": "the SGBench paper",
+}
+BEYOND = "beyond_protocol"
+
+
+def split_by_protocol(metrics: dict, per_predicate: dict, protocol: str) -> tuple[dict, dict, dict]:
+    """``(metrics, per_predicate, beyond)``: the protocol's own numbers, and the section of the rest (its
+    ``about`` says what they are)."""
+    own = PROTOCOL_METRICS[protocol]
+    beyond = {
+        "about": f"computed by sgg-eval with the {protocol} protocol's matching and averaging; not reported by "
+        f"{SOURCES[protocol]}",
+        "metrics": {k: v for k, v in metrics.items() if k not in own},
+        "per_predicate": {k: v for k, v in per_predicate.items() if k not in own},
+    }
+    return (
+        {k: v for k, v in metrics.items() if k in own},
+        {k: v for k, v in per_predicate.items() if k in own},
+        beyond,
+    )
+
+
+def every_metric(doc: dict) -> dict:
+    """A panoptic document's metrics and those beyond its protocol, as one mapping (tables, MLflow, tests)."""
+    return {**doc["metrics"], **doc.get(BEYOND, {}).get("metrics", {})}
+
+
+def every_per_predicate(doc: dict) -> dict:
+    return {**doc["per_predicate"], **doc.get(BEYOND, {}).get("per_predicate", {})}
+
 
 def psg_metrics(
     acc: Accumulator,

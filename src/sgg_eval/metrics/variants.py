@@ -45,6 +45,11 @@ class Variant:
         return (self.constraint, self.aggregation, self.protocol, self.images) == ("GC", "per-image", "skipped", "all")
 
     @property
+    def by_protocol(self) -> bool:
+        """Every box variant is one the reference evaluator defines (R and mR, GC and NG)."""
+        return True
+
+    @property
     def label(self) -> str:
         return f"{self.metric}@{self.k} {self.constraint}, {self.aggregation}, {self.protocol}, {self.images} images"
 
@@ -144,7 +149,8 @@ def match_published(text: str, rows: list[Variant]) -> dict:
     matches = [v for v in candidates if abs(100 * v.value - value) <= tolerance]
 
     def is_reference(v) -> bool:  # the reference's own value of the name published: GC, or NG for ngR/ng-mR
-        return v.constraint == (constraint or "GC") and replace(v, constraint="GC").reference
+        # (a panoptic variant its protocol's source does not report is never the reference's value)
+        return v.constraint == (constraint or "GC") and replace(v, constraint="GC").reference and v.by_protocol
 
     if any(is_reference(v) for v in matches):
         others = [v.label for v in matches if not is_reference(v)]

@@ -26,6 +26,7 @@ def run_psg_tables(params: dict, folder: str) -> list[str]:
 def run_psg_figures(params: dict, folder: str) -> list[str]:
     """Fig. 3 (PR@50 against PRk) under the first protocol of ``evaluation.psg_protocols``."""
     from sgg_eval.metrics.names import metric_name
+    from sgg_eval.metrics.panoptic_reduce import every_metric
     from sgg_eval.report.psg_figures import pr_vs_prank
 
     results = load_psg_results(params)
@@ -33,8 +34,8 @@ def run_psg_figures(params: dict, folder: str) -> list[str]:
     protocol = protocols[0]
     points = {
         doc["entry"]["method"]: (
-            doc["protocols"][protocol]["metrics"].get(metric_name("PR", 50)),
-            doc["protocols"][protocol]["metrics"].get("PRk"),
+            every_metric(doc["protocols"][protocol]).get(metric_name("PR", 50)),
+            every_metric(doc["protocols"][protocol]).get("PRk"),
         )
         for doc in results.values()
     }
@@ -45,6 +46,7 @@ def psg_runs(params: dict, commit: str) -> tuple[dict, list]:
     """The PSG parent run's params and one MLflow child run per PSG entry × protocol: named
     ``<psg_dataset>/<entry>/<protocol>``, metrics ``panoptic/<name>`` (apart from VG150's task columns)."""
     from sgg_eval.defaults import IMR_KS, RECALL_KS
+    from sgg_eval.metrics.panoptic_reduce import BEYOND, every_metric
     from sgg_eval.pipeline.psg_stages import PANOPTIC, psg_metrics_file
     from sgg_eval.pipeline.tracking import ChildRun, metrics_of
 
@@ -72,13 +74,15 @@ def psg_runs(params: dict, commit: str) -> tuple[dict, list]:
                         "method": doc["entry"]["method"],
                         "simulated": doc["entry"]["simulated"],
                     },
-                    metrics=metrics_of(PANOPTIC, result),
+                    # the protocol's numbers and those beyond it, under their usual keys; the tag names the latter
+                    metrics=metrics_of(PANOPTIC, {**result, "metrics": every_metric(result)}),
                     artifacts=[psg_metrics_file(params, entry)],
                     tags={
                         "sgg_eval.task": PANOPTIC,
                         "sgg_eval.dataset": dataset,
                         "sgg_eval.protocol": protocol,
                         "sgg_eval.model": entry,
+                        "sgg_eval.beyond_protocol": ",".join(sorted(result[BEYOND]["metrics"])),
                     },
                 )
             )

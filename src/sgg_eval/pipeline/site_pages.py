@@ -9,6 +9,7 @@ import os
 
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.panoptic_reduce import BEYOND, SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
 from sgg_eval.report.site import Board, SiteRow, write_site
@@ -85,15 +86,19 @@ def psg_boards(params: dict) -> list[Board]:
                     "IoU threshold": f"{doc['protocols'][protocol].get('iou_threshold', IOU_THRESHOLD):g}",
                 },
                 _inputs("data/psg_inputs", entry, PANOPTIC),
+                doc["protocols"][protocol][BEYOND]["metrics"],
+                doc["protocols"][protocol][BEYOND]["per_predicate"],
             )
             for entry, doc in results.items()
             if protocol in doc["protocols"]
         ]
         simulated = any_simulated(params, results)
         title = f"{dataset} · panoptic SGG (protocol {protocol}, tau = {tau:g})"
-        boards.append(
-            Board(f"{dataset}-{PANOPTIC}-{protocol}", title, simulated, PSG_COLUMNS, rows, metric_name("mR", "inf"))
+        key, chosen = f"{dataset}-{PANOPTIC}-{protocol}", metric_name("mR", "inf")
+        beyond = (
+            f"beyond protocol {protocol}: computed by sgg-eval with its matching, not reported by {SOURCES[protocol]}"
         )
+        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond))
     return boards
 
 

@@ -73,10 +73,17 @@ def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
         return []
     stats = read_stats(psg_stats_file(params))
     return [
-        _row(entry, f"{PANOPTIC}-{protocol}", "", doc["entry"]["method"], result, stats, tau, k)
+        _row(entry, f"{PANOPTIC}-{protocol}", "", doc["entry"]["method"], _merged(result), stats, tau, k)
         for entry, doc in results.items()
         for protocol, result in sorted(doc["protocols"].items())
     ]
+
+
+def _merged(result: dict) -> dict:
+    """A panoptic document with the metrics beyond its protocol (IMR, wIMR) beside its own, as a box one has."""
+    from sgg_eval.metrics.panoptic_reduce import every_metric, every_per_predicate
+
+    return {**result, "metrics": every_metric(result), "per_predicate": every_per_predicate(result)}
 
 
 def _uri(params: dict) -> str:

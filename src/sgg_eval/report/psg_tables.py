@@ -9,7 +9,8 @@ published beside ours, as Markdown, LaTeX and CSV (``report.tables.Table``).
 
 Inputs are the ``psg_evaluate`` documents (entry info plus one metrics document per protocol). With several
 protocols, each column appears once per protocol, side by side (``R@50 (sgbench)``, ``R@50 (openpsg)``);
-every caption names the protocols and τ.
+every caption names the protocols and τ, and the columns a protocol's source does not report (computed by
+sgg-eval under its matching: ``metrics.panoptic_reduce.PROTOCOL_METRICS``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 
 from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.panoptic_reduce import PROTOCOL_METRICS, SOURCES, every_metric
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import Row, Table
 
@@ -56,7 +58,7 @@ def _rows(results: dict[str, dict], columns: list[str], protocols: list[str]) ->
         Row(
             (doc["entry"]["method"],),
             {
-                _header(c, p, protocols): doc["protocols"][p]["metrics"].get(c)
+                _header(c, p, protocols): every_metric(doc["protocols"][p]).get(c)
                 for c in columns
                 for p in protocols
                 if p in doc["protocols"]
@@ -66,8 +68,22 @@ def _rows(results: dict[str, dict], columns: list[str], protocols: list[str]) ->
     ]
 
 
-def _table(name: str, caption: str, results, columns, protocols, mark_best: bool = True) -> Table:
+def beyond_caption(columns, protocols: list[str]) -> str:
+    """The caption's sentence naming the columns a protocol's source does not report ("" if none)."""
+    parts = []
+    for p in protocols:
+        beyond = [c for c in columns if c not in PROTOCOL_METRICS[p]]
+        if beyond:
+            listed = ", ".join(beyond) if len(beyond) <= 8 else f"{len(beyond)} of the {len(columns)} metrics"
+            parts.append(
+                f"{listed} are beyond protocol {p}: computed by sgg-eval with its matching, not by {SOURCES[p]}."
+            )
+    return " " + " ".join(parts) if parts else ""
+
+
+def _table(name: str, caption: str, results, columns, protocols, tag: str, mark_best: bool = True) -> Table:
     headers = [_header(c, p, protocols) for c in columns for p in protocols]
+    caption += beyond_caption(columns, protocols) + tag
     return Table(name, caption, ("Method",), headers, _rows(results, columns, protocols), mark_best=mark_best)
 
 
@@ -84,25 +100,27 @@ def psg_tables(
     setting = f"{dataset}, protocol {' / '.join(protocols)}, wIMR tau = {tau:g}"
     if iou_threshold != IOU_THRESHOLD:
         setting += f", IoU {iou_threshold:g} (the protocols': {IOU_THRESHOLD:g})"
-    all_metrics = sorted({k for doc in results.values() for d in doc["protocols"].values() for k in d["metrics"]})
+    all_metrics = sorted({k for doc in results.values() for d in doc["protocols"].values() for k in every_metric(d)})
     return [
-        _table("psg_table1_recall", f"Panoptic SGG, R@K and R@k× ({setting}).{tag}", results, TABLE1, protocols),
-        _table("psg_table2_mean_recall", f"Panoptic SGG, mR@K and mR@k× ({setting}).{tag}", results, TABLE2, protocols),
+        _table("psg_table1_recall", f"Panoptic SGG, R@K and R@k× ({setting}).", results, TABLE1, protocols, tag),
+        _table("psg_table2_mean_recall", f"Panoptic SGG, mR@K and mR@k× ({setting}).", results, TABLE2, protocols, tag),
         _table(
             "psg_table3_pairs_predicates",
             f"Panoptic SGG, mR@50, ng-mR@50, pair recall PR@50, predicate rank PRk (lower is better), mR@inf and "
-            f"instance recall InstR ({setting}).{tag}",
+            f"instance recall InstR ({setting}).",
             results,
             TABLE3,
             protocols,
+            tag,
         ),
-        _table("psg_ours", f"Panoptic SGG, IMR@K, wIMR@K and F1@K ({setting}).{tag}", results, OURS, protocols),
+        _table("psg_ours", f"Panoptic SGG, IMR@K, wIMR@K and F1@K ({setting}).", results, OURS, protocols, tag),
         _table(
             "psg_full_metrics",
-            f"Panoptic SGG, every metric (percent; PRk is a mean rank, shown as is; {setting}).{tag}",
+            f"Panoptic SGG, every metric (percent; PRk is a mean rank, shown as is; {setting}).",
             results,
             all_metrics,
             protocols,
+            tag,
             mark_best=False,
         ),
     ]
@@ -121,7 +139,7 @@ def published_vs_ours(results: dict[str, dict], protocol: str, dataset: str, sim
             if column == "method" or not value:
                 continue
             name = our_name(column)
-            ours = doc["protocols"][protocol]["metrics"].get(name)
+            ours = every_metric(doc["protocols"][protocol]).get(name)
             if ours is not None and name != "PRk":
                 ours *= 100  # percent, as published (PRk is a rank)
             p = float(value)
@@ -147,7 +165,8 @@ def published_vs_ours(results: dict[str, dict], protocol: str, dataset: str, sim
     return Table(
         "psg_published_vs_ours",
         f"{what}: SGBench paper Tables 1-3 (Lorenz et al. 2024, PSG test) and {dataset} under protocol {protocol}; "
-        f"percent except PRk (a rank); relative = difference / published.{caveat}",
+        f"percent except PRk (a rank); relative = difference / published."
+        f"{beyond_caption(sorted({r.labels[1] for r in rows}), [protocol])}{caveat}",
         ("Method", "Metric"),
         ["published", "ours", "difference", "relative (%)"],
         rows,

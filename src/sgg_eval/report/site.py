@@ -2,8 +2,11 @@
 
 One sortable table per board (dataset × task, and × protocol for panoptic SGG), with a metric chooser that
 fills the last column with any metric the documents hold; each row links to its entry's page: the settings
-(protocol, τ, K, IoU), the fingerprint of every input file, and per-predicate bars. The CSS and the few
-lines of JavaScript are inline (no CDN, no library), so the pages work from ``file://`` with no network.
+(protocol, τ, K, IoU), the fingerprint of every input file, and per-predicate bars. A panoptic board keeps
+the numbers its protocol's source reports apart from those sgg-eval computes beyond it: such a column is
+marked †, the chooser lists them in a group of their own, and an entry's page shows them in their own table.
+The CSS and the few lines of JavaScript are inline (no CDN, no library), so the pages work from ``file://``
+with no network.
 Pure rendering: the caller gathers the numbers (``pipeline.site_pages``).
 """
 
@@ -29,6 +32,8 @@ class SiteRow:
     per_predicate: dict[str, dict[str, float]]
     settings: dict[str, str]
     inputs: dict[str, str]
+    beyond: dict[str, float | None] = field(default_factory=dict)  # numbers beyond the board's protocol
+    beyond_per_predicate: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class Board:
     columns: list[str]
     rows: list[SiteRow] = field(default_factory=list)
     chosen: str = ""
+    beyond_label: str = ""  # what the rows' ``beyond`` numbers are ("" where there are none)
 
 
 STYLE = """
@@ -70,7 +76,8 @@ function sortBy(th){
 }
 function choose(select){
   var table=document.getElementById(select.getAttribute('data-table')), name=select.value;
-  var last=table.tHead.rows[0].cells.length-1; table.tHead.rows[0].cells[last].textContent=name;
+  var beyond=select.options[select.selectedIndex].hasAttribute('data-beyond');
+  var last=table.tHead.rows[0].cells.length-1; table.tHead.rows[0].cells[last].textContent=name+(beyond?' \u2020':'');
   Array.prototype.forEach.call(table.tBodies[0].rows,function(r){
     var v=JSON.parse(r.getAttribute('data-metrics'))[name], c=r.cells[last];
     c.setAttribute('data-v', v===null||v===undefined?'':v);
@@ -96,23 +103,44 @@ def entry_page_name(board: Board, row: SiteRow) -> str:
     return f"entries/{board.key}--{row.entry}.html"
 
 
+def _beyond(board: Board) -> set[str]:
+    """The metrics of ``board`` beyond its protocol (in some row's ``beyond`` and no row's ``metrics``)."""
+    own = {k for r in board.rows for k in r.metrics}
+    return {k for r in board.rows for k in r.beyond} - own
+
+
 def _board_html(board: Board, n: int) -> str:
-    every = sorted({k for r in board.rows for k in r.metrics})
+    beyond = _beyond(board)
+    every = sorted({k for r in board.rows for k in r.metrics} | beyond)
     chosen = board.chosen if board.chosen in every else next((m for m in every if m not in board.columns), "")
-    chooser = "".join(
-        f'<option value="{html.escape(m)}"{" selected" if m == chosen else ""}>{html.escape(m)}</option>' for m in every
-    )
-    header = "".join(f"<th>{html.escape(c)}</th>" for c in ["Method", *board.columns, "chosen"])
+
+    def options(names: list[str], mark: str) -> str:
+        return "".join(
+            f'<option value="{html.escape(m)}"{mark}{" selected" if m == chosen else ""}>{html.escape(m)}</option>'
+            for m in names
+        )
+
+    own = [m for m in every if m not in beyond]
+    chooser = options(own, "")
+    if beyond:
+        chooser = (
+            f'<optgroup label="the protocol\'s">{chooser}</optgroup>'
+            f'<optgroup label="{html.escape(board.beyond_label)}">{options(sorted(beyond), " data-beyond")}</optgroup>'
+        )
+    names = ["Method", *(f"{c} \u2020" if c in beyond else c for c in board.columns), "chosen"]
+    header = "".join(f"<th>{html.escape(c)}</th>" for c in names)
     body = []
     for row in board.rows:
-        values = {c: row.metrics.get(c) for c in board.columns}
+        merged = {**row.beyond, **row.metrics}
+        values = {c: merged.get(c) for c in board.columns}
         cells = "".join(f'<td data-v="{"" if v is None else v}">{cell_text(c, v)}</td>' for c, v in values.items())
-        data = html.escape(json.dumps(row.metrics, sort_keys=True))
+        data = html.escape(json.dumps(merged, sort_keys=True))
         link = f'<a href="{entry_page_name(board, row)}">{html.escape(row.label)}</a>'
         body.append(f'<tr data-metrics="{data}"><td data-v="">{link}</td>{cells}<td data-v=""></td></tr>')
     sim = ' <span class="sim">SIMULATED data</span>' if board.simulated else ""
+    note = f'<p class="note">\u2020 {html.escape(board.beyond_label)}</p>\n' if beyond else ""
     return (
-        f'<h2 id="b{n}">{html.escape(board.title)}{sim}</h2>\n'
+        f'<h2 id="b{n}">{html.escape(board.title)}{sim}</h2>\n{note}'
         f'<label>metric for the last column<select class="metric" data-table="t{n}" '
         f'data-unscaled="{",".join(sorted(UNSCALED))}">{chooser}</select></label>\n'
         f'<table id="t{n}"><thead><tr>{header}</tr></thead><tbody>\n' + "\n".join(body) + "\n</tbody></table>"
@@ -134,13 +162,23 @@ def _entry_html(board: Board, row: SiteRow) -> str:
         table(row.settings),
         "<h2>Input files</h2>",
         table(row.inputs),
-        "<h2>Metrics</h2>",
+        "<h2>Metrics</h2>"
+        if not row.beyond
+        else f"<h2>Metrics of protocol {html.escape(row.settings.get('protocol', ''))}</h2>",
         table({name: cell_text(name, value) for name, value in sorted(row.metrics.items())}),
     ]
-    # the board's columns first (mR@50 before IMR@10), then the rest by name
-    first = [m for m in board.columns if m in row.per_predicate]
-    for metric in first + sorted(set(row.per_predicate) - set(first)):
-        values = row.per_predicate[metric]
+    if row.beyond:
+        parts += [
+            f"<h2>Beyond the protocol</h2><p class='note'>{html.escape(board.beyond_label)}</p>",
+            table({name: cell_text(name, value) for name, value in sorted(row.beyond.items())}),
+        ]
+    # the board's columns first (mR@50 before IMR@10), then the rest by name; the protocol's before the rest
+    per_predicate = {**row.beyond_per_predicate, **row.per_predicate}
+    first = [m for m in board.columns if m in per_predicate]
+    ordered = first + sorted(set(per_predicate) - set(first))
+    for metric in [m for m in ordered if m in row.per_predicate] + [m for m in ordered if m not in row.per_predicate]:
+        values = per_predicate[metric]
+        title = f"{metric} per predicate" + (" (beyond the protocol)" if metric not in row.per_predicate else "")
         scale = 1.0 if metric in UNSCALED else 100.0
         top = max([scale * v for v in values.values()] + [1e-12])
         bars = "".join(
@@ -148,7 +186,7 @@ def _entry_html(board: Board, row: SiteRow) -> str:
             f'<td class="bars"><span class="bar" style="width:{100 * scale * v / top:.1f}%"></span></td></tr>'
             for p, v in sorted(values.items(), key=lambda kv: -kv[1])
         )
-        parts += [f"<h2>{html.escape(metric)} per predicate</h2>", f"<table><tbody>{bars}</tbody></table>"]
+        parts += [f"<h2>{html.escape(title)}</h2>", f"<table><tbody>{bars}</tbody></table>"]
     return _page(f"{row.label}: {board.title}", "\n".join(parts))
 
 
