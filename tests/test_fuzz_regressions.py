@@ -433,3 +433,17 @@ def test_predcls_boxes_off_the_gt_boxes_are_warned_of(case, capsys, command):
     assert err.count("not predcls boxes") == 1, (what, err)
     notes = json.loads((case / "out" / "m.json").read_text())["notes"]
     assert any("not predcls boxes" in n and f"the first image {image};" in n for n in notes), notes
+
+
+def test_a_pickle_length_past_the_address_space_in_a_legacy_file(case, capsys):
+    """One byte of the seed's legacy file turned a TUPLE3 (0x85) into BINUNICODE8 (0x8d), whose 8-byte length
+    then read as more than 2^63: pickle's OverflowError was an internal error."""
+    path = case / "eval_legacy.pytorch"
+    data = bytearray(path.read_bytes())
+    assert data[1367] == 0x85, "the seed changed: find the TUPLE3 opcode anew"
+    data[1367] = 0x8D
+    path.write_bytes(bytes(data))
+    line = refused(
+        capsys, ["evaluate", "eval_legacy.pytorch", "--stats", "stats.h5", *EVAL], case / "out", must_name=(path.name,)
+    )
+    assert "corrupt legacy torch file" in line and "internal" not in line

@@ -111,6 +111,7 @@ def load_legacy(path: str):
         struct.error,
         MemoryError,
         RecursionError,
+        OverflowError,  # a length past the address space (BINUNICODE8, BINBYTES8)
     ) as exc:
         raise InputError(
             f"corrupt legacy torch file ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})", path=path
