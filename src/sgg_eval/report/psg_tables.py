@@ -75,6 +75,7 @@ def beyond_caption(columns, protocols: list[str]) -> str:
         beyond = [c for c in columns if c not in PROTOCOL_METRICS[p]]
         if beyond:
             listed = ", ".join(beyond) if len(beyond) <= 8 else f"{len(beyond)} of the {len(columns)} metrics"
+            listed = f"all {len(columns)} metrics" if len(beyond) == len(columns) > 1 else listed
             parts.append(
                 f"{listed} are beyond protocol {p}: computed by sgg-eval with its matching, not by {SOURCES[p]}."
             )
