@@ -155,7 +155,8 @@ def add(sub) -> None:
         help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
         "strict: they count as misses (default: reference); with --psg: sgbench (the default), "
         "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
-        "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish)",
+        "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish); the JSON's metrics hold what "
+        "the protocol's tool reports, beyond_protocol the rest sgg-eval computes under its matching",
     )
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
