@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from sgg_eval.metrics.names import mlflow_key
+from sgg_eval.metrics.panoptic_reduce import every_metric
 from sgg_eval.stats import read_stats
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -137,8 +138,10 @@ def test_logged_metrics_match_the_json_files(project):
         entry, task = r.data.tags["sgg_eval.model"], r.data.tags["sgg_eval.task"]
         if task == "panoptic":  # PSG: one run per entry and protocol
             psg = json.loads((p / f"data/psg_sim/results/metrics/{entry}.json").read_text())
-            expected = psg["protocols"][r.data.tags["sgg_eval.protocol"]]["metrics"]
+            result = psg["protocols"][r.data.tags["sgg_eval.protocol"]]
+            expected = every_metric(result)  # the protocol's numbers and those beyond it, a tag naming the latter
             assert {mlflow_key(task, k): v for k, v in expected.items() if v is not None} == r.data.metrics
+            assert r.data.tags["sgg_eval.beyond_protocol"] == ",".join(sorted(result["beyond_protocol"]["metrics"]))
             continue
         doc = json.loads((p / f"data/vg150_sim/results/metrics/{entry}/{task}.json").read_text())
         assert doc["metrics"]["F1@50"] is not None and (doc["metrics"]["det_mAP@50"] is not None) == (task == "sgdet")
@@ -203,7 +206,7 @@ def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):
             assert logged == row["wIMR@20"]
             if row["task"].startswith("panoptic-"):  # a PSG entry under one protocol
                 psg = json.loads((p / f"data/psg_sim/results/metrics/{row['entry']}.json").read_text())
-                metrics = psg["protocols"][row["task"].removeprefix("panoptic-")]["metrics"]
+                metrics = every_metric(psg["protocols"][row["task"].removeprefix("panoptic-")])
             else:
                 doc = json.loads((p / f"data/vg150_sim/results/metrics/{row['entry']}/{row['task']}.json").read_text())
                 metrics = doc["metrics"]

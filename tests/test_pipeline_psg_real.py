@@ -15,6 +15,8 @@ import tifffile
 from psg_fixture import _tiff, write_psg_fixture
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 
+from sgg_eval.metrics.panoptic_reduce import every_metric
+
 pytestmark = pytest.mark.integration
 
 
@@ -53,7 +55,7 @@ def test_the_pipeline_equals_the_command_line_on_the_same_files(project, tmp_pat
     assert doc["entry"] == {"name": "my_psg", "method": "MyPSG my_psg", "simulated": False, "dataset": "psg"}
     folder = json.loads((p / "data/psg/results/metrics/my_psg_folder.json").read_text())
     for protocol in ("sgbench", "openpsg"):  # the folder is the same submission
-        assert folder["protocols"][protocol]["metrics"] == doc["protocols"][protocol]["metrics"]
+        assert every_metric(folder["protocols"][protocol]) == every_metric(doc["protocols"][protocol])
     stats = p / "data/psg/stats/stats.h5"
     for protocol in ("sgbench", "openpsg"):
         cli = tmp_path / f"{protocol}.json"
@@ -80,6 +82,7 @@ def test_the_pipeline_equals_the_command_line_on_the_same_files(project, tmp_pat
         theirs = json.loads(cli.read_text())
         assert doc["protocols"][protocol]["metrics"] == theirs["metrics"], protocol
         assert doc["protocols"][protocol]["per_predicate"] == theirs["per_predicate"], protocol
+        assert doc["protocols"][protocol]["beyond_protocol"] == theirs["beyond_protocol"], protocol
 
 
 def test_the_tables_say_real_and_name_both_protocols(project):
@@ -113,7 +116,10 @@ def test_the_tau_sweep_covers_psg_exactly(project, monkeypatch):
         rows = {r["task"]: r for r in psg_sweep_rows(params, tau, 20)}
         assert set(rows) == {"panoptic-sgbench", "panoptic-openpsg"}
         for protocol in ("sgbench", "openpsg"):
-            assert rows[f"panoptic-{protocol}"][wimr] == doc["protocols"][protocol]["metrics"][expect], (tau, protocol)
+            assert rows[f"panoptic-{protocol}"][wimr] == every_metric(doc["protocols"][protocol])[expect], (
+                tau,
+                protocol,
+            )
 
 
 def test_a_new_submission_reruns_only_what_reads_it(project):
