@@ -576,3 +576,17 @@ def test_two_spellings_that_differ_are_refused_naming_both_keys(fixture, tmp_pat
     args = ["evaluate", str(sub), "--psg", str(fixture["psg"]), "-o", str(tmp_path / "m.json")]
     line = refused(capsys, args, tmp_path, must_name=("sub.json", "'annotation'", words, "differ"))
     assert ("'bboxes' + 'categories'" if other == "bboxes" else "'instances'") in line, line
+
+
+@pytest.mark.parametrize("edit", ["negative", "past_width"])
+def test_a_gt_box_outside_its_image_is_refused_in_box_mode(fixture, tmp_path, capsys, edit):
+    """Found by the fuzzer: a GT box coordinate of -1 changed the box-mode numbers without a word."""
+    doc = json.loads(fixture["psg"].read_text())
+    entry = _first_test_entry(doc)
+    box = entry["annotations"][0]["bbox"]
+    box[0 if edit == "negative" else 2] = -1 if edit == "negative" else entry["width"] + 5
+    psg = tmp_path / "psg.json"
+    psg.write_text(json.dumps(doc))
+    args = ["evaluate", str(fixture["json"]), "--psg", str(psg), "-o", str(tmp_path / "m.json")]
+    line = refused(capsys, args, tmp_path, must_name=("psg.json", "annotations.bbox", "outside the image"))
+    assert str(entry["image_id"]) in line

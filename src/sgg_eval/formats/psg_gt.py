@@ -4,9 +4,9 @@
 "predicate_classes": [...]}``. Object classes are ``thing_classes + stuff_classes`` (PSG: 80 + 53), predicates
 ``predicate_classes`` (PSG: 56), both 0-based. An image: ``image_id`` (PSG's are strings), ``segments_info``
 (``id``, ``category_id``), ``relations`` (``[s, o, p]``: s and o index ``segments_info``), ``annotations``
-(``bbox`` xyxy pixels and ``category_id``, one per segment: boxes for box mode; where present, the classes must
-equal ``segments_info``'s, see :func:`_same_classes`) and ``pan_seg_file_name`` (relative to the COCO root).
-A PNG pixel's segment id is ``R + 256·G + 256²·B``.
+(``bbox`` xyxy pixels inside the image and ``category_id``, one per segment: boxes for box mode; where present,
+the classes must equal ``segments_info``'s, see :func:`_same_classes`) and ``pan_seg_file_name`` (relative to
+the COCO root). A PNG pixel's segment id is ``R + 256·G + 256²·B``.
 
 The test split is the images whose ``image_id`` is in ``test_image_ids`` (compared by value and type, as the
 file has them); those without relations are not evaluated (both sgbench and OpenPSG skip them) and are
@@ -166,6 +166,21 @@ def _same_classes(segments: np.ndarray, annotations: np.ndarray, where: dict) ->
         )
 
 
+def _inside_image(xyxy: np.ndarray, entry, where: dict) -> None:
+    """A GT box lies in its image, ``[0, width] x [0, height]`` where the entry gives its size (PSG's do), else
+    at non-negative coordinates: one outside is a damaged file, whose IoUs would differ without a word."""
+    w, h = entry.get("width"), entry.get("height")
+    sized = type(w) is int and type(h) is int
+    top = np.array([w, h, w, h], dtype=np.float64) if sized else np.full(4, np.inf)
+    bad = (xyxy < 0).any(axis=1) | (xyxy > top).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        frame = f"[0, {w}] x [0, {h}]" if sized else "non-negative coordinates"
+        raise InputError(
+            f"box {i} = {xyxy[i].tolist()} lies outside the image ({frame})", field="annotations.bbox", **where
+        )
+
+
 def _image(
     entry,
     marks: ObjectMarks,
@@ -210,6 +225,7 @@ def _image(
         _same_classes(labels, classes, where)
         if boxes:
             check_xyxy(xyxy, "annotations.bbox", where)
+            _inside_image(xyxy, entry, where)
     png = entry.get("pan_seg_file_name")
     if not boxes and (not isinstance(png, str) or not png or os.path.isabs(png) or ".." in png.split("/")):
         raise InputError("expected a file name relative to --psg-root", field="pan_seg_file_name", **where)
