@@ -78,7 +78,7 @@ sys.exit(main(sys.argv[1:]))
 # validation, the split store's seal): what the checks add to a whole evaluation is CLI ÷ this.
 UNCHECKED = """
 import numpy as np
-from sgg_eval import integrity
+from sgg_eval.io import integrity
 from sgg_eval.formats.torch.tensor_table import TensorTable
 TensorTable.check = lambda self, ids: None
 TensorTable.whole_storages = lambda self, ids: np.full(len(ids), -1)
@@ -90,7 +90,7 @@ integrity._check_seal = lambda path, hint: None
 # pass of its own over the file, from memory, would cost several times the fold (SGDet: 0.10 s against ~0.02 s).
 CHECKS = """
 import sys, time
-from sgg_eval import integrity
+from sgg_eval.io import integrity
 from sgg_eval.formats import eval_results
 from sgg_eval.formats.torch.tensor_table import TensorTable
 spent = [0.0]

@@ -42,7 +42,7 @@ FLOOR_MASKS = """
 import io, multiprocessing, os, sys, zipfile
 import numpy as np
 from PIL import Image
-from sgg_eval.formats.tiff_layers import tiff_stack
+from sgg_eval.panoptic.tiff_layers import tiff_stack
 root, zip_path, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 names = sorted(n for n in zipfile.ZipFile(zip_path).namelist() if n.endswith(".tiff"))
 pngs = sorted(os.path.join(root, "panoptic", f) for f in os.listdir(os.path.join(root, "panoptic")))
@@ -71,7 +71,7 @@ else:
 FLOOR_BOXES = """
 import os, sys
 import numpy as np
-from sgg_eval.jsonfast import parse_document
+from sgg_eval.io.jsonfast import parse_document
 psg, sub, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def gt():
     parser, doc = parse_document(open(psg, "rb").read(), psg)

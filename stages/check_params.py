@@ -8,7 +8,7 @@ model file (DVC follows them: new content in a file reruns ``model_files`` and `
 one knob leaves them unchanged, so it reruns only the stages that list that knob as a param.
 """
 
-from sgg_eval.atomic import write_json
+from sgg_eval.io.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import link_files
 from sgg_eval.pipeline.param_reads import CARRIERS

@@ -1,8 +1,8 @@
 """DVC stage load_split: the configured dataset (conf/dataset: VG150, GQA, GQA200 or the simulator) -> one split
 store per split."""
 
+from sgg_eval.boxes.splits import build_splits
 from sgg_eval.pipeline.config import dataset, load_params, run_stage
-from sgg_eval.splits import build_splits
 
 
 def main() -> None:

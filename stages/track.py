@@ -1,7 +1,7 @@
 """DVC stage track: every evaluation as a nested MLflow run under its dataset's pipeline run (VG150: entry x
 task; PSG: entry x protocol)."""
 
-from sgg_eval.atomic import write_json
+from sgg_eval.io.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.report_stages import run_track
 

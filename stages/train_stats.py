@@ -1,8 +1,8 @@
 """DVC stage train_stats: training split store -> docs/definitions.md §4 statistics (HDF5) and a small JSON summary;
 the zero-shot set's seen splits are the dataset's (GQA: train and val)."""
 
+from sgg_eval.boxes.splits import build_stats
 from sgg_eval.pipeline.config import dataset, load_params, run_stage
-from sgg_eval.splits import build_stats
 
 
 def main() -> None:

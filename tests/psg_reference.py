@@ -1,5 +1,5 @@
 """A slow, obviously-correct loop implementation of the three panoptic protocols and their whole metric family,
-written from their documentation (the docstrings of ``sgg_eval.metrics.panoptic``, ``panoptic_ranks`` and
+written from their documentation (the docstrings of ``sgg_eval.panoptic.matching``, ``panoptic_ranks`` and
 ``panoptic_reduce``, and docs/metrics.md; tests only): Python sets, dicts and per-pixel boolean masks."""
 
 from __future__ import annotations

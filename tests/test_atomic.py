@@ -7,7 +7,7 @@ import os
 import stat
 import threading
 
-from sgg_eval.atomic import write_json, write_text
+from sgg_eval.io.atomic import write_json, write_text
 
 
 def test_a_regular_target_is_replaced_whole(tmp_path):

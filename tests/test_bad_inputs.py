@@ -24,10 +24,10 @@ from torch_writer import _dump, eval_results_object, save_legacy, save_zip
 from vg150_fixture import IMAGE_DATA, write_vg150_fixture
 
 from sgg_eval.cli import main
+from sgg_eval.data.stats import compute_stats, write_stats
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta
-from sgg_eval.integrity import seal
-from sgg_eval.stats import compute_stats, write_stats
+from sgg_eval.io.integrity import seal
 
 pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
@@ -635,7 +635,7 @@ def test_valid_edge_cases_are_accepted(world, tmp_path, capsys, fmt):
 
 def test_a_bug_is_one_line_and_exit_1(monkeypatch, capsys, world):
     """An unexpected exception is reported as a bug (exit 1), its traceback only with SGG_EVAL_DEBUG=1."""
-    import sgg_eval.evaluate as ev
+    import sgg_eval.boxes.evaluate as ev
 
     root, _ = world
     monkeypatch.setattr(ev, "evaluate", lambda *a, **k: 1 / 0)
@@ -653,7 +653,7 @@ def test_sweep_job_refuses_out_of_range_values_before_writing(tmp_path, override
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from sgg_eval.errors import InputError
+    from sgg_eval.core.errors import InputError
     from sgg_eval.pipeline.sweep import run_job
 
     conf = Path(__file__).resolve().parents[1] / "conf"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
-from sgg_eval import tuning
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.batch_checks import batch_is_valid
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage
-from sgg_eval.errors import InputError
 
 VOCAB = small_vocab(6, 5)
 

@@ -14,14 +14,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import random_case, small_vocab
+from reference_ranks import image_ranks
 
-from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
+from sgg_eval.core import tuning
 from sgg_eval.data import batch_checks
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import CandidateBlock, ImageScores, PairPredicates, prepare, prepare_block
-from sgg_eval.metrics.ranks import image_ranks, nth_largest
+from sgg_eval.metrics.ranking.ng_top import nth_largest
 
 VOCAB = small_vocab(6, 5)
 FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")

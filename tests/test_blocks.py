@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
-from sgg_eval import tuning
-from sgg_eval.errors import InputError
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
+from sgg_eval.data.stats import compute_stats
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking import blocks
-from sgg_eval.metrics.ranking.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
-from sgg_eval.stats import compute_stats
 
 VOCAB = small_vocab(6, 5)
 
@@ -150,8 +150,9 @@ def test_a_reading_error_in_a_worker_names_file_image_and_field(small_blocks):
 @pytest.mark.parametrize("task", ["predcls", "sgdet"])
 def test_a_block_reduced_at_once_equals_its_images_added_one_by_one(task):
     """``Accumulator.add_many`` (segment sums over a block) against ``add`` image by image, every field."""
+    from reference_ranks import image_ranks
+
     from sgg_eval.metrics.ranking.candidates import prepare
-    from sgg_eval.metrics.ranks import image_ranks
 
     rng = np.random.default_rng(31)
     cases = [

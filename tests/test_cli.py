@@ -82,8 +82,9 @@ def test_missing_file_is_named(tmp_path, capsys):
 
 
 def test_the_cli_offers_the_librarys_protocols_and_tasks():
-    from sgg_eval import cli, defaults
-    from sgg_eval.tasks import TASKS
+    from sgg_eval import cli
+    from sgg_eval.core import defaults
+    from sgg_eval.core.tasks import TASKS
 
     actions = {a.dest: a for a in cli.build_parser()._subparsers._group_actions[0].choices["evaluate"]._actions}
     assert actions["protocol"].choices == [*defaults.PROTOCOLS, *defaults.PSG_PROTOCOLS]

@@ -12,13 +12,13 @@ from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
 from torch_writer import eval_results_object, save_legacy
 
-from sgg_eval import tuning
 from sgg_eval.cli import main
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
+from sgg_eval.data.stats import compute_stats, write_stats
 from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
 from sgg_eval.data.vg150_facts import vg150_vocabulary
-from sgg_eval.errors import InputError
-from sgg_eval.stats import compute_stats, write_stats
 
 pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
@@ -123,7 +123,7 @@ def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):
 
 
 def test_bundled_vg150_zeroshot_list(tmp_path):
-    from sgg_eval.evaluate import load_zeroshot, run_evaluation
+    from sgg_eval.boxes.evaluate import load_zeroshot, run_evaluation
 
     zs, source = load_zeroshot("vg150")
     assert zs.shape == (5971, 3) and "5971 triplets" in source
@@ -233,7 +233,7 @@ def test_sgdet_output_evaluated_as_predcls_is_named_as_such(tmp_path, capsys):
 
 
 def test_progress_lines_when_not_on_a_terminal(capsys):
-    from sgg_eval.evaluate import _Progress
+    from sgg_eval.boxes.evaluate import _Progress
 
     report = _Progress()
     report.every_s = 0.0
@@ -249,7 +249,7 @@ def test_progress_lines_when_not_on_a_terminal(capsys):
 
 
 def test_the_evaluate_stage_reports_progress_per_block(tmp_path, capsys, monkeypatch):
-    from sgg_eval import evaluate as ev
+    from sgg_eval.boxes import evaluate as ev
 
     _setup(tmp_path, task="predcls", n=40)
     monkeypatch.setattr(tuning, "BLOCK_IMAGES", 16)

@@ -9,10 +9,10 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.gqa import GQA
 from sgg_eval.data.gqa200 import GQA200
 from sgg_eval.data.vg150 import VG150
-from sgg_eval.errors import InputError
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.pipeline.config import compose_yaml, dataset
 from sgg_eval.pipeline.entries import parse_entry

@@ -1,6 +1,6 @@
 """Each default is stated once (issue 28): the K lists, τ, the IoU threshold, the protocols, λ, ε, the splits'
-num_val_im and VG150's box scale live in `sgg_eval/defaults.py`, the tasks and their names in
-`sgg_eval/tasks.py`; every other source file reads them from there, and `conf/` (Hydra's copy) agrees."""
+num_val_im and VG150's box scale live in `sgg_eval/core/defaults.py`, the tasks and their names in
+`sgg_eval/core/tasks.py`; every other source file reads them from there, and `conf/` (Hydra's copy) agrees."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from sgg_eval import defaults
-from sgg_eval.tasks import TASKS
+from sgg_eval.core import defaults
+from sgg_eval.core.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
-HOME = ROOT / "src" / "sgg_eval" / "defaults.py"
-TASKS_HOME = ROOT / "src" / "sgg_eval" / "tasks.py"  # the tasks, and the one place their names are written
+HOME = ROOT / "src" / "sgg_eval" / "core" / "defaults.py"
+TASKS_HOME = ROOT / "src" / "sgg_eval" / "core" / "tasks.py"  # the tasks, and the one place their names are written
 # How a restatement looks: a K list as a literal, or a default assigned, given or printed as a number.
 STATED = {
     "a K list": r"[(\[]\s*(20,\s*50,\s*100|10,\s*20,\s*50|5,\s*10,\s*15,\s*20,\s*50|1,\s*2,\s*10)\s*,?\s*[)\]]",
@@ -39,7 +39,7 @@ def test_no_source_file_but_defaults_states_a_default():
     for path in sorted([*(ROOT / "src" / "sgg_eval").rglob("*.py"), *(ROOT / "stages").glob("*.py")]):
         home = {HOME: set(STATED) - {"a task's name"}, TASKS_HOME: {"a task's name"}}.get(path, set())
         found += [f"{path.relative_to(ROOT)}: {name}" for name in _statements(path.read_text()) if name not in home]
-    assert not found, "read these from sgg_eval.defaults instead: " + "; ".join(found)
+    assert not found, "read these from sgg_eval.core.defaults instead: " + "; ".join(found)
 
 
 def test_the_check_finds_each_kind_of_restatement():

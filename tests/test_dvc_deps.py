@@ -42,6 +42,6 @@ def test_the_check_fails_when_a_dependency_is_dropped():
     # a module listed on its own covers itself; a sibling folder does not cover it
     deps = {"src/sgg_eval/metrics", "stages"}
     assert dvc_deps._covered("src/sgg_eval/metrics/engine.py", deps)
-    assert not dvc_deps._covered("src/sgg_eval/pko.py", deps) and not dvc_deps._covered(
+    assert not dvc_deps._covered("src/sgg_eval/boxes/pko.py", deps) and not dvc_deps._covered(
         "src/sgg_eval_x/a.py", {"src/sgg_eval"}
     )

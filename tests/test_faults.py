@@ -23,7 +23,7 @@ Usage = namedtuple("Usage", "total used free")
 
 
 def _no_space(monkeypatch):
-    monkeypatch.setattr("sgg_eval.atomic.shutil.disk_usage", lambda p: Usage(10**9, 10**9, 0))
+    monkeypatch.setattr("sgg_eval.io.atomic.shutil.disk_usage", lambda p: Usage(10**9, 10**9, 0))
 
 
 def _check(capsys, code: int, folder: Path, old: dict) -> None:

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tuning import FINGERPRINT_CHUNK as CHUNK
 from sgg_eval.pipeline.fingerprint import fingerprints, link_files, write_tree
-from sgg_eval.tuning import FINGERPRINT_CHUNK as CHUNK
 
 
 def test_fingerprint_is_the_sha256_of_the_content_and_the_size(tmp_path):

@@ -15,16 +15,16 @@ from conftest import random_case, small_vocab
 from reference_metrics import reference_evaluate
 from torch_writer import eval_results_object, save_legacy, save_zip
 
-from sgg_eval import tuning
+from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.store import write_split
 from sgg_eval.data.types import GTImage, SplitMeta
-from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import read_eval_results
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.sources import open_predictions
 
 VOCAB = small_vocab(6, 5)
 
@@ -195,7 +195,7 @@ def test_file_with_thousands_of_tensors_streams(tmp_path):
 def test_reading_by_position_gives_the_slices_of_the_stream(tmp_path, fmt, monkeypatch):
     """``--jobs`` workers read their own blocks with ``source.read(start, stop)``: for every format it must be
     exactly the matching slice of the whole stream (same images, same arrays, same order)."""
-    from sgg_eval import sources
+    from sgg_eval.boxes import sources
     from sgg_eval.data.store import write_predictions, write_split
     from sgg_eval.data.types import PredictionMeta, SplitMeta
 

@@ -18,9 +18,9 @@ from test_bad_inputs import refused  # noqa: E402
 from torch_writer import eval_results_object, save_zip  # noqa: E402
 
 from sgg_eval.cli import main  # noqa: E402
+from sgg_eval.core.errors import InputError  # noqa: E402
 from sgg_eval.data import vg150  # noqa: E402
-from sgg_eval.errors import InputError  # noqa: E402
-from sgg_eval.integrity import seal  # noqa: E402
+from sgg_eval.io.integrity import seal  # noqa: E402
 from sgg_eval.pipeline.config import load_params  # noqa: E402
 from sgg_eval.pipeline.params_check import check_params  # noqa: E402
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from gqa_fixture import PREDICATES, assert_refused_in_one_line, expected_split, write_gqa
 
+from sgg_eval.data.stats import read_stats, triplet_key
 from sgg_eval.data.store import SplitStore
-from sgg_eval.stats import read_stats, triplet_key
 
 
 def _split(root: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from psg_fixture import write_psg_fixture
 
-from sgg_eval.errors import InputError
-from sgg_eval.formats import sgbench_submission
-from sgg_eval.formats.psg_gt import read_psg
-from sgg_eval.formats.sgbench_submission import Submission
-from sgg_eval.isolated import in_parts
+from sgg_eval.core.errors import InputError
+from sgg_eval.io.isolated import in_parts
+from sgg_eval.panoptic import sgbench_submission
+from sgg_eval.panoptic.psg_json import read_psg
+from sgg_eval.panoptic.sgbench_submission import Submission
 
 
 def _serial(compute, count):

@@ -1,4 +1,4 @@
-"""Checksums (sgg_eval.integrity): a flipped bit anywhere in an eval_results.pytorch member or in a store is
+"""Checksums (sgg_eval.io.integrity): a flipped bit anywhere in an eval_results.pytorch member or in a store is
 refused with one line naming the file, never read as other numbers."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from conftest import small_vocab
 from test_bad_inputs import _cases
 from torch_writer import eval_results_object, save_zip
 
-from sgg_eval import tuning
 from sgg_eval.cli import main
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
+from sgg_eval.data.stats import compute_stats, read_stats, write_stats
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import SplitMeta
-from sgg_eval.errors import InputError
 from sgg_eval.formats.eval_results import EvalResults
-from sgg_eval.integrity import SEAL_BYTES, crc32, seal
-from sgg_eval.stats import compute_stats, read_stats, write_stats
+from sgg_eval.io.integrity import SEAL_BYTES, crc32, seal
 
 VOCAB = small_vocab(6, 5)
 
@@ -77,7 +77,7 @@ def test_the_crc_is_checked_where_the_tensor_is_read_and_names_the_image(eval_zi
     validation pass, a score matrix a block of rows at a time (here a row); all other tensors are read once
     more in line. The same refusal either way, and every large tensor's CRC-32 is settled by the fold."""
     from sgg_eval.formats.eval_results import GT_FIELDS, PRED_FIELDS
-    from sgg_eval.formats.member_crcs import MemberCrcs
+    from sgg_eval.io.member_crcs import MemberCrcs
 
     if large:
         monkeypatch.setattr(tuning, "MAXIMA_ROWS", 1)

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from sgg_eval.errors import InputError
-from sgg_eval.jsonfast import ObjectMarks, number_rows, parse_document, parse_items
+from sgg_eval.core.errors import InputError
+from sgg_eval.io.jsonfast import ObjectMarks, number_rows, parse_document, parse_items
 
 DOCS = [
     {"version": 1, "images": [{"id": "a", "x": [[1, 2, 3]]}, {"id": 'b"{[', "y": "}]\\"}, {"id": 3}]},

@@ -13,41 +13,9 @@ dvc_deps = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(dvc_deps)
 # lowest first; a module's layer is that of its longest matching prefix
 LAYERS = (
-    (
-        "foundation",
-        (
-            "sgg_eval.errors",
-            "sgg_eval.defaults",
-            "sgg_eval.tasks",
-            "sgg_eval.tuning",
-            "sgg_eval.atomic",
-            "sgg_eval.jsonio",
-            "sgg_eval.jsonfast",
-            "sgg_eval.allocator",
-            "sgg_eval.integrity",
-            "sgg_eval.arrays",
-            "sgg_eval.isolated",
-        ),
-    ),
-    ("readers and metrics", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
-    (
-        "library",
-        (
-            "sgg_eval.stats",
-            "sgg_eval.sources",
-            "sgg_eval.evaluate",
-            "sgg_eval.psg_evaluate",
-            "sgg_eval.psg_pack",
-            "sgg_eval.psg_stats",
-            "sgg_eval.psg_work",
-            "sgg_eval.psg_audit",
-            "sgg_eval.audit",
-            "sgg_eval.pko",
-            "sgg_eval.report",
-            "sgg_eval.splits",
-            "sgg_eval.simulate",
-        ),
-    ),
+    ("foundation", ("sgg_eval.core", "sgg_eval.io", "sgg_eval.arrays")),
+    ("readers and metric core", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
+    ("products", ("sgg_eval.boxes", "sgg_eval.panoptic", "sgg_eval.simulate", "sgg_eval.report")),
     ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
 )
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import FULL, random_case, small_vocab
 from reference_metrics import reference_evaluate
 
+from sgg_eval.data.stats import compute_stats
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.stats import compute_stats
 
 VOCAB = small_vocab(6, 5)
 N_IMAGES = 400 if FULL else 80

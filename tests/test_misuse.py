@@ -165,8 +165,8 @@ def test_a_few_images_with_other_boxes_are_named_once(tmp_path, capsys, task, jo
 
 
 def test_blind_replace_warns_of_boxes_that_are_not_the_gt_boxes(tmp_path, capsys):
+    from sgg_eval.data.stats import compute_stats, write_stats
     from sgg_eval.data.types import Vocabulary
-    from sgg_eval.stats import compute_stats, write_stats
 
     rng = np.random.default_rng(12)
     cases = []

@@ -13,7 +13,7 @@ from test_metrics_reference import VOCAB, _cases
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.names import box_metric_names, metric_name, mlflow_key
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.psg_evaluate import run_psg_evaluation
+from sgg_eval.panoptic.evaluate import run_psg_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]
 # The keys of a box evaluation's "metrics" before names.py existed, as the pipeline's saved results held them

@@ -16,7 +16,7 @@ from PIL import Image
 from psg_fixture import instance_values, write_psg_fixture
 from test_bad_inputs import refused
 
-from sgg_eval.psg_evaluate import run_psg_evaluation
+from sgg_eval.panoptic.evaluate import run_psg_evaluation
 
 
 def _painted(layers: np.ndarray) -> tuple[np.ndarray, list[int]]:

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from test_pipeline import ROOT
 
+from sgg_eval.boxes.evaluate import run_evaluation
 from sgg_eval.cli import main
-from sgg_eval.errors import InputError
-from sgg_eval.evaluate import run_evaluation
+from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.options import RANGES, EvalOptions, check_option
 from sgg_eval.pipeline.config import load_params
 from sgg_eval.pipeline.params_check import check_params

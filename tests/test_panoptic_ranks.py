@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.panoptic_ranks import _KEY_SPACE, first_hit, instance_ok, predicate_rank_cells, stood_for
+from sgg_eval.panoptic.ranks import _KEY_SPACE, first_hit, instance_ok, predicate_rank_cells, stood_for
 
 C = 56  # PSG's predicates
 

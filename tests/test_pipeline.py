@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.names import mlflow_key
-from sgg_eval.metrics.panoptic_reduce import every_metric
-from sgg_eval.stats import read_stats
+from sgg_eval.panoptic.reduce import every_metric
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -334,7 +334,7 @@ def test_editing_a_library_module_marks_the_stages_that_run_it(project):
     """Touching the ranking code makes every stage that runs it stale (code deps are the package folder,
     so every other stage too: a rerun, never a stale number)."""
     p, _, _, _ = project
-    module = p / "src/sgg_eval/metrics/ranks.py"
+    module = p / "src/sgg_eval/metrics/ranking/families.py"
     original = module.read_text()
     module.write_text(original + "\n# edited\n")
     try:

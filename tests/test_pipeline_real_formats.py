@@ -15,8 +15,8 @@ from test_pipeline import copy_project, mlflow_runs, params_with, run
 from torch_writer import eval_results_object, save_legacy
 from vg150_fixture import write_vg150_fixture
 
+from sgg_eval.boxes.evaluate import run_evaluation
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
-from sgg_eval.evaluate import run_evaluation
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

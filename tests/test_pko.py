@@ -9,11 +9,18 @@ import numpy as np
 import pytest
 from conftest import random_case, small_vocab
 
+from sgg_eval.boxes.pko import (
+    PKOParams,
+    apply_pko_image,
+    blind_replace_image,
+    pko_predictions,
+    pko_prior,
+    tail_predicates,
+)
+from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.data.stats import compute_stats
 from sgg_eval.data.store import PredictionStore, write_predictions, write_split
 from sgg_eval.data.types import PredictionMeta, PredImage, SplitMeta
-from sgg_eval.pko import PKOParams, apply_pko_image, blind_replace_image, pko_predictions, pko_prior, tail_predicates
-from sgg_eval.sources import open_predictions
-from sgg_eval.stats import compute_stats
 
 VOCAB = small_vocab(4, 3)
 

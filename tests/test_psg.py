@@ -18,10 +18,10 @@ from psg_fixture import instance_values, set_first_instance, write_psg_fixture
 from test_bad_inputs import refused
 
 from sgg_eval.cli import main
-from sgg_eval.formats.psg_gt import read_psg, read_psg_names
-from sgg_eval.metrics.panoptic import assign, assign_one_to_one, match_boxes, match_masks
-from sgg_eval.metrics.panoptic_reduce import PROTOCOL_METRICS, every_metric
-from sgg_eval.psg_evaluate import run_psg_evaluation
+from sgg_eval.panoptic.evaluate import run_psg_evaluation
+from sgg_eval.panoptic.matching import assign, assign_one_to_one, match_boxes, match_masks
+from sgg_eval.panoptic.psg_json import read_psg, read_psg_names
+from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, every_metric
 
 EVALUATED: set = set()  # ids of the fixture's test images with relations (the ones whose files are read)
 
@@ -396,7 +396,7 @@ def test_the_cli_writes_the_metrics_json_and_warns_of_absent_images(fixture, tmp
 
 
 def test_psg_training_statistics_equal_their_loop_reference(fixture):
-    from sgg_eval.stats import read_stats
+    from sgg_eval.data.stats import read_stats
 
     psg = json.loads(fixture["psg"].read_text())
     zs, n_c = ref.training_stats(psg)
@@ -429,7 +429,7 @@ def test_statistics_of_another_vocabulary_are_refused(fixture, tmp_path, capsys)
 
 
 def test_pixel_ids_map_to_segments_with_and_without_the_list_of_colours():
-    from sgg_eval.formats.psg_gt import index_of_ids
+    from sgg_eval.panoptic.panoptic_png import index_of_ids
 
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -465,7 +465,7 @@ def test_an_image_without_instances_scores_zero_where_sgbench_fails(fixture, tmp
 
 @pytest.mark.parametrize("colours_listed", [True, False])
 def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, monkeypatch, colours_listed):
-    from sgg_eval.formats import psg_gt
+    from sgg_eval.panoptic import panoptic_png, types
 
     rgb = [(10, 20, 30), (10, 21, 31), (11, 20, 31), (11, 21, 30), (0, 0, 0)]  # every channel repeats a value
     rng = np.random.default_rng(1)
@@ -475,9 +475,9 @@ def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, 
     ids = [r + 256 * g + 65536 * b for r, g, b in rgb]
     segment_ids = np.array(ids[:3] + [123456], dtype=np.int64)  # the 4th colour and void name no segment
     if not colours_listed:
-        monkeypatch.setattr(psg_gt, "_MAX_COLOURS", 2)
-    gt = psg_gt.PsgGT(str(tmp_path), str(tmp_path), ("a",), ("p",), [], 0)
-    image = psg_gt.PsgImage(
+        monkeypatch.setattr(panoptic_png, "_MAX_COLOURS", 2)
+    gt = types.PsgGT(str(tmp_path), str(tmp_path), ("a",), ("p",), [], 0)
+    image = types.PsgImage(
         "x",
         0,
         segment_ids,
@@ -487,7 +487,7 @@ def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, 
         "p.png",
         np.zeros((0, 3), dtype=np.int64),
     )
-    index, area = psg_gt.segment_index(gt, image)
+    index, area = panoptic_png.segment_index(gt, image)
     want = np.where(pick < 3, pick, 4)
     assert index.tolist() == want.tolist()
     if colours_listed:
@@ -497,7 +497,7 @@ def test_segment_index_when_no_single_channel_tells_the_colours_apart(tmp_path, 
 
 
 def test_same_class_ious_equal_the_full_computation_whatever_the_number_of_segments():
-    from sgg_eval.metrics.panoptic import mask_ious
+    from sgg_eval.panoptic.matching import mask_ious
 
     rng = np.random.default_rng(7)
     for trial in range(30):

@@ -15,7 +15,7 @@ from psg_fixture import instance_values, write_psg_fixture
 from test_bad_inputs import refused
 
 from sgg_eval.cli import main
-from sgg_eval.psg_evaluate import run_psg_evaluation
+from sgg_eval.panoptic.evaluate import run_psg_evaluation
 
 
 def unpack(files: dict, folder) -> tuple:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_config import _resolved
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.report.psg_tables import TABLE1, TABLE3, our_name, psg_tables, published_psg, published_vs_ours

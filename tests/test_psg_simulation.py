@@ -16,10 +16,10 @@ import tifffile
 from PIL import Image
 
 from sgg_eval.data.psg_facts import psg_facts
-from sgg_eval.formats.psg_gt import read_psg
-from sgg_eval.formats.sgbench_submission import Submission
-from sgg_eval.jsonio import load_yaml
-from sgg_eval.metrics.panoptic_reduce import every_metric
+from sgg_eval.io.jsonio import load_yaml
+from sgg_eval.panoptic.psg_json import read_psg
+from sgg_eval.panoptic.reduce import every_metric
+from sgg_eval.panoptic.sgbench_submission import Submission
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld, write_psg_world
 
@@ -126,7 +126,7 @@ def test_the_submissions_are_read_by_the_sgbench_reader(tiny):
 @pytest.mark.integration
 def test_the_default_scale_has_the_published_tables_shape(tmp_path):
     """Every ordering the SGBench paper's Tables 1-3 show, and R@50, mR@50, PR@50, InstR within ±30% of them."""
-    from sgg_eval.psg_evaluate import evaluate_protocols
+    from sgg_eval.panoptic.evaluate import evaluate_protocols
     from sgg_eval.report.psg_tables import our_name, published_psg
 
     world = _world("default")

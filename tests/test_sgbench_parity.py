@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from psg_fixture import write_psg_fixture
 
-from sgg_eval.psg_evaluate import run_psg_evaluation
+from sgg_eval.panoptic.evaluate import run_psg_evaluation
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

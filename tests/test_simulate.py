@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from sgg_eval.data.stats import compute_stats
 from sgg_eval.data.vg150_facts import vg150_facts
 from sgg_eval.simulate.world import FIXED_NUM_PAIRS, GENERIC_PARENT, SimParams, SimulatedWorld
-from sgg_eval.stats import compute_stats
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

@@ -20,10 +20,13 @@ import pytest
 import yaml
 from conftest import FULL
 
+from sgg_eval.boxes.evaluate import run_evaluation
+from sgg_eval.boxes.pko import PKOParams, blind_replacement, pko_predictions
+from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.boxes.splits import build_splits, build_stats
+from sgg_eval.data.stats import read_stats
 from sgg_eval.data.types import GTImage
-from sgg_eval.evaluate import run_evaluation
 from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.simulate.models import (
     METHODS,
     Backbone,
@@ -35,9 +38,6 @@ from sgg_eval.simulate.models import (
     visual_evidence,
 )
 from sgg_eval.simulate.world import SimParams, SimulatedWorld
-from sgg_eval.sources import open_predictions
-from sgg_eval.splits import build_splits, build_stats
-from sgg_eval.stats import read_stats
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

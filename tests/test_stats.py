@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import random_gt, small_vocab
 
-from sgg_eval.stats import compute_stats, read_stats, write_stats
+from sgg_eval.data.stats import compute_stats, read_stats, write_stats
 
 VOCAB = small_vocab(5, 4)
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from conftest import random_gt, random_pred, small_vocab
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.store import PredictionStore, SplitStore, write_predictions, write_split
 from sgg_eval.data.types import GTImage, PredictionMeta, SplitMeta
-from sgg_eval.errors import InputError
-from sgg_eval.integrity import seal
+from sgg_eval.io.integrity import seal
 
 VOCAB = small_vocab()
 

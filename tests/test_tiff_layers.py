@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import tifffile
 
-from sgg_eval.errors import InputError
-from sgg_eval.formats.tiff_layers import _plain_strips, tiff_stack
+from sgg_eval.core.errors import InputError
+from sgg_eval.panoptic.tiff_layers import _plain_strips, tiff_stack
 
 SHAPE = (37, 53)  # odd sizes: strips do not divide evenly
 

@@ -15,13 +15,13 @@ import pytest
 from conftest import random_case, small_vocab
 from torch_writer import Strided, eval_results_object, save_legacy, save_zip
 
-from sgg_eval import tuning
-from sgg_eval.errors import InputError
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats import eval_results
 from sgg_eval.formats.eval_results import EvalResults
 from sgg_eval.formats.torch import unpickler
 from sgg_eval.formats.torch.reader import load
-from sgg_eval.isolated import run_isolated, start_isolated
+from sgg_eval.io.isolated import run_isolated, start_isolated
 
 VOCAB = small_vocab(6, 5)
 SAVES = {"zip": save_zip, "legacy": save_legacy}

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from vg150_fixture import write_vg150_fixture
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.vg150 import VG150Files, convert_boxes, read_vg150_split
-from sgg_eval.errors import InputError
 
 
 def _read(root, split, num_val_im=2):

@@ -12,10 +12,10 @@ import pytest
 from conftest import random_case, small_vocab
 from torch_writer import eval_results_object, save_zip
 
-from sgg_eval.errors import InputError
-from sgg_eval.formats import zipindex
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.unpickler import map_file
+from sgg_eval.io import zipindex
 
 VOCAB = small_vocab(6, 5)
 

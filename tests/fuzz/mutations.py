@@ -19,7 +19,7 @@ import numpy as np
 from seeds import CASES_OF, VOCAB, _cases, sgbench_doc
 from torch_writer import eval_results_object, save_legacy, save_zip
 
-from sgg_eval.integrity import SEAL_BYTES, seal
+from sgg_eval.io.integrity import SEAL_BYTES, seal
 
 
 def byte_mutation(rnd: random.Random, data: bytes, skip: int = 0) -> tuple[bytes, str]:

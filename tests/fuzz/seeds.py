@@ -26,10 +26,10 @@ from psg_fixture import write_psg_fixture  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
 
+from sgg_eval.data.stats import compute_stats, write_stats  # noqa: E402
 from sgg_eval.data.store import write_predictions, write_split  # noqa: E402
 from sgg_eval.data.types import PredictionMeta, SplitMeta  # noqa: E402
 from sgg_eval.pipeline.config import write_params  # noqa: E402
-from sgg_eval.stats import compute_stats, write_stats  # noqa: E402
 
 VOCAB = small_vocab(6, 5)
 EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]

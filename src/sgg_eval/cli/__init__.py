@@ -13,7 +13,7 @@ import sgg_eval.cli.data as data
 import sgg_eval.cli.evaluate as evaluate
 import sgg_eval.cli.scores as scores
 from sgg_eval.cli.options import Parser
-from sgg_eval.errors import EXIT_USER, guarded
+from sgg_eval.core.errors import EXIT_USER, guarded
 
 
 def build_parser() -> argparse.ArgumentParser:

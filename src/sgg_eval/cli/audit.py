@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
-from sgg_eval.tasks import SGDET, TASKS
+from sgg_eval.core.tasks import SGDET, TASKS
 
 _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
   sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
@@ -16,12 +16,12 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
 
 
 def run_audit(args: argparse.Namespace) -> None:
-    from sgg_eval.atomic import write_json, write_text
-    from sgg_eval.errors import InputError
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json, write_text
     from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.psg:
-        from sgg_eval.psg_audit import psg_audit_markdown, run_psg_audit
+        from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
 
         if args.task not in (None, SGDET.name) or args.gt or args.iou_threshold is not None or args.subset is not None:
             raise InputError(
@@ -38,7 +38,7 @@ def run_audit(args: argparse.Namespace) -> None:
         )
         text = psg_audit_markdown(doc)
     else:
-        from sgg_eval.audit import audit_markdown, run_audit
+        from sgg_eval.boxes.audit import audit_markdown, run_audit
 
         if args.task is None:
             raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")

@@ -8,8 +8,8 @@ import json
 import os
 
 from sgg_eval.cli.options import bounded
-from sgg_eval.defaults import NUM_VAL_IM
-from sgg_eval.tasks import TASKS
+from sgg_eval.core.defaults import NUM_VAL_IM
+from sgg_eval.core.tasks import TASKS
 
 _EPILOG_SPLIT = """examples:
   # the embedded SIMULATED VG150-like benchmark (no download), default size
@@ -36,12 +36,12 @@ examples:
 
 
 def run_split(args: argparse.Namespace) -> None:
+    from sgg_eval.boxes.splits import build_splits
+    from sgg_eval.core.errors import InputError
     from sgg_eval.data.gqa import GQA, GQAFiles
     from sgg_eval.data.gqa200 import GQA200, GQA200Files
     from sgg_eval.data.vg150 import VG150, VG150Files
-    from sgg_eval.errors import InputError
     from sgg_eval.simulate.world import SimParams, SimulatedWorld
-    from sgg_eval.splits import build_splits
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
              ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir),
@@ -73,7 +73,7 @@ def run_split(args: argparse.Namespace) -> None:
 
 
 def run_stats(args: argparse.Namespace) -> None:
-    from sgg_eval.errors import InputError
+    from sgg_eval.core.errors import InputError
 
     rules = dict(drop_non_overlapping=args.drop_non_overlapping, background_must_overlap=not args.all_background_pairs)
     if args.seen and not args.test:
@@ -83,9 +83,9 @@ def run_stats(args: argparse.Namespace) -> None:
             "give a training split store (and optionally --test and --seen), or --psg psg.json", field="train"
         )
     if args.psg:
-        from sgg_eval.atomic import write_json
-        from sgg_eval.psg_stats import psg_training_stats
-        from sgg_eval.stats import summarize, write_stats
+        from sgg_eval.data.stats import summarize, write_stats
+        from sgg_eval.io.atomic import write_json
+        from sgg_eval.panoptic.stats import psg_training_stats
 
         stats = psg_training_stats(args.psg, **rules)
         summary = summarize(stats)
@@ -93,7 +93,7 @@ def run_stats(args: argparse.Namespace) -> None:
         if args.summary:
             write_json(args.summary, summary)
     else:
-        from sgg_eval.splits import build_stats
+        from sgg_eval.boxes.splits import build_stats
 
         summary = build_stats(args.train, args.test, args.output, args.summary, seen_paths=args.seen, **rules)
     brief = {k: v for k, v in summary.items() if k != "predicates"}
@@ -101,8 +101,8 @@ def run_stats(args: argparse.Namespace) -> None:
 
 
 def run_simulate(args: argparse.Namespace) -> None:
+    from sgg_eval.data.stats import read_stats
     from sgg_eval.simulate.models import METHODS, Backbone, simulate_models
-    from sgg_eval.stats import read_stats
 
     given = {"strength": args.strength, "label_accuracy": args.label_accuracy}
     bb = Backbone(args.backbone, **{k: v for k, v in given.items() if v is not None})

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, option
-from sgg_eval.defaults import PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, RECALL_KS, TAU
-from sgg_eval.defaults import PROTOCOLS as BOX_PROTOCOLS
+from sgg_eval.core.defaults import PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, RECALL_KS, TAU
+from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
+from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.tasks import SGDET, TASKS
 
 _EPILOG_EVALUATE = """PREDICTIONS may be a Scene-Graph-Benchmark.pytorch eval_results.pytorch (ground truth inside,
 zip or legacy torch format, read without torch), an SGBench JSON, or an sgg-eval prediction store; the
@@ -26,8 +26,8 @@ examples:
 
 
 def run_evaluate(args: argparse.Namespace) -> None:
-    from sgg_eval.atomic import write_json
-    from sgg_eval.errors import InputError
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.psg:
@@ -39,7 +39,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
             f"--protocol {' or '.join(PSG_PROTOCOLS)}, --boxes and --psg-root are for panoptic SGG: give --psg",
             field="--psg",
         )
-    from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.boxes.evaluate import run_evaluation
     from sgg_eval.metrics.misuse import warning_summary
 
     args.protocol = args.protocol or PROTOCOL
@@ -72,11 +72,11 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
 
 def _evaluate_psg(args: argparse.Namespace) -> None:
-    from sgg_eval.atomic import write_json
-    from sgg_eval.errors import InputError
-    from sgg_eval.metrics.panoptic_reduce import BEYOND
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.ranking.blocks import default_jobs
-    from sgg_eval.psg_evaluate import run_psg_evaluation
+    from sgg_eval.panoptic.evaluate import run_psg_evaluation
+    from sgg_eval.panoptic.reduce import BEYOND
 
     if args.task not in (None, SGDET.name):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
@@ -126,7 +126,7 @@ def _shown(name: str, value: float | None) -> str:
 
 
 def run_psg_pack(args: argparse.Namespace) -> None:
-    from sgg_eval.psg_pack import pack_submission
+    from sgg_eval.panoptic.pack import pack_submission
 
     counts = pack_submission(args.predictions, args.masks, args.output)
     print(f"{args.output}: {counts['images']} images, {counts['layers']} instance masks")

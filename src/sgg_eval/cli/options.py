@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from sgg_eval.defaults import IOU_THRESHOLD
-from sgg_eval.errors import EXIT_USER
-from sgg_eval.tasks import TASKS
+from sgg_eval.core.defaults import IOU_THRESHOLD
+from sgg_eval.core.errors import EXIT_USER
+from sgg_eval.core.tasks import TASKS
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,7 +38,7 @@ def bounded(kind, lo=None, hi=None, *, lo_open: bool = False):
 def option(name: str):
     """An argparse type for the evaluation option ``name``: the range check of ``metrics.options``, the one
     every entry point runs."""
-    from sgg_eval.errors import InputError
+    from sgg_eval.core.errors import InputError
     from sgg_eval.metrics.options import check_option  # no numpy: --help stays light
 
     def parse(text: str) -> float:

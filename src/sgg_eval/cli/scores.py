@@ -6,15 +6,15 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_scored_inputs, bounded
-from sgg_eval.defaults import BLIND_K, EPS, LAM
+from sgg_eval.core.defaults import BLIND_K, EPS, LAM
+from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.tasks import PREDCLS
 
 
 def run_pko(args: argparse.Namespace) -> None:
-    from sgg_eval.pko import PKOParams, pko_predictions
-    from sgg_eval.sources import open_predictions
-    from sgg_eval.stats import read_stats
+    from sgg_eval.boxes.pko import PKOParams, pko_predictions
+    from sgg_eval.boxes.sources import open_predictions
+    from sgg_eval.data.stats import read_stats
 
     stats = read_stats(args.stats)
     source = open_predictions(args.predictions, gt=args.gt, vocab=stats.vocab)
@@ -23,11 +23,11 @@ def run_pko(args: argparse.Namespace) -> None:
 
 
 def run_blind_replace(args: argparse.Namespace) -> None:
-    from sgg_eval.atomic import write_json
+    from sgg_eval.boxes.pko import blind_replacement
+    from sgg_eval.boxes.sources import open_predictions
+    from sgg_eval.data.stats import read_stats
+    from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.misuse import warning_summary
-    from sgg_eval.pko import blind_replacement
-    from sgg_eval.sources import open_predictions
-    from sgg_eval.stats import read_stats
 
     stats = read_stats(args.stats)
     source = open_predictions(args.predictions, gt=args.gt, vocab=stats.vocab)

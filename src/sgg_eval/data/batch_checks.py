@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_reduce_and_whole, row_reduce_and_whole_in_blocks
+from sgg_eval.core import tuning
 from sgg_eval.data.types import PROBABILITY_SLACK, GTImage, PredImage, Vocabulary
 
 

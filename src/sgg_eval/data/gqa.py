@@ -35,11 +35,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from sgg_eval.core.defaults import NUM_VAL_IM
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import check_image_id
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
-from sgg_eval.defaults import NUM_VAL_IM
-from sgg_eval.errors import InputError
-from sgg_eval.jsonio import load_json
+from sgg_eval.io.jsonio import load_json
 
 SPLITS = ("train", "val", "test")
 LEFT_RIGHT = ("to the left of", "to the right of")
@@ -71,7 +71,7 @@ class GQAFiles:
 
 @dataclass
 class GQA:
-    """The GQA dataset (``kind: gqa``): :class:`~sgg_eval.splits.Dataset` over the raw files."""
+    """The GQA dataset (``kind: gqa``): :class:`~sgg_eval.boxes.splits.Dataset` over the raw files."""
 
     OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "exclude_left_right")  # its conf keys (splits.READERS)
 

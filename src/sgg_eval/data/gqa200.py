@@ -33,10 +33,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from sgg_eval.core.defaults import NUM_VAL_IM
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
-from sgg_eval.defaults import NUM_VAL_IM
-from sgg_eval.errors import InputError
-from sgg_eval.jsonio import json_array, load_json
+from sgg_eval.io.jsonio import json_array, load_json
 
 BACKGROUND = "__background__"
 SKIPPED_TEST_RECORD = 5579  # 0-based position in GQA_200_Test.json of the record the loader skips
@@ -57,7 +57,7 @@ class GQA200Files:
 
 @dataclass(frozen=True)
 class GQA200:
-    """GQA200 (``kind: gqa200``): :class:`~sgg_eval.splits.Dataset` over the three files."""
+    """GQA200 (``kind: gqa200``): :class:`~sgg_eval.boxes.splits.Dataset` over the three files."""
 
     OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im",)  # its conf keys (splits.READERS)
 

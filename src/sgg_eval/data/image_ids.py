@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 
 MAX_ID_CHARS = 10  # a text image id (GQA: "2354786", "n161313"): lowercase letters and digits
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
-from sgg_eval.atomic import ensure_space
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import MAX_ID_CHARS
-from sgg_eval.errors import InputError
+from sgg_eval.io.atomic import ensure_space
 
 SCHEMA_VERSION = 1
 _FLUSH_ROWS = 1 << 16

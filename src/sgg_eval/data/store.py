@@ -23,14 +23,14 @@ from collections.abc import Iterable, Iterator
 import h5py
 import numpy as np
 
-from sgg_eval import tuning
-from sgg_eval.atomic import atomic_output
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
 from sgg_eval.data.ragged_h5 import Column, RaggedReader, RaggedWriter, read_attr, read_names, write_attrs
 from sgg_eval.data.store_checks import check_batch, check_columns
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage, SplitMeta, Vocabulary
-from sgg_eval.errors import InputError
-from sgg_eval.integrity import hdf5_create_options, open_sealed, seal
+from sgg_eval.io.atomic import atomic_output
+from sgg_eval.io.integrity import hdf5_create_options, open_sealed, seal
 
 _SPLIT_SEGMENTS = {
     "objects": [Column("boxes", "float32", (4,)), Column("labels", "int32")],

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
 from sgg_eval.data.types import NEGATIVE_OBJECT_SCORE, PROBABILITY_SLACK, Vocabulary
-from sgg_eval.errors import InputError
 
 # column -> (dtype kinds, row shape); the same for every store written by sgg-eval or by hand
 _COLUMNS = {

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import TASKS
 from sgg_eval.data.image_ids import check_image_id
-from sgg_eval.errors import InputError
-from sgg_eval.tasks import TASKS
 
 SCORE_KINDS = ("probabilities", "logits")
 

@@ -27,11 +27,11 @@ from typing import ClassVar
 import h5py
 import numpy as np
 
+from sgg_eval.core.defaults import BOX_SCALE, NUM_VAL_IM
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.data.vg150_json import load_image_sizes, load_vocab
-from sgg_eval.defaults import BOX_SCALE, NUM_VAL_IM
-from sgg_eval.errors import InputError
-from sgg_eval.isolated import run_isolated
+from sgg_eval.io.isolated import run_isolated
 
 SPLITS = ("train", "val", "test")
 _H5_KEYS = (
@@ -158,7 +158,7 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
 
 @dataclass(frozen=True)
 class VG150:
-    """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.splits.Dataset` over the three files."""
+    """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.boxes.splits.Dataset` over the three files."""
 
     OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale")  # its conf keys (splits.READERS)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.errors import InputError
-from sgg_eval.jsonio import load_json
+from sgg_eval.io.jsonio import load_json
 
 CORRUPTED_IMAGE_IDS = frozenset({1592, 1722, 4616, 4617})
 

@@ -15,18 +15,18 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from sgg_eval import tuning
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.batch_checks import Fold, Sink, batch_is_valid
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.data.vg150_facts import vg150_vocabulary
-from sgg_eval.errors import InputError
 from sgg_eval.formats.torch.boxlists import MODES, BoxListStandIn, BoxListTable
 from sgg_eval.formats.torch.bulk_pickle import BulkBoxList
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import map_file
-from sgg_eval.integrity import crc32
-from sgg_eval.isolated import Isolated, run_isolated, start_isolated
+from sgg_eval.io.integrity import crc32
+from sgg_eval.io.isolated import Isolated, run_isolated, start_isolated
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
 PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")

@@ -14,9 +14,9 @@ import os
 
 import numpy as np
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import PredImage, Vocabulary, check_xyxy
-from sgg_eval.errors import InputError
-from sgg_eval.jsonio import json_array, load_json
+from sgg_eval.io.jsonio import json_array, load_json
 
 
 def read_sgbench_json(path: str | os.PathLike, vocab: Vocabulary) -> tuple[dict[int, PredImage], int]:

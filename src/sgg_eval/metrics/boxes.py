@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.defaults import IOU_THRESHOLD
+from sgg_eval.core.defaults import IOU_THRESHOLD
 
 
 def iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
-from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS, RELATIVE_KS, TRIPLET_KS
-from sgg_eval.errors import InputError
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import metric_name

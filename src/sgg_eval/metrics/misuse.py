@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.rowwise import row_reduce
-from sgg_eval.defaults import IOU_THRESHOLD, RECALL_KS
+from sgg_eval.core.defaults import IOU_THRESHOLD, RECALL_KS
+from sgg_eval.core.tasks import task_spec
 from sgg_eval.metrics.boxes import iou_matrix
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.tasks import task_spec
 
 SUMMED_KEYS = (
     "signal_images",

@@ -5,7 +5,7 @@ scripts read them.
 The scheme:
 
 - ``<family>@<K>``: ``R@50``, ``mR@50``, ``zR@50``, ``F1@50``, ``A@50``, ``PR@50``, ``IMR@20``, ``wIMR@20``,
-  ``R_tr@5``, ``wR_tr@5``, with K from ``sgg_eval.defaults`` (each family's list);
+  ``R_tr@5``, ``wR_tr@5``, with K from ``sgg_eval.core.defaults`` (each family's list);
 - ``<family>@<k>x``: K relative to the image's number of GT triplets, ``K = round(k · M)`` (``R@2x``, ``mR@2x``);
 - the no-graph-constraint variant (every predicate of a pair competes) is ``ng`` glued to ``R`` (``ngR@50``)
   and ``ng-`` before any other family (``ng-mR@50``, ``ng-zR@50``, ``ng-F1@50``, ``ng-IMR@20``,
@@ -19,7 +19,7 @@ The scheme:
 
 from __future__ import annotations
 
-from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 
 # The families with an NG variant, and the families written per K of each list.
 NG_FAMILIES = ("R", "mR", "zR", "F1", "IMR", "wIMR")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sgg_eval.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
-from sgg_eval.errors import InputError
-from sgg_eval.tasks import Task, task_spec
+from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import Task, task_spec
 
 ORDERS = ("stored", "score")
 # name: (low, high, low end open). tau: wIMR's exponent (docs/definitions.md §3, 0 gives IMR); iou_threshold:
@@ -52,7 +52,7 @@ class EvalOptions:
 
     @property
     def task_spec(self) -> Task:
-        """What the task's predictions are given (``sgg_eval.tasks``)."""
+        """What the task's predictions are given (``sgg_eval.core.tasks``)."""
         return task_spec(self.task)
 
     def __post_init__(self) -> None:

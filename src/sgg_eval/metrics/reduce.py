@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.segments import segment_offsets
-from sgg_eval.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
-from sgg_eval.metrics.ranking.rank_records import BlockRanks, ImageRanks
+from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 
 KS = tuple(sorted(set(RECALL_KS) | set(IMR_KS) | set(TRIPLET_KS)))
 

@@ -21,7 +21,7 @@ from itertools import product
 
 import numpy as np
 
-from sgg_eval.defaults import RECALL_KS
+from sgg_eval.core.defaults import RECALL_KS
 from sgg_eval.metrics.reduce import Accumulator, weighted_mean
 
 CONSTRAINTS = ("GC", "NG")

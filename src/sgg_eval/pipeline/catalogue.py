@@ -22,10 +22,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from sgg_eval.errors import InputError
-from sgg_eval.jsonio import load_yaml
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import TASKS
+from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.pipeline.entries import parse_entry
-from sgg_eval.tasks import TASKS
 
 SIMULATION_FILE = "simulation/default.yaml"
 PSG_SIMULATION_FILE = "simulation/psg.yaml"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from sgg_eval.atomic import write_text
-from sgg_eval.errors import InputError, guarded
-from sgg_eval.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
+from sgg_eval.boxes.splits import Dataset, open_dataset
+from sgg_eval.core.errors import InputError, guarded
+from sgg_eval.io.atomic import write_text
+from sgg_eval.io.jsonio import MAX_YAML_BYTES, check_yaml, load_yaml, read_text
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.pipeline.param_reads import recorded
-from sgg_eval.splits import Dataset, open_dataset
 
 
 def compose_yaml(
@@ -71,7 +71,7 @@ def load_params(path: str | os.PathLike = "params.yaml", conf_dir: str | os.Path
 
 
 def dataset(params: Mapping) -> Dataset:
-    """The dataset of the (resolved) params (:data:`sgg_eval.splits.READERS`); a simulated one takes its seed and
+    """The dataset of the (resolved) params (:data:`sgg_eval.boxes.splits.READERS`); a simulated one takes its seed and
     scale from ``dataset.sim`` and its shape from ``simulation.world``."""
     conf = dict(params["dataset"])
     if conf["kind"] == "simulated":

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 
-from sgg_eval.atomic import write_json
-from sgg_eval.defaults import TAU
+from sgg_eval.core.defaults import TAU
+from sgg_eval.data.stats import read_stats
+from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.paths import (
     by_model_file,
@@ -21,7 +22,6 @@ from sgg_eval.pipeline.paths import (
     stats_file,
     summary_file,
 )
-from sgg_eval.stats import read_stats
 
 
 def entry_info(params: dict, entry: str) -> dict:
@@ -52,7 +52,7 @@ def compared_entries(params: dict) -> list[str]:
 
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
     """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
-    from sgg_eval.evaluate import run_evaluation
+    from sgg_eval.boxes.evaluate import run_evaluation
     from sgg_eval.metrics.ranking.blocks import default_jobs
 
     m = params["metrics"]

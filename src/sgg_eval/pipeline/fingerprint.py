@@ -23,9 +23,9 @@ import hashlib
 import json
 import os
 
-from sgg_eval import tuning
-from sgg_eval.atomic import write_json
-from sgg_eval.errors import InputError
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
+from sgg_eval.io.atomic import write_json
 
 
 def _stat_key(st: os.stat_result) -> str:

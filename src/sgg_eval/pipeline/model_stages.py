@@ -7,17 +7,17 @@ import os
 import time
 from collections import defaultdict
 
-from sgg_eval.atomic import write_json
+from sgg_eval.boxes.pko import PKOParams, blind_replacement, pko_predictions
+from sgg_eval.boxes.sources import PredictionSource, open_predictions
+from sgg_eval.data.stats import TrainingStats, read_stats
+from sgg_eval.io.atomic import write_json
 from sgg_eval.pipeline.paths import (
     gt_split,
     prediction_file,
     stats_file,
 )
 from sgg_eval.pipeline.psg_params import is_psg_model
-from sgg_eval.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
-from sgg_eval.sources import PredictionSource, open_predictions
-from sgg_eval.stats import TrainingStats, read_stats
 
 
 def open_model(params: dict, model: str, task: str, stats: TrainingStats) -> PredictionSource:

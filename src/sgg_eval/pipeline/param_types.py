@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 
 
 def check_number(

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.defaults import IMR_KS, PROTOCOLS
-from sgg_eval.errors import InputError
+from sgg_eval.boxes.splits import DATASET_KINDS, READERS
+from sgg_eval.core.defaults import IMR_KS, PROTOCOLS
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
@@ -21,8 +23,6 @@ from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mappin
 from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
-from sgg_eval.splits import DATASET_KINDS, READERS
-from sgg_eval.tasks import TASKS
 
 MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")

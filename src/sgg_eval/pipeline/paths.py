@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 from sgg_eval.pipeline.entries import PKO_ONLY, Entry, parse_entry
 
 

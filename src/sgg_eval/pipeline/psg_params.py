@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields
 
-from sgg_eval.defaults import PSG_PROTOCOLS
-from sgg_eval.errors import InputError
+from sgg_eval.core.defaults import PSG_PROTOCOLS
+from sgg_eval.core.errors import InputError
 from sgg_eval.pipeline.catalogue import SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from sgg_eval.atomic import write_json
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
+from sgg_eval.io.atomic import write_json
 from sgg_eval.simulate.psg_world import PsgWorld
 
 # the "task" of a PSG entry: data/psg_inputs/<entry>/panoptic.json (stage inputs), MLflow's panoptic/<metric>
@@ -61,7 +61,7 @@ def world_of(params: dict) -> PsgWorld:
 def run_psg_data(params: dict) -> dict:
     """Simulated: write the benchmark. Real: check ``psg.json`` and fingerprint it and every test PNG it names
     (so that new content reruns what reads it). Writes and returns ``psg/summary.json``."""
-    from sgg_eval.formats.psg_gt import read_psg
+    from sgg_eval.panoptic.psg_json import read_psg
     from sgg_eval.pipeline.fingerprint import sha256_of
 
     folder = params["paths"]["psg_psg"]
@@ -92,8 +92,8 @@ def run_psg_data(params: dict) -> dict:
 
 def run_psg_stats(params: dict) -> dict:
     """The training statistics of the PSG dataset (``psg_stats``) and their summary."""
-    from sgg_eval.psg_stats import psg_training_stats
-    from sgg_eval.stats import summarize, write_stats
+    from sgg_eval.data.stats import summarize, write_stats
+    from sgg_eval.panoptic.stats import psg_training_stats
 
     opts = params["stats"]
     stats = psg_training_stats(
@@ -138,7 +138,7 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
     """``entry`` under every protocol of ``evaluation.psg_protocols`` (one pass over the images), with the
     training statistics (zR@K, wIMR@K at ``metrics.tau``), instances matched at ``metrics.iou_threshold``;
     writes and returns the document."""
-    from sgg_eval.psg_evaluate import evaluate_protocols
+    from sgg_eval.panoptic.evaluate import evaluate_protocols
 
     json_path, root = psg_files(params)
     cfg = params["models"][entry]

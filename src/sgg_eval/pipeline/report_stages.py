@@ -7,15 +7,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sgg_eval.atomic import write_json
-from sgg_eval.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
+from sgg_eval.core.tasks import PREDCLS
+from sgg_eval.data.stats import read_stats
+from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.model_stages import open_model
 from sgg_eval.pipeline.paths import gt_split, metrics_file, per_predicate_file, stats_file
-from sgg_eval.stats import read_stats
-from sgg_eval.tasks import PREDCLS
 
 
 def run_tables(params: dict, folder: str) -> list[str]:
@@ -50,10 +50,10 @@ def run_figures(params: dict, folder: str) -> list[str]:
     """Figures 2-5 and the wIMR-τ curve into ``folder`` (PNG and SVG)."""
     import numpy as np
 
+    from sgg_eval.boxes.pko import to_logits
     from sgg_eval.data.store import SplitStore
     from sgg_eval.metrics.ranking.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
-    from sgg_eval.pko import to_logits
     from sgg_eval.report import figures as fg
 
     stats = read_stats(stats_file(params))

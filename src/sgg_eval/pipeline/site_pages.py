@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import os
 
-from sgg_eval.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
+from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.metrics.panoptic_reduce import BEYOND, SOURCES
+from sgg_eval.panoptic.reduce import BEYOND, SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
 from sgg_eval.report.site import Board, SiteRow, write_site

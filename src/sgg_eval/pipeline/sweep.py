@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sgg_eval.atomic import write_json
-from sgg_eval.defaults import IMR_KS
-from sgg_eval.errors import InputError
+from sgg_eval.core.defaults import IMR_KS
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import PREDCLS
+from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import metric_name, mlflow_key
 from sgg_eval.pipeline.catalogue import resolve
-from sgg_eval.tasks import PREDCLS
 
 PARENT_FILE = "mlflow_parent_run.json"
 RESULT_FILE = "sweep_job.json"
@@ -29,9 +29,9 @@ RESULT_FILE = "sweep_job.json"
 
 def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """wIMR@k at τ (and IMR@k) for every evaluated entry × task."""
+    from sgg_eval.data.stats import read_stats
     from sgg_eval.pipeline.eval_stages import load_results
     from sgg_eval.pipeline.paths import stats_file
-    from sgg_eval.stats import read_stats
 
     if k not in IMR_KS:
         raise InputError(f"metrics.imr_k={k}: the saved results hold IMR@K for K in {IMR_KS}")
@@ -65,8 +65,8 @@ def _row(entry: str, task: str, backbone: str, method: str, doc: dict, stats, ta
 
 def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
     """The same for every PSG entry × protocol (task ``panoptic-<protocol>``), with PSG's training n_c."""
+    from sgg_eval.data.stats import read_stats
     from sgg_eval.pipeline.psg_stages import PANOPTIC, load_psg_results, psg_stats_file
-    from sgg_eval.stats import read_stats
 
     results = load_psg_results(params)
     if not results:
@@ -81,7 +81,7 @@ def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
 
 def _merged(result: dict) -> dict:
     """A panoptic document with the metrics beyond its protocol (IMR, wIMR) beside its own, as a box one has."""
-    from sgg_eval.metrics.panoptic_reduce import every_metric, every_per_predicate
+    from sgg_eval.panoptic.reduce import every_metric, every_per_predicate
 
     return {**result, "metrics": every_metric(result), "per_predicate": every_per_predicate(result)}
 

@@ -15,9 +15,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from sgg_eval.atomic import atomic_output  # noqa: E402
+from sgg_eval.io.atomic import atomic_output  # noqa: E402
 from sgg_eval.metrics.names import metric_name  # noqa: E402
-from sgg_eval.metrics.ranks import pair_key  # noqa: E402
+from sgg_eval.metrics.ranking.families import pair_key  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "sgg-eval", "font.size": 10, "axes.titlesize": 11})
 TICK = 9  # predicate-name tick labels: readable at 100% on a page

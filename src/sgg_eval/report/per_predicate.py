@@ -7,9 +7,9 @@ import csv
 import io
 import os
 
-from sgg_eval.atomic import write_text
+from sgg_eval.data.stats import TrainingStats
+from sgg_eval.io.atomic import write_text
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.stats import TrainingStats
 
 
 def per_predicate_rows(result: dict, stats: TrainingStats) -> list[dict]:

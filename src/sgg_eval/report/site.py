@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from sgg_eval.atomic import write_text
+from sgg_eval.io.atomic import write_text
 from sgg_eval.report.tables import UNSCALED, cell_text
 
 

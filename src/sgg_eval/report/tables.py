@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgg_eval.atomic import write_text
-from sgg_eval.defaults import BLIND_K, IMR_KS, RECALL_KS
+from sgg_eval.core.defaults import BLIND_K, IMR_KS, RECALL_KS
+from sgg_eval.core.tasks import PREDCLS, SGCLS, SGDET, TASKS
+from sgg_eval.io.atomic import write_text
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.tasks import PREDCLS, SGCLS, SGDET, TASKS
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100; and lower is
 # better, so the smallest is marked best. A column "PRk (openpsg)" (one per protocol) is PRk too.

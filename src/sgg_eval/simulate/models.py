@@ -43,13 +43,13 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from sgg_eval.core.tasks import PREDCLS, TASKS, task_spec
+from sgg_eval.data.stats import TrainingStats
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.ranking.candidates import softmax
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
 from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
-from sgg_eval.stats import TrainingStats
-from sgg_eval.tasks import PREDCLS, TASKS, task_spec
 
 TASK_INDEX = {name: i for i, name in enumerate(TASKS)}  # seeds each task's stream
 

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.data.vg150_facts import vg150_facts
-from sgg_eval.errors import InputError
 
 SIM_VERSION = 4
 SCALES = {"tiny": (400, 60, 150), "default": (20000, 1000, 2000), "vg": (57723, 5000, 26446)}
@@ -179,7 +179,7 @@ class SimulatedWorld:
     zeroshot_seen = ("train",)
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
-        """:class:`~sgg_eval.splits.Dataset`'s name for :meth:`split`."""
+        """:class:`~sgg_eval.boxes.splits.Dataset`'s name for :meth:`split`."""
         return self.split(split)
 
     def split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:

@@ -16,7 +16,7 @@ from itertools import chain
 
 import numpy as np
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.tensor_table import LazyTensor, TensorTable
 
 MISSING, NOT_A_TENSOR = -1, -2

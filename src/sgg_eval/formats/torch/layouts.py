@@ -16,11 +16,11 @@ import zlib
 
 import numpy as np
 
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, map_file, unpickle
-from sgg_eval.formats.zipindex import Members, members
-from sgg_eval.integrity import crc32
+from sgg_eval.io.integrity import crc32
+from sgg_eval.io.zipindex import Members, members
 
 # data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
 MAX_PICKLE_EXPANSION = 100

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import zipfile
 
-from sgg_eval.allocator import release_free_memory
-from sgg_eval.errors import InputError
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.layouts import load_legacy, load_zip
+from sgg_eval.io.allocator import release_free_memory
 
 
 def load(path: str | os.PathLike):

@@ -15,8 +15,8 @@ from array import array
 
 import numpy as np
 
-from sgg_eval.errors import InputError
-from sgg_eval.formats.member_crcs import MemberCrcs
+from sgg_eval.core.errors import InputError
+from sgg_eval.io.member_crcs import MemberCrcs
 
 _MAX_DIMS = 8
 _LIMIT = float(2**62)  # element counts beyond this are refused before any int64 arithmetic could overflow

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval import tuning
-from sgg_eval.errors import InputError
+from sgg_eval.core import tuning
+from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.boxlists import BoxListStandIn, BoxListTable, stand_in_for
 from sgg_eval.formats.torch.bulk_pickle import bulk_unpickle
 from sgg_eval.formats.torch.tensor_table import LazyTensor, StorageToken, TensorTable, lazy_tensor_class

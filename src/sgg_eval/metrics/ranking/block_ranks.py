@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
-from sgg_eval.defaults import IOU_THRESHOLD
+from sgg_eval.core.defaults import IOU_THRESHOLD
 from sgg_eval.metrics.boxes import iou
+from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.candidates import CandidateBlock, ImageScores
+from sgg_eval.metrics.ranking.families import NO_MATCH, Candidates, first_match, key_image, pair_key
 from sgg_eval.metrics.ranking.ng_top import ng_ranks
-from sgg_eval.metrics.ranking.rank_records import BlockRanks
-from sgg_eval.metrics.ranks import NO_MATCH, Candidates, first_match, key_image, pair_key
 
 
 def block_ranks(

@@ -20,17 +20,17 @@ from typing import Protocol
 
 import numpy as np
 
-from sgg_eval import tuning
-from sgg_eval.allocator import reuse_freed_memory
 from sgg_eval.arrays.segments import segment_offsets
+from sgg_eval.core import tuning
+from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
+from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
+from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
-from sgg_eval.metrics.ranking.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
-from sgg_eval.tasks import task_spec
 
 
 def block_images(task: str) -> int:

@@ -12,7 +12,7 @@ from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.arrays.segments import expand_segments, segment_offsets
 from sgg_eval.data.types import GTImage, PredImage, check_predcls_pairs
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.metrics.ranks import Candidates, pair_products
+from sgg_eval.metrics.ranking.families import Candidates, pair_products
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

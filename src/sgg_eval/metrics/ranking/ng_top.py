@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval import tuning
 from sgg_eval.arrays.rowwise import row_max
 from sgg_eval.arrays.segments import position_in_runs, segment_offsets
+from sgg_eval.core import tuning
 from sgg_eval.metrics.ranking.candidates import ImageScores
-from sgg_eval.metrics.ranks import NO_MATCH, first_match, nth_largest
+from sgg_eval.metrics.ranking.families import NO_MATCH, Candidates, first_match, pair_products
 
 
 def ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows) -> np.ndarray:
@@ -125,3 +125,26 @@ def _nth_largest(padded: np.ndarray, n: int) -> np.ndarray:
     ``n``-th smallest of the negated rows: partitioning near the end of rows full of equal padding is ~10x
     slower in numpy's introselect."""
     return -np.partition(-padded, n - 1, axis=1)[:, n - 1]
+
+
+def pair_scores(
+    cand: Candidates, rows: np.ndarray | slice = slice(None), cols: np.ndarray | slice = slice(1, None)
+) -> np.ndarray:
+    """``(s_s * s_o) * p_c`` (float32, the reference's order) for pairs ``rows`` and score columns ``cols``
+    (default: every pair, predicates 1..C)."""
+    return pair_products(cand.obj_scores, cand.pairs[rows])[:, None] * cand.probs[rows][:, cols]
+
+
+def nth_largest(values: np.ndarray, n: int):
+    """The ``n``-th largest of ``values`` (more than ``n``; NaN counts as the largest, as in ``np.partition``).
+
+    The maxima of ``n`` disjoint sets of values are ``n`` distinct values, so their minimum bounds the ``n``-th
+    largest from below, and only the values reaching it are partitioned: ~3% of an SGDet image's 6,000 pair
+    bests, ~1.5x faster than partitioning them all. The sets interleave (every ``n``-th value), so values
+    stored in descending order (the reference's pair order) give the exact bound, not the last block's
+    maximum. A NaN maximum (a bound of NaN) filters nothing."""
+    size = len(values) // n
+    if size >= 4:
+        bound = values[: size * n].reshape(size, n).max(axis=0).min()
+        values = values[~(values < bound)]
+    return np.partition(values, len(values) - n)[len(values) - n]

@@ -1,0 +1,111 @@
+"""``sgg-eval evaluate``: open a prediction source, run the engine with the right ranking, return the JSON."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL, TAU
+from sgg_eval.core.errors import InputError
+from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
+from sgg_eval.formats.torch.reader import load
+from sgg_eval.formats.torch.tensor_table import LazyTensor
+from sgg_eval.metrics.engine import evaluate, require_evaluated
+from sgg_eval.metrics.options import EvalOptions
+
+
+class _Progress:
+    """Told the number of images done after each block; reports it on stderr: a running count on a terminal,
+    otherwise (a DVC stage, a log file) one line every ``every_s`` seconds, so a long run never looks hung."""
+
+    every_s = 15.0
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def __call__(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if self.tty:
+            print(f"\r  evaluated {done} images", end="", file=sys.stderr, flush=True)
+        elif now - self.last >= self.every_s:
+            self.last = now
+            print(f"  evaluated {done} images ({done / (now - self.start):.0f}/s)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty and self.done:
+            print(file=sys.stderr)
+
+
+def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
+    """A zero-shot triplet file ([Z, 3] subject, object, predicate; torch format), or ``vg150`` for the
+    reference codebase's own list shipped with sgg-eval."""
+    if spec == "vg150":
+        from importlib import resources
+
+        spec = str(resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch"))
+    obj = load(spec)
+    raw = obj.numpy() if isinstance(obj, LazyTensor) else None
+    if raw is None or raw.ndim != 2 or raw.shape[1] != 3 or raw.dtype.kind not in "iu":
+        what = f"shape {list(raw.shape)} dtype {raw.dtype}" if raw is not None else type(obj).__name__
+        raise InputError(
+            f"expected one integer tensor [Z, 3] (subject, object, predicate), got {what}", path=spec, field="zeroshot"
+        )
+    zs = np.asarray(raw, dtype=np.int64)
+    return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
+
+
+def run_evaluation(
+    predictions: str,
+    task: str,
+    *,
+    gt: str | None = None,
+    protocol: str = PROTOCOL,
+    stats: str | None = None,
+    zeroshot: str | None = None,
+    tau: float = TAU,
+    iou_threshold: float = IOU_THRESHOLD,
+    progress: bool = False,
+    jobs: int = 1,
+) -> dict:
+    """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
+    in parallel (``metrics.ranking.blocks``), with the same document for any number."""
+    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before reading
+    train: TrainingStats | None = read_stats(stats) if stats else None
+    source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
+    if train is not None and train.vocab != source.vocab:
+        raise InputError("class or predicate names differ from the predictions'", path=stats)
+    zs, zs_source = None, ""
+    if zeroshot:
+        zs, zs_source = load_zeroshot(zeroshot)
+        check_zeroshot_ids(zs, source.vocab, zeroshot, "zeroshot")
+    elif train is not None:
+        zs = train.zeroshot_triplets
+        zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
+    opts = replace(opts, order=source.order, score_kind=source.score_kind)  # how this file ranks
+    report = _Progress() if progress else None
+    result = evaluate(
+        source,
+        source.vocab,
+        opts,
+        source=predictions,
+        jobs=jobs,
+        progress=report,
+        triplet_counts=train.triplet_counts if train else None,
+        num_pairs=train.num_pairs if train else None,
+        zeroshot=zs,
+        zeroshot_source=zs_source,
+    )
+    if report is not None:
+        report.close()
+    require_evaluated(result, predictions, gt)
+    result["notes"] = list(source.notes) + result["notes"]
+    result["input"] = {"predictions": os.fspath(predictions), "format": source.fmt}  # as given: names the file
+    return result

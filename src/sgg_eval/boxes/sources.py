@@ -1,0 +1,292 @@
+"""Prediction sources: any supported file, paired with its ground truth, as a re-openable image stream.
+
+Formats: Scene-Graph-Benchmark.pytorch ``eval_results.pytorch`` (GT inside; stored order), SGBench JSON
+(GT from a split store; stored order; ranks only) and our prediction store (GT from a split store; ranked
+by the GC triplet score). Predictions and GT are joined by image id; a GT image without a prediction is an
+error naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from sgg_eval.core.errors import InputError
+from sgg_eval.data.image_ids import image_id_value
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.formats.eval_results import EvalResults, start_parse
+from sgg_eval.formats.sgbench_json import read_sgbench_json
+from sgg_eval.io.integrity import SEAL_MAGIC
+
+Pairs = Iterator[tuple[GTImage, PredImage]]
+
+
+@dataclass(frozen=True)
+class PredictionSource:
+    """``count`` images in GT split order; ``read(start, stop)`` streams the (GT, prediction) pairs at
+    positions ``start:stop``, opening what it needs on each call, so a forked ``--jobs`` worker reads its own
+    block; ``pairs()`` streams them all; ``release(start, stop)`` says a block is done (a mapped file drops
+    its pages from this process). ``order``/``score_kind`` tell the engine how to rank."""
+
+    path: str
+    fmt: str
+    vocab: Vocabulary
+    order: str
+    score_kind: str
+    simulated: bool
+    notes: tuple[str, ...]
+    count: int
+    read: Callable[[int, int], Pairs]
+    release: Callable[[int, int], None] | None = None
+
+    def pairs(self) -> Pairs:
+        return self.read(0, self.count)
+
+
+def detect_format(path: str) -> str:
+    """``eval_results`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
+    if not os.path.exists(path):
+        raise InputError("file not found", path=path)
+    with open(path, "rb") as fh:
+        head = fh.read(32)
+    if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
+        return "store"
+    if zipfile.is_zipfile(path) or head[:1] == b"\x80":
+        return "eval_results"
+    if head.lstrip()[:1] == b"{":
+        return "sgbench_json"
+    raise InputError(
+        "unknown prediction format (expected eval_results.pytorch, SGBench JSON or an sgg-eval store)", path=path
+    )
+
+
+class _Opened:
+    """A store kept open while its source is used, opened once per process: a forked ``--jobs`` worker opens
+    its own (an HDF5 handle does not survive fork) instead of opening it for every block of images, which
+    read the store's per-image columns each time (~3 ms per block, growing with the split). Or a store already
+    read into memory (``loaded``), which every process uses as it is."""
+
+    def __init__(self, kind: type, path: str, loaded=None):
+        self.kind, self.path, self._pid, self._store = kind, path, None, None
+        self._loaded = loaded  # a store read into memory (``_Store.load``): valid in any forked process
+
+    def __call__(self):
+        if self._loaded is not None:
+            return self._loaded
+        if self._pid != os.getpid():
+            self._store, self._pid = self.kind(self.path), os.getpid()
+        return self._store
+
+    def __getstate__(self) -> dict:  # a copy in another process opens the store again
+        return {**self.__dict__, "_pid": None, "_store": None, "_loaded": None}
+
+    def __del__(self) -> None:  # with its source (a forked worker's copy closes in that worker)
+        if self._store is not None and self._pid == os.getpid():
+            self._store.close()
+
+
+def _check_same_split(gt_ids: np.ndarray, pred_ids: np.ndarray, path: str, gt: str) -> None:
+    """Refuse a prediction file that misses more than half of the split's images: it was made for another
+    split (a few missing images are named one by one, as the join reaches them)."""
+    missing = int(np.count_nonzero(~np.isin(gt_ids, pred_ids)))
+    if 2 * missing <= len(gt_ids):
+        return
+    positions = len(pred_ids) and np.array_equal(np.sort(pred_ids), np.arange(len(pred_ids)))
+    hint = (
+        (
+            f"; its images are numbered 0..{len(pred_ids) - 1}, as `sgg-eval pko` numbers an "
+            f"eval_results.pytorch's images without --gt: write it again with --gt {gt}"
+        )
+        if positions
+        else ""
+    )
+    raise InputError(
+        f"{missing:,} of the {len(gt_ids):,} images of the GT split {gt} have no prediction here: "
+        f"this file was made for another split{hint}",
+        path=path,
+    )
+
+
+def _join_store(opened_split: _Opened, opened_store: _Opened, pred_path: str, start: int, stop: int) -> Pairs:
+    split, store = opened_split(), opened_store()
+    if np.array_equal(store.image_ids, split.image_ids):  # the usual case: same order, read both by rows
+        yield from zip(split.images(start, stop), store.images(start, stop))
+        return
+    row_of = {image_id_value(i): r for r, i in enumerate(store.image_ids)}
+    for gt in split.images(start, stop):
+        if gt.image_id not in row_of:
+            raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+        yield gt, store.image(row_of[gt.image_id])
+
+
+def _join_dict(opened_split: _Opened, preds: dict[int, PredImage], pred_path: str, start: int, stop: int) -> Pairs:
+    split = opened_split()
+    for gt in split.images(start, stop):
+        if gt.image_id not in preds:
+            raise InputError("no prediction for this GT image", path=pred_path, image_id=gt.image_id)
+        yield gt, preds[gt.image_id]
+
+
+# Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
+# 1024-scale boxes; only float rounding may differ).
+BOX_ATOL = 0.01
+
+
+def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
+    """What differs between the file's GT of one image and the split's, or ``None``."""
+    if len(mine.labels) != len(split.labels):
+        return f"labels: {len(mine.labels)} objects in the file, {len(split.labels)} in the split"
+    if not np.array_equal(mine.labels, split.labels):
+        return "labels: the object classes differ"
+    # plain array operations, not np.allclose / np.unique(axis=0): this runs once per image, and those two
+    # cost ~130 µs of the ~700 µs a PredCls image takes in all (boxes are finite: validated when read)
+    worst = float(np.abs(mine.boxes.astype(np.float64) - split.boxes).max()) if len(mine.boxes) else 0.0
+    if worst > BOX_ATOL:
+        return f"bbox: boxes differ by up to {worst:.3g} px"
+    if not np.array_equal(mine.rels, split.rels) and not np.array_equal(
+        np.unique(mine.rels, axis=0), np.unique(split.rels, axis=0)
+    ):
+        return "relation_tuple: the GT relations differ"  # (the same rows in another order are the same GT)
+    return None
+
+
+def _same_gt(mine: list[GTImage], split: list[GTImage]) -> bool:
+    """Whether every file GT image equals its split image as ``_gt_mismatch`` sees it, checked for a whole batch
+    at once (relations in the same order; another order falls back to the per-image check)."""
+    if [len(g.labels) for g in mine] != [len(g.labels) for g in split] or [len(g.rels) for g in mine] != [
+        len(g.rels) for g in split
+    ]:
+        return False
+    if not mine:
+        return True
+    labels = np.concatenate([g.labels for g in mine])
+    if not np.array_equal(labels, np.concatenate([g.labels for g in split])):
+        return False
+    boxes = np.concatenate([g.boxes for g in mine]).astype(np.float64)
+    if len(boxes) and np.abs(boxes - np.concatenate([g.boxes for g in split])).max() > BOX_ATOL:
+        return False
+    return np.array_equal(np.concatenate([g.rels for g in mine]), np.concatenate([g.rels for g in split]))
+
+
+_GT_BATCH = 256  # images whose GT is compared with the split's at once
+
+
+def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: int, stop: int) -> Pairs:
+    """The file's predictions scored on the split's GT, image by image in split order (as the reference
+    evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
+    a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT. Checked a batch at a
+    time; image by image, to name the first that differs, only when a batch does not match at once."""
+    split, gt_path = opened_split(), opened_split.path
+    stop = min(stop, len(split))
+    for lo in range(start, stop, _GT_BATCH):
+        batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
+        if not _same_gt([mine for (mine, _), _ in batch], [truth for _, truth in batch]):
+            for i, ((mine, _), truth) in enumerate(batch, lo):
+                problem = _gt_mismatch(mine, truth)
+                if problem:
+                    raise InputError(
+                        f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
+                        "evaluate it on the split it was made from",
+                        path=path,
+                        image_id=truth.image_id,
+                        position=i,
+                        field="groundtruths",
+                    )
+        for (_, pred), truth in batch:
+            pred.image_id = truth.image_id
+            yield truth, pred
+
+
+def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
+    """:func:`_open_predictions`, refusing an input of no image: nothing would be evaluated, and every metric
+    would be a silent 0 or null."""
+    source = _open_predictions(path, gt=gt, vocab=vocab)
+    if source.count == 0:
+        raise InputError("no image to evaluate (0 images)", path=gt or path)
+    return source
+
+
+def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
+    """Recognise ``path`` and pair it with its ground truth (inside the file, or the split store ``gt``).
+
+    An ``eval_results.pytorch`` carries its own GT, used when ``gt`` is not given. Given ``gt``, its images are
+    the split's by position (the reference evaluates the test split in order) and are scored on the split's GT,
+    after checking the file's GT equals it (``_on_split_gt``), so derived stores join back to the same GT.
+    """
+    path = os.fspath(path)
+    fmt = detect_format(path)
+    if fmt == "eval_results" and not gt:
+        loaded = EvalResults(path, vocab, row_maxima=True)
+        return PredictionSource(
+            path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded), loaded.read, loaded.release
+        )
+    if fmt == "eval_results":
+        # the file parses in a child while this process imports h5py and reads the split's GT into memory
+        # (~50 ms; forked workers then read it without opening the split)
+        with start_parse(path) as parsing:
+            from sgg_eval.data.store import SplitStore
+
+            with SplitStore(gt) as split:
+                n_split, split_vocab = len(split.image_ids), split.vocab
+                split.load()
+            if vocab is not None and vocab != split_vocab:
+                raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
+            loaded = EvalResults(path, split_vocab, parsing, row_maxima=True)
+        vocab, count = loaded.vocab, len(loaded)
+        if n_split != count:
+            raise InputError(f"{count} images, but the GT split {gt} has {n_split}: not the same test set", path=path)
+        return PredictionSource(
+            path,
+            fmt,
+            vocab,
+            "stored",
+            "probabilities",
+            False,
+            (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
+            count,
+            partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
+            loaded.release,
+        )
+    if not gt:
+        raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
+    from sgg_eval.data.store import PredictionStore, SplitStore  # h5py: only for inputs that use a store
+
+    with SplitStore(gt) as split:
+        gt_vocab, count, gt_ids = split.vocab, len(split), np.asarray(split.image_ids)
+    if fmt == "sgbench_json":
+        preds, dropped = read_sgbench_json(path, gt_vocab)
+        _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)
+        notes = (f"{dropped} duplicate triplets dropped (first kept)",) if dropped else ()
+        return PredictionSource(
+            path,
+            fmt,
+            gt_vocab,
+            "stored",
+            "ranked",
+            False,
+            notes,
+            count,
+            partial(_join_dict, _Opened(SplitStore, gt), preds, path),
+        )
+    with PredictionStore(path) as store:
+        if store.vocab != gt_vocab:
+            raise InputError("class or predicate names differ from the GT split's", path=path)
+        _check_same_split(gt_ids, np.asarray(store.image_ids), path, gt)
+        meta = store.meta
+    notes = ("SIMULATED predictions",) if meta.simulated else ()
+    return PredictionSource(
+        path,
+        fmt,
+        gt_vocab,
+        "score",
+        meta.score_kind,
+        meta.simulated,
+        notes,
+        count,
+        partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path),
+    )

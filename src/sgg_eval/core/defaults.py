@@ -1,0 +1,45 @@
+"""Every default of the metric family, of the PKO prior and of the dataset splits, stated once.
+
+The library's signatures (``EvalOptions``, ``PKOParams``, the matchers), the command line's defaults and help,
+the pipeline's MLflow parameters and the metric names read them from here; ``conf/`` states the same values
+for Hydra, and ``tests/test_defaults.py`` fails when ``conf/`` disagrees or another source file states one.
+"""
+
+from __future__ import annotations
+
+# The K of each family (docs/metrics.md). R@K, mR@K, ngR@K, zR@K, A@K, PR@K, F1@K: the reference evaluator's.
+RECALL_KS = (20, 50, 100)
+# IMR@K and wIMR@K: Li et al. 2022 report K = 10, 20, 50.
+IMR_KS = (10, 20, 50)
+# R_tr@K and wR_tr@K (triplet recall over every predicate of a GT pair).
+TRIPLET_KS = (5, 10, 15, 20, 50)
+# R@kx: K relative to the image's number of GT triplets, K = round(k · M).
+RELATIVE_KS = (1, 2, 10)
+
+# Table 1 of the paper (blind replacement) reports mR at this K.
+BLIND_K = 100
+
+# wIMR's exponent on each predicate's compositional diversity n_c (0 gives IMR exactly); the paper's 0.5.
+TAU = 0.5
+# SGDet: a predicted object matches a GT object of its label at IoU >= this; the reference evaluator's.
+IOU_THRESHOLD = 0.5
+# Images without any predicted pair: skipped, as Scene-Graph-Benchmark.pytorch does ("strict": all-miss).
+PROTOCOL = "reference"
+
+# PKO (docs/definitions.md §5): z = ẑ + λ·b; λ = 1 as in the paper, ε added to every training count.
+LAM = 1.0
+EPS = 1e-3
+
+# The choices the defaults are among (the tasks: sgg_eval.core.tasks).
+# Box protocols (docs/definitions.md §2): "reference" skips images without a predicted pair, "strict" counts
+# them as all-miss. Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's, the SGBench
+# paper's, OpenPSG's evaluator's.
+PROTOCOLS = ("reference", "strict")
+PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
+PSG_PROTOCOL = "sgbench"
+
+# Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and
+# Knyazev et al.'s num_val_im), GQA200's first kept test images (SHA-GCL's).
+NUM_VAL_IM = 5000
+# VG150's h5 stores boxes at longest side 1024 (``boxes_1024``) and 512; the reference reads 1024.
+BOX_SCALE = 1024

@@ -1,0 +1,148 @@
+"""The per-image work of a panoptic evaluation, for one or several protocols at once, spread over processes.
+
+Each image is read and its IoUs computed once (masks: the GT PNG and the submission's layers; boxes), then
+ranked under every protocol asked for (``metrics.panoptic_ranks``) and reduced into one
+:class:`~sgg_eval.metrics.reduce.Accumulator` per protocol (and one for the reach ranks of R@inf), plus the
+PRk cells. ``jobs`` forked processes take chunks of ``tuning.PSG_CHUNK`` images; the parent merges the chunks in file
+order, so the result is the same for any number of processes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgg_eval.core import tuning
+from sgg_eval.data.stats import TrainingStats
+from sgg_eval.data.types import triplet_key
+from sgg_eval.metrics.rank_records import BlockRanks
+from sgg_eval.metrics.reduce import Accumulator
+from sgg_eval.panoptic.matching import IOU, assign, assign_one_to_one, box_ious, mask_ious
+from sgg_eval.panoptic.panoptic_png import segment_index
+from sgg_eval.panoptic.ranks import (
+    graph_constrained,
+    image_ranks,
+    predicate_rank_cells,
+    triplet_ok,
+)
+from sgg_eval.panoptic.types import PsgGT, PsgImage
+
+
+@dataclass(frozen=True)
+class ZeroShot:
+    """The zero-shot class triplets of the statistics as sorted ``triplet_key`` values (1-based ids)."""
+
+    keys: np.ndarray
+    sizes: tuple[int, int]
+
+    @classmethod
+    def of(cls, train: TrainingStats) -> ZeroShot:
+        zs, sizes = train.zeroshot_triplets, (train.vocab.num_objects, train.vocab.num_predicates)
+        return cls(np.unique(triplet_key(zs[:, 0], zs[:, 1], zs[:, 2], *sizes)), sizes)
+
+    def rows(self, image: PsgImage) -> np.ndarray:
+        """Per GT row of ``image``, whether its class triplet is zero-shot."""
+        t, labels = image.triplets, image.labels + 1
+        return np.isin(triplet_key(labels[t[:, 0]], labels[t[:, 1]], t[:, 2] + 1, *self.sizes), self.keys)
+
+
+@dataclass
+class Reduced:
+    """One protocol's reduction: ranks, reach ranks (R@inf) and PRk cells ``[images, C]`` (file order)."""
+
+    acc: Accumulator
+    reach: Accumulator
+    cells: np.ndarray
+
+    def merge(self, other: Reduced) -> None:
+        self.acc.merge(other.acc)
+        self.reach.merge(other.reach)
+        self.cells = np.concatenate([self.cells, other.cells])
+
+
+def reduce_images(
+    gt: PsgGT,
+    sub,
+    present: list,
+    protocols: tuple[str, ...],
+    *,
+    has_ng: bool,
+    zeroshot: ZeroShot | None,
+    jobs: int,
+    iou_threshold: float = IOU,
+) -> dict[str, Reduced]:
+    """Every protocol's reduction of the ``present`` (GT image, predicted image) pairs, instances matched at
+    ``iou_threshold`` (the protocols' 0.5 by default). Under ``openpsg`` an image without a predicted triplet is
+    skipped (OpenPSG's rule)."""
+    chunks = [present[i : i + tuning.PSG_CHUNK] for i in range(0, len(present), tuning.PSG_CHUNK)]
+    args = (gt, sub, protocols, has_ng, zeroshot, iou_threshold)
+    if jobs <= 1 or len(chunks) <= 1:
+        parts = [_chunk(*args, chunk) for chunk in chunks]
+    else:
+        global _SHARED
+        _SHARED = (args, chunks)  # inherited by the forked workers: only the results are pickled
+        try:
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
+                parts = list(pool.imap(_worker, range(len(chunks)), chunksize=1))
+        finally:
+            _SHARED = None
+    total = {p: _empty(gt) for p in protocols}
+    for part in parts:
+        for protocol in protocols:
+            total[protocol].merge(part[protocol])
+    return total
+
+
+_SHARED: tuple | None = None
+
+
+def _worker(index: int) -> dict[str, Reduced]:
+    args, chunks = _SHARED
+    return _chunk(*args, chunks[index])
+
+
+def _empty(gt: PsgGT) -> Reduced:
+    return Reduced(Accumulator(gt.num_predicates), Accumulator(gt.num_predicates), np.zeros((0, gt.num_predicates)))
+
+
+def _chunk(
+    gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, threshold: float, chunk: list
+) -> dict[str, Reduced]:
+    ranks = {p: ([], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags
+    for image, pred in chunk:
+        if sub.mode == "masks":
+            seg, gt_area = segment_index(gt, image)
+            iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape), pred.labels, image.labels, gt_area)
+        else:
+            iou = box_ious(image.boxes, pred.boxes)
+        ng = pred.ng_triplets if has_ng else None
+        zs = None if zeroshot is None else zeroshot.rows(image)
+        for protocol in protocols:
+            cells = np.full(gt.num_predicates, np.nan)
+            if protocol == "openpsg":
+                if not len(pred.rows):
+                    continue
+                match, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
+            else:
+                matcher = assign if protocol == "sgbench" else assign_one_to_one
+                match = pred2gt = matcher(iou, pred.labels, image.labels, threshold)
+                gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
+                cells = predicate_rank_cells(
+                    image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
+                )
+            ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
+            for into, value in zip(ranks[protocol], (*ranked, cells, zs)):
+                into.append(value)
+    out = {}
+    for protocol, (image_rank, reach, cells, flags) in ranks.items():
+        reduced = _empty(gt)
+        if image_rank:
+            reduced.acc.add_many(
+                BlockRanks.of(image_rank), zeroshot=None if zeroshot is None else np.concatenate(flags)
+            )
+            reduced.reach.add_many(BlockRanks.of(reach))
+            reduced.cells = np.array(cells)
+        out[protocol] = reduced
+    return out
