@@ -1,9 +1,10 @@
 """Streaming evaluation: (GT image, prediction image) pairs in, the metrics JSON out.
 
-Owns only the loop, the task handling and the protocols; ranks come from ``ranks.py`` and reductions from
-``reduce.py``. Protocols (docs/definitions.md §2): images without GT relations are always skipped; images without any
-predicted pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss
-in ``strict``. Both report how many images were evaluated and skipped.
+Owns only the loop, the task handling and the protocols; ranks come from ``metrics.ranking``, their reduction
+from ``reduce.py`` and the document from ``document.py`` (the table) with ``box_values.py`` (the box values).
+Protocols (docs/definitions.md §2): images without GT relations are always skipped; images without any predicted
+pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss in ``strict``.
+Both report how many images were evaluated and skipped.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
+from sgg_eval.metrics.box_values import BoxValues
 from sgg_eval.metrics.detection import DET_METRICS, box_map
+from sgg_eval.metrics.document import Document, fill
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
-from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
+from sgg_eval.metrics.reduce import Accumulator, weighted_mean, wimr_weights
 from sgg_eval.metrics.reductions import registered_metrics
 
 
@@ -98,103 +101,24 @@ def finalize(
     has_triplet_counts: bool = False,
     zeroshot_source: str = "",
 ) -> dict:
-    """Turn the accumulators into ``{"task", "protocol", "metrics", "per_predicate", "counts", "notes"}``."""
-    metrics: dict[str, float | None] = {}
-    per_pred: dict[str, dict[str, float]] = {}
-    notes: list[str] = []
-    names = vocab.predicate_classes
-    n = acc.images
-    fam = acc.families
-
-    def put(name: str, value, reason: str | None = None) -> None:
-        metrics[name] = None if value is None else float(value)
-        if value is None and reason and reason not in notes:
-            notes.append(reason)
-
-    def vector(name: str, values: np.ndarray) -> None:
-        per_pred[name] = {names[c]: float(values[c]) for c in range(len(names))}
-
-    uniform = np.ones(vocab.num_predicates)
-    none_eval = "no image was evaluated" if n == 0 else None
-    no_scores = (
-        "NG, ng-IMR, ng-wIMR, R_tr and PRk need per-predicate scores, "
-        "which this input does not have (ranked triplets only)"
+    """Turn the accumulators into ``{"task", "protocol", "metrics", "per_predicate", "counts", "notes"}``: the
+    table of ``metrics.document`` filled with the box values (``metrics.box_values``), then the registered
+    reductions, then the notes about the run."""
+    doc = Document(vocab.predicate_classes)
+    values = BoxValues(
+        doc,
+        acc,
+        vocab,
+        opts,
+        num_pairs=num_pairs,
+        has_triplet_counts=has_triplet_counts,
+        zeroshot_source=zeroshot_source,
     )
-    for k in RECALL_KS:
-        i = acc.k_index(k)
-        for ng, family in ((False, "gc"), (True, "ng")):
-            r_name, m_name, z_name, f_name = (metric_name(f, k, ng=ng) for f in ("R", "mR", "zR", "F1"))
-            if n == 0 or family not in fam:
-                reason = none_eval or no_scores
-                for name in (r_name, m_name, z_name, f_name):
-                    put(name, None, reason)
-                continue
-            put(r_name, acc.recall[family][i] / n)
-            per_c = acc.per_predicate_recall(family)[:, i]
-            put(m_name, weighted_mean(per_c, uniform))
-            vector(m_name, per_c)
-            put(f_name, f1_score(metrics[r_name], metrics[m_name]))
-            if not zeroshot_source:
-                put(z_name, None, "zero-shot recall needs a zero-shot set (--zeroshot FILE or --stats STATS)")
-            elif acc.zs_images == 0:
-                put(z_name, None, "no evaluated image has a zero-shot GT triplet")
-            else:
-                put(z_name, acc.zs_recall[family][i] / acc.zs_images)
-        if "gt_pair" in fam and acc.acc_rows:
-            put(metric_name("A", k), acc.acc_hits[i] / acc.acc_rows)
-        else:
-            put(metric_name("A", k), None, none_eval or "A@K is defined for PredCls and SGCls only")
-        put(metric_name("PR", k), acc.recall["pair"][i] / n if n else None, none_eval)
-    for k in IMR_KS:
-        i = acc.k_index(k)
-        for ng, family in ((False, "imr"), (True, "ng_imr")):
-            name, w_name = metric_name("IMR", k, ng=ng), metric_name("wIMR", k, ng=ng)
-            if n == 0 or family not in fam:
-                put(name, None, none_eval or no_scores), put(w_name, None, none_eval or no_scores)
-                continue
-            imr_c = acc.per_predicate_recall(family)[:, i]
-            put(name, weighted_mean(imr_c, uniform))
-            vector(name, imr_c)
-            if num_pairs is None:
-                put(w_name, None, "wIMR needs the training statistics (--stats STATS) for n_c")
-            else:
-                put(w_name, weighted_mean(imr_c, wimr_weights(num_pairs, opts.tau)))
-    for k in TRIPLET_KS:
-        i = acc.k_index(k)
-        if "triplet" not in fam or acc.tr_rows == 0:
-            defined = not opts.task_spec.detects
-            reason = none_eval or (no_scores if defined else "R_tr is defined for PredCls and SGCls only")
-            put(metric_name("R_tr", k), None, reason), put(metric_name("wR_tr", k), None, reason)
-            continue
-        put(metric_name("R_tr", k), acc.tr_hits[i] / acc.tr_rows)
-        if has_triplet_counts:
-            put(metric_name("wR_tr", k), acc.wtr_hits[i] / acc.wtr_total)
-        else:
-            put(metric_name("wR_tr", k), None, "wR_tr needs the training statistics (--stats STATS) for n_t")
-    if "prk" in fam and acc.prk_rows[1:].sum() > 0:
-        has = acc.prk_rows[1:] > 0
-        prk_c = np.divide(acc.prk_sum[1:], acc.prk_rows[1:], out=np.full(vocab.num_predicates, np.nan), where=has)
-        put(metric_name("PRk"), float(np.mean(prk_c[has])))
-        per_pred[metric_name("PRk")] = {names[c]: float(prk_c[c]) for c in range(len(names)) if has[c]}
-        if not has.all():
-            notes.append(f"PRk averages the {int(has.sum())} predicates with at least one matched GT pair")
-    else:
-        put(metric_name("PRk"), None, none_eval or no_scores)
-    if opts.task_spec.detects:
-        put(metric_name("InstR"), acc.inst / n if n else None, none_eval)
-    else:
-        put(metric_name("InstR"), None, "InstR is defined for SGDet only (GT boxes are given in PredCls and SGCls)")
-    for j, k in enumerate(RELATIVE_KS):
-        put(metric_name("R", k, relative=True), acc.rel_recall[j] / n if n else None, none_eval)
-        if n:
-            per_c = acc.relative_per_predicate()[:, j]
-            put(metric_name("mR", k, relative=True), weighted_mean(per_c, uniform))
-            vector(metric_name("mR", k, relative=True), per_c)
-        else:
-            put(metric_name("mR", k, relative=True), None, none_eval)
-    metrics.update(registered_metrics(acc, vocab, opts, taken=set(metrics)))  # metrics/reductions.py
+    fill(doc, values.table())
+    doc.metrics.update(registered_metrics(acc, taken=set(doc.metrics)))  # metrics/reductions.py
+    notes = doc.notes
     absent = int((acc.pred_images[1:] == 0).sum())
-    if n and absent:
+    if acc.images and absent:
         notes.append(f"{absent} predicates never occur in the evaluated GT and count as 0 in mR and IMR")
     if counts["images_skipped_no_pred"]:
         notes.append(
@@ -213,8 +137,8 @@ def finalize(
         "protocol": opts.protocol,
         "tau": opts.tau,
         "iou_threshold": opts.iou_threshold,
-        "metrics": metrics,
-        "per_predicate": per_pred,
+        "metrics": doc.metrics,
+        "per_predicate": doc.per_predicate,
         "counts": counts,
         "notes": notes,
     }

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS
+from sgg_eval.core.defaults import RECALL_KS, RELATIVE_KS
+from sgg_eval.metrics.document import Cell, Document, Value, fill
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
+from sgg_eval.metrics.reductions import registered_metrics
 
 _AT_K = tuple(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS)
 _PAPER = (
@@ -105,103 +107,141 @@ def psg_metrics(
     absent_zs: int = 0,
     wimr_weights: np.ndarray | None = None,
 ) -> tuple[dict, dict, list[str]]:
-    """``(metrics, per_predicate, notes)`` of a run (module docstring). ``prk_cells [images, C]`` (NaN where
-    undefined) for the evaluated images; ``absent``: test images with relations and no prediction, of which
-    ``absent_zs`` have a zero-shot row; ``zs``: the rows were flagged zero-shot; ``wimr_weights``: n_c^τ."""
-    metrics: dict[str, float | None] = {}
-    per_pred: dict[str, dict[str, float]] = {}
-    notes: list[str] = []
-    n = acc.images
-    over = n + (0 if protocol == "openpsg" else absent)
+    """``(metrics, per_predicate, notes)`` of a run (module docstring): the table of ``metrics.document`` filled
+    with :class:`PanopticValues`, then the registered reductions (``metrics.reductions``) of ``acc``.
+    ``prk_cells [images, C]`` (NaN where undefined) for the evaluated images; ``absent``: test images with
+    relations and no prediction, of which ``absent_zs`` have a zero-shot row; ``zs``: the rows were flagged
+    zero-shot; ``wimr_weights``: n_c^τ."""
+    doc = Document(predicates)
+    values = PanopticValues(doc, acc, reach, prk_cells, absent, protocol, has_ng, zs, absent_zs, wimr_weights)
+    fill(doc, values.table())
+    doc.metrics.update(registered_metrics(acc, taken=set(doc.metrics)))
+    return doc.metrics, doc.per_predicate, doc.notes
 
-    def recall(total: float) -> float | None:
-        return float(total / over) if over else None
 
-    def mean_recall(name: str, sums: np.ndarray, image_sum: float, images_c: np.ndarray) -> float | None:
+class PanopticValues:
+    """``table()``: each family a panoptic protocol has, as a function of a :class:`~sgg_eval.metrics.document.Cell`
+    (``None`` for a family it has not: A@K, R_tr, the NG variants of IMR)."""
+
+    def __init__(self, doc, acc, reach, prk_cells, absent, protocol, has_ng, zs, absent_zs, wimr_weights):
+        self.doc, self.acc, self.reach, self.prk_cells = doc, acc, reach, prk_cells
+        self.protocol, self.has_ng, self.zs, self.wimr_weights = protocol, has_ng, zs, wimr_weights
+        self.n = acc.images
+        self.over = self.n + (0 if protocol == "openpsg" else absent)
+        self.zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
+        self.images_c = acc.pred_images[1:]
+
+    def table(self) -> dict:
+        return {
+            "R": self.recall,
+            "mR": self.mean_recall,
+            "F1": self.f1,
+            "zR": self.zero_shot,
+            "PR": self.pair_recall,
+            "IMR": self.imr,
+            "wIMR": self.wimr,
+            "PRk": self.predicate_rank,
+            "InstR": self.instance_recall,
+        }
+
+    def _recall(self, total: float) -> float | None:
+        return float(total / self.over) if self.over else None
+
+    def _no_ng(self, cell: Cell) -> Value | None:
+        if cell.ng and not self.has_ng:
+            return Value(None, "ngR, ng-mR and ng-F1 need ng_triplets, which no image of the predictions has: null")
+        return None
+
+    def recall(self, cell: Cell) -> Value:
+        if cell.relative:
+            return Value(self._recall(self.acc.rel_recall[cell.index]))
+        if cell.k == "inf":
+            return Value(self._recall(self.reach.recall["gc"][self.reach.k_index(RECALL_KS[0])]))
+        family = "ng" if cell.ng else "gc"
+        return self._no_ng(cell) or Value(self._recall(self.acc.recall[family][self.acc.k_index(cell.k)]))
+
+    def mean_recall(self, cell: Cell) -> Value:
         """One m-type value from ``sums [C]`` (Σ over images containing c) and the per-image sum (Eq. 2)."""
-        if not n:
-            return None
-        seen = images_c > 0
-        r_c = np.divide(sums, images_c, out=np.zeros(len(sums)), where=seen)
-        per_pred[name] = {predicates[c]: float(r_c[c]) for c in np.flatnonzero(seen)}
-        if protocol == "sgbench-paper":
-            return float(image_sum / over)
-        if protocol == "sgbench" and not seen.all():
-            note = (
+        acc = self.acc
+        if cell.relative:
+            sums, image_sum = acc.rel_per_pred[1:, cell.index], acc.image_mean["rel"][cell.index]
+        elif cell.k == "inf":
+            i = self.reach.k_index(RECALL_KS[0])
+            sums, image_sum = self.reach.per_pred["gc"][1:, i], self.reach.image_mean["gc"][i]
+        elif blocked := self._no_ng(cell):
+            return blocked
+        else:
+            family, i = ("ng" if cell.ng else "gc"), acc.k_index(cell.k)
+            sums, image_sum = acc.per_pred[family][1:, i], acc.image_mean[family][i]
+        if not self.n:
+            return Value(None)
+        seen = self.images_c > 0
+        r_c = np.divide(sums, self.images_c, out=np.zeros(len(sums)), where=seen)
+        if self.protocol == "sgbench-paper":
+            return Value(float(image_sum / self.over), per_predicate=r_c, listed=seen)
+        if self.protocol == "sgbench" and not seen.all():
+            reason = (
                 f"mR-type metrics are undefined (null): {int((~seen).sum())} predicates never occur in the "
                 "GT of an evaluated image (sgbench prints NaN)"
             )
-            if note not in notes:
-                notes.append(note)
+            return Value(None, reason, per_predicate=r_c, listed=seen)
+        return Value(float(r_c.mean()), per_predicate=r_c, listed=seen)
+
+    def f1(self, cell: Cell) -> Value:
+        if blocked := self._no_ng(cell):
+            return blocked
+        r, m = (self.doc.metrics[Cell(f, cell.k, cell.index, cell.ng, False).name] for f in ("R", "mR"))
+        return Value(f1_score(r, m) if r is not None and m is not None else None)
+
+    def zero_shot(self, cell: Cell) -> Value:
+        """``zR@K``: the mean over images with a zero-shot GT row of the share of those rows hit (``reduce``)."""
+        if blocked := self._no_ng(cell):
+            return blocked
+        if not self.zs:
+            return Value(None)
+        if not self.zs_over:
+            return Value(None, "no evaluated image has a zero-shot GT triplet: zR@K is null")
+        return Value(float(self.acc.zs_recall["ng" if cell.ng else "gc"][self.acc.k_index(cell.k)] / self.zs_over))
+
+    def pair_recall(self, cell: Cell) -> Value:
+        return Value(self._recall(self.acc.recall["pair"][self.acc.k_index(cell.k)]))
+
+    def imr(self, cell: Cell) -> Value | None:
+        if cell.ng:
             return None
-        return float(r_c.mean())
+        if not self.n:
+            return Value(None)
+        imr_c = self.acc.per_predicate_recall("imr")[:, self.acc.k_index(cell.k)]
+        return Value(float(imr_c.mean()), per_predicate=imr_c)
 
-    images_c = acc.pred_images[1:]
-    zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
-    for k in RECALL_KS:
-        i = acc.k_index(k)
-        for ng, family in ((False, "gc"), (True, "ng")):
-            r_name, m_name, f_name, z_name = (metric_name(f, k, ng=ng) for f in ("R", "mR", "F1", "zR"))
-            if family == "ng" and not has_ng:
-                metrics[r_name] = metrics[m_name] = metrics[f_name] = metrics[z_name] = None
-                continue
-            metrics[r_name] = recall(acc.recall[family][i])
-            metrics[m_name] = mean_recall(m_name, acc.per_pred[family][1:, i], acc.image_mean[family][i], images_c)
-            both = metrics[r_name] is not None and metrics[m_name] is not None
-            metrics[f_name] = f1_score(metrics[r_name], metrics[m_name]) if both else None
-            metrics[z_name] = _zero_shot(acc, family, i, zs, zs_over, notes)
-        metrics[metric_name("PR", k)] = recall(acc.recall["pair"][i])
-    if not has_ng:
-        notes.append("ngR, ng-mR and ng-F1 need ng_triplets, which no image of the predictions has: null")
-    for k in IMR_KS:
-        i = acc.k_index(k)
-        imr_c = acc.per_predicate_recall("imr")[:, i]
-        metrics[metric_name("IMR", k)] = float(imr_c.mean()) if n else None
-        metrics[metric_name("wIMR", k)] = weighted_mean(imr_c, wimr_weights) if n and wimr_weights is not None else None
-        if n:
-            per_pred[metric_name("IMR", k)] = {predicates[c]: float(imr_c[c]) for c in range(len(predicates))}
-    if wimr_weights is None:
-        notes.append(
-            "zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
-            "-o stats.h5, then --stats stats.h5"
-        )
-    i = reach.k_index(RECALL_KS[0])
-    metrics[metric_name("R", "inf")] = recall(reach.recall["gc"][i])
-    metrics[metric_name("mR", "inf")] = mean_recall(
-        metric_name("mR", "inf"), reach.per_pred["gc"][1:, i], reach.image_mean["gc"][i], images_c
-    )
-    for j, k in enumerate(RELATIVE_KS):
-        metrics[metric_name("R", k, relative=True)] = recall(acc.rel_recall[j])
-        metrics[metric_name("mR", k, relative=True)] = mean_recall(
-            metric_name("mR", k, relative=True), acc.rel_per_pred[1:, j], acc.image_mean["rel"][j], images_c
-        )
-    metrics[metric_name("InstR")] = recall(acc.inst)
-    metrics[metric_name("PRk")] = _predicate_rank(prk_cells, protocol, notes)
-    return metrics, per_pred, notes
+    def wimr(self, cell: Cell) -> Value | None:
+        if cell.ng:
+            return None
+        if self.wimr_weights is None:
+            return Value(
+                None,
+                "zR@K and wIMR@K need statistics of the PSG training split: sgg-eval stats --psg psg.json "
+                "-o stats.h5, then --stats stats.h5",
+            )
+        if not self.n:
+            return Value(None)
+        imr_c = self.acc.per_predicate_recall("imr")[:, self.acc.k_index(cell.k)]
+        return Value(weighted_mean(imr_c, self.wimr_weights))
 
+    def instance_recall(self, cell: Cell) -> Value:
+        return Value(self._recall(self.acc.inst))
 
-def _zero_shot(acc: Accumulator, family: str, i: int, zs: bool, over: int, notes: list[str]) -> float | None:
-    """``zR@K``: the mean over images with a zero-shot GT row of the share of those rows hit (``reduce``)."""
-    if not zs:
-        return None
-    if not over:
-        note = "no evaluated image has a zero-shot GT triplet: zR@K is null"
-        if note not in notes:
-            notes.append(note)
-        return None
-    return float(acc.zs_recall[family][i] / over)
-
-
-def _predicate_rank(cells: np.ndarray, protocol: str, notes: list[str]) -> float | None:
-    if protocol == "openpsg":
-        notes.append("PRk needs an instance mapping, which OpenPSG's per-triplet matching has not: null")
-        return None
-    defined = ~np.isnan(cells)
-    if not defined.any():
-        notes.append("PRk needs ng_triplets that hit a GT triplet; none does")
-        return None
-    if protocol == "sgbench":
-        return float(cells[defined].mean())
-    has = defined.any(axis=1)
-    per_image = np.where(defined, cells, 0.0).sum(axis=1)[has] / defined.sum(axis=1)[has]
-    return float(per_image.mean())
+    def predicate_rank(self, cell: Cell) -> Value:
+        """sgbench pools every defined (image, predicate) cell; sgbench-paper averages each image's cells, then
+        the images with one; openpsg has none."""
+        if self.protocol == "openpsg":
+            return Value(None, "PRk needs an instance mapping, which OpenPSG's per-triplet matching has not: null")
+        cells = self.prk_cells
+        defined = ~np.isnan(cells)
+        if not defined.any():
+            return Value(None, "PRk needs ng_triplets that hit a GT triplet; none does")
+        if self.protocol == "sgbench":
+            return Value(float(cells[defined].mean()))
+        has = defined.any(axis=1)
+        per_image = np.where(defined, cells, 0.0).sum(axis=1)[has] / defined.sum(axis=1)[has]
+        return Value(float(per_image.mean()))

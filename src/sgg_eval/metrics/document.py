@@ -1,0 +1,115 @@
+"""The metrics document of a run, for boxes and PSG alike: one table of metric families (:data:`TABLE`: their K
+values and NG variants, in document order), filled by a product's values, with one null rule.
+
+A product (boxes: ``metrics.engine``; PSG: ``panoptic.reduce``) gives, per family name, a function of the
+:class:`Cell` (family, K, NG or not, relative K or not, the metric's name) returning a :class:`Value` (the number
+or ``None``, why it is ``None``, and its per-predicate vector if it has one), or ``None`` when the family is not
+part of that product's document (boxes have no ``R@inf``; PSG no ``A@K``). :func:`fill` walks the table in order
+and applies the null rule: a metric that cannot be computed is ``null`` and its reason becomes a note, once.
+The registered reductions (``metrics.reductions``) then add their metrics, for both products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.metrics.names import metric_name
+
+
+@dataclass(frozen=True)
+class Block:
+    """Families written together at each K of ``ks`` (``None``: a family without K): at each K, ``families`` on
+    the GC list, then (``ng``) their NG variants, then ``plain`` (families without an NG variant)."""
+
+    ks: tuple
+    families: tuple[str, ...]
+    ng: bool = False
+    plain: tuple[str, ...] = ()
+    relative: bool = False
+
+
+# Every family either product writes, in document order (docs/metrics.md defines each).
+TABLE = (
+    Block(RECALL_KS, ("R", "mR", "F1", "zR"), ng=True, plain=("A", "PR")),
+    Block(IMR_KS, ("IMR", "wIMR"), ng=True),
+    Block(TRIPLET_KS, ("R_tr", "wR_tr")),
+    Block((None,), ("PRk", "InstR")),
+    Block(("inf",), ("R", "mR")),
+    Block(RELATIVE_KS, ("R", "mR"), relative=True),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One metric of the table: ``family`` at ``k`` (its ``index`` in the block's K list), NG variant or not."""
+
+    family: str
+    k: int | str | None
+    index: int
+    ng: bool
+    relative: bool
+
+    @property
+    def name(self) -> str:
+        return metric_name(self.family, self.k, ng=self.ng, relative=self.relative)
+
+
+@dataclass(frozen=True)
+class Value:
+    """A metric's value (``None``: undefined, ``reason`` says why), and its per-predicate values ``[C]`` where it
+    has them (``listed``: which predicates the document lists; all by default)."""
+
+    value: float | None
+    reason: str | None = None
+    per_predicate: np.ndarray | None = None
+    listed: np.ndarray | None = None
+
+
+Values = Mapping[str, Callable[[Cell], Value | None]]
+
+
+class Document:
+    """A metrics document being built: ``metrics`` by name, ``per_predicate`` by metric name then predicate name,
+    ``notes`` (each once, in the order they arose)."""
+
+    def __init__(self, predicates: tuple[str, ...]):
+        self.predicates = predicates
+        self.metrics: dict[str, float | None] = {}
+        self.per_predicate: dict[str, dict[str, float]] = {}
+        self.notes: list[str] = []
+
+    def note(self, text: str | None) -> None:
+        if text and text not in self.notes:
+            self.notes.append(text)
+
+    def put(self, name: str, value: Value) -> None:
+        """The null rule: a number is stored as a float; ``None`` with its reason as a note."""
+        self.metrics[name] = None if value.value is None else float(value.value)
+        if value.value is None:
+            self.note(value.reason)
+        if value.per_predicate is not None:
+            listed = range(len(self.predicates)) if value.listed is None else np.flatnonzero(value.listed)
+            self.per_predicate[name] = {self.predicates[c]: float(value.per_predicate[c]) for c in listed}
+
+
+def cells(block: Block):
+    """The block's cells in document order."""
+    for index, k in enumerate(block.ks):
+        for ng in (False, True) if block.ng else (False,):
+            for family in block.families:
+                yield Cell(family, k, index, ng, block.relative)
+        for family in block.plain:
+            yield Cell(family, k, index, False, block.relative)
+
+
+def fill(doc: Document, values: Values) -> None:
+    """Every metric of :data:`TABLE` that ``values`` gives, in order, into ``doc``."""
+    for block in TABLE:
+        for cell in cells(block):
+            value = values[cell.family](cell) if cell.family in values else None
+            if value is not None:
+                doc.put(cell.name, value)
