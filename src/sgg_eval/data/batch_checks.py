@@ -42,47 +42,32 @@ def batch_is_valid(
     if not gts:
         return True
     width = vocab.num_predicates + 1
-    for gt, pred in zip(gts, preds):  # shapes and dtypes: attribute reads only
-        n, q, p = len(gt.boxes), len(pred.boxes), len(pred.pairs)
-        if not (
-            gt.boxes.shape == (n, 4)
-            and gt.boxes.dtype.kind == "f"
-            and gt.labels.shape == (n,)
-            and gt.labels.dtype.kind in "iu"
-            and gt.rels.ndim == 2
-            and gt.rels.shape[1] == 3
-            and gt.rels.dtype.kind in "iu"
-            and pred.boxes.shape == (q, 4)
-            and pred.boxes.dtype.kind == "f"
-            and pred.labels.shape == (q,)
-            and pred.labels.dtype.kind in "iu"
-            and pred.obj_scores.shape == (q,)
-            and pred.obj_scores.dtype.kind == "f"
-            and pred.pairs.ndim == 2
-            and pred.pairs.shape[1] == 2
-            and pred.pairs.dtype.kind in "iu"
-            and (
-                (p == 0 and pred.rel_scores.ndim == 2 and len(pred.rel_scores) == 0)
-                or (pred.rel_scores.shape == (p, width) and pred.rel_scores.dtype.kind == "f")
-            )
-        ):
+    if not all(_layout_ok(gt, pred, width) for gt, pred in zip(gts, preds)):
+        return False
+    if not _objects_and_relations_ok(gts, preds, vocab):
+        return False
+    return _pairs_and_scores_ok(preds, probabilities, keep_row_maxima, fold)
+
+
+def _pairs_and_scores_ok(preds: list[PredImage], probabilities: bool, keep_row_maxima: bool, fold: Fold | None):
+    """The predicted pairs' indices and the score matrices (``batch_is_valid``'s ``keep_row_maxima`` and
+    ``fold``)."""
+    with_pairs = [p for p in preds if len(p.pairs)]
+    if not _pairs_ok(preds, fold):
+        return False
+    if keep_row_maxima and probabilities:
+        large = [(i, p) for i, p in enumerate(preds) if len(p.pairs) >= tuning.MAXIMA_ROWS]
+        if not all(_probabilities_keeping_maxima(p, i, fold) for i, p in large):
             return False
-    boxes = np.concatenate([g.boxes for g in gts] + [p.boxes for p in preds])
-    if not _boxes_ok(boxes):
-        return False
-    labels = np.concatenate([g.labels for g in gts] + [p.labels for p in preds])
-    if len(labels) and (labels.min() < 1 or labels.max() > vocab.num_objects):
-        return False
-    obj_scores = np.concatenate([p.obj_scores for p in preds])
-    if not _finite(obj_scores) or (obj_scores.size and obj_scores.min() < 0):
-        return False
-    if not _indices_ok([g.rels[:, :2] for g in gts], [len(g.labels) for g in gts]):
-        return False
-    predicates = np.concatenate([g.rels[:, 2] for g in gts])
-    if len(predicates) and (predicates.min() < 1 or predicates.max() > vocab.num_predicates):
-        return False
+        with_pairs = [p for p in with_pairs if len(p.pairs) < tuning.MAXIMA_ROWS]
+    if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= tuning.CONCATENATED:
+        return _scores_ok([np.concatenate([p.rel_scores.ravel() for p in with_pairs])], probabilities)
+    return _scores_ok([p.rel_scores for p in with_pairs], probabilities)
+
+
+def _pairs_ok(preds: list[PredImage], fold: Fold | None) -> bool:
+    """Every pair indexes its image's boxes; ``fold("rel_pair_idxs", i)``'s sink gets large pair arrays."""
     at = [i for i, p in enumerate(preds) if len(p.pairs)]
-    with_pairs = [preds[i] for i in at]
 
     def pairs_seen(k: int, pairs: np.ndarray) -> None:  # asked for only when the pairs are checked one by one
         sink = fold("rel_pair_idxs", at[k])
@@ -90,17 +75,46 @@ def batch_is_valid(
             sink(pairs)
 
     seen = None if fold is None else pairs_seen
-    if not _indices_ok([p.pairs for p in with_pairs], [len(p.boxes) for p in with_pairs], seen):
+    return _indices_ok([preds[i].pairs for i in at], [len(preds[i].boxes) for i in at], seen)
+
+
+# The dtype kinds of (GT boxes, labels, rels; predicted boxes, labels, object scores, pairs) that pass: floats
+# for boxes and scores, signed or unsigned integers for labels and indices.
+_KINDS = {f"f{a}{b}f{c}f{d}" for a in "iu" for b in "iu" for c in "iu" for d in "iu"}
+
+
+def _layout_ok(gt: GTImage, pred: PredImage, width: int) -> bool:
+    """Shapes and dtypes, as the images' ``validate``: attribute reads and two tuple comparisons (per image, in
+    the loop over a batch)."""
+    n, q, p = len(gt.boxes), len(pred.boxes), len(pred.pairs)
+    shapes = (gt.boxes.shape, gt.labels.shape, gt.rels.shape[1:], pred.boxes.shape, pred.labels.shape)
+    if shapes != ((n, 4), (n,), (3,), (q, 4), (q,)) or (pred.obj_scores.shape, pred.pairs.shape[1:]) != ((q,), (2,)):
         return False
-    if keep_row_maxima and probabilities:
-        if not all(
-            _probabilities_keeping_maxima(p, i, fold) for i, p in enumerate(preds) if len(p.pairs) >= tuning.MAXIMA_ROWS
-        ):
-            return False
-        with_pairs = [p for p in with_pairs if len(p.pairs) < tuning.MAXIMA_ROWS]
-    if with_pairs and sum(p.rel_scores.size for p in with_pairs) <= tuning.CONCATENATED:
-        return _scores_ok([np.concatenate([p.rel_scores.ravel() for p in with_pairs])], probabilities)
-    return _scores_ok([p.rel_scores for p in with_pairs], probabilities)
+    arrays = (gt.boxes, gt.labels, gt.rels, pred.boxes, pred.labels, pred.obj_scores, pred.pairs)
+    if "".join(a.dtype.kind for a in arrays) not in _KINDS:
+        return False
+    scores = pred.rel_scores
+    if p == 0:
+        return scores.ndim == 2 and len(scores) == 0
+    return scores.shape == (p, width) and scores.dtype.kind == "f"
+
+
+def _objects_and_relations_ok(gts: list[GTImage], preds: list[PredImage], vocab: Vocabulary) -> bool:
+    """Boxes, labels, object scores, GT relation indices and predicates over the batch's concatenations."""
+    if not _boxes_ok(np.concatenate([g.boxes for g in gts] + [p.boxes for p in preds])):
+        return False
+    if not _in_range(np.concatenate([g.labels for g in gts] + [p.labels for p in preds]), 1, vocab.num_objects):
+        return False
+    obj_scores = np.concatenate([p.obj_scores for p in preds])
+    if not _finite(obj_scores) or (obj_scores.size and obj_scores.min() < 0):
+        return False
+    if not _indices_ok([g.rels[:, :2] for g in gts], [len(g.labels) for g in gts]):
+        return False
+    return _in_range(np.concatenate([g.rels[:, 2] for g in gts]), 1, vocab.num_predicates)
+
+
+def _in_range(values: np.ndarray, low: int, high: int) -> bool:
+    return not len(values) or bool(values.min() >= low and values.max() <= high)
 
 
 # ``fold(field, position)``: where the blocks of ``preds[position]``'s ``field`` go as they are checked, in order

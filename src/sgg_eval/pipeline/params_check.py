@@ -18,13 +18,12 @@ from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
-from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
+from sgg_eval.pipeline.model_params import check_models
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
-from sgg_eval.pipeline.psg_params import check_psg, is_psg_model
-from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
+from sgg_eval.pipeline.psg_params import check_psg
+from sgg_eval.simulate.params import Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 
-MODEL_SOURCES = ("simulated", "file")
 SCORE_DTYPES = ("float16", "float32")
 
 
@@ -111,7 +110,7 @@ def check_params(params: Mapping) -> None:
     if not isinstance(_get(params, "tracking.experiment"), str) or not _get(params, "tracking.experiment"):
         raise InputError("must be a non-empty name", field="tracking.experiment")
     _check_simulation(params)
-    _check_models(params)
+    check_models(params)
     check_psg(params)
 
 
@@ -189,90 +188,3 @@ def _check_simulation(params: Mapping) -> None:
     _number(params, "simulation.methods.rtpb_beta", 0.0, 1.0, lo_open=True, hi_open=True)
     _number(params, "simulation.methods.nice_gamma", 0.0, 1.0)
     _number(params, "simulation.methods.dlfe_images", 1, 10**7, integer=True)
-
-
-def _base_model(params: Mapping, entry: str) -> str:
-    """The model an evaluation entry's predictions come from (``<model>_pko`` and ``pko_only`` resolved)."""
-    return parse_entry(entry, _get(params, "models"), _get(params, "pko.pko_only_from")).model
-
-
-def _check_models(params: Mapping) -> None:
-    """The VG150 models (PSG ones: ``psg_params``)."""
-    models = {name: m for name, m in _get(params, "models").items() if not is_psg_model(m)}
-    evaluation = _get(params, "evaluation")
-    if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
-        if evaluation["model"] not in models:
-            raise InputError(
-                f"{evaluation['model']!r} is not a model (no conf/model/{evaluation['model']}.yaml); "
-                "experiment one_model needs evaluation.model=<the name of a file in conf/model>",
-                field="evaluation.model",
-            )
-    if not isinstance(models, Mapping) or not models:
-        raise InputError("names no model (each model is a file conf/model/<name>.yaml)", field="evaluation.entries")
-    backbones = _get(params, "simulation.backbones")
-    for name, m in models.items():
-        key = f"models.{name}"
-        if name == PKO_ONLY:
-            raise InputError(f"{PKO_ONLY!r} names the PKO-only entry; call the model something else", field=key)
-        source = _choice(params, f"{key}.source", MODEL_SOURCES)
-        if source == "simulated":
-            _choice(params, f"{key}.sim_backbone", tuple(backbones))
-            _choice(params, f"{key}.sim_method", METHODS)
-        else:
-            files = _get(params, f"{key}.files")
-            if not isinstance(files, Mapping) or not files or not set(files) <= set(TASKS):
-                raise InputError(f"must map tasks ({', '.join(TASKS)}) to prediction files", field=f"{key}.files")
-    tasks = _get(params, "evaluation.tasks")
-    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) and t in TASKS for t in tasks):
-        raise InputError(f"must be a non-empty list of {', '.join(TASKS)}", field="evaluation.tasks")
-    apply_to = _get(params, "pko.apply_to")
-    apply_to = apply_to if isinstance(apply_to, list) else [apply_to]
-    for i, model in enumerate(apply_to):
-        if not isinstance(model, str) or model not in models:
-            raise InputError(f"{model!r} is not a model (no conf/model/{model}.yaml)", field=f"pko.apply_to[{i}]")
-    for key in ("pko.pko_only_from", "pko.blind_model"):
-        _choice(params, key, tuple(models))
-    known = set(models) | {f"{m}_pko" for m in apply_to} | {"pko_only"}
-    for key in ("figures.biased_model", "figures.debiased_model", "figures.per_predicate_model"):
-        _choice(params, key, tuple(sorted(known)))
-    entries = _get(params, "evaluation.entries")
-    if not isinstance(entries, list) or not entries:
-        raise InputError("must be a non-empty list", field="evaluation.entries")
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, str) or entry not in known:
-            raise InputError(
-                f"{entry!r} is neither a model, <model>_pko for a model in pko.apply_to, nor pko_only",
-                field=f"evaluation.entries[{i}]",
-            )
-    # a model read from files needs one for every task it is evaluated on (checked now, not stages later)
-    needs = {_base_model(params, entry): set(tasks) for entry in entries if entry != "pko_only"}
-    if "pko_only" in entries:
-        needs.setdefault(_get(params, "pko.pko_only_from"), set()).update(tasks)
-    needs.setdefault(_get(params, "pko.blind_model"), set()).add(_get(params, "pko.blind_task"))
-    if _get(params, "dataset.kind") != "simulated":
-        figures = {
-            _base_model(params, _get(params, f"figures.{k}"))
-            for k in ("biased_model", "debiased_model", "per_predicate_model")
-        }
-        simulated = sorted(m for m in set(needs) | figures if models[m]["source"] == "simulated")
-        if simulated:
-            raise InputError(
-                f"dataset {_get(params, 'dataset.name')!r} is real, but {', '.join(simulated)} "
-                f"{'is a simulated model' if len(simulated) == 1 else 'are simulated models'}: simulated outputs "
-                "scored on real ground truth would sit in the tables beside real ones. Evaluate your own models, "
-                "e.g. experiment=one_model evaluation.model=<name> (README, 'Real model outputs')",
-                field="evaluation.entries",
-            )
-    for model, wanted in sorted(needs.items()):
-        if models[model]["source"] == "file":
-            missing = sorted(wanted - set(models[model]["files"]))
-            if missing:
-                raise InputError(
-                    f"no prediction file for task {missing[0]} (evaluated on {', '.join(sorted(wanted))})",
-                    field=f"models.{model}.files",
-                )
-    summary = evaluation.get("summary_entry") if isinstance(evaluation, Mapping) else None
-    if summary is not None and summary not in entries:
-        raise InputError(
-            f"{summary!r} is not in evaluation.entries (null: the first entry)", field="evaluation.summary_entry"
-        )
