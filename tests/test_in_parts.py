@@ -12,7 +12,7 @@ import pytest
 from psg_fixture import write_psg_fixture
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.io.isolated import in_parts
+from sgg_eval.io.processes import in_parts
 from sgg_eval.panoptic import sgbench_submission
 from sgg_eval.panoptic.psg_json import read_psg
 from sgg_eval.panoptic.sgbench_submission import Submission

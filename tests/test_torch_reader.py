@@ -21,7 +21,7 @@ from sgg_eval.formats import eval_results
 from sgg_eval.formats.eval_results import EvalResults
 from sgg_eval.formats.torch import unpickler
 from sgg_eval.formats.torch.reader import load
-from sgg_eval.io.isolated import run_isolated, start_isolated
+from sgg_eval.io.processes import run_isolated, start_isolated
 
 VOCAB = small_vocab(6, 5)
 SAVES = {"zip": save_zip, "legacy": save_legacy}

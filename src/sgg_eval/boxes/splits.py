@@ -51,7 +51,8 @@ def _files_reader(cls, files) -> Reader:
 
     def build(conf: Mapping) -> Dataset:
         options = {key: kinds[key](conf[key]) for key in cls.OPTIONS if key in conf}
-        return cls(conf["name"], files.in_dir(conf["raw"]), **options)
+        # `files`: the files named one by one (`sgg-eval split --h5 ...`) instead of a folder
+        return cls(conf["name"], conf["files"] if "files" in conf else files.in_dir(conf["raw"]), **options)
 
     return Reader(cls.OPTIONS, build)
 

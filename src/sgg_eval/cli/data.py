@@ -36,12 +36,8 @@ examples:
 
 
 def run_split(args: argparse.Namespace) -> None:
-    from sgg_eval.boxes.splits import build_splits
+    from sgg_eval.boxes.splits import build_splits, open_dataset
     from sgg_eval.core.errors import InputError
-    from sgg_eval.data.gqa import GQA, GQAFiles
-    from sgg_eval.data.gqa200 import GQA200, GQA200Files
-    from sgg_eval.data.vg150 import VG150, VG150Files
-    from sgg_eval.simulate.world import SimParams, SimulatedWorld
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
              ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir),
@@ -50,26 +46,38 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError(f"give one source, not {' and '.join(given)}")
     if args.exclude_left_right and not args.gqa_dir:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
-    if args.simulated:
-        dataset = SimulatedWorld(SimParams(seed=args.seed, scale=args.scale))
-    elif args.gqa_dir:
-        dataset = GQA("gqa", GQAFiles.in_dir(args.gqa_dir), args.num_val_im, args.exclude_left_right)
-    elif args.gqa200_dir:
-        dataset = GQA200("gqa200", GQA200Files.in_dir(args.gqa200_dir), args.num_val_im)
-    else:
-        files = (
-            VG150Files.in_dir(args.vg150_dir) if args.vg150_dir else VG150Files(args.h5, args.dicts, args.image_data)
-        )
-        if None in (files.h5, files.dicts, files.image_data):
-            raise InputError(
-                "give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, or all of --h5 --dicts --image-data"
-            )
-        dataset = VG150("vg150", files, args.num_val_im)
+    dataset = open_dataset(_dataset_conf(args))
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
     counts = build_splits(dataset, paths)
     for split, n in counts.items():
         print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}")
+
+
+def _dataset_conf(args: argparse.Namespace) -> dict:
+    """The ``conf/dataset`` entry the flags describe: ``boxes.splits.READERS`` builds the dataset, as in the
+    pipeline."""
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.data.vg150 import VG150Files
+
+    if args.simulated:
+        return {"kind": "simulated", "name": "simulated", "sim": {"seed": args.seed, "scale": args.scale}}
+    common = {"num_val_im": args.num_val_im}
+    if args.gqa_dir:
+        return {
+            "kind": "gqa",
+            "name": "gqa",
+            "raw": args.gqa_dir,
+            "exclude_left_right": args.exclude_left_right,
+            **common,
+        }
+    if args.gqa200_dir:
+        return {"kind": "gqa200", "name": "gqa200", "raw": args.gqa200_dir, **common}
+    if args.vg150_dir:
+        return {"kind": "vg150", "name": "vg150", "raw": args.vg150_dir, **common}
+    if None in (args.h5, args.dicts, args.image_data):
+        raise InputError("give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, or all of --h5 --dicts --image-data")
+    return {"kind": "vg150", "name": "vg150", "files": VG150Files(args.h5, args.dicts, args.image_data), **common}
 
 
 def run_stats(args: argparse.Namespace) -> None:

@@ -31,7 +31,7 @@ from sgg_eval.core.defaults import BOX_SCALE, NUM_VAL_IM
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.data.vg150_json import load_image_sizes, load_vocab
-from sgg_eval.io.isolated import run_isolated
+from sgg_eval.io.processes import run_isolated
 
 SPLITS = ("train", "val", "test")
 _H5_KEYS = (

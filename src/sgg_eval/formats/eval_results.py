@@ -26,7 +26,7 @@ from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import map_file
 from sgg_eval.io.integrity import crc32
-from sgg_eval.io.isolated import Isolated, run_isolated, start_isolated
+from sgg_eval.io.processes import Isolated, run_isolated, start_isolated
 
 GT_FIELDS = ("bbox", "labels", "relation_tuple")
 PRED_FIELDS = ("bbox", "pred_labels", "pred_scores", "rel_pair_idxs", "pred_rel_scores")

@@ -19,7 +19,7 @@ from sgg_eval.core.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.stats import TrainingStats, read_stats
-from sgg_eval.io.isolated import start_isolated
+from sgg_eval.io.processes import start_isolated
 from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.panoptic.openpsg_submit import OpenPsgSubmit, is_openpsg_submit

@@ -32,7 +32,6 @@ from sgg_eval.arrays.segments import first_seen
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.io.integrity import crc32
-from sgg_eval.io.isolated import in_parts
 from sgg_eval.io.jsonfast import (
     ObjectMarks,
     is_array,
@@ -42,6 +41,7 @@ from sgg_eval.io.jsonfast import (
     unique_keys,
 )
 from sgg_eval.io.jsonio import read_bytes
+from sgg_eval.io.processes import in_parts
 from sgg_eval.panoptic.instance_lists import read_instances
 from sgg_eval.panoptic.tiff_layers import tiff_stack
 from sgg_eval.panoptic.types import SubmissionImage

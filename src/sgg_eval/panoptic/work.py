@@ -1,15 +1,15 @@
 """The per-image work of a panoptic evaluation, for one or several protocols at once, spread over processes.
 
 Each image is read and its IoUs computed once (masks: the GT PNG and the submission's layers; boxes), then
-ranked under every protocol asked for (``metrics.panoptic_ranks``) and reduced into one
+ranked under every protocol asked for (``panoptic.ranks``) and reduced into one
 :class:`~sgg_eval.metrics.reduce.Accumulator` per protocol (and one for the reach ranks of R@inf), plus the
-PRk cells. ``jobs`` forked processes take chunks of ``tuning.PSG_CHUNK`` images; the parent merges the chunks in file
-order, so the result is the same for any number of processes.
+PRk cells. The images go in chunks of ``tuning.PSG_CHUNK``, ``jobs`` consecutive runs of chunks computed at once in
+forked processes (``io.processes.in_parts``); the parent merges the chunks in file order, so the result is the same
+for any number of processes.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from sgg_eval.core import tuning
 from sgg_eval.data.stats import TrainingStats
 from sgg_eval.data.types import triplet_key
+from sgg_eval.io.processes import in_parts
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.panoptic.matching import IOU, assign, assign_one_to_one, box_ious, mask_ious
@@ -78,29 +79,13 @@ def reduce_images(
     skipped (OpenPSG's rule)."""
     chunks = [present[i : i + tuning.PSG_CHUNK] for i in range(0, len(present), tuning.PSG_CHUNK)]
     args = (gt, sub, protocols, has_ng, zeroshot, iou_threshold)
-    if jobs <= 1 or len(chunks) <= 1:
-        parts = [_chunk(*args, chunk) for chunk in chunks]
-    else:
-        global _SHARED
-        _SHARED = (args, chunks)  # inherited by the forked workers: only the results are pickled
-        try:
-            with multiprocessing.get_context("fork").Pool(min(jobs, len(chunks))) as pool:
-                parts = list(pool.imap(_worker, range(len(chunks)), chunksize=1))
-        finally:
-            _SHARED = None
+    # consecutive chunks in forked children (they inherit everything; only the results are pickled)
+    parts = in_parts(lambda k: _chunk(*args, chunks[k]), len(chunks), jobs, least=1)
     total = {p: _empty(gt) for p in protocols}
     for part in parts:
         for protocol in protocols:
             total[protocol].merge(part[protocol])
     return total
-
-
-_SHARED: tuple | None = None
-
-
-def _worker(index: int) -> dict[str, Reduced]:
-    args, chunks = _SHARED
-    return _chunk(*args, chunks[index])
 
 
 def _empty(gt: PsgGT) -> Reduced:

@@ -12,7 +12,6 @@ workers. Either way at most ``2 · jobs`` tasks are in flight, so memory stays f
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -25,6 +24,7 @@ from sgg_eval.core import tuning
 from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.io.allocator import reuse_freed_memory
+from sgg_eval.io.processes import can_fork, worker_pool
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
 from sgg_eval.metrics.rank_records import BlockRanks
@@ -261,28 +261,33 @@ def accumulate(
     random_access = hasattr(images, "read") and hasattr(images, "count")
     size = block_images(opts.task)
     spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
-    forks = "fork" in multiprocessing.get_all_start_methods()
-    release = getattr(images, "release", None)
     if jobs <= 1 or (random_access and len(spans) <= 1):
         reuse_freed_memory()
         if not random_access:
             for block in _blocks(images, size):
                 merge(rank_task(block, [len(block)], *fixed))
         for task in tasks_of(spans, size, 1):
-            merge(_read_and_rank(images.read, release, task, fixed))
-        return total, counts, all_boxes
-    if random_access and forks:
+            merge(_read_and_rank(images.read, _release_of(images), task, fixed))
+    else:
+        _in_workers(images, random_access, spans, size, jobs, fixed, merge)
+    return total, counts, all_boxes
+
+
+def _release_of(images) -> Callable | None:
+    return getattr(images, "release", None)
+
+
+def _in_workers(images, random_access: bool, spans: list, size: int, jobs: int, fixed: tuple, merge) -> None:
+    """The blocks ranked by ``jobs`` workers, merged in order as they come (at most ``2 · jobs`` pending)."""
+    if random_access and can_fork():
         tasks = ((_read_and_rank_in_worker, task) for task in tasks_of(spans, size, jobs))
-        read = images.read
+        read, release = images.read, _release_of(images)
     else:  # a plain stream, or no fork (the reader would have to be pickled): read here, ship the arrays
         stream = images.read(0, images.count) if random_access else images
         tasks = ((_rank_in_worker, block) for block in _blocks(stream, size))
         read = release = None
     # fork: workers inherit the imported modules and the parsed source (no re-import, no re-parse per worker)
-    method = "fork" if forks else "spawn"
-    with multiprocessing.get_context(method).Pool(
-        jobs, initializer=_init_worker, initargs=(read, release, *fixed)
-    ) as pool:
+    with worker_pool(jobs, _init_worker, (read, release, *fixed)) as pool:
         pending: deque = deque()
         for func, arg in tasks:
             pending.append(pool.apply_async(func, (arg,)))
@@ -290,4 +295,3 @@ def accumulate(
                 merge(pending.popleft().get())
         while pending:
             merge(pending.popleft().get())
-    return total, counts, all_boxes

@@ -1,4 +1,8 @@
-"""Run a parse in a short-lived forked child and keep only its result.
+"""Every process sgg-eval starts, in one place: a short-lived forked child that computes one thing and hands back
+its result (:func:`run_isolated`, :func:`start_isolated`), consecutive parts of a computation in such children
+(:func:`in_parts`), and the pool of ``--jobs`` workers that rank blocks of images (:func:`worker_pool`).
+
+Why a child for a parse:
 
 Parsing a large pickle allocates tens of MB of short-lived objects. Freed in this process, they leave its
 allocators fragmented (pymalloc arenas pinned by a few later objects, partly used heap pages), and every
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
+import multiprocessing.pool
 import os
 import pickle
 import select
@@ -158,3 +164,14 @@ def _failure(exc: BaseException) -> bytes:
         return pickle.dumps((False, exc), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - an exception that does not pickle is reported by its text
         return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple = ()) -> multiprocessing.pool.Pool:
+    """A pool of ``jobs`` worker processes, forked where the platform can (the workers inherit the imported modules
+    and what ``initializer`` set up, with no re-import and no pickling), else spawned."""
+    method = "fork" if can_fork() else "spawn"
+    return multiprocessing.get_context(method).Pool(jobs, initializer=initializer, initargs=initargs)
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
