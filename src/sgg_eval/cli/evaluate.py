@@ -76,7 +76,6 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.ranking.blocks import default_jobs
     from sgg_eval.panoptic.evaluate import run_psg_evaluation
-    from sgg_eval.panoptic.reduce import BEYOND
 
     if args.task not in (None, SGDET.name):
         raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="--task")
@@ -99,7 +98,14 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
     )
     if args.output:
         write_json(args.output, result)
-    # the protocol's own numbers on one line, sgg-eval's others under that matching on a line that says so
+    _print_psg(result)
+
+
+def _print_psg(result: dict) -> None:
+    """The protocol's own numbers on one line, sgg-eval's others under that matching on a line that says so, the
+    counts, and the warnings on stderr."""
+    from sgg_eval.panoptic.reduce import BEYOND
+
     headline = [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR"), "PRk"]
     headline += [metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50)]
     own, beyond = result["metrics"], result[BEYOND]["metrics"]

@@ -121,25 +121,7 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
     n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
     n_pred = np.array([len(p.labels) for p in preds], dtype=np.int64)
     signals["signal_images"] += len(images)
-    same = np.flatnonzero((n_pred == n_gt) & (n_gt > 0))  # images whose boxes may be the GT boxes
-    boxes_are_gt = np.zeros(len(images), dtype=bool)
-    if len(same):
-        counts = n_gt[same]
-        close = np.all(
-            np.abs(
-                np.concatenate([preds[i].boxes for i in same]).astype(np.float64)
-                - np.concatenate([gts[i].boxes for i in same])
-            )
-            <= BOX_TOLERANCE,
-            axis=1,
-        )
-        image = np.repeat(np.arange(len(same)), counts)
-        boxes_are_gt[same] = np.bincount(image, weights=~close, minlength=len(same)) == 0
-        if spec.labels_on_gt_boxes:
-            equal = np.concatenate([preds[i].labels for i in same]) == np.concatenate([gts[i].labels for i in same])
-            gt_boxes = boxes_are_gt[same][image]
-            signals["label_objects"] += int(counts[boxes_are_gt[same]].sum())
-            signals["labels_are_gt"] += int(np.count_nonzero(equal & gt_boxes))
+    boxes_are_gt = _boxes_are_gt(signals, gts, preds, n_gt, n_pred, spec.labels_on_gt_boxes)
     signals["boxes_are_gt"] += int(boxes_are_gt.sum())
     if not boxes_are_gt.all() and signals[FIRST_BOXES_NOT_GT] is None:
         signals[FIRST_BOXES_NOT_GT] = _plain(gts[int(np.argmin(boxes_are_gt))].image_id)
@@ -149,16 +131,41 @@ def block_signals(signals: dict[str, int], images: list, task: str, score_kind: 
         for i in np.flatnonzero(n_pairs <= 2 * n_rels).tolist():  # a leak proposes few pairs
             signals["pairs_are_gt"] += _pairs_are_gt(gts[i], preds[i], bool(boxes_are_gt[i]))
     if score_kind == "probabilities":
-        firsts = [p.rel_scores[:ROWS_CHECKED] for p in preds if p.rel_scores.size]
-        if firsts:
-            rows = np.concatenate(firsts).astype(np.float32, copy=False)  # float16 arithmetic is slow
-            bad = (row_reduce(np.minimum, rows) < -1e-6) | (
-                np.abs(row_reduce(np.add, rows, dtype=np.float64) - 1.0) > SUM_TOLERANCE
-            )
-            signals["score_rows"] += len(rows)
-            signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
+        _score_rows(signals, preds)
     objects = n_gt if spec.gt_labels else n_pred
     signals["few_candidates"] += int(np.count_nonzero(n_pairs < np.minimum(K_MAX, objects * (objects - 1))))
+
+
+def _boxes_are_gt(signals: dict, gts: list, preds: list, n_gt, n_pred, labels_on_gt_boxes: bool) -> np.ndarray:
+    """Per image, whether its predicted boxes are the GT boxes (within ``BOX_TOLERANCE``); with
+    ``labels_on_gt_boxes``, the label counts of those images are added to ``signals``."""
+    same = np.flatnonzero((n_pred == n_gt) & (n_gt > 0))  # images whose boxes may be the GT boxes
+    boxes_are_gt = np.zeros(len(gts), dtype=bool)
+    if not len(same):
+        return boxes_are_gt
+    counts = n_gt[same]
+    predicted = np.concatenate([preds[i].boxes for i in same]).astype(np.float64)
+    close = np.all(np.abs(predicted - np.concatenate([gts[i].boxes for i in same])) <= BOX_TOLERANCE, axis=1)
+    image = np.repeat(np.arange(len(same)), counts)
+    boxes_are_gt[same] = np.bincount(image, weights=~close, minlength=len(same)) == 0
+    if labels_on_gt_boxes:
+        equal = np.concatenate([preds[i].labels for i in same]) == np.concatenate([gts[i].labels for i in same])
+        gt_boxes = boxes_are_gt[same][image]
+        signals["label_objects"] += int(counts[boxes_are_gt[same]].sum())
+        signals["labels_are_gt"] += int(np.count_nonzero(equal & gt_boxes))
+    return boxes_are_gt
+
+
+def _score_rows(signals: dict, preds: list) -> None:
+    """The first ``ROWS_CHECKED`` score rows of each image: how many are not probability rows."""
+    firsts = [p.rel_scores[:ROWS_CHECKED] for p in preds if p.rel_scores.size]
+    if firsts:
+        rows = np.concatenate(firsts).astype(np.float32, copy=False)  # float16 arithmetic is slow
+        bad = (row_reduce(np.minimum, rows) < -1e-6) | (
+            np.abs(row_reduce(np.add, rows, dtype=np.float64) - 1.0) > SUM_TOLERANCE
+        )
+        signals["score_rows"] += len(rows)
+        signals["score_rows_not_probabilities"] += int(np.count_nonzero(bad))
 
 
 def misuse_warnings(signals: dict[str, int], task: str) -> list[str]:

@@ -92,9 +92,7 @@ class Accumulator:
         if not len(ranks):
             return
         b, c = len(ranks), self.C + 1
-        m = ranks.n_rows
-        if m.min() == 0:
-            raise ValueError("an image without GT rows is skipped, never ranked")
+        m = _rows_per_image(ranks)
         starts = segment_offsets(m)
         img = np.repeat(np.arange(b), m)
         p = ranks.predicates
@@ -161,27 +159,31 @@ class Accumulator:
             self.families.add("gt_pair")
             self.acc_hits += hit(gt_pair).sum(axis=0)
             self.acc_rows += int(m.sum())
-        for family, name in (("imr", "imr"), ("ng_imr", "per_predicate")):
-            family_ranks = getattr(ranks, name)
-            if family_ranks is not None:
-                self.families.add(family)
-                self.per_pred[family] += mean_over_cells(per_cell(hit(family_ranks)))
-        triplet = ranks.triplet
-        if triplet is not None:
-            self.families.add("triplet")
-            hits = hit(triplet)
-            self.tr_hits += hits.sum(axis=0)
-            self.tr_rows += len(triplet)
-            if triplet_counts is not None:
-                w = 1.0 / (np.asarray(triplet_counts).astype(np.float64) + 1.0)
-                self.wtr_hits += (hits * w[:, None]).sum(axis=0)
-                self.wtr_total += float(w.sum())
-        prk = ranks.predicate_rank
-        if prk is not None:
-            self.families.add("prk")
-            ok = ~np.isnan(prk)
-            self.prk_sum += np.bincount(p[ok], weights=prk[ok], minlength=c)
-            self.prk_rows += np.bincount(p[ok], minlength=c)
+        imr = {f: r for f, r in (("imr", ranks.imr), ("ng_imr", ranks.per_predicate)) if r is not None}
+        for family, family_ranks in imr.items():
+            self.families.add(family)
+            self.per_pred[family] += mean_over_cells(per_cell(hit(family_ranks)))
+        if ranks.triplet is not None:
+            self._add_triplets(hit(ranks.triplet), triplet_counts)
+        if ranks.predicate_rank is not None:
+            self._add_predicate_ranks(p, ranks.predicate_rank)
+
+    def _add_triplets(self, hits: np.ndarray, triplet_counts: np.ndarray | None) -> None:
+        """R_tr's hits ``[rows, k]`` pooled, and wR_tr's weighted by ``1 / (n_t + 1)``."""
+        self.families.add("triplet")
+        self.tr_hits += hits.sum(axis=0)
+        self.tr_rows += len(hits)
+        if triplet_counts is not None:
+            w = 1.0 / (np.asarray(triplet_counts).astype(np.float64) + 1.0)
+            self.wtr_hits += (hits * w[:, None]).sum(axis=0)
+            self.wtr_total += float(w.sum())
+
+    def _add_predicate_ranks(self, predicates: np.ndarray, prk: np.ndarray) -> None:
+        """PRk's sums per predicate over the rows with a rank (not NaN)."""
+        self.families.add("prk")
+        ok = ~np.isnan(prk)
+        self.prk_sum += np.bincount(predicates[ok], weights=prk[ok], minlength=self.C + 1)
+        self.prk_rows += np.bincount(predicates[ok], minlength=self.C + 1)
 
     def add_missed(self, predicates: np.ndarray) -> None:
         """An image with GT relations (``predicates[M]``) but no predicted pair, skipped by the reference
@@ -221,3 +223,11 @@ class Accumulator:
     def relative_per_predicate(self) -> np.ndarray:
         n = self.pred_images[1:, None]
         return np.divide(self.rel_per_pred[1:], n, out=np.zeros_like(self.rel_per_pred[1:]), where=n > 0)
+
+
+def _rows_per_image(ranks: BlockRanks) -> np.ndarray:
+    """``M_i`` of every image of the block, each at least 1 (an image without GT rows is skipped, never ranked)."""
+    m = ranks.n_rows
+    if m.min() == 0:
+        raise ValueError("an image without GT rows is skipped, never ranked")
+    return m

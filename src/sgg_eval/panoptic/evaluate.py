@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import dataclass
 
 from sgg_eval.core.defaults import IOU_THRESHOLD, PSG_PROTOCOL, TAU
 from sgg_eval.core.defaults import PSG_PROTOCOLS as PROTOCOLS
@@ -96,78 +97,105 @@ def evaluate_protocols(
         gt, sub, present, protocols, has_ng=has_ng, zeroshot=zeroshot, jobs=jobs, iou_threshold=iou_threshold
     )
     absent_images = [image for image, pred in work if pred is None]
-    absent_zs = 0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent_images)
-    shared = {
-        "extra": sum(key not in test_ids for key in sub.images),
-        "no_rows": sum(not len(pred.rows) for _, pred in present),
-        "dropped": sum(pred.duplicates for _, pred in present),
+    run = _Run(
+        absent=len(absent_images),
+        absent_zs=0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent_images),
+        extra=sum(key not in test_ids for key in sub.images),
+        no_rows=sum(not len(pred.rows) for _, pred in present),
+        dropped=sum(pred.duplicates for _, pred in present),
+        has_ng=has_ng,
+        train=train,
+        stats=stats,
+        tau=tau,
+        iou_threshold=iou_threshold,
+    )
+    inputs = {
+        "predictions": os.fspath(predictions),
+        "psg": os.fspath(psg),
+        "format": sub.kind if legacy else f"sgbench {sub.kind}",
     }
-    docs = {}
-    for protocol in protocols:
-        r = reduced[protocol]
-        metrics, per_predicate, notes = psg_metrics(
-            r.acc,
-            r.reach,
-            r.cells,
-            len(absent_images),
-            protocol,
-            gt.predicate_classes,
-            has_ng,
-            zs=zeroshot is not None,
-            absent_zs=0 if protocol == "openpsg" else absent_zs,
-            wimr_weights=None if train is None else wimr_weights(train.num_pairs, tau),
+    return {p: _document(run, reduced[p], p, gt, sub.mode, len(work), inputs) for p in protocols}
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every protocol's document of one run shares: images absent from the predictions (``absent_zs`` of
+    them with a zero-shot row), predicted images outside the test split (``extra``), present images without a
+    triplet (``no_rows``), duplicate triplets dropped, and the settings."""
+
+    absent: int
+    absent_zs: int
+    extra: int
+    no_rows: int
+    dropped: int
+    has_ng: bool
+    train: TrainingStats | None
+    stats: str | None
+    tau: float
+    iou_threshold: float
+
+
+def _document(run: _Run, r, protocol: str, gt: PsgGT, mode: str, images: int, inputs: dict) -> dict:
+    """``protocol``'s metrics document from its reduction ``r`` (``work.Reduced``)."""
+    metrics, per_predicate, notes = psg_metrics(
+        r.acc,
+        r.reach,
+        r.cells,
+        run.absent,
+        protocol,
+        gt.predicate_classes,
+        run.has_ng,
+        zs=run.train is not None,
+        absent_zs=0 if protocol == "openpsg" else run.absent_zs,
+        wimr_weights=None if run.train is None else wimr_weights(run.train.num_pairs, run.tau),
+    )
+    skipped = run.no_rows if protocol == "openpsg" else 0
+    _run_notes(notes, protocol, run, skipped)
+    metrics, per_predicate, beyond = split_by_protocol(metrics, per_predicate, protocol)
+    return {
+        "task": SGDET.name,
+        "protocol": protocol,
+        "mode": mode,
+        "tau": run.tau,
+        "iou_threshold": run.iou_threshold,
+        "metrics": metrics,
+        "per_predicate": per_predicate,
+        BEYOND: beyond,
+        "counts": {
+            "images_input": images,
+            "images_evaluated": r.acc.images,
+            "images_absent": run.absent,
+            "images_skipped_no_pred": skipped,
+            "images_skipped_no_gt": gt.without_relations,
+            "predicted_images_not_in_test": run.extra,
+        },
+        "notes": notes,
+        "input": inputs,
+    }
+
+
+def _run_notes(notes: list, protocol: str, run: _Run, skipped: int) -> None:
+    """What a reader of ``protocol``'s document must know about the run, added to the metrics' ``notes``."""
+    if run.train is not None:
+        notes.append(
+            f"zero-shot set and n_c: {os.path.basename(run.stats)} ({run.train.source}; "
+            f"{len(run.train.zeroshot_triplets)} zero-shot triplets)"
         )
-        skipped = shared["no_rows"] if protocol == "openpsg" else 0
-        if train is not None:
-            notes.append(
-                f"zero-shot set and n_c: {os.path.basename(stats)} ({train.source}; "
-                f"{len(train.zeroshot_triplets)} zero-shot triplets)"
-            )
-        if absent_images:
-            notes.insert(
-                0,
-                f"WARNING: {len(absent_images)} test images with relations have no prediction: they "
-                f"{_ABSENT[protocol]}",
-            )
-        if skipped:
-            notes.append(f"{skipped} images without a predicted triplet were skipped (as OpenPSG)")
-        if shared["extra"]:
-            notes.append(
-                f"{shared['extra']} predicted images are not test images with relations and were not evaluated"
-            )
-        if iou_threshold != IOU_THRESHOLD:
-            notes.append(
-                f"instances matched at IoU {iou_threshold:g}, not the protocol's {IOU_THRESHOLD:g}: a variant, not "
-                "comparable with published numbers"
-            )
-        if shared["dropped"] and protocol != "openpsg":
-            notes.append(f"{shared['dropped']} duplicate triplets dropped (first kept)")
-        metrics, per_predicate, beyond = split_by_protocol(metrics, per_predicate, protocol)
-        docs[protocol] = {
-            "task": SGDET.name,
-            "protocol": protocol,
-            "mode": sub.mode,
-            "tau": tau,
-            "iou_threshold": iou_threshold,
-            "metrics": metrics,
-            "per_predicate": per_predicate,
-            BEYOND: beyond,
-            "counts": {
-                "images_input": len(work),
-                "images_evaluated": r.acc.images,
-                "images_absent": len(absent_images),
-                "images_skipped_no_pred": skipped,
-                "images_skipped_no_gt": gt.without_relations,
-                "predicted_images_not_in_test": shared["extra"],
-            },
-            "notes": notes,
-            "input": {
-                "predictions": os.fspath(predictions),
-                "psg": os.fspath(psg),
-                "format": sub.kind if legacy else f"sgbench {sub.kind}",
-            },
-        }
-    return docs
+    if run.absent:
+        notes.insert(
+            0, f"WARNING: {run.absent} test images with relations have no prediction: they {_ABSENT[protocol]}"
+        )
+    if skipped:
+        notes.append(f"{skipped} images without a predicted triplet were skipped (as OpenPSG)")
+    if run.extra:
+        notes.append(f"{run.extra} predicted images are not test images with relations and were not evaluated")
+    if run.iou_threshold != IOU_THRESHOLD:
+        notes.append(
+            f"instances matched at IoU {run.iou_threshold:g}, not the protocol's {IOU_THRESHOLD:g}: a variant, not "
+            "comparable with published numbers"
+        )
+    if run.dropped and protocol != "openpsg":
+        notes.append(f"{run.dropped} duplicate triplets dropped (first kept)")
 
 
 def _read(

@@ -137,35 +137,45 @@ def collect(sweep_dir: str) -> list[dict]:
 def write_report(rows: list[dict], folder: str, simulated: bool) -> list[str]:
     """τ-sweep table (Markdown, CSV) and plot (wIMR against τ per method, one line per entry, PredCls)."""
     from sgg_eval.report import figures as fg
-    from sgg_eval.report.tables import Row, Table
 
     written = []
     for k in sorted({r["k"] for r in rows}):
         sub = [r for r in rows if r["k"] == k]
-        taus = sorted({r["tau"] for r in sub})
-        table_rows = []
-        for entry, task in sorted({(r["entry"], r["task"]) for r in sub}, key=lambda x: (x[1], x[0])):
-            by_tau = {r["tau"]: r[metric_name("wIMR", k)] for r in sub if (r["entry"], r["task"]) == (entry, task)}
-            table_rows.append(Row((task, entry), {f"tau={t:g}": by_tau.get(t) for t in taus}))
-        tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
-        table = Table(
-            f"tau_sweep_wIMR_at_{k}",
-            f"{metric_name('wIMR', k)} for each tau (sweep).{tag}",
-            ("Task", "Entry"),
-            [f"tau={t:g}" for t in taus],
-            table_rows,
-            mark_best=False,
-        )
-        written += table.write(folder)
-        curves = {}
-        for entry in sorted({r["entry"] for r in sub if r["task"] == PREDCLS.name}):
-            pts = sorted(
-                (r["tau"], r[metric_name("wIMR", k)]) for r in sub if r["entry"] == entry and r["task"] == PREDCLS.name
-            )
-            curves[entry] = (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]))
+        written += _sweep_table(sub, k, simulated).write(folder)
+        curves = _predcls_curves(sub, metric_name("wIMR", k))
         if curves:
             written += fg.wimr_vs_tau(curves, k, folder, simulated, name=f"tau_sweep_wIMR_at_{k}")
     return written
+
+
+def _sweep_table(sub: list[dict], k: int, simulated: bool):
+    """wIMR@k per (task, entry) and τ."""
+    from sgg_eval.report.tables import Row, Table
+
+    taus = sorted({r["tau"] for r in sub})
+    table_rows = []
+    for entry, task in sorted({(r["entry"], r["task"]) for r in sub}, key=lambda x: (x[1], x[0])):
+        by_tau = {r["tau"]: r[metric_name("wIMR", k)] for r in sub if (r["entry"], r["task"]) == (entry, task)}
+        table_rows.append(Row((task, entry), {f"tau={t:g}": by_tau.get(t) for t in taus}))
+    tag = " SIMULATED data: not results on Visual Genome." if simulated else ""
+    return Table(
+        f"tau_sweep_wIMR_at_{k}",
+        f"{metric_name('wIMR', k)} for each tau (sweep).{tag}",
+        ("Task", "Entry"),
+        [f"tau={t:g}" for t in taus],
+        table_rows,
+        mark_best=False,
+    )
+
+
+def _predcls_curves(sub: list[dict], metric: str) -> dict:
+    """Per PredCls entry, ``(τ values, the metric at each)`` in τ order."""
+    predcls = [r for r in sub if r["task"] == PREDCLS.name]
+    curves = {}
+    for entry in sorted({r["entry"] for r in predcls}):
+        pts = sorted((r["tau"], r[metric]) for r in predcls if r["entry"] == entry)
+        curves[entry] = (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]))
+    return curves
 
 
 try:  # Hydra is a dependency of the pipeline, not of the metric library

@@ -234,33 +234,12 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
     predicates being derived on demand (:class:`PairPredicates`)."""
     if opts.score_kind == "ranked" or not any(len(p.pairs) for _, p in images):
         return CandidateBlock.of([prepare(gt, pred, opts, source) for gt, pred in images])
-    gts, preds = [g for g, _ in images], [p for _, p in images]
+    preds = [p for _, p in images]
     n_pairs = np.array([len(p.pairs) for p in preds], dtype=np.int64)
     pairs = np.concatenate([p.pairs for p in preds]).astype(np.int64).reshape(-1, 2)
     pair_img, local = expand_segments(n_pairs)  # each pair's image, and its index there (the stored order)
-    if opts.task_spec.gt_labels:
-        n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
-        bad = np.flatnonzero(np.maximum(pairs[:, 0], pairs[:, 1]) >= n_gt[pair_img])  # not max(axis=1): 2 columns
-        if len(bad):  # an SGDet file evaluated as PredCls: raised by prepare, with its message
-            prepare(*images[int(pair_img[bad[0]])], opts, source)
-        n_obj, boxes, labels = n_gt, np.concatenate([g.boxes for g in gts]), np.concatenate([g.labels for g in gts])
-        obj_scores = np.ones(len(labels), dtype=np.float32)
-    else:
-        n_obj = np.array([len(p.labels) for p in preds], dtype=np.int64)
-        boxes, labels = np.concatenate([p.boxes for p in preds]), np.concatenate([p.labels for p in preds])
-        obj_scores = np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
-    if apart:
-        width = next(p.rel_scores.shape[1] for p in preds if len(p.pairs))
-        scores = [
-            _probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32) for p in preds
-        ]
-        # the reader's row maxima, where it kept them and the scores are those it validated
-        probs = ImageScores(scores, [p.row_maxima() if s is p.rel_scores else None for s, p in zip(scores, preds)])
-        best, predicted = np.concatenate(probs.row_max), PairPredicates(probs=probs)
-    else:
-        probs = _probabilities(np.concatenate([p.rel_scores for p in preds if len(p.pairs)]), opts)
-        first_max, best = row_first_max(probs, 1)  # the first maximum: the lowest predicate id on ties
-        predicted = PairPredicates(1 + first_max)
+    n_obj, boxes, labels, obj_scores = _objects(images, opts, source, pairs, pair_img)
+    probs, best, predicted = (_scores_apart if apart else _scores_together)(preds, opts)
     obj_at = np.repeat(segment_offsets(n_obj), n_pairs)
     s_s, s_o = obj_scores[pairs[:, 0] + obj_at], obj_scores[pairs[:, 1] + obj_at]
     gc_pairs = local
@@ -281,6 +260,38 @@ def prepare_block(images: list, opts: EvalOptions, source: str, *, apart: bool =
         (pair_img, local),
         per_pair,
     )
+
+
+def _objects(images: list, opts: EvalOptions, source: str, pairs: np.ndarray, pair_img: np.ndarray) -> tuple:
+    """The block's objects the pairs index, ``(count per image, boxes, labels, scores)``: the GT's where the task
+    gives the labels (scores 1), else the predicted ones."""
+    gts, preds = [g for g, _ in images], [p for _, p in images]
+    if not opts.task_spec.gt_labels:
+        n_obj = np.array([len(p.labels) for p in preds], dtype=np.int64)
+        boxes, labels = np.concatenate([p.boxes for p in preds]), np.concatenate([p.labels for p in preds])
+        return n_obj, boxes, labels, np.concatenate([p.obj_scores for p in preds]).astype(np.float32)
+    n_gt = np.array([len(g.labels) for g in gts], dtype=np.int64)
+    bad = np.flatnonzero(np.maximum(pairs[:, 0], pairs[:, 1]) >= n_gt[pair_img])  # not max(axis=1): 2 columns
+    if len(bad):  # an SGDet file evaluated as PredCls: raised by prepare, with its message
+        prepare(*images[int(pair_img[bad[0]])], opts, source)
+    labels = np.concatenate([g.labels for g in gts])
+    return n_gt, np.concatenate([g.boxes for g in gts]), labels, np.ones(len(labels), dtype=np.float32)
+
+
+def _scores_apart(preds: list, opts: EvalOptions) -> tuple:
+    """Large images (SGDet): the scores kept image by image with each row's maximum (the reader's, where it kept
+    them and the scores are those it validated), the predicates derived on demand."""
+    width = next(p.rel_scores.shape[1] for p in preds if len(p.pairs))
+    scores = [_probabilities(p.rel_scores, opts) if len(p.pairs) else np.zeros((0, width), np.float32) for p in preds]
+    probs = ImageScores(scores, [p.row_maxima() if s is p.rel_scores else None for s, p in zip(scores, preds)])
+    return probs, np.concatenate(probs.row_max), PairPredicates(probs=probs)
+
+
+def _scores_together(preds: list, opts: EvalOptions) -> tuple:
+    """The scores concatenated, every pair's predicate from one first-maximum pass (lowest id on ties)."""
+    probs = _probabilities(np.concatenate([p.rel_scores for p in preds if len(p.pairs)]), opts)
+    first_max, best = row_first_max(probs, 1)
+    return probs, best, PairPredicates(1 + first_max)
 
 
 def _probabilities(scores: np.ndarray, opts: EvalOptions) -> np.ndarray:
