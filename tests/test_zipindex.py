@@ -14,8 +14,8 @@ from torch_writer import eval_results_object, save_zip
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.reader import load
-from sgg_eval.formats.torch.unpickler import map_file
 from sgg_eval.io import zipindex
+from sgg_eval.io.archive import map_file
 
 VOCAB = small_vocab(6, 5)
 
@@ -174,7 +174,8 @@ def test_first_duplicate_agrees_with_a_set_of_names(tmp_path):
             np.concatenate([[0], np.cumsum(length)[:-1]]),
             length,
             np.ones(30, bool),
-            *(np.zeros(30, np.int64) for _ in range(4)),
+            *(np.zeros(30, np.int64) for _ in range(6)),
+            np.zeros(30, bool),
         )
         got = zipindex.first_duplicate(m)
         assert (got is not None) == (len(set(names)) < len(names)), trial

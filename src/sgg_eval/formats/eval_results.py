@@ -24,7 +24,7 @@ from sgg_eval.formats.torch.boxlists import MODES, BoxListStandIn, BoxListTable
 from sgg_eval.formats.torch.bulk_pickle import BulkBoxList
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import TensorTable
-from sgg_eval.formats.torch.unpickler import map_file
+from sgg_eval.io.archive import map_file
 from sgg_eval.io.integrity import crc32
 from sgg_eval.io.processes import Isolated, run_isolated, start_isolated
 

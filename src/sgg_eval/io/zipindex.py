@@ -29,7 +29,8 @@ _FULL32 = 0xFFFFFFFF
 @dataclass
 class Members:
     """Each member's name (``name_len`` bytes at ``name_at`` of ``raw``; UTF-8 where ``utf8``, else cp437) and,
-    as int64 arrays, its local header offset, stored size, method and CRC-32 (of its uncompressed bytes).
+    as int64 arrays, its local header offset, stored size, method, CRC-32 (of its uncompressed bytes) and
+    uncompressed size, the ZIP version needed to extract it, and whether it is encrypted.
     ``find`` looks many names up at once;
     ``name`` and ``names`` decode (a list of every name costs ~100 bytes per member)."""
 
@@ -41,6 +42,9 @@ class Members:
     size: np.ndarray
     method: np.ndarray
     crc: np.ndarray
+    usize: np.ndarray
+    needs: np.ndarray
+    encrypted: np.ndarray
 
     def raw_name(self, i: int) -> bytes:
         at, n = int(self.name_at[i]), int(self.name_len[i])
@@ -179,17 +183,21 @@ def first_duplicate(zm: Members) -> int | None:
 def _by_zipfile(path: str) -> Members:
     with zipfile.ZipFile(path) as zf:  # raises zipfile's own errors on a corrupt archive
         infos = zf.infolist()
-    encoded = [i.filename.encode("utf-8") for i in infos]
+    utf8 = np.array([bool(i.flag_bits & 0x800) for i in infos], dtype=bool)
+    encoded = [i.orig_filename.encode("utf-8" if u else "cp437") for i, u in zip(infos, utf8)]  # the bytes stored
     length = np.array([len(b) for b in encoded], dtype=np.int64)
     return Members(
         np.frombuffer(b"".join(encoded), np.uint8),
         segment_offsets(length),
         length,
-        np.ones(len(infos), dtype=bool),
+        utf8,
         np.array([i.header_offset for i in infos], dtype=np.int64),
         np.array([i.compress_size for i in infos], dtype=np.int64),
         np.array([i.compress_type for i in infos], dtype=np.int64),
         np.array([i.CRC for i in infos], dtype=np.int64),
+        np.array([i.file_size for i in infos], dtype=np.int64),
+        np.array([i.extract_version for i in infos], dtype=np.int64),
+        np.array([bool(i.flag_bits & 1) for i in infos], dtype=bool),
     )
 
 
@@ -238,8 +246,11 @@ def _central_directory(whole: np.ndarray) -> Members | None:  # noqa: C901 - one
     flags = u16(8)
     if (flags & 1).any() or (u16(34) != 0).any():  # encrypted, or on another disk
         return None
-    out = Members(cd, starts + 46, name_len, (flags & 0x800) != 0, u32(42), u32(20), u16(10), u32(16))
     usize = u32(24)
+    encrypted = np.zeros(len(starts), dtype=bool)  # (an encrypted member sends the archive to zipfile, above)
+    out = Members(
+        cd, starts + 46, name_len, (flags & 0x800) != 0, u32(42), u32(20), u16(10), u32(16), usize, u16(6), encrypted
+    )
     big = np.flatnonzero((usize == _FULL32) | (out.size == _FULL32) | (out.header_at == _FULL32))
     raw = cd.tobytes() if len(big) else b""
     for i in big.tolist():

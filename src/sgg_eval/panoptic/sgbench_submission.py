@@ -12,9 +12,9 @@ does. ``scores`` (one per triplet) is our extension, read and checked but not us
 
 TIFF: one layer per instance (any non-zero pixel is in the mask; layers may overlap), as ``tifffile`` writes
 them (``formats.tiff_layers``).
-ZIP members are read in memory (never extracted) and CRC-checked as they are read (stored and deflated ones by
-``_stored_or_deflated`` with ISA-L, others by ``zipfile``), with their sizes bounded; names must stay inside the
-archive and be unique.
+ZIP members are read in memory (never extracted) and checked as they are read, by the one ZIP reader
+(``io.archive``), with their sizes bounded (a ZIP bomb is refused before any member is read); names must stay
+inside the archive and be unique.
 """
 
 from __future__ import annotations
@@ -23,15 +23,13 @@ import os
 import struct
 import zipfile
 import zlib
-from collections import Counter
 
 import numpy as np
-from isal import isal_zlib
 
 from sgg_eval.arrays.segments import first_seen
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import check_xyxy
-from sgg_eval.io.integrity import crc32
+from sgg_eval.io.archive import Archive, MemberError
 from sgg_eval.io.jsonfast import (
     ObjectMarks,
     is_array,
@@ -69,7 +67,7 @@ class Submission:
             self.kind, self._zip = "folder", None
             raw = read_bytes(os.path.join(self.path, TRIPLETS), "JSON")
         elif zipfile.is_zipfile(self.path):
-            self.kind, self._zip, self._pid = "zip", _open_zip(self.path), os.getpid()
+            self.kind, self._zip = "zip", _open_zip(self.path)
             raw = self._member(TRIPLETS)
         else:
             self.kind, self._zip = "json", None
@@ -101,22 +99,14 @@ class Submission:
         del raw, doc, parser  # the arrays are copies: the text goes now
 
     def _member(self, name: str) -> bytes:
-        if self._pid != os.getpid():  # a forked worker: its own file handle (a shared one shares the offset)
-            self._zip, self._pid = _open_zip(self.path), os.getpid()
+        """A member's bytes (the archive is mapped: forked workers read it as well)."""
+        row = self._zip.row(name)
+        if row < 0:
+            raise InputError(f"no member {name!r} in the archive", path=self.path)
         try:
-            info = self._zip.getinfo(name)
-        except KeyError:
-            raise InputError(f"no member {name!r} in the archive", path=self.path) from None
-        try:
-            data = _stored_or_deflated(self._zip.fp, info)
-            if data is not None:
-                return data
-            with self._zip.open(info) as fh:
-                return fh.read(MAX_MEMBER_BYTES + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as exc:
-            raise InputError(
-                f"member {name!r} unreadable ({' '.join(str(exc).split())[:100]})", path=self.path
-            ) from None
+            return self._zip.read(row, MAX_MEMBER_BYTES)
+        except MemberError as exc:
+            raise InputError(f"member {name!r} unreadable ({exc})", path=self.path) from None
 
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
         """``[N, H, W]`` uint8: the image's instance masks (non-zero: in the mask), checked against its instance
@@ -134,57 +124,23 @@ class Submission:
         return tiff_stack(raw, len(image.labels), shape, where)
 
 
-def _open_zip(path: str) -> zipfile.ZipFile:
+def _open_zip(path: str) -> Archive:
+    """The archive, its member names checked (inside the archive) and its sizes bounded (no ZIP bomb)."""
     try:
-        zf = zipfile.ZipFile(path)
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as exc:
+        archive = Archive(path)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, struct.error, zlib.error) as exc:
         raise InputError(f"corrupt ZIP ({' '.join(str(exc).split())[:100]})", path=path) from None
-    twice = [n for n, c in Counter(i.filename for i in infos).items() if c > 1]
-    if twice:
-        raise InputError(f"two members are named {twice[0]!r:.80}: the archive is ambiguous", path=path)
-    for info in infos:
-        name = info.filename
+    zm = archive.members
+    for name in zm.names:
         if name.startswith("/") or "\\" in name or ".." in name.split("/"):
             raise InputError(f"member {name!r:.80} points outside the archive", path=path)
-        if info.file_size > MAX_MEMBER_BYTES or info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise InputError(
-                f"member {name!r:.80} expands to {info.file_size} bytes from {info.compress_size}: a ZIP bomb",
-                path=path,
-            )
-    return zf
-
-
-def _stored_or_deflated(fh, info: zipfile.ZipInfo) -> bytes | None:
-    """A stored or deflated unencrypted member's bytes (None for another: ``zipfile`` reads it), inflated by
-    ISA-L (a 40 MB triplets.json: ~0.23 s, where zipfile's zlib takes ~0.5 s) and checked as ``zipfile`` checks
-    them: the local header's signature and name, the sizes and the CRC-32. Raises ``zipfile.BadZipFile``."""
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:
-        return None
-    fh.seek(info.header_offset)
-    header = fh.read(30)
-    if len(header) != 30 or header[:4] != b"PK\x03\x04":
-        raise zipfile.BadZipFile("no local header where the directory points")
-    name_len, extra_len = struct.unpack_from("<HH", header, 26)
-    if fh.read(name_len) != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
-        raise zipfile.BadZipFile("its local header names another member")
-    fh.seek(extra_len, os.SEEK_CUR)
-    data = fh.read(info.compress_size)
-    if len(data) != info.compress_size:
-        raise zipfile.BadZipFile("truncated")
-    if info.compress_type == zipfile.ZIP_DEFLATED:
-        inflater = isal_zlib.decompressobj(-15)
-        try:
-            data = inflater.decompress(data, info.file_size + 1)  # file_size is bounded when the archive opens
-        except isal_zlib.error as exc:
-            raise zipfile.BadZipFile(f"bad deflate data ({exc})") from None
-        if not inflater.eof:
-            raise zipfile.BadZipFile("the deflate stream does not end where its size says")
-    if len(data) != info.file_size:
-        raise zipfile.BadZipFile(f"{len(data)} bytes where the directory says {info.file_size}")
-    if crc32(data) != info.CRC:
-        raise zipfile.BadZipFile("bad CRC-32")
-    return data
+    bomb = np.flatnonzero((zm.usize > MAX_MEMBER_BYTES) | (zm.usize > MAX_RATIO * np.maximum(zm.size, 1)))
+    if len(bomb):
+        row = int(bomb[0])
+        raise InputError(
+            f"member {zm.name(row)!r:.80} expands to {zm.usize[row]} bytes from {zm.size[row]}: a ZIP bomb", path=path
+        )
+    return archive
 
 
 def _deduplicated(rows: np.ndarray, count: int, num_predicates: int) -> tuple[np.ndarray, int]:

@@ -18,32 +18,22 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.tensor_table import TensorTable
-from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, map_file, unpickle
-from sgg_eval.io.integrity import crc32
-from sgg_eval.io.zipindex import Members, members
+from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, unpickle
+from sgg_eval.io.archive import Archive, MemberError, map_file
 
 # data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
 MAX_PICKLE_EXPANSION = 100
 MAX_PICKLE_BYTES = 4 << 30
 
 
-def _member_bytes(whole: np.ndarray, zm: Members, row: int, path: str) -> bytes:
+def _member_bytes(archive: Archive, row: int) -> bytes:
     """A small member's bytes (data.pkl, byteorder), refusing more than the cap whatever its header declares."""
-    cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * len(whole)))
-    at = zm.data_at(whole, np.array([row]))
-    name, size, method = zm.name(row), int(zm.size[row]), int(zm.method[row])
-    if at is None or at[0] + size > len(whole):
-        raise InputError(f"corrupt zip member {name}", path=path)
-    raw = whole[at[0] : at[0] + size].tobytes()
-    if method == zipfile.ZIP_DEFLATED:
-        raw = zlib.decompressobj(-zlib.MAX_WBITS).decompress(raw, cap + 1)
-    elif method != zipfile.ZIP_STORED:
-        raise InputError(f"zip member {name} uses compression method {method}, not supported", path=path)
-    if len(raw) > cap:
-        raise InputError(f"{name} expands beyond {cap >> 20} MiB (limit for a file of this size)", path=path)
-    if crc32(raw) != int(zm.crc[row]):
-        raise InputError(f"zip member {name} fails its CRC-32 check: the file is corrupt", path=path)
-    return raw
+    cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * len(archive.whole)))
+    name = archive.members.name(row)
+    try:
+        return archive.read(row, cap)
+    except MemberError as exc:
+        raise InputError(f"zip member {name} {exc}", path=archive.path) from None
 
 
 def load_zip(path: str):
@@ -56,16 +46,16 @@ def load_zip(path: str):
 
 
 def _load_zip_members(path: str):
-    whole = map_file(path)
-    zm = members(path, whole)
+    archive = Archive(path)
+    whole, zm = archive.whole, archive.members
     pkl = zm.ending_with("data.pkl")
     if len(pkl) != 1:
         raise InputError("zip file has no single data.pkl: not a torch file", path=path)
     root = zm.name(int(pkl[0]))[: -len("data.pkl")]
     order = int(zm.find(root, ["byteorder"])[0])
-    if order >= 0 and _member_bytes(whole, zm, order, path).strip() not in (b"little",):
+    if order >= 0 and _member_bytes(archive, order).strip() not in (b"little",):
         raise InputError("big-endian torch files are not supported", path=path, field="byteorder")
-    obj, tensors = _unpickle(_member_bytes(whole, zm, int(pkl[0]), path), path)
+    obj, tensors = _unpickle(_member_bytes(archive, int(pkl[0])), path)
     keys = tensors.keys()
     rows = zm.find(f"{root}data/", keys)
     bad = np.flatnonzero(rows < 0)

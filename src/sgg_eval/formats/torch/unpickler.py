@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import collections
 import io
-import mmap
-import os
 import pickle
 import struct
 from dataclasses import dataclass
@@ -214,13 +212,3 @@ def unpickle(fh, path: str) -> tuple[object, TensorTable]:
     fh.seek(start)
     again = _RestrictedUnpickler(fh, path)
     return again.load(), again.tensors
-
-
-def map_file(path: str) -> np.ndarray:
-    """The whole file as a read-only uint8 array backed by one mmap (a plain ndarray: its views are cheap,
-    unlike ``np.memmap`` whose every slice runs Python-level hooks)."""
-    with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return np.zeros(0, dtype=np.uint8)
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    return np.frombuffer(mm, dtype=np.uint8)
