@@ -103,19 +103,10 @@ def _array_items(data: bytes, key: str, path: str) -> tuple[int, int, list[tuple
         return None
     starts = braces[(steps == 1) & (level == 2) & (braces > opening)]
     ends = braces[(steps == -1) & (level == 1) & (braces > opening)] + 1
-    # an item whose gap from the previous one is "," or a comma and one space or newline ("," and ", " are
-    # json.dump's) needs no look at it; the others are checked one at a time: item k is followed by the run of
-    # such items up to ``last[k]``
-    text = np.frombuffer(data, dtype=np.uint8)
     n = min(len(starts), len(ends))
-    gap, after = starts[1:n] - ends[: n - 1], text[np.minimum(ends[: n - 1] + 1, len(text) - 1)]
-    joined = np.zeros(n + 1, dtype=bool)
-    joined[1:n] = (text[ends[: n - 1]] == 44) & ((gap == 1) | ((gap == 2) & ((after == 32) | (after == 10))))
-    breaks = np.flatnonzero(~joined)  # n is always one
-    last = breaks[np.searchsorted(breaks, np.arange(n), side="right")].tolist()
     starts, ends = starts[:n].tolist(), ends[:n].tolist()
-    items, at, expect, k = [], opening + 1, b"", 0
-    while k < n:
+    items, at, expect = [], opening + 1, b""
+    for k in range(n):
         at = _SPACE.match(data, at).end()
         if data[at : at + 1] == b"]":
             break
@@ -124,8 +115,8 @@ def _array_items(data: bytes, key: str, path: str) -> tuple[int, int, list[tuple
         at = _SPACE.match(data, at + len(expect)).end()
         if at != starts[k]:
             raise InputError(f"expected a list of objects under '{key}'", path=path, field=key)
-        items += zip(starts[k : last[k]], ends[k : last[k]])
-        at, expect, k = ends[last[k] - 1], b",", last[k]
+        items.append((starts[k], ends[k]))
+        at, expect = ends[k], b","
     at = _SPACE.match(data, at).end()
     if data[at : at + 1] != b"]":
         raise InputError(f"expected a list of objects under '{key}', separated by commas", path=path, field=key)
