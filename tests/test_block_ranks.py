@@ -342,7 +342,7 @@ def test_within_predicate_positions_equal_a_loop(images, predicates):
 @pytest.mark.parametrize("size", [101, 399, 400, 401, 6320])
 def test_nth_largest_equals_sorting(size):
     """Against a sort (NaN as the largest, as np.partition places it): coarse values with many ties, -0.0,
-    NaNs, values in random, descending and ascending order, sizes either side of where the bound filters."""
+    NaNs, values in random, descending and ascending order."""
     rng = np.random.default_rng(size)
     for trial in range(12):
         values = (rng.integers(0, 5, size) / 4 if trial % 2 else rng.random(size)).astype(np.float32)

@@ -195,30 +195,6 @@ def test_a_detection_equally_close_to_two_gt_boxes_takes_the_later_one():
     assert abs(ap - by_hand) <= 1e-12 and abs(ours - by_hand) <= 1e-12 and ours50 == ap50 == 1.0
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_detection_order_is_the_lexsort_of_class_score_image_rank(seed):
-    """The AP's detection order from one 64-bit key against ``np.lexsort`` itself: tied scores (also 0.0
-    against -0.0, and negative scores), unsorted image ids, repeated keys, scores that are not float32 (the
-    lexsort is then used), and keys too wide for 64 bits."""
-    from sgg_eval.metrics.box_ap import _detection_order
-
-    rng = np.random.default_rng(seed)
-    n = 3000
-    classes = rng.integers(0, 151, size=n).astype(np.int64)
-    score = (rng.integers(-3, 6, size=n) / 4).astype(np.float32).astype(np.float64)
-    score[rng.random(n) < 0.1] = -0.0
-    image = rng.choice(rng.permutation(10**6)[:400], size=n).astype(np.float64)
-    rank = rng.integers(0, 100, size=n).astype(np.int16)
-    for s, i, r in [
-        (score, image, rank),
-        (score + 1e-12, image, rank),
-        (score, image, (rank * 300).astype(np.int16)),
-        (score, np.arange(n, dtype=np.float64) * 7, rank),
-        (score, np.arange(n, dtype=np.float64) * 7, (rank * 300).astype(np.int16)),
-    ]:  # 67 bits
-        np.testing.assert_array_equal(_detection_order(classes, s, i, r), np.lexsort((r, i, -s, classes)))
-
-
 def test_text_image_ids_order_as_text_and_give_the_same_map():
     """GQA's text ids: their float keys sort as the texts sort (COCO visits images by sorted id, which breaks
     score ties) and are distinct; cases renamed to text ids in the same order give the same mAP, any --jobs."""

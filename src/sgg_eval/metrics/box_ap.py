@@ -150,25 +150,5 @@ def average_precision(parts: list[Matched]) -> tuple[float, float]:
 
 
 def _detection_order(classes: np.ndarray, score: np.ndarray, image: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """``np.lexsort((rank, image, -score, classes))``: by class, score descending, image id, rank. Where it
-    fits, one stable sort of a 64-bit key (class | inverted float32 score bits | dense image index | rank),
-    ~2x faster; otherwise (scores not exactly float32, too many bits) the lexsort itself."""
-    ids, dense = np.unique(image, return_inverse=True)
-    c_bits, i_bits = int(classes.max(initial=0)).bit_length(), max(1, (len(ids) - 1).bit_length())
-    r_bits = max(1, int(rank.max(initial=0)).bit_length())
-    narrow = score.astype(np.float32)
-    if (
-        c_bits + 32 + i_bits + r_bits > 64
-        or rank.min(initial=0) < 0
-        or classes.min(initial=0) < 0
-        or not np.all(np.isfinite(narrow))
-        or not np.array_equal(narrow.astype(score.dtype), score)
-    ):
-        return np.lexsort((rank, image, -score, classes))
-    bits = (narrow + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0, which -score ties with 0.0
-    ascending = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(1 << 31))  # floats as unsigned
-    key = classes.astype(np.uint64) << np.uint64(32 + i_bits + r_bits)
-    key |= (~ascending).astype(np.uint64) << np.uint64(i_bits + r_bits)  # descending score
-    key |= dense.astype(np.uint64) << np.uint64(r_bits)
-    key |= rank.astype(np.uint64)
-    return np.argsort(key, kind="stable")
+    """By class, score descending, image id, rank (COCO's order within a class; ties by image, then rank)."""
+    return np.lexsort((rank, image, -score, classes))
