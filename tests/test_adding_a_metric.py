@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from psg_fixture import write_psg_fixture
 from test_metrics_reference import VOCAB, _cases
@@ -18,19 +21,25 @@ from sgg_eval.pipeline.tracking import metrics_of
 from sgg_eval.report.psg_tables import psg_tables
 from sgg_eval.report.tables import paper_tables
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _recipe() -> str:
+    """The code block of CONTRIBUTING.md's "a metric", exactly as a contributor reads it."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("### a metric") :]
+    return re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+
 
 @pytest.fixture
 def early_share(monkeypatch):
-    """The example of CONTRIBUTING.md: the share of R@100's hits already found at K = 20."""
+    """The example of CONTRIBUTING.md (the share of R@100's hits already found at K = 20), registered by running
+    its code block as written, with ``reduction`` as ``metrics/reductions.py`` defines it."""
     monkeypatch.setattr(reductions, "REDUCTIONS", {})
-
-    @reductions.reduction
-    def early_share(acc):
-        hits = acc.recall["gc"]
-        at_100 = hits[acc.k_index(100)]
-        return {"early@20": hits[acc.k_index(20)] / at_100 if at_100 else None}
-
-    return early_share
+    namespace = {"reduction": reductions.reduction}
+    exec(_recipe(), namespace)
+    assert list(reductions.REDUCTIONS) == ["early_share"]
+    return namespace["early_share"]
 
 
 def test_a_registered_reduction_reaches_the_json_mlflow_and_the_full_table(early_share):

@@ -77,3 +77,43 @@ def test_the_architecture_check_can_fail():
         "metrics/ranks.py",
         "arrays/",
     }
+
+
+def _docstring_names(package: Path) -> list[str]:
+    """The ``dotted`` names a package's docstring gives in double backticks that look like module paths."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    names = re.findall(r"``([a-z_]+(?:\.[a-z_]+)*)``", doc)
+    outside = ("torch.", "numpy.", "zipfile.")  # other projects' names (``torch.save``)
+    return [n for n in names if not n.endswith((".yaml", ".json", ".pytorch", ".py")) and not n.startswith(outside)]
+
+
+def _resolves(name: str, package: str) -> bool:
+    """``name`` is a module or package of sgg_eval, relative to ``package`` or to the root, or an attribute of
+    one (``reader.load``)."""
+    import importlib
+
+    for base in (package, "sgg_eval"):
+        parts = f"{base}.{name}".split(".")
+        for cut in (len(parts), len(parts) - 1):
+            try:
+                module = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            if cut == len(parts) or hasattr(module, parts[-1]):
+                return True
+    return False
+
+
+def test_package_docstrings_name_only_modules_that_exist():
+    wrong = []
+    for init in sorted(PKG.rglob("__init__.py")):
+        package = "sgg_eval" + "".join(f".{p}" for p in init.parent.relative_to(PKG).parts)
+        wrong += [f"{package}: {n}" for n in _docstring_names(init.parent) if not _resolves(n, package)]
+    assert not wrong, wrong
+
+
+def test_the_docstring_check_can_fail():
+    assert _resolves("ranking.families", "sgg_eval.metrics") and _resolves("reader.load", "sgg_eval.formats.torch")
+    assert not _resolves("stages", "sgg_eval.pipeline") and not _resolves("isolated", "sgg_eval.io")

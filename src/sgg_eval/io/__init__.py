@@ -1,3 +1,4 @@
-"""File and process plumbing: all-or-nothing writes (``atomic``), sealed stores (``integrity``), JSON readers
-(``jsonio``, ``jsonfast``), the ZIP index (``zipindex``, ``member_crcs``), parsing in a forked child
-(``isolated``) and the allocator settings of a run (``allocator``). Knows no scene graph."""
+"""File and process plumbing: all-or-nothing writes (``atomic``), sealed stores and the CRC-32 (``integrity``),
+JSON readers (``jsonio``, ``jsonfast``), the one ZIP reader (``archive``, over the directory index ``zipindex``
+and the storages' checks ``member_crcs``), every process sgg-eval starts (``processes``) and the allocator
+settings of a run (``allocator``). Knows no scene graph."""

@@ -1,9 +1,10 @@
 """The pipeline layer: the only code that knows ``params.yaml``, Hydra, DVC and MLflow.
 
-``config`` (composing conf/, loading params), ``params_check`` (the schema), ``entries`` (evaluation entry
-names), ``stages`` and ``report_stages`` (the bodies of the DVC stages: file layout, one library call
-each), ``fingerprint`` (prediction files as content dependencies), ``sweep`` (Hydra multiruns) and
-``tracking`` (MLflow). The library below (``data``, ``formats``, ``metrics``, ``stats``, ``pko``,
-``simulate``, ``report``, ``sources``, ``evaluate``, ``splits``) never imports this package
-(tests/test_layers.py).
+``config`` and ``catalogue`` (composing conf/, loading params), ``params_check``, ``model_params``,
+``psg_params`` and ``param_types`` (the schema), ``param_reads`` (what each stage reads), ``entries``
+(evaluation entry names), ``paths`` (the file layout), the stage families (``model_stages``, ``eval_stages``,
+``report_stages``, ``psg_stages``, ``psg_reports``, ``site_pages``: the bodies of the DVC stages, one library
+call each), ``fingerprint`` (prediction files as content dependencies), ``sweep`` (Hydra multiruns) and
+``tracking`` (MLflow). The library below (``core``, ``io``, ``arrays``, ``data``, ``formats``, ``metrics``,
+``boxes``, ``panoptic``, ``simulate``, ``report``) never imports this package (tests/test_layers.py).
 """
