@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.metrics.document import Cell, Document, Value
+from sgg_eval.metrics.document import Cell, Document, FamilyValues, Value
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean, wimr_weights
 
@@ -24,7 +24,7 @@ NO_SCORES = (
 )
 
 
-class BoxValues:
+class BoxValues(FamilyValues):
     """``table()``: each box family's function of a :class:`~sgg_eval.metrics.document.Cell`."""
 
     def __init__(
@@ -43,22 +43,6 @@ class BoxValues:
         self.n = acc.images
         self.none_eval = "no image was evaluated" if self.n == 0 else None
         self.uniform = np.ones(vocab.num_predicates)
-
-    def table(self) -> dict:
-        return {
-            "R": self.recall,
-            "mR": self.mean_recall,
-            "F1": self.f1,
-            "zR": self.zero_shot,
-            "A": self.accuracy,
-            "PR": self.pair_recall,
-            "IMR": self.imr,
-            "wIMR": self.wimr,
-            "R_tr": self.triplet_recall,
-            "wR_tr": self.weighted_triplet_recall,
-            "PRk": self.predicate_rank,
-            "InstR": self.instance_recall,
-        }
 
     def _blocked(self, family: str) -> str | None:
         """Why the ranked family ``family`` has no values in this run (None: it has)."""

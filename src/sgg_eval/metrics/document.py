@@ -71,6 +71,31 @@ class Value:
 
 Values = Mapping[str, Callable[[Cell], Value | None]]
 
+# Each family's method on a product's values (``metrics.box_values.BoxValues``, ``panoptic.reduce.PanopticValues``):
+# a product has the families whose method it defines.
+METHODS = {
+    "R": "recall",
+    "mR": "mean_recall",
+    "F1": "f1",
+    "zR": "zero_shot",
+    "A": "accuracy",
+    "PR": "pair_recall",
+    "IMR": "imr",
+    "wIMR": "wimr",
+    "R_tr": "triplet_recall",
+    "wR_tr": "weighted_triplet_recall",
+    "PRk": "predicate_rank",
+    "InstR": "instance_recall",
+}
+
+
+class FamilyValues:
+    """The base of a product's values: :meth:`table` maps each family whose method (:data:`METHODS`) the product
+    defines to that method, a function of a :class:`Cell`."""
+
+    def table(self) -> Values:
+        return {family: getattr(self, name) for family, name in METHODS.items() if hasattr(self, name)}
+
 
 class Document:
     """A metrics document being built: ``metrics`` by name, ``per_predicate`` by metric name then predicate name,

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.core.defaults import RECALL_KS, RELATIVE_KS
-from sgg_eval.metrics.document import Cell, Document, Value, fill
+from sgg_eval.metrics.document import Cell, Document, FamilyValues, Value, fill
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
 from sgg_eval.metrics.reductions import registered_metrics
@@ -119,7 +119,7 @@ def psg_metrics(
     return doc.metrics, doc.per_predicate, doc.notes
 
 
-class PanopticValues:
+class PanopticValues(FamilyValues):
     """``table()``: each family a panoptic protocol has, as a function of a :class:`~sgg_eval.metrics.document.Cell`
     (``None`` for a family it has not: A@K, R_tr, the NG variants of IMR)."""
 
@@ -130,19 +130,6 @@ class PanopticValues:
         self.over = self.n + (0 if protocol == "openpsg" else absent)
         self.zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
         self.images_c = acc.pred_images[1:]
-
-    def table(self) -> dict:
-        return {
-            "R": self.recall,
-            "mR": self.mean_recall,
-            "F1": self.f1,
-            "zR": self.zero_shot,
-            "PR": self.pair_recall,
-            "IMR": self.imr,
-            "wIMR": self.wimr,
-            "PRk": self.predicate_rank,
-            "InstR": self.instance_recall,
-        }
 
     def _recall(self, total: float) -> float | None:
         return float(total / self.over) if self.over else None
