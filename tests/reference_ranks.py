@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.core.defaults import IOU_THRESHOLD
-from sgg_eval.metrics.boxes import object_matches
+from sgg_eval.metrics.boxes import iou_matrix
 from sgg_eval.metrics.rank_records import ImageRanks
 from sgg_eval.metrics.ranking.families import (
     NO_MATCH,
@@ -22,6 +22,17 @@ from sgg_eval.metrics.ranking.families import (
     within_predicate,
 )
 from sgg_eval.metrics.ranking.ng_top import nth_largest, pair_scores
+
+
+def object_matches(gt_boxes, gt_labels, pred_boxes, pred_labels, iou_threshold: float = IOU_THRESHOLD) -> np.ndarray:
+    """``ok[g, q]``: GT object g and predicted object q have the same label and IoU >= threshold.
+
+    A NaN IoU (degenerate boxes) never matches.
+    """
+    same = np.asarray(gt_labels)[:, None] == np.asarray(pred_labels)[None, :]
+    if not same.any():
+        return same
+    return same & (iou_matrix(gt_boxes, pred_boxes) >= np.float32(iou_threshold))
 
 
 def ng_top(probs: np.ndarray, per_pair: np.ndarray, pair_best: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.core.defaults import IOU_THRESHOLD
-
 
 def iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """IoU of xyxy boxes ``a[..., 4]`` and ``b[..., 4]`` elementwise (broadcast), inclusive pixels, float32.
@@ -30,14 +28,3 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = np.asarray(a, dtype=np.float32).reshape(-1, 4)
     b = np.asarray(b, dtype=np.float32).reshape(-1, 4)
     return iou(a[:, None, :], b[None, :, :])
-
-
-def object_matches(gt_boxes, gt_labels, pred_boxes, pred_labels, iou_threshold: float = IOU_THRESHOLD) -> np.ndarray:
-    """``ok[g, q]``: GT object g and predicted object q have the same label and IoU >= threshold.
-
-    A NaN IoU (degenerate boxes) never matches.
-    """
-    same = np.asarray(gt_labels)[:, None] == np.asarray(pred_labels)[None, :]
-    if not same.any():
-        return same
-    return same & (iou_matrix(gt_boxes, pred_boxes) >= np.float32(iou_threshold))
