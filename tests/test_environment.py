@@ -66,3 +66,11 @@ def test_ruff_is_one_version_in_pyproject_the_lock_and_pre_commit():
     pinned = re.search(r'"ruff==([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
     hook = re.search(r"ruff-pre-commit\s+rev: v([\d.]+)", (ROOT / ".pre-commit-config.yaml").read_text()).group(1)
     assert pinned == hook == _lock()["ruff"]
+
+
+def test_lint_holds_functions_to_a_complexity_limit():
+    """`make lint` (CI) runs ruff's McCabe rule at the limit pyproject.toml states, on every folder it lints."""
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
+    assert "C90" in lint["select"] and lint["mccabe"]["max-complexity"] == 15
+    assert "ruff check src tests stages scripts" in (ROOT / "Makefile").read_text()
+    assert "make lint" in (ROOT / ".ci" / "run").read_text()
