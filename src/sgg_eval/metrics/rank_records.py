@@ -1,6 +1,7 @@
-"""The first-match ranks of evaluated images as records: one image's (:class:`ImageRanks`, what
-``ranks.image_ranks`` gives) and a block's, concatenated (:class:`BlockRanks`, what ``block_ranks`` gives and
-``Accumulator.add_many`` reduces). The families are defined in ``ranks.py``."""
+"""The first-match ranks of evaluated images as records: one image's (:class:`ImageRanks`, what the panoptic
+ranker and the tests' per-image reference give) and a block's, concatenated (:class:`BlockRanks`, what
+``ranking.block_ranks`` gives and ``Accumulator.add_many`` reduces). The families are defined in
+``ranking.families``."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ class BlockRanks(_Families):
         return cls(**counts, **joined)
 
     def images(self) -> list[ImageRanks]:
-        """Image by image, as :func:`image_ranks` gives them."""
+        """Image by image, as :class:`ImageRanks`."""
         rows, pairs = np.cumsum(self.n_rows) - self.n_rows, np.cumsum(self.n_pairs) - self.n_pairs
         out = []
         for i in range(len(self)):
