@@ -2,12 +2,13 @@
 (``zipindex``) and read, checked, without extracting anything. torch files (``formats.torch.layouts``) and
 SGBench submissions (``panoptic.sgbench_submission``) both read their archives here.
 
-A member's bytes (:meth:`Archive.read`) are checked as ``zipfile`` checks them: a local header where the
-directory points, naming the same member; the data inside the file; the inflated size the directory records;
-the CRC-32. Stored members are a slice of the mapping; deflated ones are inflated by zlib (ISA-L's inflate
-saved 0.22 s of a 9-15 s PSG mask run, under the 5% an optimisation must save); other methods (bzip2, LZMA) and
-encrypted members go to ``zipfile``, the general reader. A member never yields more than ``cap`` bytes, whatever
-its header says.
+A member's bytes (:meth:`Archive.read`) are read from the file (``os.pread``: the mapping's pages would count in
+the process's resident memory, ~125 MB for a PSG submission) and checked as ``zipfile`` checks them: a local
+header where the directory points, naming the same member; the data inside the file; the inflated size the
+directory records; the CRC-32. Deflated members are inflated by ISA-L, for memory, not speed: CPython's zlib
+inflates into blocks it joins at the end, so a PSG-sized triplets.json (149 MB) would sit in memory twice (peak
+RSS of a mask run 272 → 399 MB), where ISA-L's output is one buffer. Other methods (bzip2, LZMA) and encrypted
+members go to ``zipfile``, the general reader. A member never yields more than ``cap`` bytes, whatever its header says.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import zipfile
 import zlib
 
 import numpy as np
+from isal import isal_zlib
 
 from sgg_eval.io.integrity import crc32
 from sgg_eval.io.zipindex import Members, members
@@ -50,6 +52,12 @@ class Archive:
         self.path = os.fspath(path)
         self.whole = map_file(self.path)
         self.members: Members = members(self.path, self.whole)
+        self._fd = os.open(self.path, os.O_RDONLY)  # pread: no shared offset, so forked workers may use it too
+
+    def __del__(self) -> None:
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def row(self, name: str) -> int:
         """The row of the member called ``name``, -1 if there is none."""
@@ -76,27 +84,28 @@ class Archive:
             raise MemberError("fails its CRC-32 check: the file is corrupt")
         return bytes(data)
 
-    def _data(self, row: int) -> memoryview:
+    def _data(self, row: int) -> bytes:
         """The member's stored bytes, after a local header that must name it."""
-        whole, zm = self.whole, self.members
+        zm = self.members
         at = int(zm.header_at[row])
-        if at < 0 or at + 30 > len(whole) or whole[at : at + 4].tobytes() != _LOCAL:
+        header = os.pread(self._fd, 30, at) if at >= 0 else b""
+        if len(header) != 30 or header[:4] != _LOCAL:
             raise MemberError("has no local header where the directory points")
-        name_len, extra_len = struct.unpack_from("<HH", whole[at + 26 : at + 30].tobytes())
-        if whole[at + 30 : at + 30 + name_len].tobytes() != zm.raw_name(row):
+        name_len, extra_len = struct.unpack_from("<HH", header, 26)
+        if os.pread(self._fd, name_len, at + 30) != zm.raw_name(row):
             raise MemberError("has a local header that names another member")
-        start = at + 30 + name_len + extra_len
         size = int(zm.size[row])
-        if start + size > len(whole):
+        data = os.pread(self._fd, size, at + 30 + name_len + extra_len)
+        if len(data) != size:
             raise MemberError("runs past the end of the file")
-        return memoryview(whole)[start : start + size]
+        return data
 
 
-def _inflate(data: memoryview, usize: int) -> bytes:
-    inflater = zlib.decompressobj(-15)
+def _inflate(data: bytes, usize: int) -> bytes:
+    inflater = isal_zlib.decompressobj(-15)
     try:
         out = inflater.decompress(data, usize + 1)  # never more than the directory says, plus one to notice it
-    except zlib.error as exc:
+    except isal_zlib.error as exc:
         raise MemberError(f"has bad deflate data ({exc})") from None
     if not inflater.eof and len(out) <= usize:
         raise MemberError("has a deflate stream that does not end where its size says")
