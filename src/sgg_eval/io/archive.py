@@ -82,7 +82,7 @@ class Archive:
             raise MemberError(f"holds {len(data)} bytes where the directory says {usize}")
         if crc32(data) != int(zm.crc[row]):
             raise MemberError("fails its CRC-32 check: the file is corrupt")
-        return bytes(data)
+        return data
 
     def _data(self, row: int) -> bytes:
         """The member's stored bytes, after a local header that must name it."""

@@ -80,8 +80,7 @@ class BoxValues(FamilyValues):
     def f1(self, cell: Cell) -> Value:
         if reason := self._blocked("ng" if cell.ng else "gc"):
             return Value(None, reason)
-        r, m = (self.doc.metrics[Cell(f, cell.k, cell.index, cell.ng, False).name] for f in ("R", "mR"))
-        return Value(f1_score(r, m))
+        return Value(f1_score(self.doc.value_at("R", cell), self.doc.value_at("mR", cell)))
 
     def zero_shot(self, cell: Cell) -> Value:
         family = "ng" if cell.ng else "gc"

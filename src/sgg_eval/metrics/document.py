@@ -111,6 +111,10 @@ class Document:
         if text and text not in self.notes:
             self.notes.append(text)
 
+    def value_at(self, family: str, cell: Cell) -> float | None:
+        """The value already written for ``family`` at ``cell``'s K and variant (F1 from R and mR)."""
+        return self.metrics[Cell(family, cell.k, cell.index, cell.ng, cell.relative).name]
+
     def put(self, name: str, value: Value) -> None:
         """The null rule: a number is stored as a float; ``None`` with its reason as a note."""
         self.metrics[name] = None if value.value is None else float(value.value)

@@ -177,7 +177,7 @@ class PanopticValues(FamilyValues):
     def f1(self, cell: Cell) -> Value:
         if blocked := self._no_ng(cell):
             return blocked
-        r, m = (self.doc.metrics[Cell(f, cell.k, cell.index, cell.ng, False).name] for f in ("R", "mR"))
+        r, m = self.doc.value_at("R", cell), self.doc.value_at("mR", cell)
         return Value(f1_score(r, m) if r is not None and m is not None else None)
 
     def zero_shot(self, cell: Cell) -> Value:
@@ -198,7 +198,7 @@ class PanopticValues(FamilyValues):
             return None
         if not self.n:
             return Value(None)
-        imr_c = self.acc.per_predicate_recall("imr")[:, self.acc.k_index(cell.k)]
+        imr_c = self._imr_at(cell)
         return Value(float(imr_c.mean()), per_predicate=imr_c)
 
     def wimr(self, cell: Cell) -> Value | None:
@@ -212,8 +212,11 @@ class PanopticValues(FamilyValues):
             )
         if not self.n:
             return Value(None)
-        imr_c = self.acc.per_predicate_recall("imr")[:, self.acc.k_index(cell.k)]
-        return Value(weighted_mean(imr_c, self.wimr_weights))
+        return Value(weighted_mean(self._imr_at(cell), self.wimr_weights))
+
+    def _imr_at(self, cell: Cell) -> np.ndarray:
+        """IMR_c at ``cell``'s K, per predicate c (``[C]``)."""
+        return self.acc.per_predicate_recall("imr")[:, self.acc.k_index(cell.k)]
 
     def instance_recall(self, cell: Cell) -> Value:
         return Value(self._recall(self.acc.inst))
