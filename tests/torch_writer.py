@@ -67,15 +67,14 @@ class _Storage:
         self.key, self.array, self.view = key, array, view
 
 
+MASKRCNN = "maskrcnn_benchmark.structures.bounding_box"
+PYSGG = "pysgg.structures.bounding_box"  # PySGG (BGNN) saves its BoxList under this module
+
+
 @contextlib.contextmanager
-def _fake_modules():
-    names = [
-        "torch",
-        "torch._utils",
-        "maskrcnn_benchmark",
-        "maskrcnn_benchmark.structures",
-        "maskrcnn_benchmark.structures.bounding_box",
-    ]
+def _fake_modules(boxlist_module: str = MASKRCNN):
+    parts = boxlist_module.split(".")
+    names = ["torch", "torch._utils", *(".".join(parts[: i + 1]) for i in range(len(parts)))]
     saved = {n: sys.modules.get(n) for n in names}
     mods = {n: types.ModuleType(n) for n in names}
     torch_utils = mods["torch._utils"]
@@ -90,8 +89,8 @@ def _fake_modules():
         cls = type(name, (), {"__module__": "torch"})
         setattr(mods["torch"], name, cls)
         storage_classes[name] = cls
-    BoxList.__module__, BoxList.__qualname__ = "maskrcnn_benchmark.structures.bounding_box", "BoxList"
-    mods["maskrcnn_benchmark.structures.bounding_box"].BoxList = BoxList
+    BoxList.__module__, BoxList.__qualname__ = boxlist_module, "BoxList"
+    mods[boxlist_module].BoxList = BoxList
     sys.modules.update(mods)
     try:
         yield _rebuild_tensor_v2, storage_classes
@@ -103,10 +102,10 @@ def _fake_modules():
                 sys.modules[n] = m
 
 
-def _dump(obj, legacy: bool, extra_globals=None):
+def _dump(obj, legacy: bool, boxlist_module: str = MASKRCNN):
     storages: list[_Storage] = []
     shared: dict[int, _Storage] = {}
-    with _fake_modules() as (rebuild, storage_classes):
+    with _fake_modules(boxlist_module) as (rebuild, storage_classes):
 
         class P(pickle.Pickler):
             def reducer_override(self, o):
@@ -140,8 +139,8 @@ def _dump(obj, legacy: bool, extra_globals=None):
     return buf.getvalue(), storages
 
 
-def save_zip(obj, path) -> None:
-    data, storages = _dump(obj, legacy=False)
+def save_zip(obj, path, boxlist_module: str = MASKRCNN) -> None:
+    data, storages = _dump(obj, legacy=False, boxlist_module=boxlist_module)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("archive/data.pkl", data)
         zf.writestr("archive/byteorder", "little")
@@ -150,8 +149,8 @@ def save_zip(obj, path) -> None:
         zf.writestr("archive/version", "3\n")
 
 
-def save_legacy(obj, path) -> None:
-    data, storages = _dump(obj, legacy=True)
+def save_legacy(obj, path, boxlist_module: str = MASKRCNN) -> None:
+    data, storages = _dump(obj, legacy=True, boxlist_module=boxlist_module)
     with open(path, "wb") as fh:
         for plain in (
             0x1950A86A20F9469CFC6C,

@@ -66,7 +66,9 @@ class _BulkUnpickler(pickle.Unpickler):
         return found
 
 
-def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensors: TensorTable, boxlists: BoxListTable):
+def bulk_unpickle(
+    fh, storage_types: dict, boxlist_paths: tuple[tuple[str, str], ...], tensors: TensorTable, boxlists: BoxListTable
+):
     """The object at ``fh``'s position, its storages and tensors filled into the empty ``tensors`` and its
     BoxLists into ``boxlists``; None when the file needs the careful reader (which starts on new tables).
     ``storage_types`` maps torch's storage class names to the careful reader's stand-ins (``code``: dtype)."""
@@ -82,7 +84,7 @@ def bulk_unpickle(fh, storage_types: dict, boxlist_path: tuple[str, str], tensor
     globals_ = {
         ("torch._utils", "_rebuild_tensor_v2"): rebuild,
         ("collections", "OrderedDict"): collections.OrderedDict,
-        boxlist_path: boxlist_class,
+        **dict.fromkeys(boxlist_paths, boxlist_class),
         **{("torch", name): t for name, t in storage_types.items()},
     }
     try:

@@ -1,12 +1,12 @@
 """The pickle of a ``torch.save`` file, read without torch, safely (zip layout, torch >= 1.6, and legacy, < 1.6).
 
-The pickle is read by a restricted unpickler whose ``find_class`` admits only what such files legitimately
-reference (tensor rebuild helpers, storage classes, ``collections.OrderedDict``, ``torch.Size`` and the
-maskrcnn_benchmark ``BoxList``, mapped onto a stand-in). Anything else (``os.system``, ``builtins.eval``,
-...) raises :class:`InputError` before it is ever called. Storages, tensors and BoxLists are recorded as rows
-of arrays (``tensor_table``, ``boxlists``), not kept as objects, so the memory a file takes once read is a few
-dozen bytes per tensor. Tensor bytes are not copied: a tensor is a view of the file mapped once, so huge files
-are read lazily, image by image. The two layouts (zip, legacy) are read by ``layouts``; ``reader.load`` is the way in.
+The pickle is read by a restricted unpickler whose ``find_class`` admits only what such files legitimately reference
+(tensor rebuild helpers, storage classes, ``collections.OrderedDict``, ``torch.Size`` and the ``BoxList`` of
+maskrcnn_benchmark and its forks, ``BOXLIST_PATHS``, mapped onto a stand-in). Anything else (``os.system``,
+``builtins.eval``, ...) raises :class:`InputError` before it is ever called. Storages, tensors and BoxLists are recorded
+as rows of arrays (``tensor_table``, ``boxlists``), not kept as objects, so the memory a file takes once read is a few
+dozen bytes per tensor. Tensor bytes are not copied: a tensor is a view of the file mapped once, so huge files are read
+lazily, image by image. The two layouts (zip, legacy) are read by ``layouts``; ``reader.load`` is the way in.
 """
 
 from __future__ import annotations
@@ -40,7 +40,13 @@ STORAGE_DTYPES = {
     "ByteStorage": np.uint8,
     "BoolStorage": np.bool_,
 }
-BOXLIST_PATH = ("maskrcnn_benchmark.structures.bounding_box", "BoxList")
+# The class paths under which maskrcnn-benchmark's BoxList is pickled, each read as that BoxList (its state is
+# checked field by field, ``boxlists``): an allow-list of the codebases known to save it, never a pattern.
+BOXLIST_PATHS = (
+    ("maskrcnn_benchmark.structures.bounding_box", "BoxList"),  # Scene-Graph-Benchmark.pytorch and its forks
+    ("pysgg.structures.bounding_box", "BoxList"),  # PySGG (BGNN), SHTUPLUS/PySGG: VG150 and Open Images V6
+    ("sgg_benchmark.structures.bounding_box", "BoxList"),  # SGG-Benchmark (Maelic/SGG-Benchmark)
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return STORAGE_TYPES[name]
         if module == "torch" and name == "Size":
             return tuple
-        if (module, name) == BOXLIST_PATH:
+        if (module, name) in BOXLIST_PATHS:
             return self._boxlist_class
         raise InputError(
             f"refused to load: the pickle references '{module}.{name}', which a torch tensor file "
@@ -196,7 +202,7 @@ def unpickle(fh, path: str) -> tuple[object, TensorTable]:
     start = fh.tell()
     if BULK:
         tensors = TensorTable(DTYPES)
-        obj = bulk_unpickle(fh, STORAGE_TYPES, BOXLIST_PATH, tensors, BoxListTable(tensors))
+        obj = bulk_unpickle(fh, STORAGE_TYPES, BOXLIST_PATHS, tensors, BoxListTable(tensors))
         if obj is not None:
             return obj, tensors
         fh.seek(start)
