@@ -13,6 +13,7 @@ from typing import Protocol
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.gqa import GQA, GQAFiles
 from sgg_eval.data.gqa200 import GQA200, GQA200Files
+from sgg_eval.data.oiv6 import OIV6, OIV6Files
 from sgg_eval.data.stats import compute_stats, summarize, write_stats
 from sgg_eval.data.store import SplitStore, write_split
 from sgg_eval.data.types import GTImage, SplitMeta
@@ -24,7 +25,7 @@ from sgg_eval.simulate.world import SimParams, SimulatedWorld
 class Dataset(Protocol):
     """What the pipeline needs of a box-level dataset: its name, its splits as GT images (``open_split``:
     metadata, image count, images) and which splits' class triplets count as seen for the zero-shot set. A
-    reader module defines one class with these (``VG150``, ``GQA200``, ``GQA``, the simulated world), its conf
+    reader module defines one class with these (``VG150``, ``GQA200``, ``GQA``, ``OIV6``, the simulated world), its conf
     keys in ``OPTIONS``, and one line of ``READERS`` builds it from ``conf/dataset/<name>.yaml`` (CONTRIBUTING.md,
     "A new dataset")."""
 
@@ -67,6 +68,7 @@ READERS: dict[str, Reader] = {
     "vg150": _files_reader(VG150, VG150Files),
     "gqa200": _files_reader(GQA200, GQA200Files),
     "gqa": _files_reader(GQA, GQAFiles),
+    "oiv6": _files_reader(OIV6, OIV6Files),
 }
 DATASET_KINDS = tuple(READERS)
 

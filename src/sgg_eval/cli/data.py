@@ -20,6 +20,8 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
   # raw GQA scene graphs, Knyazev et al.'s split, without left/right (GQA-nLR)
   sgg-eval split --gqa-dir /data/GQA --exclude-left-right -o data/gqa_nlr/splits
+  # Open Images V6 as PySGG/BGNN prepare it (categories_dict.json, vrd-{train,val,test}-anno.json)
+  sgg-eval split --oiv6-dir /data/openimages/open_image_v6 -o data/oiv6/splits
 """
 
 
@@ -40,7 +42,7 @@ def run_split(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
-             ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir),
+             ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir), ("--oiv6-dir", args.oiv6_dir),
              ("--h5/--dicts/--image-data", args.h5 or args.dicts or args.image_data)) if on]  # fmt: skip
     if len(given) > 1:
         raise InputError(f"give one source, not {' and '.join(given)}")
@@ -71,12 +73,16 @@ def _dataset_conf(args: argparse.Namespace) -> dict:
             "exclude_left_right": args.exclude_left_right,
             **common,
         }
+    if args.oiv6_dir:
+        return {"kind": "oiv6", "name": "oiv6", "raw": args.oiv6_dir}
     if args.gqa200_dir:
         return {"kind": "gqa200", "name": "gqa200", "raw": args.gqa200_dir, **common}
     if args.vg150_dir:
         return {"kind": "vg150", "name": "vg150", "raw": args.vg150_dir, **common}
     if None in (args.h5, args.dicts, args.image_data):
-        raise InputError("give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, or all of --h5 --dicts --image-data")
+        raise InputError(
+            "give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, --oiv6-dir, or all of --h5 --dicts --image-data"
+        )
     return {"kind": "vg150", "name": "vg150", "files": VG150Files(args.h5, args.dicts, args.image_data), **common}
 
 
@@ -141,7 +147,7 @@ def add_datasets(sub) -> None:
     """The sub-commands ``split`` and ``stats`` of ``sub``."""
     p = sub.add_parser(
         "split",
-        help="write split stores from real VG150, GQA or GQA200 files or the simulator",
+        help="write split stores from real VG150, GQA, GQA200 or Open Images V6 files or the simulator",
         description="Read a dataset and write one HDF5 split store per split (train/val/test).",
         epilog=_EPILOG_SPLIT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -163,6 +169,12 @@ def add_datasets(sub) -> None:
         "--gqa200-dir",
         help="folder holding GQA200's GQA_200_ID_Info.json, GQA_200_Train.json and GQA_200_Test.json "
         "(SHA-GCL's split; val is the first --num-val-im kept test images)",
+    )
+    src.add_argument(
+        "--oiv6-dir",
+        help="folder holding Open Images V6 as PySGG/BGNN prepare it: categories_dict.json and "
+        "vrd-{train,val,test}-anno.json (in the folder or its annotations/); images without a box or a relation "
+        "are dropped, the others numbered 0.. in file order (the evaluator's image ids)",
     )
     p.add_argument(
         "--exclude-left-right",
