@@ -13,10 +13,11 @@ from psg_fixture import write_psg_fixture
 from test_metrics_reference import VOCAB, _cases
 
 from sgg_eval.metrics import reductions
+from sgg_eval.metrics.document import BEYOND, every_metric
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.panoptic.evaluate import evaluate_protocols
-from sgg_eval.panoptic.reduce import BEYOND, PROTOCOL_METRICS, every_metric
+from sgg_eval.panoptic.reduce import PROTOCOL_METRICS
 from sgg_eval.pipeline.tracking import metrics_of
 from sgg_eval.report.psg_tables import psg_tables
 from sgg_eval.report.tables import paper_tables

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from sgg_eval.data.stats import read_stats
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.names import mlflow_key
-from sgg_eval.panoptic.reduce import every_metric
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

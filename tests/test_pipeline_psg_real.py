@@ -15,7 +15,7 @@ import tifffile
 from psg_fixture import _tiff, write_psg_fixture
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 
-from sgg_eval.panoptic.reduce import every_metric
+from sgg_eval.metrics.document import every_metric
 
 pytestmark = pytest.mark.integration
 

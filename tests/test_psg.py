@@ -18,10 +18,11 @@ from psg_fixture import instance_values, set_first_instance, write_psg_fixture
 from test_bad_inputs import refused
 
 from sgg_eval.cli import main
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.panoptic.evaluate import run_psg_evaluation
 from sgg_eval.panoptic.matching import assign, assign_one_to_one, match_boxes, match_masks
 from sgg_eval.panoptic.psg_json import read_psg, read_psg_names
-from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, every_metric
+from sgg_eval.panoptic.reduce import PROTOCOL_METRICS
 
 EVALUATED: set = set()  # ids of the fixture's test images with relations (the ones whose files are read)
 

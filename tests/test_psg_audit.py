@@ -8,9 +8,9 @@ from psg_fixture import write_psg_fixture
 from test_bad_inputs import refused
 
 from sgg_eval.cli import main
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.panoptic.audit import run_psg_audit
 from sgg_eval.panoptic.evaluate import run_psg_evaluation
-from sgg_eval.panoptic.reduce import every_metric
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from PIL import Image
 
 from sgg_eval.data.psg_facts import psg_facts
 from sgg_eval.io.jsonio import load_yaml
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.panoptic.psg_json import read_psg
-from sgg_eval.panoptic.reduce import every_metric
 from sgg_eval.panoptic.sgbench_submission import Submission
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld, write_psg_world

@@ -89,6 +89,11 @@ def run_evaluation(
     elif train is not None:
         zs = train.zeroshot_triplets
         zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
+    if protocol == "oiv6" and source.score_kind == "ranked":
+        raise InputError(
+            "--protocol oiv6 ranks triplets by score (subject x object x predicate), and this file has ranks only",
+            path=predictions,
+        )
     opts = replace(opts, order=source.order, score_kind=source.score_kind)  # how this file ranks
     report = _Progress() if progress else None
     result = evaluate(

@@ -6,12 +6,15 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
+from sgg_eval.core.defaults import PROTOCOL
 from sgg_eval.core.tasks import SGDET, TASKS
 
 _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
   sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
   # a PSG paper's R@20 and mR@20: which protocol and instance mode produce them?
   sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4" --published "mR@20=17.3"
+  # an Open Images V6 paper's R@50 = 75.0: micro (the OI evaluator's, the tables') or per image?
+  sgg-eval audit eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 --published "R@50=75.0"
 """
 
 
@@ -23,10 +26,16 @@ def run_audit(args: argparse.Namespace) -> None:
     if args.psg:
         from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
 
-        if args.task not in (None, SGDET.name) or args.gt or args.iou_threshold is not None or args.subset is not None:
+        if (
+            args.task not in (None, SGDET.name)
+            or args.gt
+            or args.iou_threshold is not None
+            or args.subset is not None
+            or args.protocol
+        ):
             raise InputError(
-                "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image: no --gt, other "
-                "--task, --iou-threshold or --subset",
+                "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image, under every protocol: no --gt, "
+                "--protocol, other --task, --iou-threshold or --subset",
                 field="--psg",
             )
         doc = run_psg_audit(
@@ -51,6 +60,7 @@ def run_audit(args: argparse.Namespace) -> None:
             gt=args.gt,
             published=tuple(args.published),
             jobs=args.jobs or default_jobs(),
+            protocol=args.protocol or PROTOCOL,
             **given,
         )
         text = audit_markdown(doc)
@@ -94,6 +104,13 @@ def add(sub) -> None:
         metavar="METRIC@K=VALUE",
         help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
         "restrict the match to no-graph-constraint variants",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=["reference", "oiv6"],
+        default=None,
+        help="oiv6: an Open Images V6 result, audited against the OI evaluator's R@K too (micro, the tables' R@50, "
+        "and per image; docs/oiv6.md) (default: reference)",
     )
     p.add_argument(
         "--subset",

@@ -20,6 +20,8 @@ examples:
   sgg-eval evaluate checkpoints/motifs/inference/VG_stanford_filtered_with_attribute_test/eval_results.pytorch \\
       --task predcls --stats data/vg150/stats/stats.h5 -o motifs_predcls.json
   sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
+  # Open Images V6 (PySGG/BGNN's eval_results.pytorch, its split from `sgg-eval split --oiv6-dir`)
+  sgg-eval evaluate eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 -o oiv6.json
   # panoptic SGG: an SGBench submission (ZIP of triplets.json + TIFF masks) on PSG's test split
   sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json
 """
@@ -57,6 +59,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
     )
     if args.output:
         write_json(args.output, result)
+    if args.protocol == "oiv6":
+        return _print_oiv6(result)
     m = result["metrics"]
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
     shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
@@ -65,6 +69,29 @@ def run_evaluate(args: argparse.Namespace) -> None:
     print(
         f"{c['images_evaluated']} of {c['images_input']} images evaluated "
         f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)"
+    )
+    warnings = warning_summary(result["notes"])
+    if warnings:
+        print(warnings, file=sys.stderr)
+
+
+def _print_oiv6(result: dict) -> None:
+    """The OIv6 table's columns as BGNN prints them, sgg-eval's own numbers on a line that says so, the counts."""
+    from sgg_eval.metrics.document import BEYOND
+    from sgg_eval.metrics.misuse import warning_summary
+
+    own, beyond = result["metrics"], result[BEYOND]["metrics"]
+    from sgg_eval.metrics.names import OIV6_CLASSIC, OIV6_TABLE
+
+    print(" ".join(_shown(k, own[k]) for k in OIV6_TABLE) + " (protocol oiv6: R@50 micro)")
+    extra = (metric_name("R_per_image", 50), metric_name(OIV6_CLASSIC, 50), metric_name("R", 50, ng=True))
+    print(" ".join(_shown(k, own[k]) for k in extra))
+    ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
+    print(f"beyond protocol oiv6 ({result[BEYOND]['about']}): {' '.join(ours)}")
+    c = result["counts"]
+    print(
+        f"{c['images_input']} images scored by the OI evaluator; {c['images_evaluated']} by the VG-style one (mR@K: "
+        f"{c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)"
     )
     warnings = warning_summary(result["notes"])
     if warnings:
@@ -104,7 +131,7 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
 def _print_psg(result: dict) -> None:
     """The protocol's own numbers on one line, sgg-eval's others under that matching on a line that says so, the
     counts, and the warnings on stderr."""
-    from sgg_eval.panoptic.reduce import BEYOND
+    from sgg_eval.metrics.document import BEYOND
 
     headline = [*(metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS), metric_name("InstR"), "PRk"]
     headline += [metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50)]
@@ -159,7 +186,8 @@ def add(sub) -> None:
         "--protocol",
         choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
         help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
-        "strict: they count as misses (default: reference); with --psg: sgbench (the default), "
+        "strict: they count as misses (default: reference); oiv6: Open Images V6 as PySGG/BGNN score it (R@50 "
+        "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); with --psg: sgbench (the default), "
         "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
         "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish); the JSON's metrics hold what "
         "the protocol's tool reports, beyond_protocol the rest sgg-eval computes under its matching",

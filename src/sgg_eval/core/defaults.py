@@ -13,6 +13,8 @@ RECALL_KS = (20, 50, 100)
 IMR_KS = (10, 20, 50)
 # R_tr@K and wR_tr@K (triplet recall over every predicate of a GT pair).
 TRIPLET_KS = (5, 10, 15, 20, 50)
+# Open Images V6's R@K (micro and per image): the K PySGG's OI evaluator computes (docs/oiv6.md).
+OIV6_RECALL_KS = (1, 5, 10, 20, 50, 100)
 # R@kx: K relative to the image's number of GT triplets, K = round(k · M).
 RELATIVE_KS = (1, 2, 10)
 
@@ -32,9 +34,10 @@ EPS = 1e-3
 
 # The choices the defaults are among (the tasks: sgg_eval.core.tasks).
 # Box protocols (docs/definitions.md §2): "reference" skips images without a predicted pair, "strict" counts
-# them as all-miss. Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's, the SGBench
-# paper's, OpenPSG's evaluator's.
-PROTOCOLS = ("reference", "strict")
+# them as all-miss, "oiv6" reports Open Images V6's numbers as PySGG computes them (docs/oiv6.md; its VG-style
+# values skip as "reference" does). Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's,
+# the SGBench paper's, OpenPSG's evaluator's.
+PROTOCOLS = ("reference", "strict", "oiv6")
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 PSG_PROTOCOL = "sgbench"
 

@@ -142,3 +142,26 @@ def fill(doc: Document, values: Values) -> None:
             value = values[cell.family](cell) if cell.family in values else None
             if value is not None:
                 doc.put(cell.name, value)
+
+
+# A protocol defined by someone's tool (PSG's sgbench and OpenPSG, Open Images V6's PySGG) reports some numbers;
+# the document's "metrics" holds exactly those, and what sgg-eval computes beyond them under that protocol's
+# matching goes to this section, with an "about" saying so, never beside them.
+BEYOND = "beyond_protocol"
+
+
+def every_metric(doc: dict) -> dict:
+    """A document's metrics and those beyond its protocol, as one mapping (tables, MLflow, tests)."""
+    return {**doc["metrics"], **doc.get(BEYOND, {}).get("metrics", {})}
+
+
+def every_per_predicate(doc: dict) -> dict:
+    return {**doc["per_predicate"], **doc.get(BEYOND, {}).get("per_predicate", {})}
+
+
+def merged(doc: dict) -> dict:
+    """``doc`` with the metrics beyond its protocol beside its own, as a document without a protocol section has
+    them (what tables, figures, sweeps and MLflow read; the metrics JSON keeps the two apart)."""
+    if BEYOND not in doc:
+        return doc
+    return {**doc, "metrics": every_metric(doc), "per_predicate": every_per_predicate(doc)}

@@ -4,7 +4,8 @@ Owns only the loop, the task handling and the protocols; ranks come from ``metri
 from ``reduce.py`` and the document from ``document.py`` (the table) with ``box_values.py`` (the box values).
 Protocols (docs/definitions.md §2): images without GT relations are always skipped; images without any predicted
 pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss in ``strict``.
-Both report how many images were evaluated and skipped.
+Both report how many images were evaluated and skipped. ``oiv6`` is ``reference`` plus the Open Images V6
+evaluator's numbers over every image, laid out as PySGG reports them (``oiv6_document``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.box_values import BoxValues
 from sgg_eval.metrics.detection import DET_METRICS, box_map
-from sgg_eval.metrics.document import Document, fill
+from sgg_eval.metrics.document import BEYOND, Document, fill
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.oiv6_document import oiv6_document
 from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
 from sgg_eval.metrics.reduce import Accumulator, weighted_mean, wimr_weights
@@ -50,8 +52,17 @@ def evaluate(
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    acc, counts, boxes = accumulate(
-        pairs, vocab, opts, source=source, zs_keys=zs_keys, triplet_counts=triplet_counts, jobs=jobs, progress=progress
+    collectors = (("boxes",) if opts.task_spec.detects else ()) + (("oiv6",) if opts.protocol == "oiv6" else ())
+    acc, counts, collected = accumulate(
+        pairs,
+        vocab,
+        opts,
+        source=source,
+        zs_keys=zs_keys,
+        triplet_counts=triplet_counts,
+        jobs=jobs,
+        collectors=collectors,
+        progress=progress,
     )
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
     doc = finalize(
@@ -63,13 +74,15 @@ def evaluate(
         has_triplet_counts=triplet_counts is not None,
         zeroshot_source=zeroshot_source if zeroshot is not None else "",
     )
-    if boxes is None:
+    if "boxes" not in collected:
         doc["metrics"].update(dict.fromkeys(DET_METRICS))
         doc["notes"].append("detector mAP is defined for SGDet only (PredCls and SGCls are given the GT boxes)")
     else:
-        det, det_notes = box_map(boxes)
+        det, det_notes = box_map(collected["boxes"])
         doc["metrics"].update(det)
         doc["notes"] += det_notes
+    if "oiv6" in collected:
+        doc = oiv6_document(doc, collected["oiv6"], vocab)
     doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
     return doc
 
@@ -157,12 +170,15 @@ def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau:
     out = copy.deepcopy(doc)
     out["tau"] = float(tau)
     weights = wimr_weights(num_pairs, tau)
-    for k in IMR_KS:
-        for ng in (False, True):
-            imr_name, wimr_name = metric_name("IMR", k, ng=ng), metric_name("wIMR", k, ng=ng)
-            per_c = out["per_predicate"].get(imr_name)
-            if per_c is None or out["metrics"].get(wimr_name) is None:
-                continue
-            imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
-            out["metrics"][wimr_name] = weighted_mean(imr, weights)
+    for section in (out, out.get(BEYOND)):  # a protocol's document (oiv6) has them beyond its own numbers
+        if section is None:
+            continue
+        for k in IMR_KS:
+            for ng in (False, True):
+                imr_name, wimr_name = metric_name("IMR", k, ng=ng), metric_name("wIMR", k, ng=ng)
+                per_c = section["per_predicate"].get(imr_name)
+                if per_c is None or section["metrics"].get(wimr_name) is None:
+                    continue
+                imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
+                section["metrics"][wimr_name] = weighted_mean(imr, weights)
     return out

@@ -19,7 +19,7 @@ The scheme:
 
 from __future__ import annotations
 
-from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 
 # The families with an NG variant, and the families written per K of each list.
 NG_FAMILIES = ("R", "mR", "zR", "F1", "IMR", "wIMR")
@@ -27,6 +27,14 @@ BY_K = {RECALL_KS: ("R", "mR", "zR", "F1", "A", "PR"), IMR_KS: ("IMR", "wIMR"), 
 RELATIVE_FAMILIES = ("R", "mR")
 WITHOUT_K = ("PRk", "InstR")
 DETECTOR = ("det_mAP@50", "det_mAP")
+# Open Images V6 (``--protocol oiv6``, docs/oiv6.md): the OI evaluator's R@K (micro, as the tables print it) and
+# ``R_per_image@K`` at its own K; the VG-style evaluator's per-image graph-constrained recall, renamed
+# ``R_classic@K`` there so that it is never taken for the tables' R@K; the AP family, without K; and the
+# per-predicate APs.
+OIV6_RECALLS = ("R", "R_per_image")
+OIV6_CLASSIC = "R_classic"
+OIV6_AP = ("wmAP_rel", "wmAP_phr", "mAP_rel", "mAP_phr", "score_wtd", "score")
+OIV6_PER_PREDICATE = ("AP_rel", "AP_phr")
 
 
 def metric_name(family: str, k: int | str | None = None, *, ng: bool = False, relative: bool = False) -> str:
@@ -43,6 +51,17 @@ def metric_name(family: str, k: int | str | None = None, *, ng: bool = False, re
 def mlflow_key(task: str, name: str) -> str:
     """``predcls/R_at_50``: the MLflow metric key of ``name`` for ``task`` (MLflow refuses ``@``)."""
     return f"{task}/{name.replace('@', '_at_')}"
+
+
+# The columns of an OIv6 table, in BGNN's order (PySGG's MODELZOO.md): mR@50, R@50, wmAP_rel, wmAP_phr, score_wtd.
+OIV6_TABLE = (metric_name("mR", 50), metric_name("R", 50), "wmAP_rel", "wmAP_phr", "score_wtd")
+
+
+def oiv6_metric_names() -> list[str]:
+    """Every name of the ``metrics`` of an Open Images V6 document (``--protocol oiv6``)."""
+    names = [metric_name(family, k) for family in OIV6_RECALLS for k in OIV6_RECALL_KS] + list(OIV6_AP)
+    names += [metric_name(OIV6_CLASSIC, k) for k in RECALL_KS] + [metric_name("mR", k) for k in RECALL_KS]
+    return names + [metric_name("R", k, ng=True) for k in RECALL_KS]
 
 
 def box_metric_names() -> list[str]:

@@ -3,10 +3,12 @@ published number is (``sgg-eval audit``; definitions and sources in ``docs/varia
 
 Every variant is a reduction of the same accumulator (``reduce.Accumulator``), along four dimensions:
 
-- constraint: graph-constrained ``GC`` (one predicate per pair; the reference) or ``NG`` (no constraint);
+- constraint: graph-constrained ``GC`` (one predicate per pair; the reference) or ``NG`` (no constraint), and
+  under Open Images V6 ``top-2`` (each pair's two best predicates, the OI evaluator's; ``OIVariant``);
 - aggregation, for R@K: ``per-image`` mean of the image's recall (the reference) or ``pooled`` (hits over
-  all GT rows of all images); for mR@K: ``per-image`` (per predicate, the mean over the images containing it
-  of the image's recall of its rows; the reference), ``pooled`` (per predicate, its hits over its rows) or
+  all GT rows of all images; ``micro`` is the OI evaluator's pooled recall, the OIv6 tables' R@K); for mR@K:
+  ``per-image`` (per predicate, the mean over the images containing it of the image's recall of its rows; the
+  reference), ``pooled`` (per predicate, its hits over its rows) or
   ``present-only`` (the per-image variant averaged over the predicates present in the evaluated GT only;
   the first two average over all C predicates, an absent one counting 0, as the reference does);
 - protocol: images without any predicted pair ``skipped`` (the reference) or counted as all-miss (``strict``);
@@ -55,6 +57,29 @@ class Variant:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "reference": self.reference}
+
+
+@dataclass(frozen=True)
+class OIVariant(Variant):
+    """A variant of an Open Images V6 audit: R@K's reference is the OI evaluator's (``top-2`` predicates per pair,
+    ``micro``, images without a predicted pair counted as misses: ``strict``); mR@K's stays the VG-style one."""
+
+    @property
+    def reference(self) -> bool:
+        if self.metric != "R":
+            return super().reference
+        return (self.constraint, self.aggregation, self.protocol, self.images) == ("top-2", "micro", "strict", "all")
+
+
+def oiv6_variants(rows: list[Variant], values: list[tuple[str, dict]]) -> list[OIVariant]:
+    """``rows`` (the box variants) under the OIv6 protocol's reference, with the OI evaluator's R@K, micro and per
+    image, of each image set of ``values`` (``(images, metrics)`` as ``metrics.oiv6.oiv6_values`` gives them)."""
+    out = [OIVariant(**{k: v for k, v in asdict(row).items()}) for row in rows]
+    for images, metrics in values:
+        for aggregation, name in (("micro", "R"), ("per-image", "R_per_image")):
+            for k in RECALL_KS:
+                out.append(OIVariant("R", k, "top-2", aggregation, "strict", images, metrics[f"{name}@{k}"]))
+    return out
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -148,9 +173,12 @@ def match_published(text: str, rows: list[Variant]) -> dict:
     ]
     matches = [v for v in candidates if abs(100 * v.value - value) <= tolerance]
 
-    def is_reference(v) -> bool:  # the reference's own value of the name published: GC, or NG for ngR/ng-mR
+    def is_reference(v) -> bool:  # the reference's own value of the name published (NG for ngR/ng-mR)
         # (a panoptic variant its protocol's source does not report is never the reference's value)
-        return v.constraint == (constraint or "GC") and replace(v, constraint="GC").reference and v.by_protocol
+        named = (
+            v.reference if constraint is None else v.constraint == constraint and replace(v, constraint="GC").reference
+        )
+        return named and v.by_protocol
 
     if any(is_reference(v) for v in matches):
         others = [v.label for v in matches if not is_reference(v)]

@@ -19,11 +19,12 @@ from sgg_eval.core.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.core.defaults import RECALL_KS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.variants import match_published, parse_published
 from sgg_eval.panoptic.evaluate import evaluate_protocols
 from sgg_eval.panoptic.openpsg_submit import is_openpsg_submit
-from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, SOURCES, every_metric
+from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, SOURCES
 from sgg_eval.panoptic.sgbench_submission import submission_mode
 
 METRICS = (("R", "GC"), ("mR", "GC"), ("R", "NG"), ("mR", "NG"))

@@ -21,11 +21,12 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.io.processes import start_isolated
+from sgg_eval.metrics.document import BEYOND
 from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.panoptic.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
 from sgg_eval.panoptic.psg_json import read_psg, read_psg_names
-from sgg_eval.panoptic.reduce import BEYOND, psg_metrics, split_by_protocol
+from sgg_eval.panoptic.reduce import psg_metrics, split_by_protocol
 from sgg_eval.panoptic.sgbench_submission import Submission, submission_mode
 from sgg_eval.panoptic.stats import psg_vocabulary
 from sgg_eval.panoptic.types import PsgGT

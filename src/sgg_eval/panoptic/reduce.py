@@ -65,7 +65,6 @@ SOURCES = {
     "sgbench": "the sgbench 1.0.0 command",
     "sgbench-paper": "the SGBench paper",
 }
-BEYOND = "beyond_protocol"
 
 
 def split_by_protocol(metrics: dict, per_predicate: dict, protocol: str) -> tuple[dict, dict, dict]:
@@ -83,15 +82,6 @@ def split_by_protocol(metrics: dict, per_predicate: dict, protocol: str) -> tupl
         {k: v for k, v in per_predicate.items() if k in own},
         beyond,
     )
-
-
-def every_metric(doc: dict) -> dict:
-    """A panoptic document's metrics and those beyond its protocol, as one mapping (tables, MLflow, tests)."""
-    return {**doc["metrics"], **doc.get(BEYOND, {}).get("metrics", {})}
-
-
-def every_per_predicate(doc: dict) -> dict:
-    return {**doc["per_predicate"], **doc.get(BEYOND, {}).get("per_predicate", {})}
 
 
 def psg_metrics(

@@ -25,8 +25,8 @@ def run_psg_tables(params: dict, folder: str) -> list[str]:
 
 def run_psg_figures(params: dict, folder: str) -> list[str]:
     """Fig. 3 (PR@50 against PRk) under the first protocol of ``evaluation.psg_protocols``."""
+    from sgg_eval.metrics.document import every_metric
     from sgg_eval.metrics.names import metric_name
-    from sgg_eval.panoptic.reduce import every_metric
     from sgg_eval.report.psg_figures import pr_vs_prank
 
     results = load_psg_results(params)
@@ -46,7 +46,7 @@ def psg_runs(params: dict, commit: str) -> tuple[dict, list]:
     """The PSG parent run's params and one MLflow child run per PSG entry × protocol: named
     ``<psg_dataset>/<entry>/<protocol>``, metrics ``panoptic/<name>`` (apart from VG150's task columns)."""
     from sgg_eval.core.defaults import IMR_KS, RECALL_KS
-    from sgg_eval.panoptic.reduce import BEYOND, every_metric
+    from sgg_eval.metrics.document import BEYOND, every_metric
     from sgg_eval.pipeline.psg_stages import PANOPTIC, psg_metrics_file
     from sgg_eval.pipeline.tracking import ChildRun, metrics_of
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, SOURCES, every_metric
+from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, SOURCES
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import Row, Table
 

@@ -27,10 +27,19 @@ from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.io.processes import can_fork, worker_pool
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
+from sgg_eval.metrics.oiv6 import OICollector
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
 from sgg_eval.metrics.reduce import Accumulator
+
+# What may be collected from every image beside the ranks (``accumulate(collectors=...)``): name -> a new
+# collector for the options. Each has ``add(images)``, ``finish()`` (done with a task's images) and ``merge``
+# (the next tasks', in order); none looks beyond an image, so grouping and workers change nothing.
+COLLECTORS = {
+    "boxes": lambda opts: BoxCollector(),  # the detector's box mAP (SGDet)
+    "oiv6": lambda opts: OICollector(score_kind=opts.score_kind),  # the Open Images V6 protocol's records
+}
 
 
 def block_images(task: str) -> int:
@@ -68,7 +77,7 @@ def rank_block(
     with_gt_pairs = opts.task_spec.gt_boxes
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
     n_rels = np.array([len(gt.rels) for gt, _ in block], dtype=np.int64)
-    no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (opts.protocol == "reference")
+    no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (opts.protocol != "strict")
     counts["images_input"] += len(block)
     counts["images_skipped_no_gt"] += int(np.count_nonzero(n_rels == 0))
     counts["images_skipped_no_pred"] += int(np.count_nonzero(no_pred & (n_rels > 0)))
@@ -103,21 +112,21 @@ def rank_task(
     source: str,
     zs_table: np.ndarray | None,
     triplet_counts: np.ndarray | None,
-    detector_boxes: bool = True,
-) -> tuple[list[tuple[Accumulator, dict]], BoxCollector | None]:
+    collectors: tuple[str, ...] = (),
+) -> tuple[list[tuple[Accumulator, dict]], dict]:
     """Consecutive blocks of ``sizes`` images, read together: each block ranked and accumulated on its own
     (:func:`rank_block`; merged block by block, float sums group exactly as they would one block at a time),
-    and (SGDet, when ``detector_boxes``) the objects of every image for the detector's box mAP, matched at once
-    (matching never looks beyond an image, so its result does not depend on the grouping)."""
+    and every image (with or without relations) added to each of ``collectors`` (``COLLECTORS``), at once."""
     ranked, lo = [], 0
     for n in sizes:
         ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
         lo += n
-    if not (detector_boxes and opts.task_spec.detects):
-        return ranked, None
-    boxes = BoxCollector()
-    boxes.add(images)  # every image of the file, with or without relations
-    return ranked, boxes.finish()
+    extras = {}
+    for name in collectors:
+        extras[name] = COLLECTORS[name](opts)
+        extras[name].add(images)
+        extras[name].finish()
+    return ranked, extras
 
 
 def _row_lookups(
@@ -231,24 +240,25 @@ def accumulate(
     zs_keys: np.ndarray | None = None,
     triplet_counts: np.ndarray | None = None,
     jobs: int = 1,
-    detector_boxes: bool = True,
+    collectors: tuple[str, ...] = (),
     progress: Callable[[int], None] | None = None,
-) -> tuple[Accumulator, dict, BoxCollector | None]:
+) -> tuple[Accumulator, dict, dict]:
     """All images accumulated block by block (on ``jobs`` processes), merged in block order; the counts hold
-    the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); for SGDet, the objects
-    of every image (for the detector's box mAP) unless ``detector_boxes`` is false, else None.
+    the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); the last item holds
+    each of ``collectors`` (``COLLECTORS``: ``boxes``, the objects for the detector's box mAP; ``oiv6``, the
+    Open Images V6 protocol's records) over every image.
 
     ``images`` is a stream of (GT, prediction) pairs, or an :class:`ImageSource`: then, where processes fork,
     each worker reads its own blocks, so the main process neither converts images nor pipes their arrays
     (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block.
     """
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
-    all_boxes = BoxCollector() if detector_boxes and opts.task_spec.detects else None
+    collected = {name: COLLECTORS[name](opts) for name in collectors}
 
     def merge(result) -> None:
-        ranked, boxes = result
-        if boxes is not None:
-            all_boxes.merge(boxes)
+        ranked, extras = result
+        for name, part in extras.items():
+            collected[name].merge(part)
         for acc, block_counts in ranked:  # block by block, in order
             total.merge(acc)
             for key, value in block_counts.items():
@@ -257,7 +267,7 @@ def accumulate(
                 progress(counts["images_input"])
 
     zs_table = None if zs_keys is None else zeroshot_table(zs_keys, vocab)
-    fixed = (vocab, opts, source, zs_table, triplet_counts, detector_boxes)
+    fixed = (vocab, opts, source, zs_table, triplet_counts, tuple(collectors))
     random_access = hasattr(images, "read") and hasattr(images, "count")
     size = block_images(opts.task)
     spans = [(lo, min(images.count, lo + size)) for lo in range(0, images.count, size)] if random_access else []
@@ -270,7 +280,7 @@ def accumulate(
             merge(_read_and_rank(images.read, _release_of(images), task, fixed))
     else:
         _in_workers(images, random_access, spans, size, jobs, fixed, merge)
-    return total, counts, all_boxes
+    return total, counts, collected
 
 
 def _release_of(images) -> Callable | None:
