@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example ui plots clean-venv
+.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -77,10 +77,12 @@ clean-venv:
 
 # `sgg-eval evaluate` on real eval_results files (both torch layouts) against their read floor, then on a
 # PSG-test-sized panoptic fixture against sgbench 1.0.0 and the decode floor (written once to data/bench/);
-# e.g. make bench ARGS="--images 5000 --sgdet-images 1000" PSG_ARGS="--test 300 --other 5000".
+# e.g. make bench ARGS="--images 5000 --sgdet-images 1000" PSG_ARGS="--test 300 --other 5000"; Open Images V6
+# against PySGG's own evaluator: OIV6_ARGS="--pysgg ~/PySGG --pysgg-python ~/pysgg-env/bin/python" (docs/oiv6.md).
 bench: $(STAMP) .venv-sgbench/.installed
 	$(BIN)/python scripts/bench.py $(ARGS)
 	$(BIN)/python scripts/bench_psg.py $(PSG_ARGS)
+	$(BIN)/python scripts/bench_oiv6.py $(OIV6_ARGS)
 
 # The fuzzer (tests/fuzz): N mutated inputs of every format through the real CLI, a table of outcomes; exits 1
 # on any case other than refused / same result / valid change. `make test` runs 300 of them.
@@ -92,6 +94,11 @@ fuzz: $(STAMP)
 # example: data/examples/gqa and data/examples/gqa200. No real data.
 gqa-example: $(STAMP)
 	$(BIN)/python tests/gqa_fixture.py data/examples
+
+# Tiny GENERATED Open Images V6 files in PySGG's layout and PySGG-style eval_results.pytorch (sgdet, predcls), for
+# the README's OIv6 example: data/examples/oiv6. No real data.
+oiv6-example: $(STAMP)
+	$(BIN)/python tests/oiv6_fixture.py data/examples
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

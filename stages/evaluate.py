@@ -3,6 +3,7 @@ turns it into the metrics at the configured tau)."""
 
 import sys
 
+from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.misuse import warning_summary
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.eval_stages import run_evaluate
@@ -11,7 +12,7 @@ from sgg_eval.pipeline.eval_stages import run_evaluate
 def main() -> None:
     entry, task = sys.argv[1], sys.argv[2]
     doc = run_evaluate(load_params(), entry, task)
-    m = doc["metrics"]
+    m = every_metric(doc)  # an OIv6 document's R@50 is the micro one (docs/oiv6.md)
     print(
         f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
         f"IMR@20={100 * m['IMR@20']:.2f}"

@@ -50,27 +50,30 @@ def _image(rng, name: str, absent: set[int]) -> dict:
     return {"img_fn": name, "img_size": [w, h], "bbox": boxes.tolist(), "det_labels": labels, "rel": rels}
 
 
-def annotations(seed: int, n: int, absent: set[int] = frozenset()) -> list[dict]:
-    """``n`` images of one split, every 9th without relations and every 13th without boxes (both dropped)."""
+def annotations(seed: int, n: int, absent: set[int] = frozenset(), drop: bool = True) -> list[dict]:
+    """``n`` images of one split; with ``drop``, every 9th without relations and every 13th without boxes (both
+    dropped by the reader)."""
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
         entry = _image(rng, f"{rng.integers(0, 2**63):016x}", absent)
-        if i % 9 == 4:
+        if drop and i % 9 == 4:
             entry["rel"] = []
-        if i % 13 == 6:
+        if drop and i % 13 == 6:
             entry.update(bbox=[], det_labels=[], rel=[])
         out.append(entry)
     return out
 
 
-def write_oiv6(root: Path, n_train: int = 300, n_val: int = 40, n_test: int = 120, seed: int = 0) -> Path:
+def write_oiv6(
+    root: Path, n_train: int = 300, n_val: int = 40, n_test: int = 120, seed: int = 0, drop: bool = True
+) -> Path:
     """PySGG's annotation files under ``root/annotations``; returns that folder."""
     ann = root / "annotations"
     ann.mkdir(parents=True, exist_ok=True)
     (ann / "categories_dict.json").write_text(json.dumps({"rel": PREDICATES, "obj": OBJECTS}))
     for split, n, absent in (("train", n_train, set()), ("val", n_val, set()), ("test", n_test, TEST_ABSENT)):
-        (ann / f"vrd-{split}-anno.json").write_text(json.dumps(annotations(seed + len(split), n, absent)))
+        (ann / f"vrd-{split}-anno.json").write_text(json.dumps(annotations(seed + len(split), n, absent, drop)))
     return ann
 
 
@@ -87,8 +90,9 @@ def _clipped(entry: dict) -> np.ndarray:
     return b
 
 
-def _prediction(rng, entry: dict, gt_boxes: np.ndarray, i: int, task: str) -> BoxList:
-    """A model's output for one image, as PySGG saves it (``i``: the image's position, picks the edge cases)."""
+def _prediction(rng, entry: dict, gt_boxes: np.ndarray, i: int, task: str, detections: int | None = None) -> BoxList:
+    """A model's output for one image, as PySGG saves it (``i``: the image's position, picks the edge cases;
+    ``detections``: SGDet's number of boxes, else the GT's and up to two more)."""
     w, h = entry["img_size"]
     labels = np.array(entry["det_labels"]) + 1
     if task == "predcls":
@@ -101,7 +105,7 @@ def _prediction(rng, entry: dict, gt_boxes: np.ndarray, i: int, task: str) -> Bo
             x1, y1, x2, y2 = gt_boxes[0]
             if float(y2 - y1 + 1).is_integer() and int(y2 - y1 + 1) % 2 == 0 and x1 == int(x1):
                 boxes[0] = [x1, y1, x2, y1 + (y2 - y1 + 1) / 2 - 1]
-        extra = int(rng.integers(0, 3))
+        extra = int(rng.integers(0, 3)) if detections is None else max(0, detections - len(gt_boxes))
         more = np.array([[rng.uniform(0, w / 2), rng.uniform(0, h / 2)] for _ in range(extra)]).reshape(-1, 2)
         boxes = np.vstack([boxes, np.hstack([more, more + 30])]).astype(np.float32)
         pred_labels = np.concatenate(
@@ -156,13 +160,13 @@ def _groundtruth(entry: dict) -> BoxList:
     )
 
 
-def write_eval_results(ann: Path, path: Path, task: str, seed: int = 1) -> int:
+def write_eval_results(ann: Path, path: Path, task: str, seed: int = 1, detections: int | None = None) -> int:
     """A PySGG ``eval_results.pytorch`` for the test split of ``ann`` (``task``: sgdet or predcls); returns the
     number of images."""
     entries = kept(json.loads((ann / "vrd-test-anno.json").read_text()))
     rng = np.random.default_rng(seed)
     gts = [_groundtruth(e) for e in entries]
-    preds = [_prediction(rng, e, _clipped(e), i, task) for i, e in enumerate(entries)]
+    preds = [_prediction(rng, e, _clipped(e), i, task, detections) for i, e in enumerate(entries)]
     save_zip({"groundtruths": gts, "predictions": preds}, path, boxlist_module=PYSGG)
     return len(entries)
 

@@ -289,6 +289,43 @@ def test_real_psg_with_your_model(project, tmp_path):
     assert "| MyPSG" in (project / "reports/psg/tables/psg_table1_recall.md").read_text()
 
 
+def test_oiv6_examples_and_pipeline(project):
+    """After the PSG switch on this copy: the OIv6 section's commands verbatim on the generated files, then its
+    model and pipeline (the dataset chooses protocol oiv6; the OIv6 table laid out as BGNN prints it)."""
+    assert "GENERATED" in sh("make oiv6-example", project)
+    out = sh(".venv/bin/sgg-eval split --oiv6-dir data/examples/oiv6 -o data/examples/oiv6_splits", project)
+    assert re.search(r"oiv6_splits/test.h5: \d+ images", out)
+    out = sh(
+        ".venv/bin/sgg-eval evaluate data/examples/oiv6/eval_results_sgdet.pytorch --gt "
+        "data/examples/oiv6_splits/test.h5 --task sgdet --protocol oiv6 -o data/examples/oiv6_sgdet.json",
+        project,
+    )
+    doc = json.loads((project / "data/examples/oiv6_sgdet.json").read_text())
+    micro, per_image = (f"R@50={100 * doc['metrics'][n]:.2f}" for n in ("R@50", "R_per_image@50"))
+    assert f"{micro} " in out and f"R_per_image@50={per_image[5:]}" in out
+    out = sh(
+        ".venv/bin/sgg-eval audit data/examples/oiv6/eval_results_sgdet.pytorch --gt "
+        f'data/examples/oiv6_splits/test.h5 --task sgdet --protocol oiv6 --published "{micro}" '
+        f'--published "{per_image}"',
+        project,
+    )  # the README's numbers are this file's: the command is the README's only if they are
+    assert f"- `{micro}`: the reference variant" in out and f"- `{per_image}`: WARNING not the reference" in out
+    yaml_block = re.search(r"```yaml\n(# conf/model/my_oiv6.yaml\n.*?)```", README, re.S).group(1)
+    (project / "conf/model/my_oiv6.yaml").write_text(yaml_block)
+    sh(
+        ".venv/bin/sgg-eval params dataset=oiv6 dataset.raw=data/examples/oiv6 experiment=one_model "
+        'evaluation.model=my_oiv6 "evaluation.tasks=[predcls,sgdet]"',
+        project,
+    )
+    out = sh(".venv/bin/dvc repro", project)
+    assert {"load_split", "train_stats", "apply_pko", "evaluate", "tables", "site", "track"} <= stages_run(out)
+    table = (project / "reports/tables/oiv6_table.md").read_text()
+    assert "| BGNN" in table and "score_wtd" in table and "R@50 micro" in table
+    result = json.loads((project / "data/oiv6/results/metrics/my_oiv6/sgdet.json").read_text())
+    assert result["protocol"] == "oiv6" and result["metrics"]["R@50"] == doc["metrics"]["R@50"]
+    assert result["entry"]["simulated"] is False and "IMR@20" in result["beyond_protocol"]["metrics"]
+
+
 def test_command_line_examples(tmp_path):
     p = fresh_clone(tmp_path, tiny=False)
     sh("sgg-eval split --simulated -o data/vg150_sim/splits", p, active=True)

@@ -87,7 +87,7 @@ def _print_oiv6(result: dict) -> None:
     extra = (metric_name("R_per_image", 50), metric_name(OIV6_CLASSIC, 50), metric_name("R", 50, ng=True))
     print(" ".join(_shown(k, own[k]) for k in extra))
     ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
-    print(f"beyond protocol oiv6 ({result[BEYOND]['about']}): {' '.join(ours)}")
+    print(f"sgg-eval's own, beyond protocol oiv6 (beyond_protocol in the JSON): {' '.join(ours)}")
     c = result["counts"]
     print(
         f"{c['images_input']} images scored by the OI evaluator; {c['images_evaluated']} by the VG-style one (mR@K: "

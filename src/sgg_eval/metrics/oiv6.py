@@ -132,56 +132,68 @@ def _claims(overlap: np.ndarray, same_classes: np.ndarray, same_predicate: np.nd
     return np.where(ok, best, -1).astype(np.int64)
 
 
+# What the collector keeps, per image (``gt_rows``: M; ``hits``: hits_K at each K), per GT row (its predicate)
+# and per candidate, with each column's dtype: a few bytes per candidate, at most 100 candidates per image.
+COLUMNS = {
+    "gt_rows": np.int32,
+    "hits": np.int32,
+    "gt_predicates": np.int32,
+    "cand_image": np.int32,
+    "cand_predicate": np.int32,
+    "cand_score": np.float64,
+    "claim_rel": np.int32,
+    "claim_phr": np.int32,
+}
+
+
 @dataclass
 class OICollector:
-    """The records of consecutive images (``add`` a task's images, ``merge`` the next tasks' in order), kept as a
-    few numbers per GT row and per candidate: the grouping and the number of workers change nothing."""
+    """The records of consecutive images (``add`` a task's images, ``finish`` packs them into one array per
+    column, ``merge`` appends the next tasks' in order): the grouping and the number of workers change
+    nothing, and what is kept is a few bytes per GT row and per candidate."""
 
     score_kind: str = "probabilities"  # "logits": the scores go through the softmax first
     images: int = 0
-    gt_rows: list = field(default_factory=list)  # per image: M
-    hits: list = field(default_factory=list)  # per image: hits_K for each K of KS
-    gt_predicates: list = field(default_factory=list)
-    cand_image: list = field(default_factory=list)
-    cand_predicate: list = field(default_factory=list)
-    cand_score: list = field(default_factory=list)
-    claim_rel: list = field(default_factory=list)
-    claim_phr: list = field(default_factory=list)
+    parts: dict = field(default_factory=lambda: {name: [] for name in COLUMNS})
 
     def add(self, images: list) -> None:
         """Every (GT, prediction) image of ``images``, with or without relations, in order."""
         from sgg_eval.metrics.ranking.candidates import softmax
 
-        ks = np.array(KS)
+        ks, parts = np.array(KS), self.parts
         for gt, pred in images:
             probs = softmax(pred.rel_scores) if self.score_kind == "logits" else pred.rel_scores
             r = image_records(gt.boxes, gt.labels, gt.rels, pred.boxes, pred.labels, pred.obj_scores, pred.pairs, probs)
-            self.gt_rows.append(len(gt.rels))
-            self.hits.append((r.first_hit[:, None] < ks[None, :]).sum(axis=0))
-            self.gt_predicates.append(r.gt_predicates)
-            self.cand_image.append(np.full(len(r.predicate), self.images, dtype=np.int64))
-            self.cand_predicate.append(r.predicate)
-            self.cand_score.append(r.score)
-            self.claim_rel.append(r.claim_rel)
-            self.claim_phr.append(r.claim_phr)
+            parts["gt_rows"].append(np.array([len(gt.rels)]))
+            parts["hits"].append((r.first_hit[:, None] < ks[None, :]).sum(axis=0))
+            parts["gt_predicates"].append(r.gt_predicates)
+            parts["cand_image"].append(np.full(len(r.predicate), self.images))
+            parts["cand_predicate"].append(r.predicate)
+            parts["cand_score"].append(r.score)
+            parts["claim_rel"].append(r.claim_rel)
+            parts["claim_phr"].append(r.claim_phr)
             self.images += 1
 
     def finish(self) -> OICollector:
+        """The records added so far as one array per column."""
+        self.parts = {name: [column(self.parts[name], COLUMNS[name])] for name in COLUMNS}
         return self
 
     def merge(self, other: OICollector) -> None:
         """Append ``other``'s images after these."""
-        self.gt_rows += other.gt_rows
-        self.hits += other.hits
-        self.gt_predicates += other.gt_predicates
-        self.cand_image += [i + self.images for i in other.cand_image]
-        for name in ("cand_predicate", "cand_score", "claim_rel", "claim_phr"):
-            getattr(self, name).extend(getattr(other, name))
+        other.finish()
+        for name in COLUMNS:
+            shift = self.images if name == "cand_image" else 0
+            self.parts[name] += [part + shift for part in other.parts[name]]
         self.images += other.images
 
+    def column(self, name: str) -> np.ndarray:
+        """Every image's records of column ``name``, in image order."""
+        return column(self.parts[name], COLUMNS[name])
 
-def _cat(parts: list, dtype) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+def column(parts: list, dtype) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
 def _voc_ap(tp: np.ndarray, fp: np.ndarray, npos: int) -> float:
@@ -220,19 +232,19 @@ def average_precisions(
 def oiv6_values(col: OICollector, num_predicates: int) -> tuple[dict[str, float | None], dict[str, np.ndarray]]:
     """The protocol's numbers (module docstring) of the collected images: ``(metrics, per_predicate)``, the
     per-predicate vectors ``AP_rel`` and ``AP_phr`` (index c - 1) and ``npos``."""
-    rows = np.array(col.gt_rows, dtype=np.int64)
+    rows = col.column("gt_rows").astype(np.int64)
     total = int(rows.sum())
-    hits = np.array(col.hits, dtype=np.int64).reshape(-1, len(KS))
+    hits = col.column("hits").astype(np.int64).reshape(-1, len(KS))
     metrics: dict[str, float | None] = {}
     for j, k in enumerate(KS):
         metrics[metric_name("R", k)] = float(hits[:, j].sum()) / (float(total) + TINY) if len(rows) else None
         metrics[metric_name("R_per_image", k)] = float(np.mean(hits[:, j] / (rows + TINY))) if len(rows) else None
-    npos = np.bincount(_cat(col.gt_predicates, np.int64), minlength=num_predicates + 1)[1:]
-    image, predicate = _cat(col.cand_image, np.int64), _cat(col.cand_predicate, np.int64)
-    score = _cat(col.cand_score, np.float64)
+    npos = np.bincount(col.column("gt_predicates").astype(np.int64), minlength=num_predicates + 1)[1:]
+    image, predicate = col.column("cand_image").astype(np.int64), col.column("cand_predicate").astype(np.int64)
+    score = col.column("cand_score")
     per_predicate = {"npos": npos.astype(np.float64)}
-    for kind, claims in (("rel", col.claim_rel), ("phr", col.claim_phr)):
-        ap = average_precisions(image, predicate, score, _cat(claims, np.int64), npos)
+    for kind in ("rel", "phr"):
+        ap = average_precisions(image, predicate, score, col.column(f"claim_{kind}").astype(np.int64), npos)
         weighted, plain = 0.0, 0.0
         for c in range(num_predicates):  # summed in predicate order, as the reference sums
             weighted += ap[c] * float(npos[c]) / float(total) if total else 0.0

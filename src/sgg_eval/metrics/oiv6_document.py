@@ -32,7 +32,7 @@ FROM_ENGINE = tuple(
         ("R", True, metric_name("R", k, ng=True)),
     )
 )
-SOURCE = "PySGG's Open Images V6 evaluation (oi_evaluation: the OI and the VG-style evaluators)"
+SOURCE = "PySGG's Open Images V6 evaluation"
 
 
 def oiv6_document(doc: dict, collected: OICollector, vocab: Vocabulary) -> dict:
@@ -66,8 +66,8 @@ def oiv6_document(doc: dict, collected: OICollector, vocab: Vocabulary) -> dict:
         "metrics": metrics,
         "per_predicate": per_predicate,
         BEYOND: {
-            "about": f"computed by sgg-eval on the same images (the reference protocol's matching); not reported by "
-            f"{SOURCE}",
+            "about": f"computed by sgg-eval on the same images, with the reference protocol's matching; not "
+            f"reported by {SOURCE}",
             "metrics": {k: v for k, v in engine.items() if k not in moved},
             "per_predicate": {k: v for k, v in engine_pp.items() if k not in per_predicate},
         },

@@ -10,6 +10,7 @@ import os
 from sgg_eval.core.defaults import TAU
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.atomic import write_json
+from sgg_eval.metrics.document import merged
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.paths import (
     by_model_file,
@@ -99,8 +100,8 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
                 "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated",
             }
             write_json(metrics_file(params, entry, task), doc)
-            write_per_predicate_csv(per_predicate_file(params, entry, task), doc, stats)
-            out[entry, task] = doc
+            out[entry, task] = merged(doc)  # a protocol's own numbers and the rest, as the reports read them
+            write_per_predicate_csv(per_predicate_file(params, entry, task), out[entry, task], stats)
     # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them
     headline = summary_entry(params)
     write_json(
@@ -125,8 +126,9 @@ def model_label(entry: dict) -> str:
     return f"{entry['backbone']} {entry['method']}".strip("- ")
 
 
-def load_results(params: dict) -> dict[tuple[str, str], dict]:
-    """Every evaluation entry × task metrics document that exists."""
+def load_results(params: dict, merge: bool = True) -> dict[tuple[str, str], dict]:
+    """Every evaluation entry × task metrics document that exists; with ``merge``, a protocol's numbers (oiv6)
+    and those beyond it in one mapping (``document.merged``), as the tables and figures read them."""
     import json
 
     out = {}
@@ -135,5 +137,6 @@ def load_results(params: dict) -> dict[tuple[str, str], dict]:
             path = metrics_file(params, entry, task)
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as fh:
-                    out[entry, task] = json.load(fh)
+                    doc = json.load(fh)
+                    out[entry, task] = merged(doc) if merge else doc
     return out

@@ -24,7 +24,7 @@ def run_tables(params: dict, folder: str) -> list[str]:
     import json
 
     from sgg_eval.report.published import published_vs_reproduced
-    from sgg_eval.report.tables import paper_tables
+    from sgg_eval.report.tables import oiv6_table, paper_tables
 
     results = load_results(params)
     blind_path = f"{params['paths']['results']}/blind_replacement.json"
@@ -34,8 +34,12 @@ def run_tables(params: dict, folder: str) -> list[str]:
     tau = float(params["metrics"]["tau"])
     labels = {task: cfg["label"] for task, cfg in params["tasks"].items()}
     name, kind = params["dataset"]["name"], params["dataset"]["kind"]
+    if params["metrics"]["protocol"] == "oiv6":  # the captions say which R@K the columns hold
+        name = f"{name} (protocol oiv6: R@K micro, as Open Images V6 tables print it)"
     tables = paper_tables(results, entries, blind, simulated, tau, labels, name)
     tables.append(published_vs_reproduced(results, entries, simulated, tau, kind, name))
+    if params["metrics"]["protocol"] == "oiv6":
+        tables.insert(0, oiv6_table(results, entries, simulated, labels, params["dataset"]["name"]))
     return [p for t in tables for p in t.write(folder)]
 
 

@@ -8,8 +8,10 @@ import json
 import os
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
-from sgg_eval.metrics.names import metric_name
-from sgg_eval.panoptic.reduce import BEYOND, SOURCES
+from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.names import OIV6_TABLE, metric_name
+from sgg_eval.metrics.oiv6_document import SOURCE as OIV6_SOURCE
+from sgg_eval.panoptic.reduce import SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
 from sgg_eval.report.site import Board, SiteRow, write_site
@@ -36,7 +38,7 @@ def _ks() -> dict[str, str]:
 
 
 def vg_boards(params: dict) -> list[Board]:
-    results = load_results(params)
+    results = load_results(params, merge=False)  # a protocol's numbers (oiv6) apart from the rest
     dataset, m = params["dataset"]["name"], params["metrics"]
     boards = []
     for task in params["evaluation"]["tasks"]:
@@ -56,13 +58,18 @@ def vg_boards(params: dict) -> list[Board]:
                     "IoU threshold": f"{doc.get('iou_threshold', m['iou_threshold']):g}",
                 },
                 _inputs("data/inputs", entry, task),
+                doc.get(BEYOND, {}).get("metrics", {}),
+                doc.get(BEYOND, {}).get("per_predicate", {}),
             )
             for (entry, t), doc in results.items()
             if t == task
         ]
         simulated = any(doc["entry"]["simulated"] for (_, t), doc in results.items() if t == task)
         title = f"{dataset} · {label} (protocol {m['protocol']}, tau = {m['tau']:g})"
-        boards.append(Board(f"{dataset}-{task}", title, simulated, VG_COLUMNS, rows, metric_name("R", 100)))
+        oiv6 = m["protocol"] == "oiv6"
+        columns, chosen = (list(OIV6_TABLE), "score_wtd") if oiv6 else (VG_COLUMNS, metric_name("R", 100))
+        beyond = f"beyond protocol oiv6: computed by sgg-eval, not reported by {OIV6_SOURCE}" if oiv6 else ""
+        boards.append(Board(f"{dataset}-{task}", title, simulated, columns, rows, chosen, beyond))
     return boards
 
 

@@ -20,6 +20,7 @@ from sgg_eval.core.defaults import IMR_KS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.io.atomic import write_json
+from sgg_eval.metrics.document import merged
 from sgg_eval.metrics.names import metric_name, mlflow_key
 from sgg_eval.pipeline.catalogue import resolve
 
@@ -73,17 +74,10 @@ def psg_sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
         return []
     stats = read_stats(psg_stats_file(params))
     return [
-        _row(entry, f"{PANOPTIC}-{protocol}", "", doc["entry"]["method"], _merged(result), stats, tau, k)
+        _row(entry, f"{PANOPTIC}-{protocol}", "", doc["entry"]["method"], merged(result), stats, tau, k)
         for entry, doc in results.items()
         for protocol, result in sorted(doc["protocols"].items())
     ]
-
-
-def _merged(result: dict) -> dict:
-    """A panoptic document with the metrics beyond its protocol (IMR, wIMR) beside its own, as a box one has."""
-    from sgg_eval.panoptic.reduce import every_metric, every_per_predicate
-
-    return {**result, "metrics": every_metric(result), "per_predicate": every_per_predicate(result)}
 
 
 def _uri(params: dict) -> str:

@@ -15,7 +15,7 @@ import pandas as pd
 from sgg_eval.core.defaults import BLIND_K, IMR_KS, RECALL_KS
 from sgg_eval.core.tasks import PREDCLS, SGCLS, SGDET, TASKS
 from sgg_eval.io.atomic import write_text
-from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.names import OIV6_TABLE, metric_name
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100; and lower is
 # better, so the smallest is marked best. A column "PRk (openpsg)" (one per protocol) is PRk too.
@@ -171,18 +171,50 @@ def _escape_latex_keep_markup(text: str) -> str:
     return text if text.startswith(r"\textit{") else _escape_latex(text)
 
 
-def method_rows(results: dict[tuple[str, str], dict], entries: list[str], task: str, section: str = "") -> list[Row]:
-    """Rows backbone × method for ``task`` (PKO-only first, as in the paper), paper columns."""
+def method_rows(
+    results: dict[tuple[str, str], dict],
+    entries: list[str],
+    task: str,
+    section: str = "",
+    columns: list[str] = PAPER_COLUMNS,
+) -> list[Row]:
+    """Rows backbone × method for ``task`` (PKO-only first, as in the paper), ``columns`` (the paper's)."""
     present = [e for e in entries if (e, task) in results]
     ordered = sorted(present, key=lambda e: (results[e, task]["entry"]["method"] != "PKO-only", present.index(e)))
     return [
         Row(
             (results[e, task]["entry"]["backbone"], results[e, task]["entry"]["method"]),
-            {c: results[e, task]["metrics"].get(c) for c in PAPER_COLUMNS},
+            {c: results[e, task]["metrics"].get(c) for c in columns},
             section,
         )
         for e in ordered
     ]
+
+
+def oiv6_table(
+    results: dict[tuple[str, str], dict],
+    entries: list[str],
+    simulated: bool,
+    task_labels: dict[str, str],
+    dataset: str = "",
+) -> Table:
+    """Open Images V6 as BGNN's and PySGG's tables print it: mR@50, R@50 (micro), wmAP_rel, wmAP_phr, score_wtd,
+    one section per task (``--protocol oiv6``, docs/oiv6.md)."""
+    on = f" on {dataset}" if dataset else ""
+    tag = on + (". SIMULATED data." if simulated else ".")
+    rows = [
+        row
+        for task in TASKS
+        for row in method_rows(results, entries, task, task_labels.get(task, task), list(OIV6_TABLE))
+    ]
+    return Table(
+        "oiv6_table",
+        "Open Images V6 as PySGG evaluates it (BGNN's table): R@50 micro (all GT triplets of the split), mR@50 over "
+        f"all predicates, wmAP at overlap > 0.5, score_wtd = 0.2 R@50 + 0.4 wmAP_rel + 0.4 wmAP_phr{tag}",
+        ("Backbone", "Method"),
+        list(OIV6_TABLE),
+        rows,
+    )
 
 
 def paper_tables(
