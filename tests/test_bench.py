@@ -64,3 +64,21 @@ def test_the_panoptic_bench_runs_both_modes_and_agrees_with_sgbench(tmp_path):
         ours, floor = float(r[3]), float(r[4])
         assert ours > 0 and floor > 0, r
         assert r[-1] == ("yes" if sgbench else "-"), r
+
+
+def test_the_oiv6_bench_runs_every_process_count(tmp_path):
+    """`scripts/bench_oiv6.py` on a tiny fixture (PySGG's columns need its own Python: skipped here): a row per
+    process count, ours and the floor took time, and the OIv6 records' share of the heap is reported."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/bench_oiv6.py"), "--test", "30", "--detections", "5", "--repeat", "1"]
+        + ["--cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "no --pysgg/--pysgg-python" in out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["2"])]
+    assert [r[0] for r in rows] == ["1", "2"]
+    for r in rows:
+        ours, floor = float(r[2]), float(r[3])
+        assert ours > 0 and floor > 0 and r[-1] == "-", r
