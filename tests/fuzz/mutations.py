@@ -86,7 +86,7 @@ def json_mutation(rnd: random.Random, doc, real_numbers: tuple[str, ...] = ()) -
     """A JSON document with one field changed: to a value of another type (corrupting), deleted or emptied
     (corrupting where it was a required entry, so counted as such), or to another number (not corrupting;
     under a top-level key of ``real_numbers``, where any number is valid, a number of the other JSON type
-    (int/float) is not corrupting either)."""
+    (int/float) is not corrupting either; a key at any depth, for a document whose top level is a list)."""
     paths = [p for p, _ in _leaves(doc) if p]
     path = rnd.choice(paths)
     old = _get(doc, path)
@@ -105,7 +105,8 @@ def json_mutation(rnd: random.Random, doc, real_numbers: tuple[str, ...] = ()) -
     new = rnd.choice([v for v in _BAD_LEAVES if type(v) is not type(old)])
     _set(doc, path, new)
     numbers = all(type(v) in (int, float) and abs(v) < 1e300 for v in (old, new))
-    return doc, f"{path}: {type(old).__name__} -> {new!r:.20}", not (numbers and path[0] in real_numbers)
+    under_real = any(isinstance(key, str) and key in real_numbers for key in path)
+    return doc, f"{path}: {type(old).__name__} -> {new!r:.20}", not (numbers and under_real)
 
 
 def _get(doc, path):

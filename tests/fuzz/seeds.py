@@ -3,7 +3,8 @@
 One small deterministic world (6 SGDet-like images, 6 classes, 5 predicates) written as every format: the
 eval_results.pytorch zip and legacy layouts, a prediction store, split stores, statistics, SGBench JSON, the
 three raw VG150 files, a zero-shot file, the ``conf/`` folder with its ``params.yaml``, the PSG files, and GQA's
-scene graphs and question ids and GQA200's files (``tests/gqa_fixture.py``).
+scene graphs and question ids and GQA200's files (``tests/gqa_fixture.py``), and Open Images V6's files with a
+PySGG ``eval_results.pytorch`` (``tests/oiv6_fixture.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ sys.path.insert(0, str(TESTS))
 
 from conftest import random_case, small_vocab  # noqa: E402
 from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
+from oiv6_fixture import write_eval_results as write_oiv6_predictions  # noqa: E402
+from oiv6_fixture import write_oiv6  # noqa: E402
 from psg_fixture import write_psg_fixture  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
@@ -66,6 +69,9 @@ PSG_BOXES = ("evaluate", "psg/submission.json", "--psg", "psg/psg.json", "--jobs
 GQA_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "-o", "out")
 GQA_NLR_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "--exclude-left-right", "-o", "out")
 GQA200_SPLIT = ("split", "--gqa200-dir", "gqa200", "--num-val-im", "5", "-o", "out")
+OIV6_SPLIT = ("split", "--oiv6-dir", "oiv6", "-o", "out")
+OIV6_EVAL = ("evaluate", "oiv6/eval_results.pytorch", "--gt", "oiv6/test.h5", "--task", "sgdet", "--protocol", "oiv6",
+             "--jobs", "1", "-o", "out/m.json")  # fmt: skip
 
 TARGETS = [
     Target(
@@ -197,6 +203,9 @@ TARGETS = [
     Target("gqa_ids", "gqa/train_images.json", "json", False, (GQA_SPLIT,)),
     Target("gqa200_info", "gqa200/GQA_200_ID_Info.json", "json", False, (GQA200_SPLIT,)),
     Target("gqa200_test", "gqa200/GQA_200_Test.json", "json", False, (GQA200_SPLIT,), ("gt_boxes_all",)),
+    Target("oiv6_categories", "oiv6/annotations/categories_dict.json", "json", False, (OIV6_SPLIT,)),
+    Target("oiv6_test", "oiv6/annotations/vrd-test-anno.json", "json", False, (OIV6_SPLIT,), ("bbox",)),
+    Target("oiv6_eval", "oiv6/eval_results.pytorch", "torch_zip", True, (OIV6_EVAL,)),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -252,7 +261,17 @@ def write_seeds(folder: Path) -> Path:
     write_psg_fixture(_mkdir(folder / "psg"), seed=1, test=6, other=2, absent=1)  # image 1002: evaluated
     write_gqa(folder / "gqa", n_train=30, n_val=20)
     write_gqa200(folder / "gqa200", n_train=20, n_test=20)
+    write_oiv6_seeds(folder / "oiv6")
     return folder
+
+
+def write_oiv6_seeds(folder: Path) -> None:
+    """Open Images V6's files (12 test images, some dropped), PySGG's predictions and the test split store."""
+    from sgg_eval.boxes.splits import build_splits, open_dataset
+
+    ann = write_oiv6(folder, n_train=8, n_val=4, n_test=12)
+    write_oiv6_predictions(ann, folder / "eval_results.pytorch", "sgdet")
+    build_splits(open_dataset({"kind": "oiv6", "name": "oiv6", "raw": str(folder)}), {"test": folder / "test.h5"})
 
 
 def _mkdir(path: Path) -> Path:
