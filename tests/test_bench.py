@@ -13,6 +13,13 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def bench(script: str, *args: str) -> str:
+    """The standard output of ``scripts/<script>`` with ``args``, run as `make bench` runs it."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / script), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def test_bench_runs_the_users_command_on_every_task_in_both_layouts():
     out = subprocess.run(
         [
@@ -50,13 +57,7 @@ def test_bench_runs_the_users_command_on_every_task_in_both_layouts():
 def test_the_panoptic_bench_runs_both_modes_and_agrees_with_sgbench(tmp_path):
     """`scripts/bench_psg.py` on a tiny fixture: every mode and process count has a row, ours and the floor
     took time, and (when `make test` has installed sgbench's virtualenv) sgbench printed the values we did."""
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/bench_psg.py"), "--test", "12", "--other", "20", "--repeat", "1"]
-        + ["--cache", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = bench("bench_psg.py", "--test", "12", "--other", "20", "--repeat", "1", "--cache", str(tmp_path))
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["masks"], ["boxes"])]
     assert [(r[0], r[1]) for r in rows] == [(m, j) for m in ("masks", "boxes") for j in ("1", "2")]
     sgbench = (ROOT / ".venv-sgbench/bin/sgbench").exists()
@@ -69,13 +70,7 @@ def test_the_panoptic_bench_runs_both_modes_and_agrees_with_sgbench(tmp_path):
 def test_the_oiv6_bench_runs_every_process_count(tmp_path):
     """`scripts/bench_oiv6.py` on a tiny fixture (PySGG's columns need its own Python: skipped here): a row per
     process count, ours and the floor took time, and the OIv6 records' share of the heap is reported."""
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/bench_oiv6.py"), "--test", "30", "--detections", "5", "--repeat", "1"]
-        + ["--cache", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = bench("bench_oiv6.py", "--test", "30", "--detections", "5", "--repeat", "1", "--cache", str(tmp_path))
     assert "no --pysgg/--pysgg-python" in out
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["2"])]
     assert [r[0] for r in rows] == ["1", "2"]

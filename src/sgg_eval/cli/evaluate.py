@@ -42,7 +42,6 @@ def run_evaluate(args: argparse.Namespace) -> None:
             field="--psg",
         )
     from sgg_eval.boxes.evaluate import run_evaluation
-    from sgg_eval.metrics.misuse import warning_summary
 
     args.protocol = args.protocol or PROTOCOL
     given = {k: v for k, v in (("tau", args.tau), ("iou_threshold", args.iou_threshold)) if v is not None}
@@ -65,9 +64,17 @@ def run_evaluate(args: argparse.Namespace) -> None:
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
     shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
     print(" ".join(f"{k}={100 * m[k]:.2f}" for k in shown))
+    _print_counts(result, "")
+
+
+def _print_counts(result: dict, scored: str) -> None:
+    """The image counts (``scored``: what the other evaluator of a protocol saw, before them), then the
+    warnings on stderr."""
+    from sgg_eval.metrics.misuse import warning_summary
+
     c = result["counts"]
     print(
-        f"{c['images_evaluated']} of {c['images_input']} images evaluated "
+        f"{scored}{c['images_evaluated']} of {c['images_input']} images evaluated "
         f"({c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)"
     )
     warnings = warning_summary(result["notes"])
@@ -78,24 +85,15 @@ def run_evaluate(args: argparse.Namespace) -> None:
 def _print_oiv6(result: dict) -> None:
     """The OIv6 table's columns as BGNN prints them, sgg-eval's own numbers on a line that says so, the counts."""
     from sgg_eval.metrics.document import BEYOND
-    from sgg_eval.metrics.misuse import warning_summary
-
-    own, beyond = result["metrics"], result[BEYOND]["metrics"]
     from sgg_eval.metrics.names import OIV6_CLASSIC, OIV6_TABLE
 
+    own, beyond = result["metrics"], result[BEYOND]["metrics"]
     print(" ".join(_shown(k, own[k]) for k in OIV6_TABLE) + " (protocol oiv6: R@50 micro)")
     extra = (metric_name("R_per_image", 50), metric_name(OIV6_CLASSIC, 50), metric_name("R", 50, ng=True))
     print(" ".join(_shown(k, own[k]) for k in extra))
     ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
     print(f"sgg-eval's own, beyond protocol oiv6 (beyond_protocol in the JSON): {' '.join(ours)}")
-    c = result["counts"]
-    print(
-        f"{c['images_input']} images scored by the OI evaluator; {c['images_evaluated']} by the VG-style one (mR@K: "
-        f"{c['images_skipped_no_gt']} without GT relations, {c['images_skipped_no_pred']} without predicted pairs)"
-    )
-    warnings = warning_summary(result["notes"])
-    if warnings:
-        print(warnings, file=sys.stderr)
+    _print_counts(result, f"OI evaluator: all {result['counts']['images_input']} images; VG-style one (mR@K): ")
 
 
 def _evaluate_psg(args: argparse.Namespace) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 from sgg_eval.core.defaults import NUM_VAL_IM
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
-from sgg_eval.io.jsonio import json_array, load_json
+from sgg_eval.io.jsonio import json_array, load_json, name_list
 
 BACKGROUND = "__background__"
 SKIPPED_TEST_RECORD = 5579  # 0-based position in GQA_200_Test.json of the record the loader skips
@@ -79,13 +79,9 @@ def load_vocab(path: str) -> Vocabulary:
         raise InputError("expected a JSON object", path=path)
     names = []
     for key in ("ind_to_classes", "ind_to_predicates"):
-        value = info.get(key)
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or len(value) < 2:
-            raise InputError("missing, or not a list of names", path=path, field=key)
+        value = name_list(info.get(key), path=path, field=key, at_least=2)
         if value[0] != BACKGROUND:
             raise InputError(f"the first name is {value[0]!r:.40}, expected {BACKGROUND!r}", path=path, field=key)
-        if len(set(value)) != len(value):
-            raise InputError("a name appears twice", path=path, field=key)
         names.append(tuple(value[1:]))
     predicates = (BACKGROUND, *names[1])
     for key in ("rel_name_to_id", "rel_count"):

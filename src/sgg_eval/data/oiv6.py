@@ -31,7 +31,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
-from sgg_eval.io.jsonio import json_array, load_json
+from sgg_eval.io.jsonio import json_array, load_json, name_list
 
 SPLITS = ("train", "val", "test")
 CATEGORIES = "categories_dict.json"
@@ -81,15 +81,7 @@ def load_vocab(path: str) -> Vocabulary:
     info = load_json(path)
     if not isinstance(info, dict):
         raise InputError('expected a JSON object {"rel": [...], "obj": [...]}', path=path)
-    names = []
-    for key in ("obj", "rel"):
-        value = info.get(key)
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise InputError("missing, or not a list of names", path=path, field=key)
-        if len(set(value)) != len(value):
-            raise InputError("a name appears twice", path=path, field=key)
-        names.append(tuple(value))
-    return Vocabulary(*names)
+    return Vocabulary(*(tuple(name_list(info.get(key), path=path, field=key)) for key in ("obj", "rel")))
 
 
 def _has_boxes_and_relations(entry, i: int, path: str) -> bool:

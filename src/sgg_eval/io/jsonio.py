@@ -99,6 +99,16 @@ def json_array(value, shape: tuple, *, integer: bool, field: str, where: dict):
     return a.astype(kind)
 
 
+def name_list(value, *, path: str, field: str, at_least: int = 1) -> list[str]:
+    """``value`` as a list of distinct non-empty names (class or predicate names of a dataset's files), at least
+    ``at_least`` of them, or one InputError naming ``path`` and ``field``."""
+    if not isinstance(value, list) or len(value) < at_least or not all(isinstance(v, str) and v for v in value):
+        raise InputError("missing, or not a list of names", path=path, field=field)
+    if len(set(value)) != len(value):
+        raise InputError("a name appears twice", path=path, field=field)
+    return value
+
+
 MAX_YAML_BYTES = 1 << 20  # a configuration file; params.yaml is ~2 kB
 MAX_YAML_DEPTH = 32
 
