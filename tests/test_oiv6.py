@@ -269,3 +269,9 @@ def test_audit_says_micro_or_per_image(oiv6):
     assert verdicts[micro]["reference"] and "micro" not in verdicts[micro]["verdict"]
     assert not verdicts[per_image]["reference"] and "top-2, per-image" in verdicts[per_image]["verdict"]
     assert "PySGG's Open Images V6 evaluation reports in bold" in out.stdout
+
+
+def test_num_val_im_is_refused_with_oiv6(oiv6, tmp_path):
+    """OIv6 has its own val file: an option that would change nothing is refused, not ignored."""
+    out = run("split", "--oiv6-dir", oiv6 / "oiv6", "--num-val-im", "10", "-o", tmp_path / "s")
+    assert out.returncode == 2 and "its own val file" in out.stderr and not (tmp_path / "s").exists()

@@ -48,6 +48,8 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError(f"give one source, not {' and '.join(given)}")
     if args.exclude_left_right and not args.gqa_dir:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
+    if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
+        raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
     dataset = open_dataset(_dataset_conf(args))
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
