@@ -101,10 +101,15 @@ def _prediction(rng, entry: dict, gt_boxes: np.ndarray, i: int, task: str, detec
         jitter = rng.normal(0, 4, gt_boxes.shape).astype(np.float32) * (rng.random(len(gt_boxes)) < 0.7)[:, None]
         boxes = gt_boxes + jitter
         boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
-        if i % 4 == 1:  # the first box at IoU exactly 0.5 with its GT: (x2 - x1 + 1)(y2 - y1 + 1) halved
-            x1, y1, x2, y2 = gt_boxes[0]
-            if float(y2 - y1 + 1).is_integer() and int(y2 - y1 + 1) % 2 == 0 and x1 == int(x1):
-                boxes[0] = [x1, y1, x2, y1 + (y2 - y1 + 1) / 2 - 1]
+        if i % 4 == 1:  # a box at IoU exactly 0.5 with its GT: one side of (x2 - x1 + 1)(y2 - y1 + 1) halved
+            for b in range(1, len(gt_boxes)):  # box 0 has fractional corners (annotations())
+                x1, y1, x2, y2 = (float(v) for v in gt_boxes[b])
+                if (y2 - y1 + 1) % 2 == 0:
+                    boxes[b] = [x1, y1, x2, y1 + (y2 - y1 + 1) / 2 - 1]
+                    break
+                if (x2 - x1 + 1) % 2 == 0:
+                    boxes[b] = [x1, y1, x1 + (x2 - x1 + 1) / 2 - 1, y2]
+                    break
         extra = int(rng.integers(0, 3)) if detections is None else max(0, detections - len(gt_boxes))
         more = np.array([[rng.uniform(0, w / 2), rng.uniform(0, h / 2)] for _ in range(extra)]).reshape(-1, 2)
         boxes = np.vstack([boxes, np.hstack([more, more + 30])]).astype(np.float32)
