@@ -167,3 +167,40 @@ def test_dicts_without_the_inverse_tables_are_read(tmp_path):
     root = _edit_dicts(write_vg150_fixture(tmp_path), lambda d: [d.pop("label_to_idx"), d.pop("predicate_to_idx")])
     vocab, _ = _read(root, "test")
     assert vocab.object_classes[0] == "man"
+
+
+def _glip_unseen(a):
+    """VS3's and OvSGTR's extra key: the split codes with -2 on a test image GLIP saw (here the first)."""
+    codes = a["split"].copy()
+    codes[np.flatnonzero(codes == 2)[0]] = -2
+    a["split_GLIPunseen"] = codes
+
+
+def test_split_key_reads_the_codes_from_another_h5_key(tmp_path):
+    root = write_vg150_fixture(tmp_path, mutate=_glip_unseen)
+    files = VG150Files.in_dir(str(root))
+    _, n, images = read_vg150_split(files, "test", split_key="split_GLIPunseen")
+    assert n == 1 and [im.image_id for im in images] == [17]  # 14 was seen by GLIP
+    _, n, images = read_vg150_split(files, "train", num_val_im=2, split_key="split_GLIPunseen")
+    assert [im.image_id for im in images] == [16]  # train and val as with the reference's key
+
+
+def test_split_key_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    root = write_vg150_fixture(tmp_path / "vg", mutate=_glip_unseen)
+    cli = [sys.executable, "-m", "sgg_eval.cli", "split", "--vg150-dir", str(root), "--splits", "test"]
+    out = subprocess.run([*cli, "--split-key", "split_GLIPunseen", "-o", str(tmp_path / "s")], capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "test.h5: 1 images (split codes from the h5 key split_GLIPunseen)" in out.stdout
+    bad = subprocess.run(
+        [*cli, "--split-key", "split_other", "-o", str(tmp_path / "t")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "VG-SGG-with-attri.h5" in bad.stderr and "'split_other'" in bad.stderr and "missing h5 key" in bad.stderr
+    assert not (tmp_path / "t").exists() or not any((tmp_path / "t").iterdir())
+    other = [sys.executable, "-m", "sgg_eval.cli", "split", "--gqa-dir", str(tmp_path), "--split-key", "k", "-o", "x"]
+    refused = subprocess.run(other, capture_output=True, text=True)
+    assert refused.returncode == 2 and "--split-key" in refused.stderr

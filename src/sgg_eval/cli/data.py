@@ -8,7 +8,7 @@ import json
 import os
 
 from sgg_eval.cli.options import bounded
-from sgg_eval.core.defaults import NUM_VAL_IM
+from sgg_eval.core.defaults import NUM_VAL_IM, SPLIT_KEY
 from sgg_eval.core.tasks import TASKS
 
 _EPILOG_SPLIT = """examples:
@@ -16,6 +16,8 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --simulated -o data/vg150_sim/splits
   # the real VG150 files in one folder (VG-SGG-with-attri.h5, VG-SGG-dicts-with-attri.json, image_data.json)
   sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
+  # the test images VS3 and OvSGTR use (GLIP's pre-training images removed: an extra key of their h5)
+  sgg-eval split --vg150-dir /data/vg --split-key split_GLIPunseen -o data/vg150_glipunseen/splits
   # GQA200 (SHA-GCL's files: GQA_200_ID_Info.json, GQA_200_Train.json, GQA_200_Test.json)
   sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
   # raw GQA scene graphs, Knyazev et al.'s split, without left/right (GQA-nLR)
@@ -48,14 +50,17 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError(f"give one source, not {' and '.join(given)}")
     if args.exclude_left_right and not args.gqa_dir:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
+    if args.split_key != SPLIT_KEY and not (args.vg150_dir or args.h5):
+        raise InputError("--split-key names a key of VG150's h5: give it with --vg150-dir or --h5", field="--split-key")
     if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
         raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
     dataset = open_dataset(_dataset_conf(args))
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
     counts = build_splits(dataset, paths)
+    key = f" (split codes from the h5 key {args.split_key})" if args.split_key != SPLIT_KEY else ""
     for split, n in counts.items():
-        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}")
+        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}{key}")
 
 
 def _dataset_conf(args: argparse.Namespace) -> dict:
@@ -79,6 +84,7 @@ def _dataset_conf(args: argparse.Namespace) -> dict:
         return {"kind": "oiv6", "name": "oiv6", "raw": args.oiv6_dir}
     if args.gqa200_dir:
         return {"kind": "gqa200", "name": "gqa200", "raw": args.gqa200_dir, **common}
+    common["split_key"] = args.split_key  # VG150's only (run_split refuses it with another source)
     if args.vg150_dir:
         return {"kind": "vg150", "name": "vg150", "raw": args.vg150_dir, **common}
     if None in (args.h5, args.dicts, args.image_data):
@@ -183,6 +189,13 @@ def add_datasets(sub) -> None:
         action="store_true",
         help="GQA-nLR: with --gqa-dir, drop the relations 'to the left of' and 'to the right of' (names and indices "
         "stay the same)",
+    )
+    p.add_argument(
+        "--split-key",
+        default=SPLIT_KEY,
+        metavar="KEY",
+        help="VG150: the h5 key of the split codes (2 test, 0 train), e.g. split_GLIPunseen, the test images GLIP "
+        "did not see in pre-training, which VS3 and OvSGTR evaluate on (default: %(default)s)",
     )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")

@@ -46,3 +46,6 @@ PSG_PROTOCOL = "sgbench"
 NUM_VAL_IM = 5000
 # VG150's h5 stores boxes at longest side 1024 (``boxes_1024``) and 512; the reference reads 1024.
 BOX_SCALE = 1024
+# The VG150 h5 key of the per-image split codes (2 test, 0 train); VS3 and OvSGTR read ``split_GLIPunseen``, a
+# copy with -2 on the test images GLIP saw in pre-training.
+SPLIT_KEY = "split"

@@ -27,7 +27,7 @@ from typing import ClassVar
 import h5py
 import numpy as np
 
-from sgg_eval.core.defaults import BOX_SCALE, NUM_VAL_IM
+from sgg_eval.core.defaults import BOX_SCALE, NUM_VAL_IM, SPLIT_KEY
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
 from sgg_eval.data.vg150_json import load_image_sizes, load_vocab
@@ -80,19 +80,21 @@ _H5_SHAPES = {
 }
 
 
-def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
-    """The arrays the reader uses, read in a child process with a time limit (see ``H5_READ_SECONDS``)."""
+def _read_h5(path: str, box_scale: int, split_key: str = SPLIT_KEY) -> dict[str, np.ndarray]:
+    """The arrays the reader uses, read in a child process with a time limit (see ``H5_READ_SECONDS``); the split
+    codes from ``split_key`` (e.g. ``split_GLIPunseen``), under ``"split"``."""
     if not os.path.isfile(path):
         raise InputError("file not found" if not os.path.exists(path) else "not a file", path=path)
     limit = H5_READ_SECONDS + os.path.getsize(path) / H5_READ_BYTES_PER_SECOND
     try:
-        arrays = run_isolated(_read_h5_now, path, box_scale, timeout=limit)
+        arrays = run_isolated(_read_h5_now, path, box_scale, split_key, timeout=limit)
     except TimeoutError:
         raise InputError(
             f"libhdf5 did not finish reading it in {limit:.0f} s: the file's structure is corrupt", path=path
         ) from None
     for key, values in arrays.items():
         rank, cols = _H5_SHAPES["boxes" if key.startswith("boxes_") else key]
+        key = split_key if key == "split" else key  # the file's name for it, in messages
         flat_ok = rank == 2 and cols == 1 and values.ndim == 1
         shaped = values.ndim == rank and (cols is None or values.shape[1] == cols)
         if values.dtype.kind not in "iu" or not (flat_ok or shaped):
@@ -105,17 +107,17 @@ def _read_h5(path: str, box_scale: int) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _read_h5_now(path: str, box_scale: int) -> dict[str, np.ndarray]:
-    box_key = f"boxes_{box_scale}"
+def _read_h5_now(path: str, box_scale: int, split_key: str = SPLIT_KEY) -> dict[str, np.ndarray]:
+    keys = {k: split_key if k == "split" else k for k in (*_H5_KEYS, f"boxes_{box_scale}")}  # ours -> the file's
     try:
         with h5py.File(path, "r") as h5:
-            missing = [k for k in (*_H5_KEYS, box_key) if k not in h5]
+            missing = [k for k in keys.values() if k not in h5]
             if missing:
                 raise InputError("missing h5 key", path=path, field=missing[0])
-            not_arrays = [k for k in (*_H5_KEYS, box_key) if not isinstance(h5[k], h5py.Dataset)]
+            not_arrays = [k for k in keys.values() if not isinstance(h5[k], h5py.Dataset)]
             if not_arrays:
                 raise InputError("not a dataset", path=path, field=not_arrays[0])
-            return {k: h5[k][()] for k in (*_H5_KEYS, box_key)}
+            return {ours: h5[theirs][()] for ours, theirs in keys.items()}
     except (OSError, RuntimeError, ValueError, KeyError, TypeError) as exc:  # libhdf5's errors on a damaged file
         raise InputError(f"not a readable HDF5 file ({' '.join(str(exc).split())[:160]})", path=path) from None
 
@@ -160,31 +162,45 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
 class VG150:
     """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.boxes.splits.Dataset` over the three files."""
 
-    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale")  # its conf keys (splits.READERS)
+    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale", "split_key")  # its conf keys (splits.READERS)
 
     name: str
     files: VG150Files
     num_val_im: int = NUM_VAL_IM
     box_scale: int = BOX_SCALE
+    split_key: str = SPLIT_KEY  # the h5 key of the split codes (``split_GLIPunseen``: VS3's and OvSGTR's test)
     zeroshot_seen: tuple[str, ...] = ("train",)  # the reference's zero-shot triplets: unseen in training
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
-        vocab, count, images = read_vg150_split(self.files, split, num_val_im=self.num_val_im, box_scale=self.box_scale)
+        vocab, count, images = read_vg150_split(
+            self.files, split, num_val_im=self.num_val_im, box_scale=self.box_scale, split_key=self.split_key
+        )
         source = f"VG150 files {self.files.h5}, {self.files.dicts}, {self.files.image_data}"
-        return SplitMeta(split, vocab, self.name, False, source, {"simulated": False}), count, images
+        extra = {"simulated": False}
+        if self.split_key != SPLIT_KEY:
+            source += f" (split codes: h5 key {self.split_key})"
+            extra["split_key"] = self.split_key
+        return SplitMeta(split, vocab, self.name, False, source, extra), count, images
 
 
 def read_vg150_split(
-    files: VG150Files, split: str, *, num_val_im: int = NUM_VAL_IM, box_scale: int = BOX_SCALE
+    files: VG150Files,
+    split: str,
+    *,
+    num_val_im: int = NUM_VAL_IM,
+    box_scale: int = BOX_SCALE,
+    split_key: str = SPLIT_KEY,
 ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
-    """Vocabulary, image count and a generator of the images of ``split``; every image is checked."""
+    """Vocabulary, image count and a generator of the images of ``split`` (the split codes read from the h5 key
+    ``split_key``); every image is checked."""
     vocab = load_vocab(files.dicts)
     ids, widths, heights = load_image_sizes(files.image_data)
-    a = _read_h5(files.h5, box_scale)
+    a = _read_h5(files.h5, box_scale, split_key)
     n_rows = len(a["split"])
     if len(ids) != n_rows:
         raise InputError(
-            f"{len(ids)} images after dropping corrupted ids, but the h5 has {n_rows} rows", path=files.image_data
+            f"{len(ids)} images after dropping corrupted ids, but the h5 has {n_rows} rows in {split_key}",
+            path=files.image_data,
         )
     for key in ("img_to_first_box", "img_to_last_box", "img_to_first_rel", "img_to_last_rel"):
         if len(a[key]) != n_rows:
