@@ -264,7 +264,7 @@ def test_a_vg150_h5_that_hangs_libhdf5_is_stopped(case, capsys, monkeypatch):
     """No input may hang a reader: the raw VG150 h5 (no checksum) is read in a child with a time limit."""
     import time
 
-    monkeypatch.setattr(vg150, "_read_h5_now", lambda path, scale: time.sleep(60))
+    monkeypatch.setattr(vg150, "_read_h5_now", lambda path, scale, split_key: time.sleep(60))
     monkeypatch.setattr(vg150, "H5_READ_SECONDS", 0.5)
     start = time.monotonic()
     refused(
