@@ -63,15 +63,13 @@ def fixture(folder: Path, test: int, detections: int) -> dict[str, Path]:
     if not files["split"].exists():
         t0 = time.perf_counter()
         print(f"writing the fixture to {folder} ...", flush=True)
-        write_oiv6(folder, n_train=50, n_val=10, n_test=test, drop=False)
-        write_eval_results(files["ann"], files["pred"], "sgdet", detections=detections)
-        subprocess.run([*_cli(), "split", "--oiv6-dir", str(folder), "--splits", "test", "-o", str(folder / "splits")],
-                       check=True, capture_output=True)  # fmt: skip
-        first = folder / "first"
-        write_oiv6(first, n_train=50, n_val=10, n_test=min(test, 1000), drop=False)
-        write_eval_results(first / "annotations", files["first"], "sgdet", detections=detections)
-        subprocess.run([*_cli(), "split", "--oiv6-dir", str(first), "--splits", "test", "-o", str(first / "splits")],
-                       check=True, capture_output=True)  # fmt: skip
+        for root, n in ((folder, test), (folder / "first", min(test, 1000))):  # all images, and the first 1,000
+            write_oiv6(root, n_train=50, n_val=10, n_test=n, drop=False)
+            write_eval_results(
+                root / "annotations", root / "eval_results_sgdet.pytorch", "sgdet", detections=detections
+            )
+            subprocess.run([*_cli(), "split", "--oiv6-dir", str(root), "--splits", "test", "-o", str(root / "splits")],
+                           check=True, capture_output=True)  # fmt: skip
         print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
     return files
 

@@ -117,17 +117,21 @@ def _image(entry: dict, image_id: int, i: int, path: str, vocab: Vocabulary) -> 
     labels = json_array(entry["det_labels"], (None,), integer=True, field="det_labels", where=where)
     if len(labels) != len(boxes):
         raise InputError(f"{len(labels)} labels for {len(boxes)} boxes", field="det_labels", **where)
-    if labels.min() < 0 or labels.max() >= vocab.num_objects:
-        bad = int(labels.max() if labels.max() >= vocab.num_objects else labels.min())
+    if (bad := _outside(labels, vocab.num_objects)) is not None:
         raise InputError(f"class {bad} outside [0, {vocab.num_objects - 1}]", field="det_labels", **where)
     rels = json_array(entry["rel"], (None, 3), integer=True, field="rel", where=where)
-    if rels[:, :2].min() < 0 or rels[:, :2].max() >= len(boxes):
-        bad = int(rels[:, :2].max() if rels[:, :2].max() >= len(boxes) else rels[:, :2].min())
+    if (bad := _outside(rels[:, :2], len(boxes))) is not None:
         raise InputError(f"a relation to box {bad}, but the image has {len(boxes)} boxes", field="rel", **where)
-    if rels[:, 2].min() < 0 or rels[:, 2].max() >= vocab.num_predicates:
-        bad = int(rels[:, 2].max() if rels[:, 2].max() >= vocab.num_predicates else rels[:, 2].min())
+    if (bad := _outside(rels[:, 2], vocab.num_predicates)) is not None:
         raise InputError(f"predicate {bad} outside [0, {vocab.num_predicates - 1}]", field="rel", **where)
     out = boxes.astype(np.float32)
     np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
     np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
     return GTImage(image_id, width, height, out, labels + 1, rels + np.array([0, 0, 1]))
+
+
+def _outside(values: np.ndarray, n: int) -> int | None:
+    """A value of ``values`` outside ``[0, n)`` (the largest if any is too large, else the smallest), or None."""
+    if values.max() >= n:
+        return int(values.max())
+    return int(values.min()) if values.min() < 0 else None

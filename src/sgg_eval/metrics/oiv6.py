@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgg_eval.arrays.segments import first_seen
 from sgg_eval.core.defaults import OIV6_RECALL_KS as KS
 from sgg_eval.metrics.boxes import iou
 from sgg_eval.metrics.names import OIV6_AP, metric_name
@@ -220,11 +221,10 @@ def average_precisions(
         at = order[bounds[c - 1] : bounds[c]]
         if npos[c - 1] == 0 or len(at) == 0:
             continue
-        claimed = claim[at] >= 0
-        key = image[at] * (int(claim.max(initial=0)) + 1) + claim[at]
+        where = np.flatnonzero(claim[at] >= 0)
+        rows = int(claim.max(initial=0)) + 1
         first = np.zeros(len(at), dtype=bool)
-        where = np.flatnonzero(claimed)
-        first[where[np.unique(key[where], return_index=True)[1]]] = True
+        first[where] = first_seen(image[at][where] * rows + claim[at][where], (int(image.max()) + 1) * rows)
         out[c - 1] = _voc_ap(first.astype(np.float64), (~first).astype(np.float64), int(npos[c - 1]))
     return out
 

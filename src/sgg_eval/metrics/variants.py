@@ -74,7 +74,7 @@ class OIVariant(Variant):
 def oiv6_variants(rows: list[Variant], values: list[tuple[str, dict]]) -> list[OIVariant]:
     """``rows`` (the box variants) under the OIv6 protocol's reference, with the OI evaluator's R@K, micro and per
     image, of each image set of ``values`` (``(images, metrics)`` as ``metrics.oiv6.oiv6_values`` gives them)."""
-    out = [OIVariant(**{k: v for k, v in asdict(row).items()}) for row in rows]
+    out = [OIVariant(**asdict(row)) for row in rows]
     for images, metrics in values:
         for aggregation, name in (("micro", "R"), ("per-image", "R_per_image")):
             for k in RECALL_KS:
