@@ -18,7 +18,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary, clip_to_image
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 from sgg_eval.io.integrity import SEAL_MAGIC
@@ -31,7 +31,10 @@ class PredictionSource:
     """``count`` images in GT split order; ``read(start, stop)`` streams the (GT, prediction) pairs at
     positions ``start:stop``, opening what it needs on each call, so a forked ``--jobs`` worker reads its own
     block; ``pairs()`` streams them all; ``release(start, stop)`` says a block is done (a mapped file drops
-    its pages from this process). ``order``/``score_kind`` tell the engine how to rank."""
+    its pages from this process). ``order``/``score_kind`` tell the engine how to rank. ``gt_boxes`` says how the
+    GT split stored its boxes: ``clipped`` to the image (a VG150 split, as Scene-Graph-Benchmark's loader does),
+    ``unclipped`` (a VG150 split made with ``--no-clip``, as OvSGTR's loader reads them) or ``as given`` (any
+    other source: its boxes are what its dataset has)."""
 
     path: str
     fmt: str
@@ -43,6 +46,7 @@ class PredictionSource:
     count: int
     read: Callable[[int, int], Pairs]
     release: Callable[[int, int], None] | None = None
+    gt_boxes: str = "as given"
 
     def pairs(self) -> Pairs:
         return self.read(0, self.count)
@@ -137,6 +141,18 @@ def _join_dict(opened_split: _Opened, preds: dict[int, PredImage], pred_path: st
 BOX_ATOL = 0.01
 
 
+def gt_boxes_of(extra: dict) -> str:
+    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 reader records ``boxes_clipped``)."""
+    if "boxes_clipped" not in extra:
+        return "as given"
+    return "clipped" if extra["boxes_clipped"] else "unclipped"
+
+
+def _clipped(gt: GTImage) -> GTImage:
+    """``gt`` with its boxes clipped to ``[0, W - 1] x [0, H - 1]``, as an eval_results.pytorch's groundtruths are."""
+    return GTImage(gt.image_id, gt.width, gt.height, clip_to_image(gt.boxes, gt.width, gt.height), gt.labels, gt.rels)
+
+
 def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
     """What differs between the file's GT of one image and the split's, or ``None``."""
     if len(mine.labels) != len(split.labels):
@@ -183,11 +199,12 @@ def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: i
     time; image by image, to name the first that differs, only when a batch does not match at once."""
     split, gt_path = opened_split(), opened_split.path
     stop = min(stop, len(split))
+    as_stored = _clipped if gt_boxes_of(split.meta.extra) == "unclipped" else (lambda gt: gt)  # the file's clip
     for lo in range(start, stop, _GT_BATCH):
         batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
-        if not _same_gt([mine for (mine, _), _ in batch], [truth for _, truth in batch]):
+        if not _same_gt([mine for (mine, _), _ in batch], [as_stored(truth) for _, truth in batch]):
             for i, ((mine, _), truth) in enumerate(batch, lo):
-                problem = _gt_mismatch(mine, truth)
+                problem = _gt_mismatch(mine, as_stored(truth))
                 if problem:
                     raise InputError(
                         f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
@@ -232,7 +249,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             from sgg_eval.data.store import SplitStore
 
             with SplitStore(gt) as split:
-                n_split, split_vocab = len(split.image_ids), split.vocab
+                n_split, split_vocab, gt_boxes = len(split.image_ids), split.vocab, gt_boxes_of(split.meta.extra)
                 split.load()
             if vocab is not None and vocab != split_vocab:
                 raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
@@ -251,6 +268,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             count,
             partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
             loaded.release,
+            gt_boxes,
         )
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
@@ -258,6 +276,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
 
     with SplitStore(gt) as split:
         gt_vocab, count, gt_ids = split.vocab, len(split), np.asarray(split.image_ids)
+        gt_boxes = gt_boxes_of(split.meta.extra)
     if fmt == "sgbench_json":
         preds, dropped = read_sgbench_json(path, gt_vocab)
         _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)
@@ -272,6 +291,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             notes,
             count,
             partial(_join_dict, _Opened(SplitStore, gt), preds, path),
+            gt_boxes=gt_boxes,
         )
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
@@ -289,4 +309,5 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
         notes,
         count,
         partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path),
+        gt_boxes=gt_boxes,
     )

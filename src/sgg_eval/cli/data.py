@@ -16,8 +16,9 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --simulated -o data/vg150_sim/splits
   # the real VG150 files in one folder (VG-SGG-with-attri.h5, VG-SGG-dicts-with-attri.json, image_data.json)
   sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
-  # the test images VS3 and OvSGTR use (GLIP's pre-training images removed: an extra key of their h5)
-  sgg-eval split --vg150-dir /data/vg --split-key split_GLIPunseen -o data/vg150_glipunseen/splits
+  # the test images VS3 and OvSGTR use (GLIP's pre-training images removed: an extra key of their h5), with
+  # boxes unclipped as OvSGTR reads them (every protocol can evaluate on it: the others clip)
+  sgg-eval split --vg150-dir /data/vg --split-key split_GLIPunseen --no-clip -o data/vg150_glipunseen/splits
   # GQA200 (SHA-GCL's files: GQA_200_ID_Info.json, GQA_200_Train.json, GQA_200_Test.json)
   sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
   # raw GQA scene graphs, Knyazev et al.'s split, without left/right (GQA-nLR)
@@ -52,6 +53,8 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
     if args.split_key != SPLIT_KEY and not (args.vg150_dir or args.h5):
         raise InputError("--split-key names a key of VG150's h5: give it with --vg150-dir or --h5", field="--split-key")
+    if args.no_clip and not (args.vg150_dir or args.h5):
+        raise InputError("--no-clip is for VG150's boxes: give it with --vg150-dir or --h5", field="--no-clip")
     if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
         raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
     dataset = open_dataset(_dataset_conf(args))
@@ -85,6 +88,7 @@ def _dataset_conf(args: argparse.Namespace) -> dict:
     if args.gqa200_dir:
         return {"kind": "gqa200", "name": "gqa200", "raw": args.gqa200_dir, **common}
     common["split_key"] = args.split_key  # VG150's only (run_split refuses it with another source)
+    common["clip_boxes"] = not args.no_clip
     if args.vg150_dir:
         return {"kind": "vg150", "name": "vg150", "raw": args.vg150_dir, **common}
     if None in (args.h5, args.dicts, args.image_data):
@@ -196,6 +200,12 @@ def add_datasets(sub) -> None:
         metavar="KEY",
         help="VG150: the h5 key of the split codes (2 test, 0 train), e.g. split_GLIPunseen, the test images GLIP "
         "did not see in pre-training, which VS3 and OvSGTR evaluate on (default: %(default)s)",
+    )
+    p.add_argument(
+        "--no-clip",
+        action="store_true",
+        help="VG150: keep GT boxes past the image border as OvSGTR's loader reads them (--protocol ovsgtr needs "
+        "this; every other protocol clips them when it evaluates, as Scene-Graph-Benchmark's loader does)",
     )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")

@@ -71,6 +71,14 @@ class GTImage:
             _check_range(self.rels[:, 2], 1, vocab.num_predicates, "rels (predicate)", where)
 
 
+def clip_to_image(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
+    """A copy of xyxy ``boxes`` clipped to ``[0, W - 1] x [0, H - 1]``, as Scene-Graph-Benchmark's loader clips GT."""
+    out = np.array(boxes, dtype=np.float32, copy=True)
+    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
+    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
+    return out
+
+
 @dataclass
 class PredImage:
     """A model's output for one image (docs/definitions.md §1).

@@ -146,13 +146,18 @@ def split_image_rows(
     return rows
 
 
-def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: int = BOX_SCALE) -> np.ndarray:
-    """Reference conversion of int ``(cx, cy, w, h)`` at ``box_scale`` to clipped float32 xyxy pixels."""
+def convert_boxes(
+    boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: int = BOX_SCALE, clip: bool = True
+) -> np.ndarray:
+    """Reference conversion of int ``(cx, cy, w, h)`` at ``box_scale`` to float32 xyxy pixels, clipped to the image
+    unless ``clip`` is False (OvSGTR's loader does not clip)."""
     b = np.asarray(boxes_cxcywh, dtype=np.int32).copy()
     # In place on an int32 array, like the reference: the float result is truncated toward zero.
     b[:, :2] = (b[:, :2] - b[:, 2:] / 2).astype(np.int32)
     b[:, 2:] = b[:, :2] + b[:, 2:]
     out = (b / box_scale * max(width, height)).astype(np.float32)
+    if not clip:
+        return out
     np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
     np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
     return out
@@ -162,21 +167,27 @@ def convert_boxes(boxes_cxcywh: np.ndarray, width: int, height: int, box_scale: 
 class VG150:
     """The real VG150 split (``kind: vg150``): :class:`~sgg_eval.boxes.splits.Dataset` over the three files."""
 
-    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale", "split_key")  # its conf keys (splits.READERS)
+    OPTIONS: ClassVar[tuple[str, ...]] = ("num_val_im", "box_scale", "split_key", "clip_boxes")  # conf keys (READERS)
 
     name: str
     files: VG150Files
     num_val_im: int = NUM_VAL_IM
     box_scale: int = BOX_SCALE
     split_key: str = SPLIT_KEY  # the h5 key of the split codes (``split_GLIPunseen``: VS3's and OvSGTR's test)
+    clip_boxes: bool = True  # False keeps boxes past the border, as OvSGTR reads them (every other protocol clips)
     zeroshot_seen: tuple[str, ...] = ("train",)  # the reference's zero-shot triplets: unseen in training
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
         vocab, count, images = read_vg150_split(
-            self.files, split, num_val_im=self.num_val_im, box_scale=self.box_scale, split_key=self.split_key
+            self.files,
+            split,
+            num_val_im=self.num_val_im,
+            box_scale=self.box_scale,
+            split_key=self.split_key,
+            clip_boxes=self.clip_boxes,
         )
         source = f"VG150 files {self.files.h5}, {self.files.dicts}, {self.files.image_data}"
-        extra = {"simulated": False}
+        extra = {"simulated": False, "boxes_clipped": bool(self.clip_boxes)}
         if self.split_key != SPLIT_KEY:
             source += f" (split codes: h5 key {self.split_key})"
             extra["split_key"] = self.split_key
@@ -190,6 +201,7 @@ def read_vg150_split(
     num_val_im: int = NUM_VAL_IM,
     box_scale: int = BOX_SCALE,
     split_key: str = SPLIT_KEY,
+    clip_boxes: bool = True,
 ) -> tuple[Vocabulary, int, Iterator[GTImage]]:
     """Vocabulary, image count and a generator of the images of ``split`` (the split codes read from the h5 key
     ``split_key``); every image is checked."""
@@ -206,10 +218,10 @@ def read_vg150_split(
         if len(a[key]) != n_rows:
             raise InputError(f"{len(a[key])} entries for {n_rows} images", path=files.h5, field=key)
     rows = split_image_rows(a["split"], a["img_to_first_box"], a["img_to_first_rel"], split, num_val_im)
-    return vocab, len(rows), _images(files, a, rows, ids, widths, heights, vocab, box_scale)
+    return vocab, len(rows), _images(files, a, rows, ids, widths, heights, vocab, box_scale, clip_boxes)
 
 
-def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[GTImage]:
+def _images(files, a, rows, ids, widths, heights, vocab, box_scale, clip_boxes=True) -> Iterator[GTImage]:
     labels_all = a["labels"].reshape(len(a["labels"]), -1)[:, 0]
     preds_all = a["predicates"].reshape(len(a["predicates"]), -1)[:, 0]
     rels_all, boxes_all = a["relationships"], a[f"boxes_{box_scale}"]
@@ -250,4 +262,6 @@ def _images(files, a, rows, ids, widths, heights, vocab, box_scale) -> Iterator[
         if np.any(preds < 1) or np.any(preds > vocab.num_predicates):
             raise InputError(f"predicate id outside [1, {vocab.num_predicates}]", field="predicates", **where)
         w, h = int(widths[row]), int(heights[row])
-        yield GTImage(image_id, w, h, convert_boxes(raw, w, h, box_scale), labels, np.column_stack([local, preds]))
+        yield GTImage(
+            image_id, w, h, convert_boxes(raw, w, h, box_scale, clip_boxes), labels, np.column_stack([local, preds])
+        )
