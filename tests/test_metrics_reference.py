@@ -157,11 +157,16 @@ def test_every_option_is_read():
     A new field fails here until it is given an alternative value below."""
     from dataclasses import fields, replace
 
+    from sgg_eval.metrics.openvocab import OpenVocab
+
     cases = _cases("sgdet", 12)
     for gt, pred in cases[::3]:
         pred.pairs = pred.pairs[:0]  # images without predicted pairs: the protocols differ on them
         pred.rel_scores = pred.rel_scores[:0]
+    for gt, _ in cases:
+        gt.boxes[:, 2] += gt.width / 4  # past the border: clip_gt clips them
     base = EvalOptions(task="sgdet", score_kind="probabilities")
+    novel = tuple(range(1, VOCAB.num_objects + 1, 2))
     alternatives = {
         "task": "sgcls",
         "protocol": "strict",
@@ -170,6 +175,8 @@ def test_every_option_is_read():
         "tau": 0.0,
         "ng_limit": 3,
         "iou_threshold": 0.7,
+        "openvocab": {"protocol": "vs3", "openvocab": OpenVocab("vs3", "ovd", novel, (), "odd", "test")},
+        "clip_gt": True,
     }
     assert {f.name for f in fields(EvalOptions)} == set(alternatives)
     stats = compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases])
@@ -181,5 +188,5 @@ def test_every_option_is_read():
 
     reference = run(base)
     for name, value in alternatives.items():
-        changed = run(replace(base, **{name: value}))
+        changed = run(replace(base, **(value if isinstance(value, dict) else {name: value})))
         assert changed != reference, name

@@ -10,12 +10,14 @@ from dataclasses import replace
 import numpy as np
 
 from sgg_eval.boxes.sources import open_predictions
-from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
+from sgg_eval.data.openvocab import read_split_file, shipped_split
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
 from sgg_eval.metrics.engine import evaluate, require_evaluated
+from sgg_eval.metrics.openvocab import check_setting, open_vocab
 from sgg_eval.metrics.options import EvalOptions
 
 
@@ -74,10 +76,17 @@ def run_evaluation(
     iou_threshold: float = IOU_THRESHOLD,
     progress: bool = False,
     jobs: int = 1,
+    setting: str | None = None,
+    split_file: str | None = None,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
-    in parallel (``metrics.ranking.blocks``), with the same document for any number."""
-    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before reading
+    in parallel (``metrics.ranking.blocks``), with the same document for any number. An open-vocabulary
+    ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``."""
+    if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file):
+        raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
+    if protocol in OPENVOCAB_PROTOCOLS and setting:
+        check_setting(protocol, setting)  # before reading, as the options below
+    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
@@ -94,7 +103,17 @@ def run_evaluation(
             "--protocol oiv6 ranks triplets by score (subject x object x predicate), and this file has ranks only",
             path=predictions,
         )
-    opts = replace(opts, order=source.order, score_kind=source.score_kind)  # how this file ranks
+    if protocol in OPENVOCAB_PROTOCOLS:
+        split = read_split_file(split_file, source.vocab) if split_file else shipped_split(protocol)
+        opts = replace(opts, openvocab=open_vocab(protocol, setting, split, source.vocab))
+    if protocol == "ovsgtr" and source.gt_boxes == "clipped":
+        raise InputError(
+            "OvSGTR's loader does not clip GT boxes to the image, and this GT was clipped: make the split with "
+            "`sgg-eval split --vg150-dir DIR --split-key split_GLIPunseen --no-clip` and pass it with --gt",
+            path=gt or predictions,
+        )
+    clip_gt = source.gt_boxes == "unclipped" and protocol != "ovsgtr"
+    opts = replace(opts, order=source.order, score_kind=source.score_kind, clip_gt=clip_gt)  # how this file ranks
     report = _Progress() if progress else None
     result = evaluate(
         source,

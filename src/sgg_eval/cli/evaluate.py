@@ -6,7 +6,16 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, option
-from sgg_eval.core.defaults import PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, RECALL_KS, TAU
+from sgg_eval.core.defaults import (
+    OPENVOCAB_PROTOCOLS,
+    OPENVOCAB_SETTINGS,
+    PGSG_KS,
+    PROTOCOL,
+    PSG_PROTOCOL,
+    PSG_PROTOCOLS,
+    RECALL_KS,
+    TAU,
+)
 from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
 from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.names import metric_name
@@ -22,6 +31,9 @@ examples:
   sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
   # Open Images V6 (PySGG/BGNN's eval_results.pytorch, its split from `sgg-eval split --oiv6-dir`)
   sgg-eval evaluate eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 -o oiv6.json
+  # open-vocabulary SGG: OvSGTR's OvD+R numbers (Base+Novel R@K, novel-object and novel-relation R@K) on the
+  # GLIP-unseen test images (a split made with --split-key split_GLIPunseen --no-clip)
+  sgg-eval evaluate preds.h5 --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol ovsgtr --setting ovd+r
   # panoptic SGG: an SGBench submission (ZIP of triplets.json + TIFF masks) on PSG's test split
   sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json
 """
@@ -55,11 +67,15 @@ def run_evaluate(args: argparse.Namespace) -> None:
         **given,
         progress=sys.stderr.isatty(),
         jobs=args.jobs or default_jobs(),
+        setting=args.setting,
+        split_file=args.split_file,
     )
     if args.output:
         write_json(args.output, result)
     if args.protocol == "oiv6":
         return _print_oiv6(result)
+    if args.protocol in OPENVOCAB_PROTOCOLS:
+        return _print_openvocab(result)
     m = result["metrics"]
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
     shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
@@ -94,6 +110,40 @@ def _print_oiv6(result: dict) -> None:
     ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
     print(f"sgg-eval's own, beyond protocol oiv6 (beyond_protocol in the JSON): {' '.join(ours)}")
     _print_counts(result, f"OI evaluator: all {result['counts']['images_input']} images; VG-style one (mR@K): ")
+
+
+def _print_openvocab(result: dict) -> None:
+    """The protocol's numbers as its evaluator prints them, under the names sgg-eval gives them, then the counts."""
+    from sgg_eval.metrics.document import BEYOND
+    from sgg_eval.metrics.names import OV_SUBSETS, PGSG_MEANS, subset_name
+
+    own, beyond, protocol = result["metrics"], result[BEYOND]["metrics"], result["protocol"]
+    if protocol == "pgsg":
+        for family in ("R", "mR", *PGSG_MEANS):
+            print(" ".join(_shown(metric_name(family, k), own[metric_name(family, k)]) for k in PGSG_KS))
+    else:
+        print(" ".join(_shown(metric_name(f, k), own[metric_name(f, k)]) for f in ("R", "mR") for k in RECALL_KS))
+        labels = {"novel_obj": "novel objects", "novel_rel": "novel relations"}
+        for subset in OV_SUBSETS:
+            names = [subset_name("R", subset, k) for k in RECALL_KS]
+            if names[0] in own:
+                print(" ".join(_shown(n, own[n]) for n in names) + f" ({labels[subset]}; {_printed_as(protocol)})")
+                ours = [subset_name("mR", subset, 50), subset_name("R", subset, 50, ng=True)]
+                print(f"  sgg-eval's own on them (beyond_protocol): {' '.join(_shown(n, beyond.get(n)) for n in ours)}")
+    c = result["counts"]
+    changed = [f"{c[k]} {w}" for k, w in _PREPARED.items() if c.get(k)]
+    _print_counts(result, f"GT as {protocol} prepares it ({', '.join(changed) or 'unchanged'}): ")
+
+
+_PREPARED = {
+    "gt_images_capped": "images cut to 100 boxes",
+    "gt_boxes_merged": "boxes merged",
+    "gt_boxes_clipped": "boxes clipped",
+}
+
+
+def _printed_as(protocol: str) -> str:
+    return {"ovsgtr": 'OvSGTR prints it as "zR"', "vs3": 'VS3 prints it as "zR"'}[protocol]
 
 
 def _evaluate_psg(args: argparse.Namespace) -> None:
@@ -185,10 +235,26 @@ def add(sub) -> None:
         choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
         help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
         "strict: they count as misses (default: reference); oiv6: Open Images V6 as PySGG/BGNN score it (R@50 "
-        "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); with --psg: sgbench (the default), "
+        "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); ovsgtr, vs3, pgsg: open-vocabulary SGG as "
+        "OvSGTR, VS3 and PGSG score it (novel-object and novel-relation recall, PGSG's novel mR; "
+        "docs/openvocab.md); with --psg: sgbench (the default), "
         "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
         "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish); the JSON's metrics hold what "
         "the protocol's tool reports, beyond_protocol the rest sgg-eval computes under its matching",
+    )
+    ov = p.add_argument_group("open-vocabulary SGG (docs/openvocab.md)")
+    ov.add_argument(
+        "--setting",
+        metavar="SETTING",
+        help="with --protocol ovsgtr: ovd+r (default), ovd or ovr; vs3: ovd; pgsg: ovr ("
+        + "; ".join(f"{p}: {', '.join(s)}" for p, s in OPENVOCAB_SETTINGS.items())
+        + ")",
+    )
+    ov.add_argument(
+        "--split-file",
+        metavar="FILE",
+        help="your own base/novel split (YAML or JSON: novel_objects, novel_predicates as names or indices) instead "
+        "of the protocol's shipped one",
     )
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")

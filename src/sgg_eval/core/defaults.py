@@ -15,6 +15,8 @@ IMR_KS = (10, 20, 50)
 TRIPLET_KS = (5, 10, 15, 20, 50)
 # Open Images V6's R@K (micro and per image): the K PySGG's OI evaluator computes (docs/oiv6.md).
 OIV6_RECALL_KS = (1, 5, 10, 20, 50, 100)
+# PGSG's (Pix2Grp, CVPR 2024) open-vocabulary R@K and mR@K: its evaluator's K (docs/openvocab.md).
+PGSG_KS = (20, 50, 100, 200, 300)
 # R@kx: K relative to the image's number of GT triplets, K = round(k · M).
 RELATIVE_KS = (1, 2, 10)
 
@@ -35,9 +37,14 @@ EPS = 1e-3
 # The choices the defaults are among (the tasks: sgg_eval.core.tasks).
 # Box protocols (docs/definitions.md §2): "reference" skips images without a predicted pair, "strict" counts
 # them as all-miss, "oiv6" reports Open Images V6's numbers as PySGG computes them (docs/oiv6.md; its VG-style
-# values skip as "reference" does). Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's,
+# values skip as "reference" does), and the open-vocabulary protocols report novel-object and novel-relation
+# recall as OvSGTR, VS3 and PGSG compute them (docs/openvocab.md; ``OPENVOCAB_PROTOCOLS``). Panoptic protocols
+# (docs/metrics.md, "Panoptic SGG"): the sgbench command's,
 # the SGBench paper's, OpenPSG's evaluator's.
-PROTOCOLS = ("reference", "strict", "oiv6")
+OPENVOCAB_PROTOCOLS = ("ovsgtr", "vs3", "pgsg")
+PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
+# Open-vocabulary settings: novel object classes (OvD), novel predicates (OvR), both; each protocol's own.
+OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 PSG_PROTOCOL = "sgbench"
 

@@ -5,25 +5,31 @@ from ``reduce.py`` and the document from ``document.py`` (the table) with ``box_
 Protocols (docs/definitions.md §2): images without GT relations are always skipped; images without any predicted
 pair are skipped in ``reference`` (as Scene-Graph-Benchmark.pytorch does) and count as all-miss in ``strict``.
 Both report how many images were evaluated and skipped. ``oiv6`` is ``reference`` plus the Open Images V6
-evaluator's numbers over every image, laid out as PySGG reports them (``oiv6_document``).
+evaluator's numbers over every image, laid out as PySGG reports them (``oiv6_document``). ``ovsgtr``, ``vs3`` and
+``pgsg`` are ``reference`` on the GT as each codebase's loader prepares it, plus the recall of the novel subsets
+(``metrics.openvocab``), laid out as each reports them (``openvocab_document``); ``pgsg`` starts at image 5,000.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD
+from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.box_values import BoxValues
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.document import BEYOND, Document, fill
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
-from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.names import OV_SUBSETS, metric_name, subset_name
 from sgg_eval.metrics.oiv6_document import oiv6_document
+from sgg_eval.metrics.openvocab import PGSG_SKIPPED
+from sgg_eval.metrics.openvocab_document import openvocab_document
 from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
 from sgg_eval.metrics.reduce import Accumulator, weighted_mean, wimr_weights
@@ -53,6 +59,10 @@ def evaluate(
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
     collectors = (("boxes",) if opts.task_spec.detects else ()) + (("oiv6",) if opts.protocol == "oiv6" else ())
+    if (opts.protocol in OPENVOCAB_PROTOCOLS) != (opts.openvocab is not None):
+        raise ValueError("an open-vocabulary protocol needs its OpenVocab (metrics.openvocab.open_vocab)")
+    if opts.protocol == "pgsg":
+        pairs = skip_first(pairs, PGSG_SKIPPED, source)
     acc, counts, collected = accumulate(
         pairs,
         vocab,
@@ -83,8 +93,47 @@ def evaluate(
         doc["notes"] += det_notes
     if "oiv6" in collected:
         doc = oiv6_document(doc, collected["oiv6"], vocab)
+    if opts.openvocab is not None:
+        doc = openvocab_document(
+            doc, acc, vocab, opts.openvocab, num_pairs=num_pairs, tau=opts.tau, zeroshot=zeroshot is not None
+        )
+        if opts.protocol == "pgsg":
+            doc["counts"]["images_not_evaluated_by_protocol"] = PGSG_SKIPPED
     doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
     return doc
+
+
+@dataclass
+class _From:
+    """An image source without its first ``start`` images."""
+
+    inner: ImageSource
+    start: int
+
+    @property
+    def count(self) -> int:
+        return self.inner.count - self.start
+
+    def read(self, lo: int, hi: int) -> Iterator[tuple[GTImage, PredImage]]:
+        return self.inner.read(lo + self.start, hi + self.start)
+
+    def release(self, lo: int, hi: int) -> None:
+        if getattr(self.inner, "release", None) is not None:
+            self.inner.release(lo + self.start, hi + self.start)
+
+
+def skip_first(pairs, n: int, source: str):
+    """``pairs`` (a stream or an :class:`ImageSource`) without its first ``n`` images; a source of no more than
+    ``n`` images is refused (nothing would be evaluated)."""
+    if hasattr(pairs, "read") and hasattr(pairs, "count"):
+        if pairs.count <= n:
+            raise InputError(
+                f"{pairs.count} images: PGSG does not evaluate the first {n:,} images of its test split, so nothing "
+                "is left to evaluate",
+                path=source,
+            )
+        return _From(pairs, n)
+    return itertools.islice(pairs, n, None)
 
 
 def require_evaluated(doc: dict, predictions: str, gt: str | None) -> None:
@@ -181,4 +230,12 @@ def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau:
                     continue
                 imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
                 section["metrics"][wimr_name] = weighted_mean(imr, weights)
+            for subset in OV_SUBSETS:  # an open-vocabulary subset's: over the predicates with a row in it
+                per_c = section["per_predicate"].get(subset_name("IMR", subset, k))
+                wimr_name = subset_name("wIMR", subset, k)
+                if per_c is None or section["metrics"].get(wimr_name) is None:
+                    continue
+                imr = np.array([np.nan if per_c[n] is None else per_c[n] for n in predicates], dtype=np.float64)
+                present = ~np.isnan(imr)
+                section["metrics"][wimr_name] = weighted_mean(imr[present], weights[present])
     return out

@@ -14,12 +14,15 @@ The scheme:
 - without K: ``PRk`` (mean predicate rank), ``InstR`` (instance recall, SGDet), and the detector's COCO box AP
   ``det_mAP@50`` and ``det_mAP`` (SGDet);
 - MLflow: ``<task>/<name>`` with ``@`` spelled ``_at_`` (MLflow refuses ``@``): ``predcls/ng-mR_at_50``;
-- tables: the name itself.
+- tables: the name itself;
+- open-vocabulary protocols (docs/openvocab.md): a family on a subset of the GT rows is the family's name, ``_``,
+  the subset, then ``@K`` (``R_novel_obj@50``: novel-object recall; ``R_novel_rel@50``; ``ng-mR_novel_rel@50``);
+  PGSG's ``mR_novel@K`` and ``mR_seen@K``.
 """
 
 from __future__ import annotations
 
-from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, PGSG_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 
 # The families with an NG variant, and the families written per K of each list.
 NG_FAMILIES = ("R", "mR", "zR", "F1", "IMR", "wIMR")
@@ -37,6 +40,14 @@ OIV6_AP = ("wmAP_rel", "wmAP_phr", "mAP_rel", "mAP_phr", "score_wtd", "score")
 OIV6_PER_PREDICATE = ("AP_rel", "AP_phr")
 
 
+# Open-vocabulary protocols (docs/openvocab.md): the GT-row subsets a protocol reports the recall of, PGSG's
+# means over its novel and seen predicates, and sgg-eval's own families on each subset (beyond the protocol).
+OV_SUBSETS = ("novel_obj", "novel_rel")
+PGSG_MEANS = ("mR_novel", "mR_seen")
+OV_OURS = (("R", True), ("mR", False), ("mR", True), ("zR", False), ("zR", True))  # (family, ng) at RECALL_KS
+OV_OURS_IMR = ("IMR", "wIMR")  # at IMR_KS
+
+
 def metric_name(family: str, k: int | str | None = None, *, ng: bool = False, relative: bool = False) -> str:
     """The name of ``family`` at ``k`` (an int, or ``"inf"``; ``relative``: ``k`` times the image's GT size),
     its NG variant if ``ng``."""
@@ -46,6 +57,35 @@ def metric_name(family: str, k: int | str | None = None, *, ng: bool = False, re
     if k is None:
         return base
     return f"{base}@{k}x" if relative else f"{base}@{k}"
+
+
+def subset_name(family: str, subset: str, k: int, *, ng: bool = False) -> str:
+    """``family`` on the GT-row ``subset`` at ``k`` (``R_novel_obj@50``, ``ngR_novel_rel@20``)."""
+    return f"{metric_name(family, ng=ng)}_{subset}@{k}"
+
+
+def openvocab_subsets(setting: str) -> tuple[str, ...]:
+    """The subsets an OvSGTR/VS3 setting reports: novel objects (``ovd``), novel predicates (``ovr``), both."""
+    return tuple(s for s, on in zip(OV_SUBSETS, ("ovd" in setting, setting in ("ovr", "ovd+r"))) if on)
+
+
+def openvocab_metric_names(protocol: str, setting: str, gt_pairs: bool = False) -> list[str]:
+    """Every name of the ``metrics`` of an open-vocabulary document (``--protocol ovsgtr|vs3|pgsg``); ``gt_pairs``:
+    the task's predictions are given the GT boxes (PredCls, SGCls: A@K is reported)."""
+    if protocol == "pgsg":
+        return [metric_name(f, k) for f in ("R", "mR", *PGSG_MEANS) for k in PGSG_KS]
+    names = []
+    for k in RECALL_KS:
+        names += [
+            metric_name("R", k),
+            metric_name("R", k, ng=True),
+            metric_name("mR", k),
+            metric_name("mR", k, ng=True),
+        ]
+        names += [metric_name("zR", k)] if protocol == "ovsgtr" else []
+        names += [metric_name("zR", k, ng=True)] + ([metric_name("A", k)] if gt_pairs else [])
+        names += [subset_name("R", s, k) for s in openvocab_subsets(setting)]
+    return names
 
 
 def mlflow_key(task: str, name: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import Task, task_spec
+from sgg_eval.metrics.openvocab import OpenVocab
 
 ORDERS = ("stored", "score")
 # name: (low, high, low end open). tau: wIMR's exponent (docs/definitions.md §3, 0 gives IMR); iou_threshold:
@@ -39,7 +40,9 @@ def check_option(name: str, value, field: str | None = None) -> float:
 class EvalOptions:
     """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
     ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
-    scores (one-hot rows in ranked order): score-based families are then reported as null. A bad task,
+    scores (one-hot rows in ranked order): score-based families are then reported as null. An open-vocabulary
+    protocol comes with its ``openvocab`` (setting and split, ``metrics.openvocab``); ``clip_gt`` clips GT boxes to
+    the image (a split made with ``--no-clip``: every protocol but ovsgtr clips, as its loader does). A bad task,
     protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
 
     task: str
@@ -49,6 +52,8 @@ class EvalOptions:
     tau: float = TAU
     ng_limit: int = 100
     iou_threshold: float = IOU_THRESHOLD
+    openvocab: OpenVocab | None = None
+    clip_gt: bool = False
 
     @property
     def task_spec(self) -> Task:
@@ -66,3 +71,11 @@ class EvalOptions:
             raise ValueError(f"order must be one of {ORDERS}")  # set by the reader, never by a user
         for name in RANGES:
             check_option(name, getattr(self, name))
+        if self.openvocab is not None and self.openvocab.protocol != self.protocol:
+            raise ValueError("an OpenVocab of another protocol")  # built by the entry points from the protocol
+        if self.protocol == "ovsgtr" and not self.task_spec.detects:
+            raise InputError(
+                "OvSGTR evaluates every task in sgdet mode, over its own per-class NMS of the GT boxes; sgg-eval "
+                "reproduces its SGDet only (evaluate PredCls and SGCls with --protocol vs3 or reference)",
+                field="protocol",
+            )

@@ -81,6 +81,22 @@ class BlockRanks(_Families):
             joined[name] = np.concatenate(values)
         return cls(**counts, **joined)
 
+    def select_rows(self, keep: np.ndarray) -> BlockRanks:
+        """The ranks of the rows flagged in ``keep`` (one flag per row), images left without a row dropped: a
+        subset of every image's GT rows as if it were the whole GT (open-vocabulary subsets)."""
+        per_image = np.add.reduceat(keep.astype(np.int64), np.cumsum(self.n_rows) - self.n_rows) if len(self) else []
+        kept = np.asarray(per_image) > 0
+        pair_image = np.repeat(kept, self.n_pairs)
+        rows = {name: None if getattr(self, name) is None else getattr(self, name)[keep] for name in ROW_FAMILIES}
+        return BlockRanks(
+            n_rows=np.asarray(per_image, dtype=np.int64)[kept],
+            n_pairs=self.n_pairs[kept],
+            num_gt_objects=self.num_gt_objects[kept],
+            matched_gt_objects=self.matched_gt_objects[kept],
+            pair=self.pair[pair_image],
+            **rows,
+        )
+
     def images(self) -> list[ImageRanks]:
         """Image by image, as :class:`ImageRanks`."""
         rows, pairs = np.cumsum(self.n_rows) - self.n_rows, np.cumsum(self.n_pairs) - self.n_pairs

@@ -78,6 +78,27 @@ class Accumulator:
         self.rows_c = np.zeros(c)
         self.missed_images, self.missed_pred_images, self.missed_rows_c = 0, np.zeros(c), np.zeros(c)
         self.families: set[str] = set()
+        # open-vocabulary subsets (metrics/openvocab.py): each subset's rows accumulated as a GT of their own
+        self.subsets: dict[str, Accumulator] = {}
+
+    def add_subset(
+        self,
+        name: str,
+        ranks: BlockRanks,
+        keep: np.ndarray,
+        ks: tuple[int, ...] | None = None,
+        zeroshot: np.ndarray | None = None,
+        triplet_counts: np.ndarray | None = None,
+    ) -> None:
+        """Accumulate the rows flagged in ``keep`` of a block as subset ``name`` (at ``ks``, default the
+        family's K): its recall is then the mean over the images with a flagged row of the flagged rows hit."""
+        sub = self.subsets.setdefault(name, Accumulator(self.C, KS if ks is None else ks))
+        flags = np.asarray(keep, dtype=bool)
+        sub.add_many(
+            ranks.select_rows(flags),
+            None if zeroshot is None else zeroshot[flags],
+            None if triplet_counts is None else triplet_counts[flags],
+        )
 
     def add(self, r: ImageRanks, zeroshot: np.ndarray | None = None, triplet_counts: np.ndarray | None = None) -> None:
         """Add one evaluated image: ``zeroshot[M]`` flags rows; ``triplet_counts[M]`` are training n_t."""
@@ -204,6 +225,9 @@ class Accumulator:
                 continue
             if name == "families":
                 mine |= theirs
+            elif name == "subsets":
+                for key, sub in theirs.items():  # a block without a row of a subset never made its accumulator
+                    mine.setdefault(key, Accumulator(sub.C, tuple(sub.ks))).merge(sub)
             elif isinstance(mine, dict):
                 for key in mine:
                     mine[key] += theirs[key]

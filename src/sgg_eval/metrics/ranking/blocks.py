@@ -28,6 +28,7 @@ from sgg_eval.io.processes import can_fork, worker_pool
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
 from sgg_eval.metrics.oiv6 import OICollector
+from sgg_eval.metrics.openvocab import Prepared, prepare_gt, row_subsets
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
@@ -54,6 +55,18 @@ COUNT_KEYS = (
     "images_skipped_no_pred",
     "images_with_zeroshot_gt",
 )
+# What GT preparation changed (an open-vocabulary protocol, or a split kept unclipped: metrics.openvocab)
+PREPARED_KEYS = {
+    "gt_images_capped": "capped_images",
+    "gt_boxes_merged": "merged_boxes",
+    "gt_boxes_clipped": "clipped_boxes",
+}
+
+
+def count_keys(opts) -> tuple[str, ...]:
+    """The image counts a run with ``opts`` reports."""
+    prepares = opts.openvocab is not None or opts.clip_gt
+    return COUNT_KEYS + (tuple(PREPARED_KEYS) if prepares else ())
 
 
 def default_jobs() -> int:
@@ -72,7 +85,7 @@ def rank_block(
     """Rank and accumulate one block of images: the block's accumulator and image counts. ``zs_table`` flags
     the zero-shot triplets by ``triplet_key`` (:func:`zeroshot_table`)."""
     acc = Accumulator(vocab.num_predicates)
-    counts = {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}  # misuse signals are summed like counts
+    counts = {**dict.fromkeys(count_keys(opts), 0), **empty_signals()}  # misuse signals are summed like counts
     sizes = (vocab.num_objects, vocab.num_predicates)
     with_gt_pairs = opts.task_spec.gt_boxes
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
@@ -100,7 +113,13 @@ def rank_block(
         for chunk, large in _by_pairs(kept, tuning.MAX_RANKED_PAIRS)
     ]
     if ranked:
-        acc.add_many(ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked), zs_rows, tc_rows)
+        joined = ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked)
+        acc.add_many(joined, zs_rows, tc_rows)
+        if opts.openvocab is not None:
+            subjects, objects, predicates = _row_triplets(kept)
+            flags = row_subsets(opts.openvocab, subjects, objects, predicates, sizes)
+            for name, ks in opts.openvocab.subsets():
+                acc.add_subset(name, joined, flags[name], ks, zs_rows, tc_rows)
     return acc, counts
 
 
@@ -116,10 +135,20 @@ def rank_task(
 ) -> tuple[list[tuple[Accumulator, dict]], dict]:
     """Consecutive blocks of ``sizes`` images, read together: each block ranked and accumulated on its own
     (:func:`rank_block`; merged block by block, float sums group exactly as they would one block at a time),
-    and every image (with or without relations) added to each of ``collectors`` (``COLLECTORS``), at once."""
+    and every image (with or without relations) added to each of ``collectors`` (``COLLECTORS``), at once. The
+    GT is first prepared as the protocol's loader prepares it (``metrics.openvocab.prepare_gt``), for all of them."""
     ranked, lo = [], 0
+    prepares = opts.openvocab is not None or opts.clip_gt
+    protocol = opts.protocol
+    if prepares:
+        images = list(images)
     for n in sizes:
+        done = Prepared()
+        if prepares:
+            images[lo : lo + n] = [(prepare_gt(g, protocol, opts.clip_gt, done), p) for g, p in images[lo : lo + n]]
         ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
+        if prepares:
+            ranked[-1][1].update({key: getattr(done, attr) for key, attr in PREPARED_KEYS.items()})
         lo += n
     extras = {}
     for name in collectors:
@@ -137,17 +166,23 @@ def _row_lookups(
     zero-shot row."""
     if not kept or (zs_table is None and flat_counts is None):
         return None, None, 0
-    n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
     n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)  # > 0: kept images have relations
-    rels = np.concatenate([gt.rels for gt, _ in kept])
-    labels = np.concatenate([gt.labels for gt, _ in kept])
-    at = np.repeat(segment_offsets(n_gt), n_rels)
-    keys = triplet_key(labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2], *sizes)
+    keys = triplet_key(*_row_triplets(kept), *sizes)
     tc = flat_counts[keys] if flat_counts is not None else None
     if zs_table is None:
         return None, tc, 0
     zs = zs_table[keys]
     return zs, tc, int(np.count_nonzero(np.logical_or.reduceat(zs, segment_offsets(n_rels))))
+
+
+def _row_triplets(kept: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The subject labels, object labels and predicates of the GT rows of ``kept``, concatenated."""
+    n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
+    n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)
+    rels = np.concatenate([gt.rels for gt, _ in kept])
+    labels = np.concatenate([gt.labels for gt, _ in kept])
+    at = np.repeat(segment_offsets(n_gt), n_rels)
+    return labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2]
 
 
 def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
@@ -252,7 +287,7 @@ def accumulate(
     each worker reads its own blocks, so the main process neither converts images nor pipes their arrays
     (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block.
     """
-    total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(COUNT_KEYS, 0), **empty_signals()}
+    total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(count_keys(opts), 0), **empty_signals()}
     collected = {name: COLLECTORS[name](opts) for name in collectors}
 
     def merge(result) -> None:
