@@ -252,3 +252,25 @@ def test_cli_one_line_exit_2(glip_world, tmp_path):
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert "R_novel_obj@50" in ok.stdout and "R_novel_rel@50" not in ok.stdout and '"zR"' in ok.stdout
+
+
+def test_audit_names_the_rule_and_the_test_images(glip_world):
+    from sgg_eval.boxes.audit import audit_markdown, run_openvocab_audit
+
+    root, vg = glip_world
+    gt = _split(vg, root / "audit.h5", split_key="split_GLIPunseen", clip_boxes=False)
+    vs3 = run_evaluation(str(root / "eval_results.pytorch"), "sgdet", gt=gt, protocol="vs3", zeroshot=ZEROSHOT)
+    novel_obj = vs3["metrics"]["R_novel_obj@50"]
+    doc = run_openvocab_audit(
+        str(root / "eval_results.pytorch"), "sgdet", gt=gt, zeroshot=ZEROSHOT,
+        published=(f"zR@50={100 * novel_obj:.2f}", "zR@20=99.9"),
+    )  # fmt: skip
+    first, second = doc["published"]
+    assert "both ends novel" in first["verdict"] and "not zero-shot recall" in first["verdict"]
+    assert "split_GLIPunseen" in first["verdict"] and not second["matches"]
+    rule = {(v["rule"], v["k"], v["constraint"]): v["value"] for v in doc["variants"]}
+    assert rule[("both ends novel", 50, "GC")] == novel_obj  # the same number the vs3 protocol reports
+    assert rule[("novel predicate", 50, "GC")] is not None and ("zero-shot triplet", 50, "GC") in rule
+    assert "| either end novel |" in audit_markdown(doc)
+    with pytest.raises(InputError, match="NAME@K"):
+        run_openvocab_audit(str(root / "eval_results.pytorch"), "sgdet", gt=gt, published=("zR=3",))

@@ -6,10 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+import numpy as np
+
 from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.oiv6 import oiv6_values
+from sgg_eval.metrics.openvocab import OpenVocab
+from sgg_eval.metrics.openvocab_variants import as_dicts, match_novel, novel_markdown, novel_variants
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranking.blocks import accumulate
 from sgg_eval.metrics.variants import match_published, oiv6_variants, parse_published, variants, variants_markdown
@@ -68,9 +72,68 @@ def run_audit(
     }
 
 
+def run_openvocab_audit(
+    path: str | os.PathLike,
+    task: str,
+    *,
+    gt: str | None = None,
+    published: tuple[str, ...] = (),
+    jobs: int = 1,
+    split_file: str | None = None,
+    zeroshot: str | None = None,
+) -> dict:
+    """Every rule papers call novel or zero-shot recall (``metrics/openvocab_variants.py``) on one file, with the
+    shipped splits (OvSGTR's objects and predicates, PGSG's predicates) or ``split_file``, and a verdict per
+    published value (``"zR@50=12.3"``)."""
+    from sgg_eval.boxes.evaluate import load_zeroshot
+    from sgg_eval.data.openvocab import read_split_file, shipped_split
+    from sgg_eval.data.types import triplet_key
+
+    for text in published:
+        try:
+            match_novel(text, [], "")
+        except ValueError as exc:
+            raise InputError(str(exc), field="--published") from None
+    path = os.fspath(path)
+    source = open_predictions(path, gt=gt)
+    vocab = source.vocab
+    split = read_split_file(split_file, vocab) if split_file else shipped_split("ovsgtr")
+    objects, predicates = (tuple(int(i) for i in np.flatnonzero(m)) for m in split.masks(vocab))
+    lists = {split.name: predicates} if predicates else {}
+    if not split_file:
+        lists["PGSG"] = tuple(int(i) for i in np.flatnonzero(shipped_split("pgsg").masks(vocab)[1]))
+        lists = {"OvSGTR" if k == "ovsgtr" else k: v for k, v in lists.items()}
+    ov = OpenVocab("ovsgtr", "ovd+r", objects, predicates, split.name, split.source, audit=True)
+    opts = EvalOptions(task=task, order=source.order, score_kind=source.score_kind, openvocab=ov,
+                       clip_gt=source.gt_boxes == "unclipped")  # fmt: skip
+    zs_keys = None
+    if zeroshot:
+        zs = load_zeroshot(zeroshot)[0]
+        zs_keys = triplet_key(zs[:, 0], zs[:, 1], zs[:, 2], vocab.num_objects, vocab.num_predicates)
+    acc, counts, _ = accumulate(source, vocab, opts, source=path, jobs=jobs, zs_keys=zs_keys)
+    rows = novel_variants(acc, lists, zeroshot=zs_keys is not None)
+    return {
+        "input": {"path": path, "format": source.fmt},
+        "task": task,
+        "protocol": "openvocab",
+        "split": {"name": split.name, "source": split.source, "test_images_h5_key": source.split_key},
+        "images": {"input": counts["images_input"], "evaluated": counts["images_evaluated"]},
+        "variants": as_dicts(rows),
+        "published": [match_novel(text, rows, source.split_key) for text in published],
+    }
+
+
 def audit_markdown(doc: dict) -> str:
     """The audit as Markdown: the variants table, then one line per published value."""
     images = doc["images"]
+    if doc.get("protocol") == "openvocab":
+        text = novel_markdown(
+            doc["variants"],
+            f"Open-vocabulary recall by rule: {doc['input']['path']}, {doc['task']}, {images['evaluated']} of "
+            f"{images['input']} images evaluated (test images of h5 key {doc['split']['test_images_h5_key']}); "
+            f"novel classes: {doc['split']['source']}; percent",
+        )
+        return text + "".join(f"- `{p['published']}`: {p['verdict']}\n" for p in doc["published"])
     text = variants_markdown(
         doc["variants"],
         f"Variants of R@K and mR@K: {doc['input']['path']}, {doc['task']}, "

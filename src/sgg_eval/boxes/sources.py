@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
+from sgg_eval.core.defaults import SPLIT_KEY
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, clip_to_image
@@ -31,10 +32,8 @@ class PredictionSource:
     """``count`` images in GT split order; ``read(start, stop)`` streams the (GT, prediction) pairs at
     positions ``start:stop``, opening what it needs on each call, so a forked ``--jobs`` worker reads its own
     block; ``pairs()`` streams them all; ``release(start, stop)`` says a block is done (a mapped file drops
-    its pages from this process). ``order``/``score_kind`` tell the engine how to rank. ``gt_boxes`` says how the
-    GT split stored its boxes: ``clipped`` to the image (a VG150 split, as Scene-Graph-Benchmark's loader does),
-    ``unclipped`` (a VG150 split made with ``--no-clip``, as OvSGTR's loader reads them) or ``as given`` (any
-    other source: its boxes are what its dataset has)."""
+    its pages from this process). ``order``/``score_kind`` tell the engine how to rank. ``gt_extra`` is what the
+    GT split store says about itself (its ``extra``: the VG150 reader's split key and box clipping)."""
 
     path: str
     fmt: str
@@ -46,10 +45,22 @@ class PredictionSource:
     count: int
     read: Callable[[int, int], Pairs]
     release: Callable[[int, int], None] | None = None
-    gt_boxes: str = "as given"
+    gt_extra: dict = field(default_factory=dict)
 
     def pairs(self) -> Pairs:
         return self.read(0, self.count)
+
+    @property
+    def gt_boxes(self) -> str:
+        """How the GT stores its boxes: ``clipped`` to the image (a VG150 split, and an eval_results.pytorch's
+        own groundtruths, as Scene-Graph-Benchmark's loader does), ``unclipped`` (a VG150 split made with
+        ``--no-clip``, as OvSGTR's loader reads them) or ``as given`` (any other source)."""
+        return gt_boxes_of(self.gt_extra)
+
+    @property
+    def split_key(self) -> str:
+        """The VG150 h5 key the GT's split codes came from (``split`` unless the split store says otherwise)."""
+        return self.gt_extra.get("split_key", SPLIT_KEY)
 
 
 def detect_format(path: str) -> str:
@@ -240,8 +251,9 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
     if fmt == "eval_results" and not gt:
         loaded = EvalResults(path, vocab, row_maxima=True)
         return PredictionSource(
-            path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded), loaded.read, loaded.release
-        )
+            path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded), loaded.read, loaded.release,
+            {"boxes_clipped": True},  # the file's own groundtruths, as Scene-Graph-Benchmark's loader clips them
+        )  # fmt: skip
     if fmt == "eval_results":
         # the file parses in a child while this process imports h5py and reads the split's GT into memory
         # (~50 ms; forked workers then read it without opening the split)
@@ -249,7 +261,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             from sgg_eval.data.store import SplitStore
 
             with SplitStore(gt) as split:
-                n_split, split_vocab, gt_boxes = len(split.image_ids), split.vocab, gt_boxes_of(split.meta.extra)
+                n_split, split_vocab, gt_extra = len(split.image_ids), split.vocab, split.meta.extra
                 split.load()
             if vocab is not None and vocab != split_vocab:
                 raise InputError(f"class or predicate names differ from the GT split {gt}'s", path=path)
@@ -268,7 +280,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             count,
             partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
             loaded.release,
-            gt_boxes,
+            gt_extra,
         )
     if not gt:
         raise InputError(f"{fmt} predictions need the ground truth: pass --gt SPLIT_STORE", path=path)
@@ -276,7 +288,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
 
     with SplitStore(gt) as split:
         gt_vocab, count, gt_ids = split.vocab, len(split), np.asarray(split.image_ids)
-        gt_boxes = gt_boxes_of(split.meta.extra)
+        gt_extra = split.meta.extra
     if fmt == "sgbench_json":
         preds, dropped = read_sgbench_json(path, gt_vocab)
         _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)
@@ -291,7 +303,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             notes,
             count,
             partial(_join_dict, _Opened(SplitStore, gt), preds, path),
-            gt_boxes=gt_boxes,
+            gt_extra=gt_extra,
         )
     with PredictionStore(path) as store:
         if store.vocab != gt_vocab:
@@ -309,5 +321,5 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
         notes,
         count,
         partial(_join_store, _Opened(SplitStore, gt), _Opened(PredictionStore, path), path),
-        gt_boxes=gt_boxes,
+        gt_extra=gt_extra,
     )

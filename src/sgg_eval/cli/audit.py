@@ -15,6 +15,9 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
   sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4" --published "mR@20=17.3"
   # an Open Images V6 paper's R@50 = 75.0: micro (the OI evaluator's, the tables') or per image?
   sgg-eval audit eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 --published "R@50=75.0"
+  # an open-vocabulary paper's zR@50 = 12.3: novel-object, novel-relation or zero-shot recall, on which images?
+  sgg-eval audit eval_results.pytorch --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol openvocab \
+      --zeroshot vg150 --published "zR@50=12.3"
 """
 
 
@@ -47,29 +50,44 @@ def run_audit(args: argparse.Namespace) -> None:
         )
         text = psg_audit_markdown(doc)
     else:
-        from sgg_eval.boxes.audit import audit_markdown, run_audit
+        from sgg_eval.boxes.audit import audit_markdown, run_audit, run_openvocab_audit
 
         if args.task is None:
             raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
         if args.psg_root:
             raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
         given = {k: v for k, v in (("iou_threshold", args.iou_threshold), ("subset", args.subset)) if v is not None}
-        doc = run_audit(
-            args.predictions,
-            args.task,
-            gt=args.gt,
-            published=tuple(args.published),
-            jobs=args.jobs or default_jobs(),
-            protocol=args.protocol or PROTOCOL,
-            **given,
-        )
+        if (args.split_file or args.zeroshot) and args.protocol != "openvocab":
+            raise InputError("--split-file and --zeroshot are for --protocol openvocab", field="--protocol")
+        if args.protocol == "openvocab" and given:
+            raise InputError("--protocol openvocab audits every image at IoU 0.5: no --subset or --iou-threshold")
+        if args.protocol == "openvocab":
+            doc = run_openvocab_audit(
+                args.predictions,
+                args.task,
+                gt=args.gt,
+                published=tuple(args.published),
+                jobs=args.jobs or default_jobs(),
+                split_file=args.split_file,
+                zeroshot=args.zeroshot,
+            )
+        else:
+            doc = run_audit(
+                args.predictions,
+                args.task,
+                gt=args.gt,
+                published=tuple(args.published),
+                jobs=args.jobs or default_jobs(),
+                protocol=args.protocol or PROTOCOL,
+                **given,
+            )
         text = audit_markdown(doc)
     if args.output:
         write_json(args.output, doc)
     if args.md:
         write_text(args.md, text)
     print(text, end="")
-    if any(not p["reference"] and p["matches"] for p in doc["published"]):
+    if any(not p.get("reference", True) and p["matches"] for p in doc["published"]):
         print("warning: a published value matches a variant other than the reference", file=sys.stderr)
 
 
@@ -107,10 +125,16 @@ def add(sub) -> None:
     )
     p.add_argument(
         "--protocol",
-        choices=["reference", "oiv6"],
+        choices=["reference", "oiv6", "openvocab"],
         default=None,
         help="oiv6: an Open Images V6 result, audited against the OI evaluator's R@K too (micro, the tables' R@50, "
-        "and per image; docs/oiv6.md) (default: reference)",
+        "and per image; docs/oiv6.md); openvocab: a novel or zero-shot number (zR@K, R_novel_obj@K, R_novel_rel@K, "
+        "mR_novel@K, mzR@K) against every rule papers use: both or either end novel, novel predicate, zero-shot "
+        "triplet, mean over novel predicates (docs/openvocab.md) (default: reference)",
+    )
+    p.add_argument("--split-file", metavar="FILE", help="with --protocol openvocab: your own base/novel split")
+    p.add_argument(
+        "--zeroshot", help="with --protocol openvocab: a zero-shot triplet file, or 'vg150', for the zero-shot rule"
     )
     p.add_argument(
         "--subset",

@@ -7,6 +7,7 @@ Subsets of an image's GT rows ``(subject label s, object label o, predicate p)``
 - ``novel_obj``: ``s`` and ``o`` both novel object classes (OvSGTR's and VS3's rule: a row with exactly one
   novel end is in no subset; it counts in Base+Novel R@K only);
 - ``novel_rel``: ``p`` a novel predicate (OvSGTR);
+- ``either_obj``: ``s`` or ``o`` novel (the rule OvSGTR's code has commented out; the audit reports it);
 - ``all``: every row, ranked at PGSG's K (up to 300).
 
 A subset's recall is ``R_S@K = mean over the images i with S_i ≠ ∅ of |S_i ∩ hits_i(K)| / |S_i|`` (image-weighted,
@@ -50,7 +51,6 @@ MERGE_EPS = np.float32(1e-6)  # added to the union, as util/box_ops.box_iou does
 CAP_SEED = 0  # the draw of the 100 boxes, seeded (OvSGTR's is not)
 PGSG_SKIPPED = 5000  # PGSG's loader drops the first images of its test split
 PGSG_MR_EPS = 0.001  # PGSG divides the sum of per-predicate recalls by C + this
-SUBSETS = ("novel_obj", "novel_rel", "all")
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,12 @@ class OpenVocab:
     novel_predicates: tuple[int, ...]
     split: str
     source: str
+    audit: bool = False  # every subset rule at once, for ``sgg-eval audit --protocol openvocab``
 
     def __post_init__(self) -> None:
         check_setting(self.protocol, self.setting)
+        if self.audit:
+            return  # every rule, whatever the split has
         needs = {"novel_obj": ("novel object classes", self.novel_objects)}
         needs["novel_rel"] = ("novel predicates", self.novel_predicates)
         for subset in ("novel_rel",) if self.protocol == "pgsg" else openvocab_subsets(self.setting):
@@ -77,6 +80,8 @@ class OpenVocab:
 
     def subsets(self) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
         """The subsets this run accumulates, each with its K (None: the family's usual K)."""
+        if self.audit:
+            return (("novel_obj", None), ("either_obj", None), ("novel_rel", None))
         if self.protocol == "pgsg":
             return (("all", PGSG_KS),)
         return tuple((subset, None) for subset in openvocab_subsets(self.setting))
@@ -117,6 +122,7 @@ def row_subsets(
     novel_pred[list(ov.novel_predicates)] = True
     rules = {
         "novel_obj": lambda: novel_obj[subjects] & novel_obj[objects],
+        "either_obj": lambda: novel_obj[subjects] | novel_obj[objects],
         "novel_rel": lambda: novel_pred[predicates],
         "all": lambda: np.ones(len(predicates), dtype=bool),
     }

@@ -71,7 +71,7 @@ class EvalOptions:
             raise ValueError(f"order must be one of {ORDERS}")  # set by the reader, never by a user
         for name in RANGES:
             check_option(name, getattr(self, name))
-        if self.openvocab is not None and self.openvocab.protocol != self.protocol:
+        if self.openvocab is not None and not self.openvocab.audit and self.openvocab.protocol != self.protocol:
             raise ValueError("an OpenVocab of another protocol")  # built by the entry points from the protocol
         if self.protocol == "ovsgtr" and not self.task_spec.detects:
             raise InputError(
