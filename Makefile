@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example ui plots clean-venv
+.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -99,6 +99,11 @@ gqa-example: $(STAMP)
 # the README's OIv6 example: data/examples/oiv6. No real data.
 oiv6-example: $(STAMP)
 	$(BIN)/python tests/oiv6_fixture.py data/examples
+
+# Tiny GENERATED VG150 files with a split_GLIPunseen key and Scene-Graph-Benchmark-style SGDet predictions, for the
+# README's open-vocabulary example: data/examples/openvocab. No real data.
+openvocab-example: $(STAMP)
+	$(BIN)/python tests/openvocab_fixture.py data/examples
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

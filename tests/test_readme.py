@@ -326,6 +326,55 @@ def test_oiv6_examples_and_pipeline(project):
     assert result["entry"]["simulated"] is False and "IMR@20" in result["beyond_protocol"]["metrics"]
 
 
+def test_openvocab_examples_and_pipeline(tmp_path):
+    """The open-vocabulary section: its one command on stand-in VG150 files with a split_GLIPunseen key, the
+    generated example with the audit naming what a "zR" is, then the pipeline's open-vocabulary table."""
+    from openvocab_fixture import write_predictions, write_vg150
+
+    p = fresh_clone(tmp_path)
+    write_predictions(write_vg150(p / "data/raw/vg150"), p / "eval_results.pytorch")  # the user's files
+    out = sh(
+        ".venv/bin/sgg-eval split --vg150-dir data/raw/vg150 --split-key split_GLIPunseen --no-clip --splits test "
+        "-o data/vg150_glipunseen/splits",
+        p,
+    )
+    assert "test.h5: 53 images (split codes from the h5 key split_GLIPunseen)" in out
+    out = sh(
+        ".venv/bin/sgg-eval evaluate eval_results.pytorch --gt data/vg150_glipunseen/splits/test.h5 --task sgdet "
+        "--protocol ovsgtr --setting ovd+r --zeroshot vg150 -o ovsgtr.json",
+        p,
+    )
+    doc = json.loads((p / "ovsgtr.json").read_text())
+    assert (
+        doc["counts"]["gt_boxes_merged"] > 0 and f"R_novel_rel@50={100 * doc['metrics']['R_novel_rel@50']:.2f}" in out
+    )
+    assert "GENERATED" in sh("make openvocab-example", p)
+    sh(
+        ".venv/bin/sgg-eval split --vg150-dir data/examples/openvocab/vg150 --split-key split_GLIPunseen --no-clip "
+        "-o data/examples/openvocab_splits --splits test",
+        p,
+    )
+    sh(
+        ".venv/bin/sgg-eval evaluate data/examples/openvocab/eval_results_sgdet.pytorch --gt "
+        "data/examples/openvocab_splits/test.h5 --task sgdet --protocol ovsgtr --zeroshot vg150 -o "
+        "data/examples/openvocab_ovsgtr.json",
+        p,
+    )
+    assert json.loads((p / "data/examples/openvocab_ovsgtr.json").read_text())["metrics"] == doc["metrics"]
+    out = sh(
+        ".venv/bin/sgg-eval audit data/examples/openvocab/eval_results_sgdet.pytorch --gt "
+        "data/examples/openvocab_splits/test.h5 --task sgdet --protocol openvocab --zeroshot vg150 --published "
+        '"zR@50=11.36"',
+        p,
+    )  # the README's number is this file's novel-object recall on clipped GT: the command is the README's only if
+    assert "both ends novel @50 GC" in out and "not zero-shot recall" in out
+    sh('.venv/bin/sgg-eval params metrics.protocol=ovsgtr "evaluation.tasks=[sgdet]" pko.blind_task=sgdet', p)
+    out = sh(".venv/bin/dvc repro", p)
+    assert {"evaluate", "tables"} <= stages_run(out), out[-2000:]
+    table = (p / "reports/tables/openvocab_table.md").read_text()
+    assert "R_novel_obj@50" in table and "R_novel_rel@100" in table and "SIMULATED" in table
+
+
 def test_command_line_examples(tmp_path):
     p = fresh_clone(tmp_path, tiny=False)
     sh("sgg-eval split --simulated -o data/vg150_sim/splits", p, active=True)

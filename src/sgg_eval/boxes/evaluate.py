@@ -12,7 +12,7 @@ import numpy as np
 from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.core.defaults import IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.openvocab import read_split_file, shipped_split
+from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
@@ -78,11 +78,13 @@ def run_evaluation(
     jobs: int = 1,
     setting: str | None = None,
     split_file: str | None = None,
+    split: dict | None = None,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.ranking.blocks``), with the same document for any number. An open-vocabulary
-    ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``."""
-    if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file):
+    ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``, or ``split``, the same
+    mapping given inline (the pipeline's ``metrics.openvocab.split``)."""
+    if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file or split):
         raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
     if protocol in OPENVOCAB_PROTOCOLS and setting:
         check_setting(protocol, setting)  # before reading, as the options below
@@ -104,8 +106,12 @@ def run_evaluation(
             path=predictions,
         )
     if protocol in OPENVOCAB_PROTOCOLS:
-        split = read_split_file(split_file, source.vocab) if split_file else shipped_split(protocol)
-        opts = replace(opts, openvocab=open_vocab(protocol, setting, split, source.vocab))
+        if split is not None:
+            where = "metrics.openvocab.split"
+            chosen = split_from_mapping(split, source.vocab, where, "conf", where)
+        else:
+            chosen = read_split_file(split_file, source.vocab) if split_file else shipped_split(protocol)
+        opts = replace(opts, openvocab=open_vocab(protocol, setting, chosen, source.vocab))
     if protocol == "ovsgtr" and source.gt_boxes == "clipped":
         raise InputError(
             "OvSGTR's loader does not clip GT boxes to the image, and this GT was clipped: make the split with "

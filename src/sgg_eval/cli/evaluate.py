@@ -131,14 +131,14 @@ def _print_openvocab(result: dict) -> None:
                 ours = [subset_name("mR", subset, 50), subset_name("R", subset, 50, ng=True)]
                 print(f"  sgg-eval's own on them (beyond_protocol): {' '.join(_shown(n, beyond.get(n)) for n in ours)}")
     c = result["counts"]
-    changed = [f"{c[k]} {w}" for k, w in _PREPARED.items() if c.get(k)]
+    changed = [f"{c[k]} {one if c[k] == 1 else many}" for k, (one, many) in _PREPARED.items() if c.get(k)]
     _print_counts(result, f"GT as {protocol} prepares it ({', '.join(changed) or 'unchanged'}): ")
 
 
 _PREPARED = {
-    "gt_images_capped": "images cut to 100 boxes",
-    "gt_boxes_merged": "boxes merged",
-    "gt_boxes_clipped": "boxes clipped",
+    "gt_images_capped": ("image cut to 100 boxes", "images cut to 100 boxes"),
+    "gt_boxes_merged": ("box merged", "boxes merged"),
+    "gt_boxes_clipped": ("box clipped", "boxes clipped"),
 }
 
 

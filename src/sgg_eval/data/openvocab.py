@@ -84,10 +84,18 @@ def shipped_split(name: str) -> OpenVocabSplit:
 
 
 def read_split_file(path: str | os.PathLike, vocab: Vocabulary) -> OpenVocabSplit:
-    """A user's split file (module docstring), checked against ``vocab``: every name or index must be a class
-    of the dataset, no list may repeat an entry, and a base list may not share an entry with its novel list."""
+    """A user's split file (module docstring), checked against ``vocab`` (:func:`split_from_mapping`)."""
     path = os.fspath(path)
     doc = load_json(path) if path.endswith(".json") else load_yaml(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    return split_from_mapping(doc, vocab, path, name, f"file {os.path.basename(path)}")
+
+
+def split_from_mapping(doc, vocab: Vocabulary, where: str, default_name: str, source: str) -> OpenVocabSplit:
+    """A split from its mapping (a split file's content, or ``metrics.openvocab.split`` of the pipeline's conf),
+    checked against ``vocab``: every name or index must be a class of the dataset, no list may repeat an entry,
+    and a base list may not share an entry with its novel list. Errors name ``where``."""
+    path = where
     if not isinstance(doc, dict):
         raise InputError("expected a mapping with novel_objects and/or novel_predicates", path=path)
     unknown = sorted(set(map(str, doc)) - set(SPLIT_KEYS))
@@ -115,12 +123,10 @@ def read_split_file(path: str | os.PathLike, vocab: Vocabulary) -> OpenVocabSpli
             )
     if not lists["novel_objects"] and not lists["novel_predicates"]:
         raise InputError("no novel object class and no novel predicate: nothing to score as novel", path=path)
-    name = doc.get("name", os.path.splitext(os.path.basename(path))[0])
+    name = doc.get("name", default_name)
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise InputError("expected a short text", path=path, field="name")
-    return OpenVocabSplit(
-        name.strip(), tuple(lists["novel_objects"]), tuple(lists["novel_predicates"]), f"file {os.path.basename(path)}"
-    )
+    return OpenVocabSplit(name.strip(), tuple(lists["novel_objects"]), tuple(lists["novel_predicates"]), source)
 
 
 def _entries(value, classes: tuple[str, ...], base: int, path: str, field: str) -> list[str]:

@@ -235,7 +235,7 @@ def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau:
                 wimr_name = subset_name("wIMR", subset, k)
                 if per_c is None or section["metrics"].get(wimr_name) is None:
                     continue
-                imr = np.array([np.nan if per_c[n] is None else per_c[n] for n in predicates], dtype=np.float64)
+                imr = np.array([per_c.get(n, np.nan) for n in predicates], dtype=np.float64)
                 present = ~np.isnan(imr)
                 section["metrics"][wimr_name] = weighted_mean(imr[present], weights[present])
     return out

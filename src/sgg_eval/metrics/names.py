@@ -88,6 +88,16 @@ def openvocab_metric_names(protocol: str, setting: str, gt_pairs: bool = False) 
     return names
 
 
+def openvocab_table(protocol: str, setting: str) -> tuple[str, ...]:
+    """The columns of an open-vocabulary table: R@K, the protocol's novel numbers and mR@K, at K = 50 and 100."""
+    ks = (50, 100)
+    if protocol == "pgsg":
+        novel = [metric_name(f, k) for f in PGSG_MEANS for k in ks]
+    else:
+        novel = [subset_name("R", s, k) for s in openvocab_subsets(setting) for k in ks]
+    return tuple([metric_name("R", k) for k in ks] + novel + [metric_name("mR", k) for k in ks])
+
+
 def mlflow_key(task: str, name: str) -> str:
     """``predcls/R_at_50``: the MLflow metric key of ``name`` for ``task`` (MLflow refuses ``@``)."""
     return f"{task}/{name.replace('@', '_at_')}"

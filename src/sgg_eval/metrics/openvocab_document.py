@@ -89,7 +89,8 @@ def _about(ov: OpenVocab) -> str:
 
 
 def _named(per_c: np.ndarray, vocab: Vocabulary) -> dict:
-    return {name: None if np.isnan(v) else float(v) for name, v in zip(vocab.predicate_classes, per_c)}
+    """A subset's per-predicate vector by name, over the predicates with a row in the subset only."""
+    return {name: float(v) for name, v in zip(vocab.predicate_classes, per_c) if not np.isnan(v)}
 
 
 def _pgsg_values(sub: Accumulator, vocab: Vocabulary, ov: OpenVocab) -> tuple[dict, dict]:

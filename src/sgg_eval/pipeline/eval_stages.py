@@ -69,6 +69,8 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
         iou_threshold=float(m["iou_threshold"]),
         progress=True,
         jobs=default_jobs(),
+        setting=m["openvocab"]["setting"],
+        split=m["openvocab"]["split"],
     )
     write_json(ranked_file(params, entry, task), result)
     return result

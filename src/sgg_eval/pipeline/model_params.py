@@ -104,7 +104,14 @@ def _check_needs(params: Mapping, models: dict, entries: list, tasks: list) -> N
     needs = {_base_model(params, entry): set(tasks) for entry in entries if entry != "pko_only"}
     if "pko_only" in entries:
         needs.setdefault(_get(params, "pko.pko_only_from"), set()).update(tasks)
-    needs.setdefault(_get(params, "pko.blind_model"), set()).add(_get(params, "pko.blind_task"))
+    blind_model, blind_task = _get(params, "pko.blind_model"), _get(params, "pko.blind_task")
+    needs.setdefault(blind_model, set()).add(blind_task)
+    if models[blind_model]["source"] == "simulated" and blind_task not in tasks:  # simulated for those only
+        raise InputError(
+            f"{blind_task} is not among evaluation.tasks ({', '.join(tasks)}), and the simulated models predict the "
+            f"evaluated tasks only: set pko.blind_task to one of them",
+            field="pko.blind_task",
+        )
     if _get(params, "dataset.kind") != "simulated":
         _refuse_simulated_models(params, models, needs)
     for model, wanted in sorted(needs.items()):

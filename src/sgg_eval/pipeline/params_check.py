@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from sgg_eval.boxes.splits import DATASET_KINDS, READERS
-from sgg_eval.core.defaults import IMR_KS, PROTOCOLS
+from sgg_eval.core.defaults import IMR_KS, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.options import RANGES, check_option
@@ -49,7 +49,7 @@ SECTIONS = {
     "dataset": None,  # by kind: see _check_dataset
     "psg_dataset": None,  # by kind: see psg_params
     "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
-    "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot"),
+    "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot", "openvocab"),
     "tracking": ("uri", "experiment", "enabled"),
     "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
@@ -83,6 +83,28 @@ def _sections(params: Mapping) -> None:
             raise InputError(f"{value!r:.40} is not a name or path", field=key)
 
 
+def _check_openvocab(params: Mapping) -> None:
+    """``metrics.openvocab``: a setting of the protocol (or null), a split mapping (or null; its names are checked
+    against the dataset when the evaluate stage reads the split), and OvSGTR's tasks."""
+    node = _get(params, "metrics.openvocab")
+    check_mapping(node, "metrics.openvocab", ["setting", "split"])
+    protocol, setting, split = params["metrics"]["protocol"], node.get("setting"), node.get("split")
+    if protocol not in OPENVOCAB_PROTOCOLS:
+        if setting is not None or split is not None:
+            raise InputError("is for metrics.protocol ovsgtr, vs3 or pgsg", field="metrics.openvocab")
+        return
+    if setting is not None:
+        check_choice(setting, "metrics.openvocab.setting", OPENVOCAB_SETTINGS[protocol])
+    if split is not None and not isinstance(split, Mapping):
+        raise InputError("must be null or a mapping (novel_objects, novel_predicates)", field="metrics.openvocab.split")
+    if protocol == "ovsgtr" and set(_get(params, "evaluation.tasks")) - {"sgdet"}:
+        raise InputError(
+            "OvSGTR's protocol is SGDet only (its evaluator runs every task in sgdet mode over its own NMS of the GT "
+            "boxes): set evaluation.tasks=[sgdet]",
+            field="evaluation.tasks",
+        )
+
+
 def check_params(params: Mapping) -> None:
     """Raise :class:`InputError` (naming the dotted key) on the first out-of-schema value."""
     if not isinstance(params, Mapping):
@@ -92,6 +114,7 @@ def check_params(params: Mapping) -> None:
         check_option(name, _get(params, f"metrics.{name}"), field=f"metrics.{name}")
     _choice(params, "metrics.protocol", PROTOCOLS)
     _choice(params, "metrics.imr_k", IMR_KS)
+    _check_openvocab(params)
     if not isinstance(_get(params, "metrics.zeroshot"), str):
         raise InputError("must be 'computed', 'vg150' or a file path", field="metrics.zeroshot")
     _check_dataset(params)

@@ -23,8 +23,9 @@ def run_tables(params: dict, folder: str) -> list[str]:
     ``folder``."""
     import json
 
+    from sgg_eval.core.defaults import OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS
     from sgg_eval.report.published import published_vs_reproduced
-    from sgg_eval.report.tables import oiv6_table, paper_tables
+    from sgg_eval.report.tables import oiv6_table, openvocab_table, paper_tables
 
     results = load_results(params)
     blind_path = f"{params['paths']['results']}/blind_replacement.json"
@@ -38,8 +39,13 @@ def run_tables(params: dict, folder: str) -> list[str]:
         name = f"{name} (protocol oiv6: R@K micro, as Open Images V6 tables print it)"
     tables = paper_tables(results, entries, blind, simulated, tau, labels, name)
     tables.append(published_vs_reproduced(results, entries, simulated, tau, kind, name))
-    if params["metrics"]["protocol"] == "oiv6":
+    protocol = params["metrics"]["protocol"]
+    if protocol == "oiv6":
         tables.insert(0, oiv6_table(results, entries, simulated, labels, params["dataset"]["name"]))
+    if protocol in OPENVOCAB_PROTOCOLS:
+        setting = params["metrics"]["openvocab"]["setting"] or OPENVOCAB_SETTINGS[protocol][0]
+        table = openvocab_table(results, entries, simulated, labels, protocol, setting, params["dataset"]["name"])
+        tables.insert(0, table)
     return [p for t in tables for p in t.write(folder)]
 
 
@@ -66,6 +72,10 @@ def run_figures(params: dict, folder: str) -> list[str]:
     simulated = any(doc["entry"]["simulated"] for doc in results.values())
     f = params["figures"]
     written = []
+    # the paper's figures are PredCls's; a run without PredCls (OvSGTR's protocol is SGDet only) draws its first task
+    tasks = list(params["evaluation"]["tasks"])
+    task = PREDCLS.name if PREDCLS.name in tasks else tasks[0]
+    shown = "" if task == PREDCLS.name else f", {task}"
 
     panels = []
     for title, model, transform in (
@@ -74,21 +84,22 @@ def run_figures(params: dict, folder: str) -> list[str]:
         ("debiased softmax", f["debiased_model"], "softmax"),
     ):
         unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, PREDCLS.name, stats)
+        source = open_model(params, model, task, stats)
 
         def logits_of(x, kind=source.score_kind, transform=transform):
             z = to_logits(x, kind, 1e-12)
             return softmax(z).astype(np.float64) if transform == "softmax" else z
 
         m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
-        panels.append((f"{title} ({model})", unit, m))
+        panels.append((f"{title} ({model}{shown})", unit, m))
     written += fg.score_heatmaps(panels, names, folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
-    doc = results[f["per_predicate_model"], PREDCLS.name]
+    doc = results[f["per_predicate_model"], task]
     mr50 = np.array([doc["per_predicate"][metric_name("mR", 50)][n] for n in names])
     imr20 = np.array([doc["per_predicate"][metric_name("IMR", 20)][n] for n in names])
-    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], f["per_predicate_model"], folder, simulated)
+    label = f["per_predicate_model"] + shown
+    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], label, folder, simulated)
 
     gt_counts = np.zeros(len(names))
     with SplitStore(gt_split(params)) as split:
@@ -103,8 +114,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
     taus = np.round(np.linspace(0, 1, 11), 2)
     curves = {
         model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
-        for (entry, task), doc in results.items()
-        if task == PREDCLS.name
+        for (entry, t), doc in results.items()
+        if t == task
     }
     written += fg.wimr_vs_tau(curves, k, folder, simulated)
     return written

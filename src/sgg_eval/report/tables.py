@@ -16,6 +16,7 @@ from sgg_eval.core.defaults import BLIND_K, IMR_KS, RECALL_KS
 from sgg_eval.core.tasks import PREDCLS, SGCLS, SGDET, TASKS
 from sgg_eval.io.atomic import write_text
 from sgg_eval.metrics.names import OIV6_TABLE, metric_name
+from sgg_eval.metrics.names import openvocab_table as openvocab_table_columns
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100; and lower is
 # better, so the smallest is marked best. A column "PRk (openpsg)" (one per protocol) is PRk too.
@@ -213,6 +214,37 @@ def oiv6_table(
         f"all predicates, wmAP at overlap > 0.5, score_wtd = 0.2 R@50 + 0.4 wmAP_rel + 0.4 wmAP_phr{tag}",
         ("Backbone", "Method"),
         list(OIV6_TABLE),
+        rows,
+    )
+
+
+def openvocab_table(
+    results: dict[tuple[str, str], dict],
+    entries: list[str],
+    simulated: bool,
+    task_labels: dict[str, str],
+    protocol: str,
+    setting: str,
+    dataset: str = "",
+) -> Table:
+    """An open-vocabulary protocol's numbers as its papers print them (``--protocol ovsgtr|vs3|pgsg``,
+    docs/openvocab.md): R@K, the novel subsets' recall (PGSG: novel and seen mR) and mR@K, one section per task."""
+    columns = list(openvocab_table_columns(protocol, setting))
+    on = f" on {dataset}" if dataset else ""
+    tag = on + (". SIMULATED data." if simulated else ".")
+    rows = [row for task in TASKS for row in method_rows(results, entries, task, task_labels.get(task, task), columns)]
+    words = {
+        "ovsgtr": "OvSGTR's: R_novel_obj is novel-object recall (both ends novel) and R_novel_rel novel-relation "
+        "recall, each printed as 'zR' by OvSGTR; GT boxes merged as its loader merges them",
+        "vs3": "VS3's: R_novel_obj is the novel-object recall (both ends novel) VS3 prints as 'zR'",
+        "pgsg": "PGSG's: mean per-predicate recall over its 30 novel predicates and the 20 others, mR divided by "
+        "C + 0.001, from the 5,001st test image on",
+    }
+    return Table(
+        "openvocab_table",
+        f"Open-vocabulary SGG, protocol {protocol} (setting {setting}), as {words[protocol]}{tag}",
+        ("Backbone", "Method"),
+        columns,
         rows,
     )
 
