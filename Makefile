@@ -78,11 +78,14 @@ clean-venv:
 # `sgg-eval evaluate` on real eval_results files (both torch layouts) against their read floor, then on a
 # PSG-test-sized panoptic fixture against sgbench 1.0.0 and the decode floor (written once to data/bench/);
 # e.g. make bench ARGS="--images 5000 --sgdet-images 1000" PSG_ARGS="--test 300 --other 5000"; Open Images V6
-# against PySGG's own evaluator: OIV6_ARGS="--pysgg ~/PySGG --pysgg-python ~/pysgg-env/bin/python" (docs/oiv6.md).
+# against PySGG's own evaluator: OIV6_ARGS="--pysgg ~/PySGG --pysgg-python ~/pysgg-env/bin/python" (docs/oiv6.md);
+# open-vocabulary SGG against OvSGTR's, VS3's and PGSG's own: OPENVOCAB_ARGS="--python PY --ovsgtr DIR --vs3 DIR
+# --pgsg DIR" (docs/openvocab.md).
 bench: $(STAMP) .venv-sgbench/.installed
 	$(BIN)/python scripts/bench.py $(ARGS)
 	$(BIN)/python scripts/bench_psg.py $(PSG_ARGS)
 	$(BIN)/python scripts/bench_oiv6.py $(OIV6_ARGS)
+	$(BIN)/python scripts/bench_openvocab.py $(OPENVOCAB_ARGS)
 
 # The fuzzer (tests/fuzz): N mutated inputs of every format through the real CLI, a table of outcomes; exits 1
 # on any case other than refused / same result / valid change. `make test` runs 300 of them.

@@ -1,7 +1,7 @@
 """OvSGTR's own open-vocabulary evaluation, run in a Python that has torch (never this project's environment), for
 `make bench` and for checking sgg-eval against it (docs/openvocab.md):
 
-    PY scripts/ovsgtr_eval.py OVSGTR_DIR VG150_DIR predictions.json SETTING ZEROSHOT OUT.json
+    PY scripts/ovsgtr_eval.py OVSGTR_DIR VG150_DIR predictions.npz SETTING ZEROSHOT OUT.json
 
 OVSGTR_DIR is a checkout of gpt4vision/OvSGTR (tested at 91afa5b). Its loader and evaluator modules load unmodified
 (``datasets/vg.py``, ``datasets/sgg_eval.py``, ``datasets/sgg_metrics.py``); only ``torchvision`` (its version
@@ -12,7 +12,7 @@ string and ``box_area``, one line) and ``datasets/coco.py`` (image transforms, n
 the merge of same-class boxes), image sizes from ``image_data.json``; each image goes through
 ``evaluate_relation_of_one_image`` with the evaluators ``SggEvaluator.get_sgg_evaluator`` builds in sgdet mode for
 SETTING (ovd, ovr, ovd+r). An image without a predicted pair, which makes OvSGTR's threaded wrapper raise, is
-counted and skipped as its evaluator would without the wrapper. predictions.json holds per image ``boxes``,
+counted and skipped as its evaluator would without the wrapper. predictions.npz holds per image ``boxes``,
 ``labels`` (1-based), ``scores``, ``pairs``, ``probs`` (``[P, 51]``). ZEROSHOT is the zero-shot triplet file
 (Scene-Graph-Benchmark's), for its classic zR. OUT.json gets every value it prints, under sgg-eval's names, the
 image counts, and the seconds it took.
@@ -27,6 +27,8 @@ import types
 T0 = time.perf_counter()
 SRC, VG, PREDICTIONS, SETTING, ZEROSHOT, OUT = sys.argv[1:7]
 sys.path.insert(0, SRC)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path += [os.path.join(_HERE, "..", "src"), os.path.join(_HERE, "..", "tests")]  # after the codebase's modules
 # torchvision: misc.py reads its version; box_ops.py imports box_area, torchvision's (x2 - x1) * (y2 - y1) (its
 # wheels need a matching torch build; the one line is its definition)
 sys.modules["torchvision"] = types.SimpleNamespace(__version__="0.20.0")
@@ -44,6 +46,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from datasets.sgg_eval import SggEvaluator, evaluate_relation_of_one_image  # noqa: E402
 from datasets.vg import VGDataset, load_graphs, load_info  # noqa: E402
+from openvocab_fixture import read_plain  # noqa: E402  (the predictions the fixture wrote)
 
 KEY = "split_GLIPunseen"
 ind_to_classes, ind_to_predicates, _ = load_info(os.path.join(VG, "VG-SGG-dicts-with-attri.json"))
@@ -61,7 +64,7 @@ ds = types.SimpleNamespace(
     images=info,
     annotations=[{"boxes": b, "labels": c, "edges": r} for b, c, r in zip(boxes, classes, relationships)],
 )
-preds = json.load(open(PREDICTIONS))
+preds = read_plain(PREDICTIONS)
 assert [p["image_id"] for p in preds] == [im["image_id"] for im in info], "predictions are not for these images"
 
 owner = types.SimpleNamespace(

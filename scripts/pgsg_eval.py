@@ -1,7 +1,7 @@
 """PGSG's (Pix2Grp's) own open-vocabulary evaluation, run in a Python that has torch (never this project's
 environment), for `make bench` and for checking sgg-eval against it (docs/openvocab.md):
 
-    PY scripts/pgsg_eval.py PIX2GRP_DIR VG150_DIR predictions.json ZEROSHOT OUT.json
+    PY scripts/pgsg_eval.py PIX2GRP_DIR VG150_DIR predictions.npz ZEROSHOT OUT.json
 
 PIX2GRP_DIR is a checkout of SHTUPLUS/Pix2Grp_CVPR2024 (tested at cff7420). Its evaluation modules load unmodified
 (``lavis/tasks/evaluation/{sgg_vg_eval,vg_sgg_eval_tools,boxlist,comm}.py``; the ``lavis`` package ``__init__``
@@ -28,6 +28,8 @@ import types
 T0 = time.perf_counter()
 SRC, VG, PREDICTIONS, ZEROSHOT, OUT = sys.argv[1:6]
 sys.path.insert(0, SRC)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path += [os.path.join(_HERE, "..", "src"), os.path.join(_HERE, "..", "tests")]  # after the codebase's modules
 for _name in ("lavis", "lavis.tasks", "lavis.tasks.evaluation"):
     _m = types.ModuleType(_name)
     _m.__path__ = [os.path.join(SRC, _name.replace(".", "/"))]
@@ -39,8 +41,8 @@ import torch  # noqa: E402
 from lavis.tasks.evaluation import sgg_vg_eval  # noqa: E402
 from lavis.tasks.evaluation import vg_sgg_eval_tools as tools  # noqa: E402
 from lavis.tasks.evaluation.boxlist import BoxList  # noqa: E402
+from openvocab_fixture import read_plain  # noqa: E402  (the predictions the fixture wrote)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 from sgg_eval.data.vg150 import VG150, VG150Files  # noqa: E402  (the GT as Scene-Graph-Benchmark loads it)
 
 SKIP = 5000  # VGVRDEvalDataset: image_index[5000:] for every split but val
@@ -65,7 +67,7 @@ sgg_vg_eval.SGMeanRecall = tools.SGMeanRecall
 
 meta, _, images = VG150("vg150", VG150Files.in_dir(VG)).open_split("test")
 vocab = meta.vocab
-preds = json.load(open(PREDICTIONS))
+preds = read_plain(PREDICTIONS)
 gts, boxlists, no_pred = [], [], 0
 for position, (gt, p) in enumerate(zip(images, preds)):
     assert gt.image_id == p["image_id"], "predictions are not for these images"

@@ -1,7 +1,7 @@
 """VS3's own open-vocabulary evaluation, run in a Python that has torch (never this project's environment), for `make
 bench` and for checking sgg-eval against it (docs/openvocab.md):
 
-    PY scripts/vs3_eval.py VS3_DIR VG150_DIR predictions.json ZEROSHOT OUT.json
+    PY scripts/vs3_eval.py VS3_DIR VG150_DIR predictions.npz ZEROSHOT OUT.json
 
 VS3_DIR is a checkout of zyong812/VS3_CVPR23 (tested at 2561388). Its loader and evaluator modules load unmodified
 (``maskrcnn_benchmark/data/datasets/visual_genome150.py``, ``.../evaluation/vg150/{vg_eval,sgg_eval}.py``,
@@ -11,7 +11,7 @@ converters, the tokenizer's word map, the distributed helpers) are stand-ins. Th
 ``load_graphs`` on VG150_DIR's h5 (key ``split_GLIPunseen``, as ``configs/vg150/finetune.yaml``) and
 ``VG150Dataset.get_groundtruth(evaluation=True)`` (boxes clipped to the image); each image goes through
 ``evaluate_relation_of_one_image`` with the evaluators ``do_vg_evaluation`` builds in sgdet mode, its
-``SGZeroShotRecall`` being VS3's novel-object recall. predictions.json holds per image ``boxes``, ``labels``
+``SGZeroShotRecall`` being VS3's novel-object recall. predictions.npz holds per image ``boxes``, ``labels``
 (1-based), ``scores``, ``pairs``, ``probs`` (``[P, 51]``). ZEROSHOT is the zero-shot triplet file of its ng-zR.
 OUT.json gets every value it prints, under sgg-eval's names, the image counts, and the seconds it took.
 """
@@ -25,6 +25,8 @@ import types
 T0 = time.perf_counter()
 SRC, VG, PREDICTIONS, ZEROSHOT, OUT = sys.argv[1:6]
 sys.path.insert(0, SRC)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path += [os.path.join(_HERE, "..", "src"), os.path.join(_HERE, "..", "tests")]  # after the codebase's modules
 
 
 def _module(name, path=None, **attrs):
@@ -53,6 +55,7 @@ from maskrcnn_benchmark.data.datasets.evaluation.vg150 import sgg_eval as E  # n
 from maskrcnn_benchmark.data.datasets.evaluation.vg150.vg_eval import evaluate_relation_of_one_image  # noqa: E402
 from maskrcnn_benchmark.data.datasets.visual_genome150 import VG150Dataset, load_graphs  # noqa: E402
 from maskrcnn_benchmark.structures.bounding_box import BoxList  # noqa: E402
+from openvocab_fixture import read_plain  # noqa: E402  (the predictions the fixture wrote)
 
 KEY, MODE = "split_GLIPunseen", "sgdet"
 dicts = json.load(open(os.path.join(VG, "VG-SGG-dicts-with-attri.json")))
@@ -66,7 +69,7 @@ info = [info[i] for i in np.flatnonzero(split_mask)]
 ds = types.SimpleNamespace(split="test", train_with_grounding_boxes=False, filter_duplicate_rels=False,
                            gt_boxes=boxes, gt_classes=classes, gt_attributes=attributes,
                            relationships=relationships, get_img_info=lambda i: info[i])  # fmt: skip
-preds = json.load(open(PREDICTIONS))
+preds = read_plain(PREDICTIONS)
 assert [p["image_id"] for p in preds] == [im["image_id"] for im in info], "predictions are not for these images"
 
 result_dict = {}

@@ -1,8 +1,8 @@
 """Small GENERATED VG150 files for the open-vocabulary protocols, and SGDet predictions on them; no real data.
 ``python tests/openvocab_fixture.py OUT`` (``make openvocab-example``) writes ``OUT/openvocab/vg150/`` (the three
 VG150 files, with a ``split_GLIPunseen`` key beside ``split``) and ``OUT/openvocab/eval_results_sgdet.pytorch``
-(the GLIP-unseen test images, Scene-Graph-Benchmark's format), plus ``predictions.json`` (the same predictions as
-plain lists, what the scripts that run the reference codebases read).
+(the GLIP-unseen test images, Scene-Graph-Benchmark's format), plus ``predictions.npz`` (the same predictions as
+plain arrays, what the scripts that run the reference codebases read: :func:`read_plain`).
 
 VG150's real names (so the shipped base/novel splits apply), and every case the protocols' rules decide on:
 triplets with no, one and two novel ends; novel and base predicates on one pair; same-class boxes at plain IoU just
@@ -113,13 +113,22 @@ def write_vg150(root: Path, seed: int = 0, n_test: int = 60, filler: int = 0) ->
     return root
 
 
-def _prediction(rng, gt, i: int) -> dict:
-    """A model's SGDet output for one GT image (``i`` picks the edge cases), as plain arrays."""
-    n = len(gt.boxes)
-    jitter = rng.normal(0, 3, (n, 4)).astype(np.float32) * (rng.random(n) < 0.6)[:, None]
-    boxes = gt.boxes + jitter
+def _prediction(rng, gt, i: int, detections: int | None = None) -> dict:
+    """A model's SGDet output for one GT image (``i`` picks the edge cases; ``detections``: boxes per image, the
+    GT's and random ones, else the GT's), as plain arrays."""
+    jitter = rng.normal(0, 3, gt.boxes.shape).astype(np.float32) * (rng.random(len(gt.boxes)) < 0.6)[:, None]
+    boxes, labels = (
+        gt.boxes + jitter,
+        np.where(rng.random(len(gt.boxes)) < 0.85, gt.labels, rng.choice(POOL, len(gt.boxes))),
+    )
+    if detections is not None:
+        boxes, labels = boxes[:detections], labels[:detections]
+        extra = max(0, detections - len(boxes))
+        corner = rng.uniform(0, [gt.width / 2, gt.height / 2], (extra, 2)).astype(np.float32)
+        boxes = np.vstack([boxes, np.hstack([corner, corner + 40])])
+        labels = np.concatenate([labels, rng.choice(POOL, extra)])
+    n = len(boxes)
     boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2])
-    labels = np.where(rng.random(n) < 0.85, gt.labels, rng.choice(POOL, n))
     scores = rng.uniform(0.2, 1.0, n).astype(np.float32)
     if i % 6 == 2:
         scores[:] = 0.5  # ties
@@ -129,7 +138,7 @@ def _prediction(rng, gt, i: int) -> dict:
     if i % 10 == 7:
         pairs = pairs[:0]  # no predicted pair
     logits = rng.normal(0, 1.5, (len(pairs), 51))
-    for s, o, p in gt.rels:
+    for s, o, p in gt.rels[(gt.rels[:, 0] < n) & (gt.rels[:, 1] < n)]:
         at = np.flatnonzero((pairs[:, 0] == s) & (pairs[:, 1] == o))
         logits[at, p] += 3.0 if rng.random() < 0.6 else 1.0
     probs = (np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)).astype(np.float32)
@@ -138,17 +147,18 @@ def _prediction(rng, gt, i: int) -> dict:
     return {"boxes": boxes, "labels": labels, "scores": scores, "pairs": pairs[order], "probs": probs[order]}
 
 
-def write_predictions(root: Path, out: Path, split_key: str = "split_GLIPunseen", seed: int = 1) -> int:
+def write_predictions(
+    root: Path, out: Path, split_key: str = "split_GLIPunseen", seed: int = 1, detections: int | None = None
+) -> int:
     """SGDet predictions for the test images of ``split_key`` (clipped GT in the file, as Scene-Graph-Benchmark
-    writes it): ``out`` (eval_results.pytorch) and ``out``'s folder ``predictions.json``; returns the count."""
+    writes it): ``out`` (eval_results.pytorch) and ``out``'s folder ``predictions.npz``; returns the count."""
     from sgg_eval.data.vg150 import VG150, VG150Files
 
     _, _, images = VG150("vg150", VG150Files.in_dir(str(root)), split_key=split_key).open_split("test")
     rng = np.random.default_rng(seed)
     gts, preds, plain = [], [], []
     for i, gt in enumerate(images):
-        p = _prediction(rng, gt, i)
-        n = len(gt.boxes)
+        p = _prediction(rng, gt, i, detections)
         gts.append(BoxList(gt.boxes, (gt.width, gt.height), labels=gt.labels, relation_tuple=gt.rels))
         preds.append(
             BoxList(
@@ -163,10 +173,34 @@ def write_predictions(root: Path, out: Path, split_key: str = "split_GLIPunseen"
                 else np.zeros(0, np.int64),
             )
         )
-        plain.append({"image_id": gt.image_id, "n_gt": n, **{k: v.tolist() for k, v in p.items()}})
+        plain.append((gt.image_id, p))
     save_zip({"groundtruths": gts, "predictions": preds}, out)
-    (out.parent / "predictions.json").write_text(json.dumps(plain))
+    write_plain(out.parent / "predictions.npz", plain)
     return len(gts)
+
+
+def write_plain(path: Path, images: list) -> None:
+    """``(image_id, prediction)`` pairs as one npz of concatenated arrays and per-image counts (no pickle)."""
+    arrays = {"image_id": np.array([i for i, _ in images], dtype=np.int64)}
+    for key, per in (("boxes", "boxes"), ("pairs", "pairs")):
+        arrays[f"n_{key}"] = np.array([len(p[per]) for _, p in images], dtype=np.int64)
+    for key, shape in (("boxes", (0, 4)), ("labels", (0,)), ("scores", (0,)), ("pairs", (0, 2)), ("probs", (0, 51))):
+        parts = [p[key] for _, p in images]
+        arrays[key] = np.concatenate(parts) if parts else np.zeros(shape)
+    np.savez(path, **arrays)
+
+
+def read_plain(path) -> list[dict]:
+    """The images of :func:`write_plain`: per image ``image_id``, ``boxes``, ``labels``, ``scores``, ``pairs``,
+    ``probs`` (what the scripts that run the reference codebases read)."""
+    z = np.load(path, allow_pickle=False)
+    box_at, pair_at = np.cumsum(z["n_boxes"]) - z["n_boxes"], np.cumsum(z["n_pairs"]) - z["n_pairs"]
+    out = []
+    for i, image_id in enumerate(z["image_id"].tolist()):
+        b, p = slice(box_at[i], box_at[i] + z["n_boxes"][i]), slice(pair_at[i], pair_at[i] + z["n_pairs"][i])
+        out.append({"image_id": image_id, "boxes": z["boxes"][b], "labels": z["labels"][b], "scores": z["scores"][b],
+                    "pairs": z["pairs"][p], "probs": z["probs"][p]})  # fmt: skip
+    return out
 
 
 def main(out: str, filler: int = 0) -> None:

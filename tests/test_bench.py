@@ -77,3 +77,15 @@ def test_the_oiv6_bench_runs_every_process_count(tmp_path):
     for r in rows:
         ours, floor = float(r[2]), float(r[3])
         assert ours > 0 and floor > 0 and r[-1] == "-", r
+
+
+def test_the_openvocab_bench_runs_every_protocol(tmp_path):
+    """`scripts/bench_openvocab.py` on a tiny fixture (the codebases' columns need a Python with torch: skipped
+    here): a row per protocol and process count, ours and the floor took time."""
+    out = bench("bench_openvocab.py", "--test", "30", "--detections", "5", "--repeat", "1", "--cache", str(tmp_path))
+    assert "no --python and checkouts" in out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["ovsgtr"], ["vs3"], ["pgsg"])]
+    assert [(r[0], r[1]) for r in rows] == [(p, j) for p in ("ovsgtr", "vs3", "pgsg") for j in ("1", "2")]
+    for r in rows:
+        ours, floor = float(r[3]), float(r[4])
+        assert ours > 0 and floor > 0 and r[-1] == "-", r
