@@ -13,7 +13,6 @@ OvSGTR does not); images without a predicted pair; tied scores; test images GLIP
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -89,7 +88,7 @@ def world(seed: int = 0, n_test: int = 60, filler: int = 0) -> tuple[list, list,
         code = 0 if i >= n_test else 2  # the last images are training ones
         if i == 7:
             rels = []  # a test image without relations: dropped by every loader
-        image_data.append({"image_id": 10 + i, "width": w, "height": h})
+        image_data.append({"image_id": 200_000 + i, "width": w, "height": h})  # clear of the corrupted ids
         rows.append((code, boxes, labels, rels))
         glip.append(-2 if code == 2 and i % 11 == 4 else code)  # GLIP saw a few test images
     return rows, image_data, np.array(glip, dtype=np.int32)
@@ -102,15 +101,7 @@ def write_vg150(root: Path, seed: int = 0, n_test: int = 60, filler: int = 0) ->
         arrays["split_GLIPunseen"] = glip
         arrays["attributes"] = np.zeros((len(arrays["labels"]), 10), dtype=np.int64)  # as VG150's h5 (VS3 reads it)
 
-    root = write_vg150_fixture(root, rows, image_data, mutate=add_glip)
-    dicts = {
-        "label_to_idx": {n: i + 1 for i, n in enumerate(OBJECTS)},
-        "idx_to_label": {str(i + 1): n for i, n in enumerate(OBJECTS)},
-        "predicate_to_idx": {n: i + 1 for i, n in enumerate(PREDICATES)},
-        "idx_to_predicate": {str(i + 1): n for i, n in enumerate(PREDICATES)},
-    }
-    (root / "VG-SGG-dicts-with-attri.json").write_text(json.dumps(dicts))
-    return root
+    return write_vg150_fixture(root, rows, image_data, mutate=add_glip, objects=OBJECTS, predicates=PREDICATES)
 
 
 def _prediction(rng, gt, i: int, detections: int | None = None) -> dict:
@@ -193,7 +184,8 @@ def write_plain(path: Path, images: list) -> None:
 def read_plain(path) -> list[dict]:
     """The images of :func:`write_plain`: per image ``image_id``, ``boxes``, ``labels``, ``scores``, ``pairs``,
     ``probs`` (what the scripts that run the reference codebases read)."""
-    z = np.load(path, allow_pickle=False)
+    with np.load(path, allow_pickle=False) as npz:
+        z = {key: npz[key] for key in npz.files}  # each read of an NpzFile key loads the array again
     box_at, pair_at = np.cumsum(z["n_boxes"]) - z["n_boxes"], np.cumsum(z["n_pairs"]) - z["n_pairs"]
     out = []
     for i, image_id in enumerate(z["image_id"].tolist()):

@@ -181,3 +181,21 @@ def test_both_schemas_refuse_a_bad_value_the_same_way(key, value, says):
     with pytest.raises(InputError) as err:
         check_params(cfg)
     assert err.value.field == field and says in err.value.message, (err.value.field, err.value.message)
+
+
+def test_open_vocabulary_settings_are_checked():
+    """metrics.openvocab: a setting of the protocol, a split mapping, OvSGTR on SGDet only, and only with an
+    open-vocabulary protocol; a valid one passes."""
+    check_params(_resolved(["metrics.protocol=vs3", "metrics.openvocab.setting=ovd"]))
+    check_params(_resolved(["metrics.protocol=ovsgtr", "evaluation.tasks=[sgdet]", "pko.blind_task=sgdet"]))
+    bad = {
+        "metrics.openvocab": ["metrics.openvocab.setting=ovd"],
+        "metrics.openvocab.setting": ["metrics.protocol=vs3", "metrics.openvocab.setting=ovr"],
+        "metrics.openvocab.split": ["metrics.protocol=pgsg", "metrics.openvocab.split=[on]"],
+        "evaluation.tasks": ["metrics.protocol=ovsgtr"],
+        "pko.blind_task": ["evaluation.tasks=[sgdet]"],
+    }
+    for field, overrides in bad.items():
+        with pytest.raises(InputError) as info:
+            check_params(_resolved(overrides))
+        assert f"field '{field}'" in str(info.value), (field, str(info.value))

@@ -38,8 +38,11 @@ ROWS = [
 ]
 
 
-def write_vg150_fixture(root: Path, rows=ROWS, image_data=IMAGE_DATA, mutate=None) -> Path:
-    """Write the three files into ``root``; ``mutate(arrays)`` may corrupt the h5 arrays before writing."""
+def write_vg150_fixture(
+    root: Path, rows=ROWS, image_data=IMAGE_DATA, mutate=None, objects=OBJECTS, predicates=PREDICATES
+) -> Path:
+    """Write the three files into ``root``; ``mutate(arrays)`` may corrupt the h5 arrays before writing;
+    ``objects`` and ``predicates`` are the dictionary's names."""
     root.mkdir(parents=True, exist_ok=True)
     labels, boxes, rels, preds = [], [], [], []
     first_box, last_box, first_rel, last_rel, split = [], [], [], [], []
@@ -80,10 +83,10 @@ def write_vg150_fixture(root: Path, rows=ROWS, image_data=IMAGE_DATA, mutate=Non
         for k, v in arrays.items():
             h5.create_dataset(k, data=v)
     dicts = {
-        "label_to_idx": {n: i + 1 for i, n in enumerate(OBJECTS)},
-        "idx_to_label": {str(i + 1): n for i, n in enumerate(OBJECTS)},
-        "predicate_to_idx": {n: i + 1 for i, n in enumerate(PREDICATES)},
-        "idx_to_predicate": {str(i + 1): n for i, n in enumerate(PREDICATES)},
+        "label_to_idx": {n: i + 1 for i, n in enumerate(objects)},
+        "idx_to_label": {str(i + 1): n for i, n in enumerate(objects)},
+        "predicate_to_idx": {n: i + 1 for i, n in enumerate(predicates)},
+        "idx_to_predicate": {str(i + 1): n for i, n in enumerate(predicates)},
     }
     (root / "VG-SGG-dicts-with-attri.json").write_text(json.dumps(dicts))
     (root / "image_data.json").write_text(json.dumps(image_data))

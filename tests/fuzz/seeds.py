@@ -4,7 +4,7 @@ One small deterministic world (6 SGDet-like images, 6 classes, 5 predicates) wri
 eval_results.pytorch zip and legacy layouts, a prediction store, split stores, statistics, SGBench JSON, the
 three raw VG150 files, a zero-shot file, the ``conf/`` folder with its ``params.yaml``, the PSG files, and GQA's
 scene graphs and question ids and GQA200's files (``tests/gqa_fixture.py``), and Open Images V6's files with a
-PySGG ``eval_results.pytorch`` (``tests/oiv6_fixture.py``).
+PySGG ``eval_results.pytorch`` (``tests/oiv6_fixture.py``), and an open-vocabulary split file.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ GQA200_SPLIT = ("split", "--gqa200-dir", "gqa200", "--num-val-im", "5", "-o", "o
 OIV6_SPLIT = ("split", "--oiv6-dir", "oiv6", "-o", "out")
 OIV6_EVAL = ("evaluate", "oiv6/eval_results.pytorch", "--gt", "oiv6/test.h5", "--task", "sgdet", "--protocol", "oiv6",
              "--jobs", "1", "-o", "out/m.json")  # fmt: skip
+
+OPENVOCAB = ("evaluate", "pred.h5", "--gt", "test.h5", "--split-file", "split.yaml", "--zeroshot", "zs.pytorch")
 
 TARGETS = [
     Target(
@@ -206,6 +208,13 @@ TARGETS = [
     Target("oiv6_categories", "oiv6/annotations/categories_dict.json", "json", False, (OIV6_SPLIT,)),
     Target("oiv6_test", "oiv6/annotations/vrd-test-anno.json", "json", False, (OIV6_SPLIT,), ("bbox",)),
     Target("oiv6_eval", "oiv6/eval_results.pytorch", "torch_zip", True, (OIV6_EVAL,)),
+    Target(
+        "openvocab_split",
+        "split.yaml",
+        "yaml",
+        False,
+        ((*OPENVOCAB, "--protocol", "ovsgtr", "--setting", "ovd+r", *EVAL), (*OPENVOCAB, "--protocol", "vs3", *EVAL)),
+    ),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -255,6 +264,11 @@ def write_seeds(folder: Path) -> Path:
     save_legacy(obj, folder / "eval_legacy.pytorch")
     save_zip(np.array([[1, 2, 1], [2, 3, 4]], dtype=np.int64), folder / "zs.pytorch")
     (folder / "sg.json").write_text(json.dumps(sgbench_doc(cases)))
+    objects, predicates = VOCAB.object_classes, VOCAB.predicate_classes  # an open-vocabulary split of the world
+    (folder / "split.yaml").write_text(
+        f"name: fuzz\nnovel_objects: [{objects[0]}, {objects[2]}, 4]\nnovel_predicates: [{predicates[1]}]\n"
+        f"base_objects: [{objects[1]}]\n"
+    )
     write_vg150_fixture(_mkdir(folder / "vg"))
     shutil.copytree(ROOT / "conf", folder / "conf", dirs_exist_ok=True)
     write_params(folder / "params.yaml", folder / "conf", ["dataset.sim.scale=tiny"])

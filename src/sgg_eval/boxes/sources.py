@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
+from sgg_eval.boxes.split_gt import Pairs, gt_boxes_of, on_split_gt
 from sgg_eval.core.defaults import SPLIT_KEY
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary, clip_to_image
+from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
 from sgg_eval.io.integrity import SEAL_MAGIC
-
-Pairs = Iterator[tuple[GTImage, PredImage]]
 
 
 @dataclass(frozen=True)
@@ -147,89 +146,6 @@ def _join_dict(opened_split: _Opened, preds: dict[int, PredImage], pred_path: st
         yield gt, preds[gt.image_id]
 
 
-# Boxes of the file's groundtruths and of the split agree to this many pixels (both come from the same
-# 1024-scale boxes; only float rounding may differ).
-BOX_ATOL = 0.01
-
-
-def gt_boxes_of(extra: dict) -> str:
-    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 reader records ``boxes_clipped``)."""
-    if "boxes_clipped" not in extra:
-        return "as given"
-    return "clipped" if extra["boxes_clipped"] else "unclipped"
-
-
-def _clipped(gt: GTImage) -> GTImage:
-    """``gt`` with its boxes clipped to ``[0, W - 1] x [0, H - 1]``, as an eval_results.pytorch's groundtruths are."""
-    return GTImage(gt.image_id, gt.width, gt.height, clip_to_image(gt.boxes, gt.width, gt.height), gt.labels, gt.rels)
-
-
-def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
-    """What differs between the file's GT of one image and the split's, or ``None``."""
-    if len(mine.labels) != len(split.labels):
-        return f"labels: {len(mine.labels)} objects in the file, {len(split.labels)} in the split"
-    if not np.array_equal(mine.labels, split.labels):
-        return "labels: the object classes differ"
-    # plain array operations, not np.allclose / np.unique(axis=0): this runs once per image, and those two
-    # cost ~130 µs of the ~700 µs a PredCls image takes in all (boxes are finite: validated when read)
-    worst = float(np.abs(mine.boxes.astype(np.float64) - split.boxes).max()) if len(mine.boxes) else 0.0
-    if worst > BOX_ATOL:
-        return f"bbox: boxes differ by up to {worst:.3g} px"
-    if not np.array_equal(mine.rels, split.rels) and not np.array_equal(
-        np.unique(mine.rels, axis=0), np.unique(split.rels, axis=0)
-    ):
-        return "relation_tuple: the GT relations differ"  # (the same rows in another order are the same GT)
-    return None
-
-
-def _same_gt(mine: list[GTImage], split: list[GTImage]) -> bool:
-    """Whether every file GT image equals its split image as ``_gt_mismatch`` sees it, checked for a whole batch
-    at once (relations in the same order; another order falls back to the per-image check)."""
-    if [len(g.labels) for g in mine] != [len(g.labels) for g in split] or [len(g.rels) for g in mine] != [
-        len(g.rels) for g in split
-    ]:
-        return False
-    if not mine:
-        return True
-    labels = np.concatenate([g.labels for g in mine])
-    if not np.array_equal(labels, np.concatenate([g.labels for g in split])):
-        return False
-    boxes = np.concatenate([g.boxes for g in mine]).astype(np.float64)
-    if len(boxes) and np.abs(boxes - np.concatenate([g.boxes for g in split])).max() > BOX_ATOL:
-        return False
-    return np.array_equal(np.concatenate([g.rels for g in mine]), np.concatenate([g.rels for g in split]))
-
-
-_GT_BATCH = 256  # images whose GT is compared with the split's at once
-
-
-def _on_split_gt(loaded: EvalResults, opened_split: _Opened, path: str, start: int, stop: int) -> Pairs:
-    """The file's predictions scored on the split's GT, image by image in split order (as the reference
-    evaluates the test split), after checking that the GT stored in the file is that split's: every entry of
-    a table (the model, the model + PKO, PKO-only) is then scored on one and the same GT. Checked a batch at a
-    time; image by image, to name the first that differs, only when a batch does not match at once."""
-    split, gt_path = opened_split(), opened_split.path
-    stop = min(stop, len(split))
-    as_stored = _clipped if gt_boxes_of(split.meta.extra) == "unclipped" else (lambda gt: gt)  # the file's clip
-    for lo in range(start, stop, _GT_BATCH):
-        batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
-        if not _same_gt([mine for (mine, _), _ in batch], [as_stored(truth) for _, truth in batch]):
-            for i, ((mine, _), truth) in enumerate(batch, lo):
-                problem = _gt_mismatch(mine, as_stored(truth))
-                if problem:
-                    raise InputError(
-                        f"the file's groundtruths are not the GT split {gt_path} ({problem}); "
-                        "evaluate it on the split it was made from",
-                        path=path,
-                        image_id=truth.image_id,
-                        position=i,
-                        field="groundtruths",
-                    )
-        for (_, pred), truth in batch:
-            pred.image_id = truth.image_id
-            yield truth, pred
-
-
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
     """:func:`_open_predictions`, refusing an input of no image: nothing would be evaluated, and every metric
     would be a silent 0 or null."""
@@ -278,7 +194,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
             False,
             (f"scored on the GT split {os.path.basename(gt)} (the file's groundtruths match it)",),
             count,
-            partial(_on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
+            partial(on_split_gt, loaded, _Opened(SplitStore, gt, split), path),
             loaded.release,
             gt_extra,
         )

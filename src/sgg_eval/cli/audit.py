@@ -61,26 +61,12 @@ def run_audit(args: argparse.Namespace) -> None:
             raise InputError("--split-file and --zeroshot are for --protocol openvocab", field="--protocol")
         if args.protocol == "openvocab" and given:
             raise InputError("--protocol openvocab audits every image at IoU 0.5: no --subset or --iou-threshold")
+        common = {"gt": args.gt, "published": tuple(args.published), "jobs": args.jobs or default_jobs()}
         if args.protocol == "openvocab":
-            doc = run_openvocab_audit(
-                args.predictions,
-                args.task,
-                gt=args.gt,
-                published=tuple(args.published),
-                jobs=args.jobs or default_jobs(),
-                split_file=args.split_file,
-                zeroshot=args.zeroshot,
-            )
+            extra = {"split_file": args.split_file, "zeroshot": args.zeroshot}
+            doc = run_openvocab_audit(args.predictions, args.task, **common, **extra)
         else:
-            doc = run_audit(
-                args.predictions,
-                args.task,
-                gt=args.gt,
-                published=tuple(args.published),
-                jobs=args.jobs or default_jobs(),
-                protocol=args.protocol or PROTOCOL,
-                **given,
-            )
+            doc = run_audit(args.predictions, args.task, **common, protocol=args.protocol or PROTOCOL, **given)
         text = audit_markdown(doc)
     if args.output:
         write_json(args.output, doc)

@@ -246,9 +246,9 @@ def add(sub) -> None:
     ov.add_argument(
         "--setting",
         metavar="SETTING",
-        help="with --protocol ovsgtr: ovd+r (default), ovd or ovr; vs3: ovd; pgsg: ovr ("
+        help="the protocol's setting: novel objects (ovd), novel predicates (ovr) or both ("
         + "; ".join(f"{p}: {', '.join(s)}" for p, s in OPENVOCAB_SETTINGS.items())
-        + ")",
+        + "; the first is the default)",
     )
     ov.add_argument(
         "--split-file",

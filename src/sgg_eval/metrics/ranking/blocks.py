@@ -19,19 +19,19 @@ from typing import Protocol
 
 import numpy as np
 
-from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.core import tuning
 from sgg_eval.core.tasks import task_spec
-from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.io.processes import can_fork, worker_pool
 from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
 from sgg_eval.metrics.oiv6 import OICollector
-from sgg_eval.metrics.openvocab import Prepared, prepare_gt, row_subsets
+from sgg_eval.metrics.openvocab import Prepared, prepare_images, row_subsets
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
+from sgg_eval.metrics.ranking.gt_rows import row_lookups, row_triplets, zeroshot_table
 from sgg_eval.metrics.reduce import Accumulator
 
 # What may be collected from every image beside the ranks (``accumulate(collectors=...)``): name -> a new
@@ -99,7 +99,7 @@ def rank_block(
     kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together
     counts["images_evaluated"] += len(kept)
     block_signals(counts, kept, opts.task, opts.score_kind)
-    zs_rows, tc_rows, zs_images = _row_lookups(kept, sizes, zs_table, flat_counts)
+    zs_rows, tc_rows, zs_images = row_lookups(kept, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
     ranked = [
         block_ranks(
@@ -116,7 +116,7 @@ def rank_block(
         joined = ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked)
         acc.add_many(joined, zs_rows, tc_rows)
         if opts.openvocab is not None:
-            subjects, objects, predicates = _row_triplets(kept)
+            subjects, objects, predicates = row_triplets(kept)
             flags = row_subsets(opts.openvocab, subjects, objects, predicates, sizes)
             for name, ks in opts.openvocab.subsets():
                 acc.add_subset(name, joined, flags[name], ks, zs_rows, tc_rows)
@@ -145,7 +145,7 @@ def rank_task(
     for n in sizes:
         done = Prepared()
         if prepares:
-            images[lo : lo + n] = [(prepare_gt(g, protocol, opts.clip_gt, done), p) for g, p in images[lo : lo + n]]
+            images[lo : lo + n] = prepare_images(images[lo : lo + n], protocol, opts.clip_gt, done)
         ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
         if prepares:
             ranked[-1][1].update({key: getattr(done, attr) for key, attr in PREPARED_KEYS.items()})
@@ -156,41 +156,6 @@ def rank_task(
         extras[name].add(images)
         extras[name].finish()
     return ranked, extras
-
-
-def _row_lookups(
-    kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
-) -> tuple[np.ndarray | None, np.ndarray | None, int]:
-    """The GT rows' zero-shot flags and training counts over the block's images, concatenated (``None``
-    without the set or the counts), looked up in tables indexed by triplet key; and how many images have a
-    zero-shot row."""
-    if not kept or (zs_table is None and flat_counts is None):
-        return None, None, 0
-    n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)  # > 0: kept images have relations
-    keys = triplet_key(*_row_triplets(kept), *sizes)
-    tc = flat_counts[keys] if flat_counts is not None else None
-    if zs_table is None:
-        return None, tc, 0
-    zs = zs_table[keys]
-    return zs, tc, int(np.count_nonzero(np.logical_or.reduceat(zs, segment_offsets(n_rels))))
-
-
-def _row_triplets(kept: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The subject labels, object labels and predicates of the GT rows of ``kept``, concatenated."""
-    n_gt = np.array([len(gt.labels) for gt, _ in kept], dtype=np.int64)
-    n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)
-    rels = np.concatenate([gt.rels for gt, _ in kept])
-    labels = np.concatenate([gt.labels for gt, _ in kept])
-    at = np.repeat(segment_offsets(n_gt), n_rels)
-    return labels[rels[:, 0] + at], labels[rels[:, 1] + at], rels[:, 2]
-
-
-def zeroshot_table(zs_keys: np.ndarray, vocab: Vocabulary) -> np.ndarray:
-    """A flag per triplet key (``[C_obj + 1, C_obj + 1, C_pred + 1]`` flattened, ~1 MB for VG150): True for the
-    zero-shot triplets ``zs_keys``. A row's flag is then one lookup (``np.isin`` sorted the set every call)."""
-    table = np.zeros((vocab.num_objects + 1) ** 2 * (vocab.num_predicates + 1), dtype=bool)
-    table[zs_keys] = True
-    return table
 
 
 def _by_pairs(kept: list, limit: int) -> Iterator[tuple[list, bool]]:
