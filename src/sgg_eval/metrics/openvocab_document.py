@@ -82,10 +82,12 @@ def openvocab_document(
 
 
 def _about(ov: OpenVocab) -> str:
-    return (
-        f"protocol {ov.protocol}, setting {ov.setting}: split {ov.split} ({ov.source}; {len(ov.novel_objects)} novel "
-        f"object classes, {len(ov.novel_predicates)} novel predicates)"
-    )
+    """The protocol, setting and split, with the counts of the novel classes the setting uses (only those: a list
+    the protocol does not read changes nothing in the document)."""
+    used = {subset for subset, _ in ov.subsets()}
+    counts = [f"{len(ov.novel_objects)} novel object classes"] if "novel_obj" in used else []
+    counts += [f"{len(ov.novel_predicates)} novel predicates"] if used & {"novel_rel", "all"} else []
+    return f"protocol {ov.protocol}, setting {ov.setting}: split {ov.split} ({ov.source}; {', '.join(counts)})"
 
 
 def _named(per_c: np.ndarray, vocab: Vocabulary) -> dict:
