@@ -373,6 +373,8 @@ def test_openvocab_examples_and_pipeline(tmp_path):
     assert {"evaluate", "tables"} <= stages_run(out), out[-2000:]
     table = (p / "reports/tables/openvocab_table.md").read_text()
     assert "R_novel_obj@50" in table and "R_novel_rel@100" in table and "SIMULATED" in table
+    site = (p / "reports/site/index.html").read_text()  # the board shows the protocol's columns, ours apart
+    assert "R_novel_rel@100" in site and "beyond protocol ovsgtr" in site
 
 
 def test_command_line_examples(tmp_path):

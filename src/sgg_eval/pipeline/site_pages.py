@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 
-from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
+from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, RECALL_KS
 from sgg_eval.metrics.document import BEYOND
-from sgg_eval.metrics.names import OIV6_TABLE, metric_name
+from sgg_eval.metrics.names import OIV6_TABLE, metric_name, openvocab_table
 from sgg_eval.metrics.oiv6_document import SOURCE as OIV6_SOURCE
+from sgg_eval.metrics.openvocab_document import SOURCES as OV_SOURCES
 from sgg_eval.panoptic.reduce import SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
@@ -65,13 +66,19 @@ def vg_boards(params: dict) -> list[Board]:
             if t == task
         ]
         simulated = any(doc["entry"]["simulated"] for (_, t), doc in results.items() if t == task)
-        oiv6 = m["protocol"] == "oiv6"
+        oiv6, openvocab = m["protocol"] == "oiv6", m["protocol"] in OPENVOCAB_PROTOCOLS
         protocol = "oiv6: R@50 micro, as the OIv6 tables" if oiv6 else m["protocol"]
         title = f"{dataset} · {label} (protocol {protocol}, tau = {m['tau']:g})"
-        # OIv6: BGNN's columns, then sgg-eval's IMR@20 (beyond the protocol) in the chooser's column
-        chosen = metric_name("IMR", 20) if oiv6 else metric_name("R", 100)
+        # a protocol's own columns (BGNN's; the open-vocabulary table's), then sgg-eval's IMR@20 (beyond the
+        # protocol) in the chooser's column
+        chosen = metric_name("IMR", 20) if oiv6 or openvocab else metric_name("R", 100)
         columns = list(OIV6_TABLE) if oiv6 else VG_COLUMNS
         beyond = f"beyond protocol oiv6: computed by sgg-eval, not reported by {OIV6_SOURCE}" if oiv6 else ""
+        if openvocab:
+            setting = m["openvocab"]["setting"] or OPENVOCAB_SETTINGS[m["protocol"]][0]
+            columns = list(openvocab_table(m["protocol"], setting))
+            source = OV_SOURCES[m["protocol"]]
+            beyond = f"beyond protocol {m['protocol']}: computed by sgg-eval, not reported by {source}"
         boards.append(Board(f"{dataset}-{task}", title, simulated, columns, rows, chosen, beyond))
     return boards
 

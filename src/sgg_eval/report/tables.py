@@ -231,18 +231,18 @@ def openvocab_table(
     docs/openvocab.md): R@K, the novel subsets' recall (PGSG: novel and seen mR) and mR@K, one section per task."""
     columns = list(openvocab_table_columns(protocol, setting))
     on = f" on {dataset}" if dataset else ""
-    tag = on + (". SIMULATED data." if simulated else ".")
     rows = [row for task in TASKS for row in method_rows(results, entries, task, task_labels.get(task, task), columns)]
     words = {
-        "ovsgtr": "OvSGTR's: R_novel_obj is novel-object recall (both ends novel) and R_novel_rel novel-relation "
-        "recall, each printed as 'zR' by OvSGTR; GT boxes merged as its loader merges them",
-        "vs3": "VS3's: R_novel_obj is the novel-object recall (both ends novel) VS3 prints as 'zR'",
-        "pgsg": "PGSG's: mean per-predicate recall over its 30 novel predicates and the 20 others, mR divided by "
-        "C + 0.001, from the 5,001st test image on",
+        "ovsgtr": "R_novel_obj is novel-object recall (subject and object both novel) and R_novel_rel novel-relation "
+        "recall, both printed as 'zR' by OvSGTR; GT boxes merged and cut as its loader does",
+        "vs3": "R_novel_obj is novel-object recall (subject and object both novel), printed as 'zR' by VS3",
+        "pgsg": "mR_novel and mR_seen are PGSG's mean per-predicate recall over its 30 novel predicates and the 20 "
+        "others; mR divided by C + 0.001; from the 5,001st test image on",
     }
+    sim = " SIMULATED data." if simulated else ""
     return Table(
         "openvocab_table",
-        f"Open-vocabulary SGG, protocol {protocol} (setting {setting}), as {words[protocol]}{tag}",
+        f"Open-vocabulary SGG{on}, protocol {protocol} (setting {setting}): {words[protocol]}.{sim}",
         ("Backbone", "Method"),
         columns,
         rows,
