@@ -71,3 +71,66 @@ def test_empty_answers_and_empty_gt():
     assert m.hit_ng.tolist() == [False] * 4 and m.n_triplets == m.n_pairs == 0
     m = match_image(gt_boxes, gt_labels, gt_rels[:0], gt_boxes, gt_labels, np.array([0]), np.array([1]), np.array([1]))
     assert len(m.hit_ng) == 0 and m.n_triplets == 1
+
+
+def _loop_values(images, num_predicates, variant):
+    """The SetTotals formulas written out with loops, from each image's (match, GT predicates)."""
+    kept = [(m, g) for m, g in images if len(g)]
+    hit_of = {"ng": lambda m: m.hit_ng, "gc": lambda m: m.hit_gc}[variant]
+    n_of = {"ng": lambda m: m.n_triplets, "gc": lambda m: m.n_pairs}[variant]
+    recalls, precisions, f1s, tp_all, n_all, rows = [], [], [], 0, 0, 0
+    per_c = {c: [] for c in range(1, num_predicates + 1)}
+    for m, g in kept:
+        tp, n = int(sum(hit_of(m))), n_of(m)
+        r = tp / len(g)
+        recalls.append(r)
+        if n:
+            precisions.append(tp / n)
+        p = tp / n if n else 0.0
+        f1s.append(0.0 if tp == 0 else 2 * p * r / (p + r))
+        tp_all, n_all, rows = tp_all + tp, n_all + n, rows + len(g)
+        for c in set(g.tolist()):
+            idx = [i for i in range(len(g)) if g[i] == c]
+            per_c[c].append(sum(bool(hit_of(m)[i]) for i in idx) / len(idx))
+    rp, pp = tp_all / rows, (tp_all / n_all if n_all else None)
+    return {
+        "R": sum(recalls) / len(kept), "R_pooled": rp, "P": sum(precisions) / len(precisions) if precisions else None,
+        "P_pooled": pp, "F1": sum(f1s) / len(kept),
+        "F1_pooled": None if pp is None else (0.0 if pp + rp == 0 else 2 * pp * rp / (pp + rp)),
+        "mR": sum(sum(v) / len(v) if v else 0.0 for v in per_c.values()) / num_predicates,
+    }  # fmt: skip
+
+
+def test_totals_equal_the_loop_formulas():
+    from sgg_eval.metrics.text_sets import SetTotals
+
+    rng = np.random.default_rng(1)
+    num_predicates, images = 5, []
+    for i in range(200):
+        n_gt = int(rng.integers(0, 5))
+        corner = rng.uniform(0, 50, (n_gt, 2))
+        gt_boxes = np.hstack([corner, corner + 12]).astype(np.float32)
+        gt_labels = rng.integers(1, 3, n_gt)
+        count = int(rng.integers(0, 6)) if n_gt >= 2 else 0
+        rows = [[*rng.choice(n_gt, 2, replace=False), rng.integers(1, num_predicates + 1)] for _ in range(count)]
+        rels = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        keep = rng.random(n_gt) < 0.8  # the answer: some GT objects, some relations, some repeated or wrong
+        boxes, labels = gt_boxes[keep].copy(), gt_labels[keep]
+        boxes[rng.random(len(boxes)) < 0.2] += 30  # misplaced: its pairs match nothing
+        index = np.cumsum(keep) - 1
+        answer = [r for r in rels if keep[r[0]] and keep[r[1]] and rng.random() < 0.7]
+        answer += [r for r in answer if rng.random() < 0.3]  # repeats
+        answer += [[r[0], r[1], int(rng.integers(1, num_predicates + 1))] for r in answer if rng.random() < 0.3]
+        a = np.array(answer, dtype=np.int64).reshape(-1, 3)
+        m = match_image(gt_boxes, gt_labels, rels, boxes.reshape(-1, 4), labels, index[a[:, 0]] if len(a) else a[:, 0],
+                        index[a[:, 1]] if len(a) else a[:, 1], a[:, 2])  # fmt: skip
+        images.append((m, rels[:, 2]))
+    totals = SetTotals(num_predicates)
+    for m, g in images:
+        totals.add(m, g)
+    for variant in ("ng", "gc"):
+        ours, ref = totals.values(variant), _loop_values(images, num_predicates, variant)
+        for name, expected in ref.items():
+            assert (ours[name] is None) == (expected is None), name
+            if expected is not None:
+                assert abs(ours[name] - expected) <= 1e-12, (variant, name, ours[name], expected)

@@ -116,3 +116,72 @@ def _kuhn(candidates: list[list[int]], n_right: int) -> np.ndarray:
     hit = np.zeros(len(candidates), dtype=bool)
     hit[list(right_of)] = True
     return hit
+
+
+VARIANTS = ("ng", "gc")  # triplets, or pairs with one predicate each
+
+
+class SetTotals:
+    """The sets protocol's sums over images (each image with a GT relation; an unanswered or failed one is an empty
+    answer), per variant, and its values (:meth:`values`):
+
+    - ``R`` = mean over images of ``TP_i / M_i``; ``R_pooled`` = ``Σ TP / Σ M``;
+    - ``P`` = mean over the images with an answer (N_i > 0) of ``TP_i / N_i``; ``P_pooled`` = ``Σ TP / Σ N``;
+    - ``F1`` = mean over images of ``2 P_i R_i / (P_i + R_i)`` (0 when TP_i = 0); ``F1_pooled`` from the pooled P, R;
+    - ``mR`` = mean over all C predicates of the mean over the images containing c of ``hits_c / count_c``
+      (a predicate absent from the GT counts 0, as the reference evaluator's mR).
+    """
+
+    def __init__(self, num_predicates: int):
+        self.C, self.images = num_predicates, 0
+        zeros = {v: 0.0 for v in VARIANTS}
+        self.recall, self.precision, self.f1 = dict(zeros), dict(zeros), dict(zeros)
+        self.answered = 0
+        self.tp, self.n, self.rows = dict(zeros), dict(zeros), 0
+        self.per_pred = {v: np.zeros(num_predicates + 1) for v in VARIANTS}
+        self.pred_images = np.zeros(num_predicates + 1)
+
+    def add(self, match: SetMatch, gt_predicates: np.ndarray) -> None:
+        m = len(gt_predicates)
+        if not m:
+            return
+        self.images += 1
+        self.rows += m
+        self.answered += match.n_triplets > 0
+        count = np.bincount(gt_predicates, minlength=self.C + 1).astype(np.float64)
+        present = count > 0
+        self.pred_images += present
+        for v, hit, n in (("ng", match.hit_ng, match.n_triplets), ("gc", match.hit_gc, match.n_pairs)):
+            tp = float(hit.sum())
+            r, p = tp / m, (tp / n if n else 0.0)
+            self.recall[v] += r
+            self.precision[v] += p
+            self.f1[v] += 0.0 if tp == 0 else 2 * p * r / (p + r)
+            self.tp[v] += tp
+            self.n[v] += n
+            hits = np.bincount(gt_predicates[hit], minlength=self.C + 1).astype(np.float64)
+            self.per_pred[v] += np.divide(hits, count, out=np.zeros_like(hits), where=present)
+
+    def values(self, variant: str) -> dict[str, float | None]:
+        """The variant's values by name (None where nothing defines them: no image, no answer)."""
+        if not self.images:
+            return dict.fromkeys(("R", "R_pooled", "P", "P_pooled", "F1", "F1_pooled", "mR"))
+        r_pooled = self.tp[variant] / self.rows
+        p_pooled = self.tp[variant] / self.n[variant] if self.n[variant] else None
+        per_c = np.divide(
+            self.per_pred[variant][1:], self.pred_images[1:], out=np.zeros(self.C), where=self.pred_images[1:] > 0
+        )
+        f1_pooled = (
+            None
+            if p_pooled is None
+            else (0.0 if not p_pooled + r_pooled else 2 * p_pooled * r_pooled / (p_pooled + r_pooled))
+        )
+        return {
+            "R": self.recall[variant] / self.images,
+            "R_pooled": r_pooled,
+            "P": self.precision[variant] / self.answered if self.answered else None,
+            "P_pooled": p_pooled,
+            "F1": self.f1[variant] / self.images,
+            "F1_pooled": f1_pooled,
+            "mR": float(per_c.mean()),
+        }
