@@ -215,6 +215,13 @@ TARGETS = [
         False,
         ((*OPENVOCAB, "--protocol", "ovsgtr", "--setting", "ovd+r", *EVAL), (*OPENVOCAB, "--protocol", "vs3", *EVAL)),
     ),
+    Target(
+        "text_answers",
+        "answers.jsonl",
+        "binary",
+        False,
+        (("evaluate", "answers.jsonl", "--text-graphs", "--gt", "test.h5", "-o", "out/m.json"),),
+    ),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -264,6 +271,7 @@ def write_seeds(folder: Path) -> Path:
     save_legacy(obj, folder / "eval_legacy.pytorch")
     save_zip(np.array([[1, 2, 1], [2, 3, 4]], dtype=np.int64), folder / "zs.pytorch")
     (folder / "sg.json").write_text(json.dumps(sgbench_doc(cases)))
+    (folder / "answers.jsonl").write_text(text_answers(gts))
     objects, predicates = VOCAB.object_classes, VOCAB.predicate_classes  # an open-vocabulary split of the world
     (folder / "split.yaml").write_text(
         f"name: fuzz\nnovel_objects: [{objects[0]}, {objects[2]}, 4]\nnovel_predicates: [{predicates[1]}]\n"
@@ -286,6 +294,16 @@ def write_oiv6_seeds(folder: Path) -> None:
     ann = write_oiv6(folder, n_train=8, n_val=4, n_test=12)
     write_oiv6_predictions(ann, folder / "eval_results.pytorch", "sgdet")
     build_splits(open_dataset({"kind": "oiv6", "name": "oiv6", "raw": str(folder)}), {"test": folder / "test.h5"})
+
+
+def text_answers(gts) -> str:
+    """Text scene graphs of the world's GT images (JSONL, issue 48): every other image answered with its GT."""
+    lines = []
+    for gt in gts[::2]:
+        objects = [{"name": VOCAB.object_classes[c - 1], "box": b.tolist()} for c, b in zip(gt.labels, gt.boxes)]
+        relations = [[int(s), VOCAB.predicate_classes[p - 1], int(o)] for s, o, p in gt.rels]
+        lines.append(json.dumps({"image_id": gt.image_id, "objects": objects, "relations": relations}))
+    return "\n".join(lines) + "\n"
 
 
 def _mkdir(path: Path) -> Path:

@@ -15,6 +15,7 @@ from sgg_eval.core.defaults import (
     PSG_PROTOCOLS,
     RECALL_KS,
     TAU,
+    TEXT_PROTOCOLS,
 )
 from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
 from sgg_eval.core.tasks import SGDET, TASKS
@@ -46,6 +47,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     if args.psg:
         return _evaluate_psg(args)
+    if args.text_graphs:
+        return _evaluate_text(args)
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
     if args.protocol in PSG_PROTOCOLS or args.boxes or args.psg_root:
@@ -110,6 +113,35 @@ def _print_oiv6(result: dict) -> None:
     ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
     print(f"sgg-eval's own, beyond protocol oiv6 (beyond_protocol in the JSON): {' '.join(ours)}")
     _print_counts(result, f"OI evaluator: all {result['counts']['images_input']} images; VG-style one (mR@K): ")
+
+
+def _evaluate_text(args: argparse.Namespace) -> None:
+    """Text scene graphs (``--text-graphs``): the answers' JSONL on a split store, as sets."""
+    from sgg_eval.boxes.text_evaluate import run_text_evaluation
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json
+    from sgg_eval.metrics.names import text_set_name
+
+    if not args.gt:
+        raise InputError("--text-graphs scores the answers on a GT split store: give --gt SPLIT", field="--gt")
+    others = [f for f, on in (("--task", args.task), ("--stats", args.stats), ("--zeroshot", args.zeroshot),
+                              ("--setting", args.setting), ("--split-file", args.split_file)) if on]  # fmt: skip
+    if others or (args.protocol and args.protocol not in TEXT_PROTOCOLS):
+        raise InputError(
+            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)} and -o only", field="--text-graphs"
+        )
+    result = run_text_evaluation(args.predictions, args.gt, args.protocol or TEXT_PROTOCOLS[0])
+    if args.output:
+        write_json(args.output, result)
+    m, c = result["metrics"], result["counts"]
+    for ng, label in ((False, "one predicate per answered pair"), (True, "every distinct triplet")):
+        names = [text_set_name(v, ng) for v in ("R", "P", "F1", "mR", "R_pooled")]
+        print(" ".join(_shown(n, m[n]) for n in names) + f" ({label})")
+    print(
+        f"{c['images_evaluated']} of {c['images_input']} images evaluated ({c['images_unanswered']} unanswered and "
+        f"{c['images_failed']} unreadable, scored as empty answers; {c['images_skipped_no_gt']} without GT "
+        f"relations); {c['objects_unknown_name']} objects with no class name dropped"
+    )
 
 
 def _print_openvocab(result: dict) -> None:
@@ -232,7 +264,7 @@ def add(sub) -> None:
     p.add_argument("--task", choices=TASKS, help="required, except with --psg (sgdet)")
     p.add_argument(
         "--protocol",
-        choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS],
+        choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS, *TEXT_PROTOCOLS],
         help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
         "strict: they count as misses (default: reference); oiv6: Open Images V6 as PySGG/BGNN score it (R@50 "
         "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); ovsgtr, vs3, pgsg: open-vocabulary SGG as "
@@ -255,6 +287,13 @@ def add(sub) -> None:
         metavar="FILE",
         help="your own base/novel split (YAML or JSON: novel_objects, novel_predicates as names or indices) instead "
         "of the protocol's shipped one",
+    )
+    text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets)")
+    text.add_argument(
+        "--text-graphs",
+        action="store_true",
+        help="PREDICTIONS is sgg-eval's JSONL of text answers (image_id, objects with name and box, relations "
+        "[subject, predicate, object]); scored as sets on every image of --gt, unanswered ones as empty",
     )
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")

@@ -48,6 +48,17 @@ OV_OURS = (("R", True), ("mR", False), ("mR", True), ("zR", False), ("zR", True)
 OV_OURS_IMR = ("IMR", "wIMR")  # at IMR_KS
 
 
+# Text scene graphs scored as sets (``--text-graphs --protocol sets``, issue 48): recall, precision and F1 per image
+# and pooled, and mR, graph-constrained (one predicate per answered pair) and not (``ng-``).
+TEXT_SET_VALUES = ("R", "R_pooled", "P", "P_pooled", "F1", "F1_pooled", "mR")
+
+
+def text_set_name(value: str, ng: bool = False) -> str:
+    """``R_set``, ``P_set_pooled``, ``ng-mR_set``: a value of the sets protocol, NG with ``ng``."""
+    family, _, pooled = value.partition("_")
+    return f"{'ng-' if ng else ''}{family}_set{'_' + pooled if pooled else ''}"
+
+
 def metric_name(family: str, k: int | str | None = None, *, ng: bool = False, relative: bool = False) -> str:
     """The name of ``family`` at ``k`` (an int, or ``"inf"``; ``relative``: ``k`` times the image's GT size),
     its NG variant if ``ng``."""
