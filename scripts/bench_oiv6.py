@@ -94,13 +94,20 @@ def same_values(printed: dict, doc: dict) -> str:
     return f"{'yes' if worst <= 1e-12 else 'NO'} ({worst:.1g})"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--test", type=int, default=5322, help="test images (default: OIv6's %(default)s)")
+def fixture_args(doc: str, test: int, test_help: str) -> argparse.ArgumentParser:
+    """The options of a bench on a generated SGDet fixture (this one, ``bench_openvocab.py``): its size, where it
+    is kept, the repeats and the process counts."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--test", type=int, default=test, help=test_help)
     ap.add_argument("--detections", type=int, default=20, help="SGDet boxes per image (default: %(default)s)")
     ap.add_argument("--cache", default=str(ROOT / "data" / "bench"), help="where the fixture is kept")
     ap.add_argument("--repeat", type=int, default=2, help="runs of ours and the floor, best kept")
     ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="process counts (default: 1 2)")
+    return ap
+
+
+def main() -> None:
+    ap = fixture_args(__doc__, 5322, "test images (default: OIv6's %(default)s)")
     ap.add_argument("--pysgg", help="a checkout of SHTUPLUS/PySGG (its pysgg/ folder), to time its evaluator")
     ap.add_argument("--pysgg-python", help="a Python with torch and PySGG's requirements (never this project's)")
     args = ap.parse_args()

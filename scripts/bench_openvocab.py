@@ -22,7 +22,6 @@ latter the protocol adds (the same run under ``--protocol reference`` subtracted
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench import Run, _cli  # noqa: E402
-from bench_oiv6 import FLOOR, best  # noqa: E402
+from bench_oiv6 import FLOOR, best, fixture_args  # noqa: E402
 from openvocab_fixture import write_predictions, write_vg150  # noqa: E402
 
 ZEROSHOT = ROOT / "src/sgg_eval/data/resources/zeroshot_triplet.pytorch"
@@ -89,12 +88,7 @@ def same_values(printed: dict, doc: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--test", type=int, default=5000, help="test images (default: %(default)s)")
-    ap.add_argument("--detections", type=int, default=20, help="SGDet boxes per image (default: %(default)s)")
-    ap.add_argument("--cache", default=str(ROOT / "data" / "bench"), help="where the fixture is kept")
-    ap.add_argument("--repeat", type=int, default=2, help="runs of ours and the floor, best kept")
-    ap.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="process counts (default: 1 2)")
+    ap = fixture_args(__doc__, 5000, "test images (default: %(default)s)")
     ap.add_argument("--protocols", nargs="+", default=list(SCRIPTS), choices=list(SCRIPTS))
     ap.add_argument("--python", help="a Python with torch (and h5py, pycocotools, tqdm, Pillow, tabulate, "
                     "matplotlib, scikit-learn), never this project's")  # fmt: skip
