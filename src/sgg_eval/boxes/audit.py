@@ -99,10 +99,13 @@ def run_openvocab_audit(
     vocab = source.vocab
     split = read_split_file(split_file, vocab) if split_file else shipped_split("ovsgtr")
     objects, predicates = (tuple(int(i) for i in np.flatnonzero(m)) for m in split.masks(vocab))
-    lists = {split.name: predicates} if predicates else {}
-    if not split_file:
-        lists["PGSG"] = tuple(int(i) for i in np.flatnonzero(shipped_split("pgsg").masks(vocab)[1]))
-        lists = {"OvSGTR" if k == "ovsgtr" else k: v for k, v in lists.items()}
+    if split_file:  # the means over novel predicates: the file's, or OvSGTR's and PGSG's
+        lists = {split.name: predicates} if predicates else {}
+    else:
+        lists = {
+            "OvSGTR": predicates,
+            "PGSG": tuple(int(i) for i in np.flatnonzero(shipped_split("pgsg").masks(vocab)[1])),
+        }
     ov = OpenVocab("ovsgtr", "ovd+r", objects, predicates, split.name, split.source, audit=True)
     opts = EvalOptions(task=task, order=source.order, score_kind=source.score_kind, openvocab=ov,
                        clip_gt=source.gt_boxes == "unclipped")  # fmt: skip

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.types import GTImage, PredImage, clip_to_image
+from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.formats.eval_results import EvalResults
 
 Pairs = Iterator[tuple[GTImage, PredImage]]
@@ -24,11 +24,6 @@ def gt_boxes_of(extra: dict) -> str:
     if "boxes_clipped" not in extra:
         return "as given"
     return "clipped" if extra["boxes_clipped"] else "unclipped"
-
-
-def _clipped(gt: GTImage) -> GTImage:
-    """``gt`` with its boxes clipped to ``[0, W - 1] x [0, H - 1]``, as an eval_results.pytorch's groundtruths are."""
-    return GTImage(gt.image_id, gt.width, gt.height, clip_to_image(gt.boxes, gt.width, gt.height), gt.labels, gt.rels)
 
 
 def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
@@ -77,7 +72,7 @@ def on_split_gt(loaded: EvalResults, opened_split, path: str, start: int, stop: 
     time; image by image, to name the first that differs, only when a batch does not match at once."""
     split, gt_path = opened_split(), opened_split.path
     stop = min(stop, len(split))
-    as_stored = _clipped if gt_boxes_of(split.meta.extra) == "unclipped" else (lambda gt: gt)  # the file's clip
+    as_stored = GTImage.clipped if gt_boxes_of(split.meta.extra) == "unclipped" else (lambda gt: gt)  # the file's clip
     for lo in range(start, stop, _GT_BATCH):
         batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
         if not _same_gt([mine for (mine, _), _ in batch], [as_stored(truth) for _, truth in batch]):

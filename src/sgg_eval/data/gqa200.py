@@ -35,7 +35,7 @@ import numpy as np
 
 from sgg_eval.core.defaults import NUM_VAL_IM
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary, clip_to_image
 from sgg_eval.io.jsonio import json_array, load_json, name_list
 
 BACKGROUND = "__background__"
@@ -175,7 +175,4 @@ def _image(lists: dict[str, list], i: int, path: str, vocab: Vocabulary) -> GTIm
         raise InputError(f"box index outside [0, {len(boxes) - 1}]", field="relationships_all", **where)
     if rels[:, 2].min() < 1 or rels[:, 2].max() > vocab.num_predicates:
         raise InputError(f"predicate outside [1, {vocab.num_predicates}]", field="relationships_all", **where)
-    out = boxes.astype(np.float32)
-    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
-    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
-    return GTImage(image_id, width, height, out, labels, rels)
+    return GTImage(image_id, width, height, clip_to_image(boxes, width, height), labels, rels)

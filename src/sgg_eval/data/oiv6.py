@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary, clip_to_image
 from sgg_eval.io.jsonio import json_array, load_json, name_list
 
 SPLITS = ("train", "val", "test")
@@ -124,10 +124,7 @@ def _image(entry: dict, image_id: int, i: int, path: str, vocab: Vocabulary) -> 
         raise InputError(f"a relation to box {bad}, but the image has {len(boxes)} boxes", field="rel", **where)
     if (bad := _outside(rels[:, 2], vocab.num_predicates)) is not None:
         raise InputError(f"predicate {bad} outside [0, {vocab.num_predicates - 1}]", field="rel", **where)
-    out = boxes.astype(np.float32)
-    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
-    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
-    return GTImage(image_id, width, height, out, labels + 1, rels + np.array([0, 0, 1]))
+    return GTImage(image_id, width, height, clip_to_image(boxes, width, height), labels + 1, rels + np.array([0, 0, 1]))
 
 
 def _outside(values: np.ndarray, n: int) -> int | None:

@@ -70,6 +70,13 @@ class GTImage:
             _check_range(self.rels[:, :2], 0, len(self.labels) - 1, "rels (object index)", where)
             _check_range(self.rels[:, 2], 1, vocab.num_predicates, "rels (predicate)", where)
 
+    def clipped(self) -> GTImage:
+        """This image with its boxes clipped to the image (:func:`clip_to_image`)."""
+        return GTImage(
+            self.image_id, self.width, self.height, clip_to_image(self.boxes, self.width, self.height), self.labels,
+            self.rels,
+        )  # fmt: skip
+
 
 def clip_to_image(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
     """A copy of xyxy ``boxes`` clipped to ``[0, W - 1] x [0, H - 1]``, as Scene-Graph-Benchmark's loader clips GT."""

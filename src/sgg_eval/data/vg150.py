@@ -29,7 +29,7 @@ import numpy as np
 
 from sgg_eval.core.defaults import BOX_SCALE, NUM_VAL_IM, SPLIT_KEY
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
+from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary, clip_to_image
 from sgg_eval.data.vg150_json import load_image_sizes, load_vocab
 from sgg_eval.io.processes import run_isolated
 
@@ -155,12 +155,8 @@ def convert_boxes(
     # In place on an int32 array, like the reference: the float result is truncated toward zero.
     b[:, :2] = (b[:, :2] - b[:, 2:] / 2).astype(np.int32)
     b[:, 2:] = b[:, :2] + b[:, 2:]
-    out = (b / box_scale * max(width, height)).astype(np.float32)
-    if not clip:
-        return out
-    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
-    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
-    return out
+    out = b / box_scale * max(width, height)
+    return clip_to_image(out, width, height) if clip else out.astype(np.float32)
 
 
 @dataclass(frozen=True)

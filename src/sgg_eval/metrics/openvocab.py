@@ -42,7 +42,7 @@ import numpy as np
 from sgg_eval.core.defaults import OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PGSG_KS
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import OpenVocabSplit
-from sgg_eval.data.types import GTImage, Vocabulary, clip_to_image
+from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.metrics.names import openvocab_subsets
 
 MAX_BOXES = 100  # OvSGTR's num_obj: GT boxes kept per image
@@ -141,8 +141,10 @@ class Prepared:
 def prepare_images(images: list, protocol: str, clip: bool, done: Prepared) -> list:
     """``(GT, prediction)`` pairs with each GT prepared (:func:`prepare_gt`); clipping looks at the block's boxes at
     once and touches only the images with a box past the border (most have none)."""
-    if protocol == "ovsgtr" or not clip:
+    if protocol == "ovsgtr":
         return [(prepare_gt(gt, protocol, clip, done), pred) for gt, pred in images]
+    if not clip:
+        return list(images)
     sizes = np.array([len(gt.boxes) for gt, _ in images], dtype=np.int64)
     if not sizes.sum():
         return list(images)
@@ -163,9 +165,9 @@ def prepare_gt(gt: GTImage, protocol: str, clip: bool, done: Prepared) -> GTImag
     if protocol != "ovsgtr":
         if not clip or not len(gt.boxes):
             return gt
-        boxes = clip_to_image(gt.boxes, gt.width, gt.height)
-        done.clipped_boxes += int(np.count_nonzero((boxes != gt.boxes).any(axis=1)))
-        return GTImage(gt.image_id, gt.width, gt.height, boxes, gt.labels, gt.rels)
+        clipped = gt.clipped()
+        done.clipped_boxes += int(np.count_nonzero((clipped.boxes != gt.boxes).any(axis=1)))
+        return clipped
     boxes, labels, rels = gt.boxes, gt.labels, gt.rels
     if len(boxes) > MAX_BOXES:
         boxes, labels, rels = cap_boxes(boxes, labels, rels)

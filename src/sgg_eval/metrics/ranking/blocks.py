@@ -63,10 +63,14 @@ PREPARED_KEYS = {
 }
 
 
+def prepares_gt(opts) -> bool:
+    """Whether a run with ``opts`` prepares the GT before ranking (``metrics.openvocab.prepare_images``)."""
+    return opts.openvocab is not None or opts.clip_gt
+
+
 def count_keys(opts) -> tuple[str, ...]:
     """The image counts a run with ``opts`` reports."""
-    prepares = opts.openvocab is not None or opts.clip_gt
-    return COUNT_KEYS + (tuple(PREPARED_KEYS) if prepares else ())
+    return COUNT_KEYS + (tuple(PREPARED_KEYS) if prepares_gt(opts) else ())
 
 
 def default_jobs() -> int:
@@ -99,7 +103,9 @@ def rank_block(
     kept = [block[i] for i in np.flatnonzero((n_rels > 0) & ~no_pred).tolist()]  # ranked and reduced together
     counts["images_evaluated"] += len(kept)
     block_signals(counts, kept, opts.task, opts.score_kind)
-    zs_rows, tc_rows, zs_images = row_lookups(kept, sizes, zs_table, flat_counts)
+    looked_up = bool(kept) and (zs_table is not None or flat_counts is not None or opts.openvocab is not None)
+    triplets = row_triplets(kept) if looked_up else None  # once for the lookups and the subsets
+    zs_rows, tc_rows, zs_images = row_lookups(kept, triplets, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
     ranked = [
         block_ranks(
@@ -116,8 +122,7 @@ def rank_block(
         joined = ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked)
         acc.add_many(joined, zs_rows, tc_rows)
         if opts.openvocab is not None:
-            subjects, objects, predicates = row_triplets(kept)
-            flags = row_subsets(opts.openvocab, subjects, objects, predicates, sizes)
+            flags = row_subsets(opts.openvocab, *triplets, sizes)
             for name, ks in opts.openvocab.subsets():
                 acc.add_subset(name, joined, flags[name], ks, zs_rows, tc_rows)
     return acc, counts
@@ -138,14 +143,13 @@ def rank_task(
     and every image (with or without relations) added to each of ``collectors`` (``COLLECTORS``), at once. The
     GT is first prepared as the protocol's loader prepares it (``metrics.openvocab.prepare_gt``), for all of them."""
     ranked, lo = [], 0
-    prepares = opts.openvocab is not None or opts.clip_gt
-    protocol = opts.protocol
+    prepares = prepares_gt(opts)
     if prepares:
         images = list(images)
     for n in sizes:
         done = Prepared()
         if prepares:
-            images[lo : lo + n] = prepare_images(images[lo : lo + n], protocol, opts.clip_gt, done)
+            images[lo : lo + n] = prepare_images(images[lo : lo + n], opts.protocol, opts.clip_gt, done)
         ranked.append(rank_block(images[lo : lo + n], vocab, opts, source, zs_table, triplet_counts))
         if prepares:
             ranked[-1][1].update({key: getattr(done, attr) for key, attr in PREPARED_KEYS.items()})

@@ -11,15 +11,19 @@ from sgg_eval.data.types import Vocabulary, triplet_key
 
 
 def row_lookups(
-    kept: list, sizes: tuple[int, int], zs_table: np.ndarray | None, flat_counts: np.ndarray | None
+    kept: list,
+    triplets: tuple[np.ndarray, ...] | None,
+    sizes: tuple[int, int],
+    zs_table: np.ndarray | None,
+    flat_counts: np.ndarray | None,
 ) -> tuple[np.ndarray | None, np.ndarray | None, int]:
     """The GT rows' zero-shot flags and training counts over the block's images, concatenated (``None``
-    without the set or the counts), looked up in tables indexed by triplet key; and how many images have a
-    zero-shot row."""
+    without the set or the counts), looked up by triplet key in tables from ``triplets`` (:func:`row_triplets`
+    of ``kept``); and how many images have a zero-shot row."""
     if not kept or (zs_table is None and flat_counts is None):
         return None, None, 0
     n_rels = np.array([len(gt.rels) for gt, _ in kept], dtype=np.int64)  # > 0: kept images have relations
-    keys = triplet_key(*row_triplets(kept), *sizes)
+    keys = triplet_key(*triplets, *sizes)
     tc = flat_counts[keys] if flat_counts is not None else None
     if zs_table is None:
         return None, tc, 0
