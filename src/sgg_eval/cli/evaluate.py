@@ -122,15 +122,40 @@ def _evaluate_text(args: argparse.Namespace) -> None:
     from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.names import text_set_name
 
-    if not args.gt:
-        raise InputError("--text-graphs scores the answers on a GT split store: give --gt SPLIT", field="--gt")
+    protocol = args.protocol or TEXT_PROTOCOLS[0]
+    if protocol == "sgvlm" and args.gt:
+        raise InputError("--protocol sgvlm reads the GT from each sample (content): no --gt", field="--gt")
+    if not args.gt and protocol != "sgvlm":
+        raise InputError("--text-graphs scores the answers on the GT: give --gt", field="--gt")
     others = [f for f, on in (("--task", args.task), ("--stats", args.stats), ("--zeroshot", args.zeroshot),
                               ("--setting", args.setting), ("--split-file", args.split_file)) if on]  # fmt: skip
-    if others or (args.protocol and args.protocol not in TEXT_PROTOCOLS):
+    if others or protocol not in TEXT_PROTOCOLS:
         raise InputError(
-            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)} and -o only", field="--text-graphs"
+            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet and -o only",
+            field="--text-graphs",
         )
-    result = run_text_evaluation(args.predictions, args.gt, args.protocol or TEXT_PROTOCOLS[0])
+    if args.wordnet and protocol != "r1sgg":
+        raise InputError("--wordnet is R1-SGG's name rule: it goes with --protocol r1sgg", field="--wordnet")
+    if protocol == "sgvlm":
+        from sgg_eval.boxes.sgvlm_evaluate import run_sgvlm_evaluation
+        from sgg_eval.metrics.names import SGVLM_VALUES
+
+        result = run_sgvlm_evaluation(args.predictions)
+        if args.output:
+            write_json(args.output, result)
+        c = result["counts"]
+        print(" ".join(_shown(n, result["metrics"][n]) for n in SGVLM_VALUES))
+        print(f"{c['samples']} samples, {c['samples'] - c['samples_valid']} invalid ({100 * c['invalid_rate']:.2f}%, "
+              f"scored 0); {c['unreadable_lines']} unreadable lines left out")  # fmt: skip
+        return None
+    if protocol == "r1sgg":
+        from sgg_eval.boxes.r1sgg_evaluate import run_r1sgg_evaluation
+
+        result = run_r1sgg_evaluation(args.predictions, args.gt, wordnet=args.wordnet)
+        if args.output:
+            write_json(args.output, result)
+        return _print_r1sgg(result)
+    result = run_text_evaluation(args.predictions, args.gt, protocol)
     if args.output:
         write_json(args.output, result)
     m, c = result["metrics"], result["counts"]
@@ -141,6 +166,27 @@ def _evaluate_text(args: argparse.Namespace) -> None:
         f"{c['images_evaluated']} of {c['images_input']} images evaluated ({c['images_unanswered']} unanswered and "
         f"{c['images_failed']} unreadable, scored as empty answers; {c['images_skipped_no_gt']} without GT "
         f"relations); {c['objects_unknown_name']} objects with no class name dropped"
+    )
+
+
+def _print_r1sgg(result: dict) -> None:
+    """R1-SGG's numbers, as its two scripts print them, under sgg-eval's names; then the counts."""
+    from sgg_eval.metrics.names import DETECTOR, R1_LOOP_VALUES
+
+    m, c = result["metrics"], result["counts"]
+    print(" ".join(_shown(n, m[n]) for n in R1_LOOP_VALUES) + " (R1-SGG's loop: every GT image)")
+    for family, ng in (("R", False), ("R", True), ("mR", False), ("mR", True), ("zR", False)):
+        print(" ".join(_shown(metric_name(family, k, ng=ng), m[metric_name(family, k, ng=ng)]) for k in RECALL_KS))
+    print(" ".join(_shown(n, m[n]) for n in DETECTOR) + " (SggEvaluator: answered images only)")
+    failures = (
+        "failures unknown (a gathered file)"
+        if c["failures"] is None
+        else (f"{c['failures']} failures ({100 * c['failure_rate']:.2f}%)" if c["failure_rate"] is not None else "")
+    )
+    print(
+        f"{c['answer_files']} answers for {c['images_gt']} GT images; {failures}; {c['placeholders']} scored as "
+        f"R1-SGG's placeholder (failed, or no kept object); {c['images_ranked']} images ranked; "
+        f"{c['objects_dropped']} objects and {c['relations_dropped']} relations dropped by R1-SGG's name rules"
     )
 
 
@@ -288,12 +334,20 @@ def add(sub) -> None:
         help="your own base/novel split (YAML or JSON: novel_objects, novel_predicates as names or indices) instead "
         "of the protocol's shipped one",
     )
-    text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets)")
+    text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets, r1sgg)")
     text.add_argument(
         "--text-graphs",
         action="store_true",
         help="PREDICTIONS is sgg-eval's JSONL of text answers (image_id, objects with name and box, relations "
-        "[subject, predicate, object]); scored as sets on every image of --gt, unanswered ones as empty",
+        "[subject, predicate, object]); scored as sets on every image of --gt, unanswered ones as empty. With "
+        "--protocol r1sgg: R1-SGG's folder of per-image answer files, on its GT rows (JSON/JSONL), scored as R1-SGG "
+        "scores them",
+    )
+    text.add_argument(
+        "--wordnet",
+        action="store_true",
+        help="r1sgg: look names up in WordNet as R1-SGG does when its tables miss (needs sgg-eval[wordnet] and "
+        "WordNet's data for nltk)",
     )
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")

@@ -46,8 +46,9 @@ PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
 # Open-vocabulary settings: novel object classes (OvD), novel predicates (OvR), both; each protocol's own.
 OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
-# Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one.
-TEXT_PROTOCOLS = ("sets",)
+# Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one; the
+# others as R1-SGG and SceneGraphVLM do.
+TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm")
 PSG_PROTOCOL = "sgbench"
 
 # Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and

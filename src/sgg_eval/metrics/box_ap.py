@@ -61,8 +61,10 @@ def coco_box_ap(gt: np.ndarray, det: np.ndarray) -> tuple[float, float]:
     return average_precision([match(gt, det)])
 
 
-def match(gt: np.ndarray, det: np.ndarray) -> Matched:
-    """COCO's greedy matching of the detections of some whole images (rows as in :func:`coco_box_ap`)."""
+def match(gt: np.ndarray, det: np.ndarray, void: np.ndarray | None = None) -> Matched:
+    """COCO's greedy matching of the detections of some whole images (rows as in :func:`coco_box_ap`). A GT box
+    flagged in ``void`` is matched as any other, but the detection that takes it is not a true positive: the COCO
+    API reads a match to the annotation whose id is 0 as no match (R1-SGG numbers its GT annotations from 0)."""
     n_classes = int(max(gt[:, 5].max(initial=0), det[:, 5].max(initial=0))) + 1
     ids = np.unique(np.concatenate([gt[:, 0], det[:, 0]]))
     g_key = np.searchsorted(ids, gt[:, 0]).astype(np.int64) * n_classes + gt[:, 5].astype(np.int64)
@@ -94,7 +96,8 @@ def match(gt: np.ndarray, det: np.ndarray) -> Matched:
             last = np.ones(len(sel), dtype=bool)
             last[:-1] = pd[sel][1:] != pd[sel][:-1]
             taken[pg[sel[last]]] = True
-            tp[pd[sel[last]]] |= np.uint16(1 << t)
+            credited = sel[last] if void is None else sel[last][~void[pg[sel[last]]]]
+            tp[pd[credited]] |= np.uint16(1 << t)
     return Matched(
         det[kept, 0],
         det[kept, 5].astype(np.int32),

@@ -53,6 +53,15 @@ OV_OURS_IMR = ("IMR", "wIMR")  # at IMR_KS
 TEXT_SET_VALUES = ("R", "R_pooled", "P", "P_pooled", "F1", "F1_pooled", "mR")
 
 
+# R1-SGG's own recall loop (``--protocol r1sgg``, ``metrics.r1sgg_loop``): any-match recall over every GT image, pooled
+# and per image, and its two mean recalls (predicates present in the GT, each rounded to 4 decimals).
+R1_LOOP_VALUES = ("ngR_loop", "ng-mR_loop", "ngR_loop_per_image", "ng-mR_loop_per_image")
+# SceneGraphVLM's strict numbers (``--protocol sgvlm``, ``metrics.sgvlm``), under the keys its evaluator writes: macro
+# means over every sample of object and relation precision, recall, F1, and their mean F1.
+SGVLM_VALUES = ("Obj_P@50_strict", "Obj_Recall_strict", "Obj_F1_strict", "Rel_P@50_strict", "Rel_Recall_strict",
+                "Rel_F1_strict", "SGG_Score_strict")  # fmt: skip
+
+
 def text_set_name(value: str, ng: bool = False) -> str:
     """``R_set``, ``P_set_pooled``, ``ng-mR_set``: a value of the sets protocol, NG with ``ng``."""
     family, _, pooled = value.partition("_")
