@@ -26,6 +26,8 @@ from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
 from oiv6_fixture import write_eval_results as write_oiv6_predictions  # noqa: E402
 from oiv6_fixture import write_oiv6  # noqa: E402
 from psg_fixture import write_psg_fixture  # noqa: E402
+from r1sgg_fixture import write_fixture as write_r1sgg_fixture  # noqa: E402
+from sgvlm_fixture import write_fixture as write_sgvlm_fixture  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
 
@@ -52,6 +54,8 @@ class Target:
     real_numbers: tuple[str, ...] = ()  # JSON: top-level keys under which any number is valid (pixel boxes)
 
 
+R1SGG = ("evaluate", "r1/answers", "--text-graphs", "--gt", "r1/rows.jsonl", "--protocol", "r1sgg", "-o", "out/r1.json")
+SGVLM = ("--text-graphs", "--protocol", "sgvlm", "-o", "out/s.json")
 PSG_MASKS = (
     "evaluate",
     "psg/submission.zip",
@@ -222,6 +226,9 @@ TARGETS = [
         False,
         (("evaluate", "answers.jsonl", "--text-graphs", "--gt", "test.h5", "-o", "out/m.json"),),
     ),
+    Target("r1sgg_answer", "r1/answers/1000.json", "binary", False, (R1SGG,)),  # counted, as text_answers
+    Target("r1sgg_rows", "r1/rows.jsonl", "binary", False, (R1SGG,)),
+    Target("sgvlm_samples", "sgvlm.jsonl", "binary", False, (("evaluate", "sgvlm.jsonl", *SGVLM),)),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -272,6 +279,8 @@ def write_seeds(folder: Path) -> Path:
     save_zip(np.array([[1, 2, 1], [2, 3, 4]], dtype=np.int64), folder / "zs.pytorch")
     (folder / "sg.json").write_text(json.dumps(sgbench_doc(cases)))
     (folder / "answers.jsonl").write_text(text_answers(gts))
+    write_r1sgg_fixture(folder / "r1", "vg150", 0, n_images=8)
+    write_sgvlm_fixture(folder / "sgvlm.jsonl", 0, n=16)
     objects, predicates = VOCAB.object_classes, VOCAB.predicate_classes  # an open-vocabulary split of the world
     (folder / "split.yaml").write_text(
         f"name: fuzz\nnovel_objects: [{objects[0]}, {objects[2]}, 4]\nnovel_predicates: [{predicates[1]}]\n"
