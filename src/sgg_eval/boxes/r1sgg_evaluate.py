@@ -34,11 +34,12 @@ from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.formats.r1sgg_answers import MappedAnswer, read_r1sgg_folder
 from sgg_eval.formats.r1sgg_gathered import read_r1sgg_gathered
 from sgg_eval.metrics.engine import evaluate
-from sgg_eval.metrics.names import DETECTOR, metric_name
+from sgg_eval.metrics.names import DETECTOR, R1_LOOP_VALUES, metric_name
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.r1sgg_box_ap import r1sgg_box_ap
 from sgg_eval.metrics.r1sgg_loop import LoopTotals, image_hits
 from sgg_eval.metrics.r1sgg_names import R1Names, nltk_synsets, r1sgg_tables
+from sgg_eval.metrics.result_facts import ANY, PER_IMAGE, POOLED, fact
 
 RANKED = [(f, ng) for f in ("R", "mR", "zR") for ng in (False, True)]
 NOWHERE = -1e6  # the placeholder's box: no IoU with any box of an image
@@ -79,9 +80,20 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
         **{k: v for k, v in ranked["counts"].items() if k.startswith("images_skipped")},
         **{k: names.counts[k] for k in ("objects_dropped", "relations_dropped", "names_wordnet_not_tried")},
     }
+    placeholder = "a failure or an answer without a kept object is R1-SGG's placeholder: 0"
+    facts = [
+        fact(R1_LOOP_VALUES, len(images), len(images), "every GT image (unanswered: 0)", ANY,
+             f"{POOLED} (*_per_image: {PER_IMAGE})", placeholder, "none: every answered triplet"),
+        fact([metric_name(f, k, ng=ng) for f, ng in RANKED for k in RECALL_KS], counts["images_ranked"], len(images),
+             "answered images with GT relations and a kept relation", "one predicate per answered line (repeats "
+             "kept); ngR: every predicate of every line", PER_IMAGE,
+             placeholder + "; an answer whose relations were all dropped is skipped",
+             "the first K relations in answer order"),
+    ]  # fmt: skip
     return {
         "task": "text graphs",
         "protocol": "r1sgg",
+        "facts": facts,
         "dataset": dataset,
         "metrics": metrics,
         "counts": counts,

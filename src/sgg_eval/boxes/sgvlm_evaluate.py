@@ -22,6 +22,7 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.formats.toon import read_toon
 from sgg_eval.io.jsonio import read_bytes
 from sgg_eval.metrics.names import SGVLM_VALUES
+from sgg_eval.metrics.result_facts import fact
 from sgg_eval.metrics.sgvlm import sample_scores
 
 MAX_SAMPLES_BYTES = 1 << 32
@@ -56,6 +57,18 @@ def run_sgvlm_evaluation(samples: str) -> dict:
     return {
         "task": "text graphs",
         "protocol": "sgvlm",
+        "facts": [
+            fact(
+                SGVLM_VALUES,
+                len(rows),
+                len(rows),
+                "every sample of the file",
+                "one-to-one (objects and relations each a Hungarian assignment; a duplicate is a false positive)",
+                "macro mean over samples",
+                "an invalid answer scores 0",
+                "none: every answered triplet",
+            )
+        ],
         "metrics": {name: float(np.mean(scores[:, i])) for i, name in enumerate(SGVLM_VALUES)},
         "counts": {
             "samples": len(rows),

@@ -18,6 +18,7 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.data.text_names import name_map
 from sgg_eval.formats.text_graphs import TextGraph, read_text_graphs
 from sgg_eval.metrics.names import TEXT_SET_VALUES, text_set_name
+from sgg_eval.metrics.result_facts import PER_IMAGE, POOLED, fact
 from sgg_eval.metrics.text_sets import SetTotals, match_image
 
 
@@ -47,9 +48,19 @@ def run_text_evaluation(answers: str, gt: str, protocol: str = "sets") -> dict:
     metrics = {text_set_name(v, ng): None for ng in (False, True) for v in TEXT_SET_VALUES}
     for ng, variant in ((False, "gc"), (True, "ng")):
         metrics.update({text_set_name(k, ng): v for k, v in totals.values(variant).items()})
+    total, rule = len(images), "every GT image with relations (unanswered and unreadable: empty answers)"
+    names_of = [[text_set_name(v, ng) for v in TEXT_SET_VALUES] for ng in (False, True)]
+    pooling = f"{PER_IMAGE} (*_pooled: {POOLED})"
+    facts = [
+        fact(names_of[0], counts["images_evaluated"], total, rule, "one predicate per answered pair, one-to-one",
+             pooling, "an unreadable answer is an empty one: 0", "none: the answer as a set"),
+        fact(names_of[1], counts["images_evaluated"], total, rule, "no graph constraint, one-to-one", pooling,
+             "an unreadable answer is an empty one: 0", "none: the answer as a set"),
+    ]  # fmt: skip
     return {
         "task": "text graphs",
         "protocol": protocol,
+        "facts": facts,
         "metrics": metrics,
         "counts": counts,
         "answers": dict(sorted(report.counts.items())),

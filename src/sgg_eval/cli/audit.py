@@ -18,6 +18,8 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
   # an open-vocabulary paper's zR@50 = 12.3: novel-object, novel-relation or zero-shot recall, on which images?
   sgg-eval audit eval_results.pytorch --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol openvocab \
       --zeroshot vg150 --published "zR@50=12.3"
+  # an MLLM's text scene graphs beside a trained model: what was each number computed over?
+  sgg-eval audit mllm_asmv2.json --compare sgdet_metrics.json
 """
 
 
@@ -26,6 +28,8 @@ def run_audit(args: argparse.Namespace) -> None:
     from sgg_eval.io.atomic import write_json, write_text
     from sgg_eval.metrics.ranking.blocks import default_jobs
 
+    if args.compare or _is_result(args.predictions):
+        return _audit_results(args)
     if args.psg:
         from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
 
@@ -75,6 +79,51 @@ def run_audit(args: argparse.Namespace) -> None:
     print(text, end="")
     if any(not p.get("reference", True) and p["matches"] for p in doc["published"]):
         print("warning: a published value matches a variant other than the reference", file=sys.stderr)
+
+
+def _is_result(path: str) -> bool:
+    """Whether ``path`` is a metrics document sgg-eval wrote (a JSON object with its metrics and counts)."""
+    if not path.endswith(".json"):
+        return False
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+        doc = json.loads(head) if len(head) < 1 << 20 else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "metrics" in doc and "counts" in doc
+
+
+def _audit_results(args: argparse.Namespace) -> None:
+    """What each metrics document was computed over, and where they part (``metrics.result_facts``)."""
+    import os
+
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json, write_text
+    from sgg_eval.io.jsonio import load_json
+    from sgg_eval.metrics.result_facts import facts_markdown, facts_of
+
+    others = [f for f, on in (("--gt", args.gt), ("--task", args.task), ("--psg", args.psg),
+                              ("--protocol", args.protocol), ("--published", args.published)) if on]  # fmt: skip
+    if others:
+        raise InputError(f"auditing metrics documents takes --compare, -o and --md only, not {others[0]}",
+                         field=others[0])  # fmt: skip
+    named = []
+    for path in [args.predictions, *args.compare]:
+        doc = load_json(path)
+        try:
+            facts_of(doc if isinstance(doc, dict) else {})
+        except ValueError as exc:
+            raise InputError(str(exc), path=path) from None
+        named.append((os.path.basename(path), doc))
+    text = facts_markdown(named)
+    if args.output:
+        write_json(args.output, {"results": [{"file": n, "facts": facts_of(d)} for n, d in named]})
+    if args.md:
+        write_text(args.md, text)
+    print(text, end="")
 
 
 def add(sub) -> None:
@@ -130,6 +179,14 @@ def add(sub) -> None:
     )
     add_iou_threshold(p, default=None)
     add_jobs(p)
+    p.add_argument(
+        "--compare",
+        metavar="RESULT",
+        action="append",
+        default=[],
+        help="PREDICTIONS is a metrics JSON sgg-eval wrote: say what it and each RESULT were computed over (images, "
+        "constraint, pooling, failures, K) and flag the pairs that cannot be compared",
+    )
     p.add_argument("-o", "--output", help="write the audit JSON here")
     p.add_argument("--md", help="write the audit as Markdown here")
     p.set_defaults(func=run_audit)

@@ -131,11 +131,13 @@ def _evaluate_text(args: argparse.Namespace) -> None:
                               ("--setting", args.setting), ("--split-file", args.split_file)) if on]  # fmt: skip
     if others or protocol not in TEXT_PROTOCOLS:
         raise InputError(
-            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet and -o only",
+            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet, --spacy and -o only",
             field="--text-graphs",
         )
     if args.wordnet and protocol != "r1sgg":
         raise InputError("--wordnet is R1-SGG's name rule: it goes with --protocol r1sgg", field="--wordnet")
+    if args.spacy and protocol != "asmv2":
+        raise InputError("--spacy is ASMv2's name rule: it goes with --protocol asmv2", field="--spacy")
     if protocol == "sgvlm":
         from sgg_eval.boxes.sgvlm_evaluate import run_sgvlm_evaluation
         from sgg_eval.metrics.names import SGVLM_VALUES
@@ -147,6 +149,19 @@ def _evaluate_text(args: argparse.Namespace) -> None:
         print(" ".join(_shown(n, result["metrics"][n]) for n in SGVLM_VALUES))
         print(f"{c['samples']} samples, {c['samples'] - c['samples_valid']} invalid ({100 * c['invalid_rate']:.2f}%, "
               f"scored 0); {c['unreadable_lines']} unreadable lines left out")  # fmt: skip
+        return None
+    if protocol == "asmv2":
+        from sgg_eval.boxes.asmv2_evaluate import run_asmv2_evaluation
+        from sgg_eval.metrics.names import ASMV2_VALUES
+
+        result = run_asmv2_evaluation(args.predictions, args.gt, spacy=args.spacy)
+        if args.output:
+            write_json(args.output, result)
+        c = result["counts"]
+        print(" ".join(_shown(n, result["metrics"][n]) for n in ASMV2_VALUES) + " (ASMv2: answered questions only)")
+        print(f"{c['answers_scored']} answers to {c['questions']} questions; correct_format_ratio "
+              f"{c['correct_format_ratio']:.2f}, num_pred_tuples {c['num_pred_tuples']:.1f}; "
+              f"{c['unreadable_lines']} unreadable lines left out")  # fmt: skip
         return None
     if protocol == "r1sgg":
         from sgg_eval.boxes.r1sgg_evaluate import run_r1sgg_evaluation
@@ -334,14 +349,20 @@ def add(sub) -> None:
         help="your own base/novel split (YAML or JSON: novel_objects, novel_predicates as names or indices) instead "
         "of the protocol's shipped one",
     )
-    text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets, r1sgg)")
+    text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets, ...)")
     text.add_argument(
         "--text-graphs",
         action="store_true",
         help="PREDICTIONS is sgg-eval's JSONL of text answers (image_id, objects with name and box, relations "
         "[subject, predicate, object]); scored as sets on every image of --gt, unanswered ones as empty. With "
-        "--protocol r1sgg: R1-SGG's folder of per-image answer files, on its GT rows (JSON/JSONL), scored as R1-SGG "
-        "scores them",
+        "--protocol r1sgg: R1-SGG's answer folder or gathered file, on its GT rows (JSON/JSONL); sgvlm: "
+        "SceneGraphVLM's predictions JSONL (GT inside, no --gt); asmv2: ASMv2's answers on its psg_eval.jsonl; each "
+        "scored as that tool scores it",
+    )
+    text.add_argument(
+        "--spacy",
+        action="store_true",
+        help="asmv2: read names through spaCy's en_core_web_sm lemmas, as ASMv2 does (spaCy and the model installed)",
     )
     text.add_argument(
         "--wordnet",

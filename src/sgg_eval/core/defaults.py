@@ -47,8 +47,8 @@ PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
 OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 # Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one; the
-# others as R1-SGG and SceneGraphVLM do.
-TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm")
+# others as R1-SGG, SceneGraphVLM and ASMv2 do.
+TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2")
 PSG_PROTOCOL = "sgbench"
 
 # Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and

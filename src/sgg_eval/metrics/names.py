@@ -60,6 +60,9 @@ R1_LOOP_VALUES = ("ngR_loop", "ng-mR_loop", "ngR_loop_per_image", "ng-mR_loop_pe
 # means over every sample of object and relation precision, recall, F1, and their mean F1.
 SGVLM_VALUES = ("Obj_P@50_strict", "Obj_Recall_strict", "Obj_F1_strict", "Rel_P@50_strict", "Rel_Recall_strict",
                 "Rel_F1_strict", "SGG_Score_strict")  # fmt: skip
+# ASMv2's open-ended PSG numbers (``--protocol asmv2``, ``metrics.asmv2``): any-match recall pooled over the answered
+# questions' GT tuples, and its mean over the predicates present.
+ASMV2_VALUES = ("ngR_asmv2", "ng-mR_asmv2")
 
 
 def text_set_name(value: str, ng: bool = False) -> str:

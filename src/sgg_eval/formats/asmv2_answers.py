@@ -1,0 +1,99 @@
+"""ASMv2's answers (issue 48, ``--protocol asmv2``): the JSONL ``model_vqa_loader.py`` writes (``question_id``,
+``text``), each text a scene graph in tags, read by the rules of its ``llava/eval/eval_psg.py`` (OpenGVLab/all-seeing
+at 5cb8cea):
+
+    <ref>man</ref><box>[[10, 20, 30, 40]]</box> ... <pred>riding</pred><box>[[10, 20, 300, 400]]</box><box>[[..]]</box>
+
+1. The text is walked tag pair by tag pair (``<...>...<...>`` on one line, left to right): a ``<box>`` pair's
+   content is read as JSON (when it is not JSON it is skipped) and belongs to the last ``<ref>`` (its name's boxes)
+   or, after any other tag, to the last relation (its box lists, in order).
+2. A relation's box lists are taken two at a time: subject boxes, object boxes. A single box on one side is
+   repeated to the other's length, then the two are zipped; an odd number of lists, or sides that still differ,
+   makes the answer's format incorrect (counted in ``correct_format_ratio``; what can be zipped is still used).
+3. The names of a box are every ``<ref>`` whose boxes hold a box that serialises (``json.dumps``) to the same text;
+   none: ``Unknown``. The predicate is the ``<pred>`` text as written.
+
+What ASMv2's scorer would stop on (a ``<box>`` after a ``<ref>`` that is a JSON number, box lists that are not
+lists) is skipped here, and the answer's format counted incorrect.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+BOX_TAG, REF_TAG = "<box>", "<ref>"
+
+
+@dataclass
+class RawTuple:
+    """One parsed tuple before names are read: the names of each box (as written), the boxes (JSON values as
+    written, on the answer's grid) and the predicate."""
+
+    subject_names: list
+    subject_box: object
+    object_names: list
+    object_box: object
+    predicate: str
+
+
+def tag_pairs(text: str) -> list[str]:
+    """What ``re.findall(r'<.*?>.*?<.*?>', text)`` finds, found in linear time (the pattern's own search is
+    quadratic on a line of many ``<``): per line, the first ``<``, the next ``>``, the next ``<``, the next ``>``."""
+    pairs = []
+    for line in text.split("\n"):
+        at = 0
+        while True:
+            s = line.find("<", at)
+            a = line.find(">", s + 1) if s >= 0 else -1
+            b = line.find("<", a + 1) if a >= 0 else -1
+            c = line.find(">", b + 1) if b >= 0 else -1
+            if c < 0:
+                break
+            pairs.append(line[s : c + 1])
+            at = c + 1
+    return pairs
+
+
+def parse_answer(text: str) -> tuple[list[RawTuple], bool]:
+    """The tuples of one answer text and whether its format was correct (module docstring)."""
+    objects, relations = defaultdict(list), defaultdict(list)
+    correct = True
+    last_is_ref, last_value = True, "Unknown"
+    for item in tag_pairs(text):
+        end = item.index(">")
+        inner = item[end + 1 : item.index("<", end + 1)]  # what re.sub(r"<.*?>", "", item) leaves
+        if not item.startswith(BOX_TAG):
+            last_is_ref, last_value = item.startswith(REF_TAG), inner
+            continue
+        try:
+            value = json.loads(inner)
+        except (ValueError, RecursionError):
+            continue
+        if last_is_ref:
+            if isinstance(value, (list, str, dict)):
+                objects[last_value].extend(value)
+            else:
+                correct = False  # ASMv2's scorer stops on it
+        else:
+            relations[last_value].append(value)
+    names_of = defaultdict(list)
+    for name, boxes in objects.items():
+        for box in boxes:
+            names_of[json.dumps(box)].append(name)
+    tuples = []
+    for predicate, lists in relations.items():
+        correct &= len(lists) % 2 == 0
+        for i in range(0, len(lists) - 1, 2):
+            subjects, objs = lists[i], lists[i + 1]
+            if not isinstance(subjects, (list, str)) or not isinstance(objs, (list, str)):
+                correct = False  # ASMv2's scorer stops on it
+                continue
+            subjects = subjects * len(objs) if len(subjects) == 1 else subjects
+            objs = objs * len(subjects) if len(objs) == 1 else objs
+            correct &= len(subjects) == len(objs)
+            for s, o in zip(subjects, objs):
+                names = names_of.get(json.dumps(s), []), names_of.get(json.dumps(o), [])
+                tuples.append(RawTuple(names[0], s, names[1], o, predicate))
+    return tuples, correct
