@@ -21,6 +21,7 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
+from asmv2_fixture import write_fixture as write_asmv2_fixture  # noqa: E402
 from conftest import random_case, small_vocab  # noqa: E402
 from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
 from oiv6_fixture import write_eval_results as write_oiv6_predictions  # noqa: E402
@@ -56,6 +57,8 @@ class Target:
 
 R1SGG = ("evaluate", "r1/answers", "--text-graphs", "--gt", "r1/rows.jsonl", "--protocol", "r1sgg", "-o", "out/r1.json")
 SGVLM = ("--text-graphs", "--protocol", "sgvlm", "-o", "out/s.json")
+ASMV2 = ("evaluate", "asmv2/answers.jsonl", "--text-graphs", "--gt", "asmv2/psg_eval.jsonl", "--protocol", "asmv2",
+         "-o", "out/a.json")  # fmt: skip
 PSG_MASKS = (
     "evaluate",
     "psg/submission.zip",
@@ -229,6 +232,8 @@ TARGETS = [
     Target("r1sgg_answer", "r1/answers/1000.json", "binary", False, (R1SGG,)),  # counted, as text_answers
     Target("r1sgg_rows", "r1/rows.jsonl", "binary", False, (R1SGG,)),
     Target("sgvlm_samples", "sgvlm.jsonl", "binary", False, (("evaluate", "sgvlm.jsonl", *SGVLM),)),
+    Target("asmv2_answers", "asmv2/answers.jsonl", "binary", False, (ASMV2,)),
+    Target("asmv2_questions", "asmv2/psg_eval.jsonl", "binary", False, (ASMV2,)),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -281,6 +286,7 @@ def write_seeds(folder: Path) -> Path:
     (folder / "answers.jsonl").write_text(text_answers(gts))
     write_r1sgg_fixture(folder / "r1", "vg150", 0, n_images=8)
     write_sgvlm_fixture(folder / "sgvlm.jsonl", 0, n=16)
+    write_asmv2_fixture(folder / "asmv2", 0, n=12)
     objects, predicates = VOCAB.object_classes, VOCAB.predicate_classes  # an open-vocabulary split of the world
     (folder / "split.yaml").write_text(
         f"name: fuzz\nnovel_objects: [{objects[0]}, {objects[2]}, 4]\nnovel_predicates: [{predicates[1]}]\n"
