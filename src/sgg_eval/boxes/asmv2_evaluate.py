@@ -18,6 +18,7 @@ import numpy as np
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.asmv2_questions import read_asmv2_questions
 from sgg_eval.formats.asmv2_answers import parse_answer
+from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.io.jsonio import read_bytes
 from sgg_eval.metrics.asmv2 import asmv2_synonyms, expand, hits, spacy_lemmas, word_lemmas
 from sgg_eval.metrics.names import ASMV2_VALUES
@@ -62,12 +63,7 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
             by_predicate[predicate].append(h)
         formats.append(correct)
         tuples.append(len(scored[0]))
-    if foreign:
-        raise InputError(
-            f"{len(foreign)} answers are for questions the GT file does not have, e.g. {foreign[0]!r:.40}: the "
-            "answers were made for another question file",
-            path=path,
-        )
+    refuse_foreign(foreign, path, "questions the GT file does not have", "question file")
     if not formats:
         raise InputError("no answers: expected one JSON object per line (question_id, text)", path=path)
     rows = np.concatenate(hit_all)

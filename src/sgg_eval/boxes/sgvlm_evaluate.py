@@ -20,7 +20,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.toon import read_toon
-from sgg_eval.io.jsonio import read_bytes
+from sgg_eval.io.jsonio import read_text
 from sgg_eval.metrics.names import SGVLM_VALUES
 from sgg_eval.metrics.result_facts import fact
 from sgg_eval.metrics.sgvlm import sample_scores
@@ -31,11 +31,7 @@ MAX_SAMPLES_BYTES = 1 << 32
 def run_sgvlm_evaluation(samples: str) -> dict:
     """The metrics document of SceneGraphVLM's predictions JSONL ``samples``."""
     path = os.fspath(samples)
-    text = read_bytes(path, "JSONL file of samples", MAX_SAMPLES_BYTES)
-    try:
-        lines = text.decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    lines = read_text(path, "JSONL file of samples", MAX_SAMPLES_BYTES).splitlines()
     rows, valid_n, unreadable = [], 0, 0
     for line in lines:
         if not line.strip():

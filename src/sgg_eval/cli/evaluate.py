@@ -48,7 +48,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
     if args.psg:
         return _evaluate_psg(args)
     if args.text_graphs:
-        return _evaluate_text(args)
+        from sgg_eval.cli.text_graphs import evaluate_text
+
+        return evaluate_text(args)
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
     if args.protocol in PSG_PROTOCOLS or args.boxes or args.psg_root:
@@ -113,96 +115,6 @@ def _print_oiv6(result: dict) -> None:
     ours = [_shown(k, beyond[k]) for k in (metric_name("IMR", 20), metric_name("wIMR", 20), metric_name("F1", 50))]
     print(f"sgg-eval's own, beyond protocol oiv6 (beyond_protocol in the JSON): {' '.join(ours)}")
     _print_counts(result, f"OI evaluator: all {result['counts']['images_input']} images; VG-style one (mR@K): ")
-
-
-def _evaluate_text(args: argparse.Namespace) -> None:
-    """Text scene graphs (``--text-graphs``): the answers' JSONL on a split store, as sets."""
-    from sgg_eval.boxes.text_evaluate import run_text_evaluation
-    from sgg_eval.core.errors import InputError
-    from sgg_eval.io.atomic import write_json
-    from sgg_eval.metrics.names import text_set_name
-
-    protocol = args.protocol or TEXT_PROTOCOLS[0]
-    if protocol == "sgvlm" and args.gt:
-        raise InputError("--protocol sgvlm reads the GT from each sample (content): no --gt", field="--gt")
-    if not args.gt and protocol != "sgvlm":
-        raise InputError("--text-graphs scores the answers on the GT: give --gt", field="--gt")
-    others = [f for f, on in (("--task", args.task), ("--stats", args.stats), ("--zeroshot", args.zeroshot),
-                              ("--setting", args.setting), ("--split-file", args.split_file)) if on]  # fmt: skip
-    if others or protocol not in TEXT_PROTOCOLS:
-        raise InputError(
-            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet, --spacy and -o only",
-            field="--text-graphs",
-        )
-    if args.wordnet and protocol != "r1sgg":
-        raise InputError("--wordnet is R1-SGG's name rule: it goes with --protocol r1sgg", field="--wordnet")
-    if args.spacy and protocol != "asmv2":
-        raise InputError("--spacy is ASMv2's name rule: it goes with --protocol asmv2", field="--spacy")
-    if protocol == "sgvlm":
-        from sgg_eval.boxes.sgvlm_evaluate import run_sgvlm_evaluation
-        from sgg_eval.metrics.names import SGVLM_VALUES
-
-        result = run_sgvlm_evaluation(args.predictions)
-        if args.output:
-            write_json(args.output, result)
-        c = result["counts"]
-        print(" ".join(_shown(n, result["metrics"][n]) for n in SGVLM_VALUES))
-        print(f"{c['samples']} samples, {c['samples'] - c['samples_valid']} invalid ({100 * c['invalid_rate']:.2f}%, "
-              f"scored 0); {c['unreadable_lines']} unreadable lines left out")  # fmt: skip
-        return None
-    if protocol == "asmv2":
-        from sgg_eval.boxes.asmv2_evaluate import run_asmv2_evaluation
-        from sgg_eval.metrics.names import ASMV2_VALUES
-
-        result = run_asmv2_evaluation(args.predictions, args.gt, spacy=args.spacy)
-        if args.output:
-            write_json(args.output, result)
-        c = result["counts"]
-        print(" ".join(_shown(n, result["metrics"][n]) for n in ASMV2_VALUES) + " (ASMv2: answered questions only)")
-        print(f"{c['answers_scored']} answers to {c['questions']} questions; correct_format_ratio "
-              f"{c['correct_format_ratio']:.2f}, num_pred_tuples {c['num_pred_tuples']:.1f}; "
-              f"{c['unreadable_lines']} unreadable lines left out")  # fmt: skip
-        return None
-    if protocol == "r1sgg":
-        from sgg_eval.boxes.r1sgg_evaluate import run_r1sgg_evaluation
-
-        result = run_r1sgg_evaluation(args.predictions, args.gt, wordnet=args.wordnet)
-        if args.output:
-            write_json(args.output, result)
-        return _print_r1sgg(result)
-    result = run_text_evaluation(args.predictions, args.gt, protocol)
-    if args.output:
-        write_json(args.output, result)
-    m, c = result["metrics"], result["counts"]
-    for ng, label in ((False, "one predicate per answered pair"), (True, "every distinct triplet")):
-        names = [text_set_name(v, ng) for v in ("R", "P", "F1", "mR", "R_pooled")]
-        print(" ".join(_shown(n, m[n]) for n in names) + f" ({label})")
-    print(
-        f"{c['images_evaluated']} of {c['images_input']} images evaluated ({c['images_unanswered']} unanswered and "
-        f"{c['images_failed']} unreadable, scored as empty answers; {c['images_skipped_no_gt']} without GT "
-        f"relations); {c['objects_unknown_name']} objects with no class name dropped"
-    )
-
-
-def _print_r1sgg(result: dict) -> None:
-    """R1-SGG's numbers, as its two scripts print them, under sgg-eval's names; then the counts."""
-    from sgg_eval.metrics.names import DETECTOR, R1_LOOP_VALUES
-
-    m, c = result["metrics"], result["counts"]
-    print(" ".join(_shown(n, m[n]) for n in R1_LOOP_VALUES) + " (R1-SGG's loop: every GT image)")
-    for family, ng in (("R", False), ("R", True), ("mR", False), ("mR", True), ("zR", False)):
-        print(" ".join(_shown(metric_name(family, k, ng=ng), m[metric_name(family, k, ng=ng)]) for k in RECALL_KS))
-    print(" ".join(_shown(n, m[n]) for n in DETECTOR) + " (SggEvaluator: answered images only)")
-    failures = (
-        "failures unknown (a gathered file)"
-        if c["failures"] is None
-        else (f"{c['failures']} failures ({100 * c['failure_rate']:.2f}%)" if c["failure_rate"] is not None else "")
-    )
-    print(
-        f"{c['answer_files']} answers for {c['images_gt']} GT images; {failures}; {c['placeholders']} scored as "
-        f"R1-SGG's placeholder (failed, or no kept object); {c['images_ranked']} images ranked; "
-        f"{c['objects_dropped']} objects and {c['relations_dropped']} relations dropped by R1-SGG's name rules"
-    )
 
 
 def _print_openvocab(result: dict) -> None:

@@ -28,6 +28,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.r1sgg_rows import refine_id
+from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.io.jsonio import read_bytes
 
 MAX_FILE_BYTES = 1 << 26  # 64 MiB for one image's answer: far beyond any model's output
@@ -91,12 +92,7 @@ def read_r1sgg_folder(folder: str | os.PathLike, sizes: dict) -> tuple[dict, Cou
             continue
         answers[image_id] = parse_answer(image_id, item, sizes[image_id])
         counts["failures"] += answers[image_id].failure is not None
-    if foreign:
-        raise InputError(
-            f"{len(foreign)} answer files are for images the GT rows do not have, e.g. image {foreign[0]!r:.40}: "
-            "the answers were made for another split",
-            path=folder,
-        )
+    refuse_foreign(foreign, folder, "images the GT rows do not have")
     return answers, counts
 
 

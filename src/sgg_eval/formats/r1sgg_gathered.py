@@ -24,6 +24,7 @@ import numpy as np
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import Vocabulary
 from sgg_eval.formats.r1sgg_answers import MappedAnswer
+from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.io.jsonio import load_json
 
 
@@ -33,13 +34,7 @@ def read_r1sgg_gathered(path: str | os.PathLike, gt_ids: set, vocab: Vocabulary,
     doc = load_json(path)
     if not isinstance(doc, dict) or not doc:
         raise InputError("expected R1-SGG's gathered file: an object of image id -> prediction", path=path)
-    foreign = [k for k in doc if k not in gt_ids]
-    if foreign:
-        raise InputError(
-            f"{len(foreign)} images the GT rows do not have, e.g. image {foreign[0]!r:.40}: the answers were made "
-            "for another split",
-            path=path,
-        )
+    refuse_foreign([k for k in doc if k not in gt_ids], path, "images the GT rows do not have")
     shift = 1 if dataset == "psg" else 0
     return {k: _entry(v, vocab, shift, dict(path=path, image_id=k)) for k, v in doc.items()}
 

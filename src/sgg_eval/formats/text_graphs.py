@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.io.jsonio import parse_json, read_bytes
+from sgg_eval.io.jsonio import parse_json, read_text
 
 MAX_ANSWERS_BYTES = 1 << 32  # 4 GiB of answers: far beyond any test split's
 
@@ -69,11 +69,7 @@ def read_text_graphs(path: str | os.PathLike, sizes: dict) -> tuple[dict, Answer
     """The answers of the JSONL file ``path`` by GT image id, and the report; ``sizes`` maps each GT image id to
     its ``(width, height)``. Answers for images ``sizes`` lacks are refused (module docstring)."""
     path = os.fspath(path)
-    text = read_bytes(path, "JSONL file of answers", MAX_ANSWERS_BYTES)
-    try:
-        lines = text.decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    lines = read_text(path, "JSONL file of answers", MAX_ANSWERS_BYTES).splitlines()
     key_of = {str(k): k for k in sizes}  # answers may write an integer id as text (R1-SGG's are strings)
     answers, report, foreign = {}, AnswerReport(), []
     for number, line in enumerate(lines, 1):
@@ -96,13 +92,18 @@ def read_text_graphs(path: str | os.PathLike, sizes: dict) -> tuple[dict, Answer
             report.note("duplicate_answers", image_id, f"line {number}")
             continue
         answers[image_id] = _answer(doc, image_id, sizes[image_id], report)
+    refuse_foreign(foreign, path)
+    return answers, report
+
+
+def refuse_foreign(foreign: list, path: str, whose: str = "images the GT does not have", made_for: str = "split"):
+    """One :class:`InputError` naming ``path`` when answers are for ``foreign`` images (or questions) of no GT."""
     if foreign:
         raise InputError(
-            f"{len(foreign)} answers are for images the GT split does not have, e.g. image {foreign[0]!r:.40}: the "
-            "answers were made for another split",
+            f"{len(foreign)} answers are for {whose}, e.g. {foreign[0]!r:.40}: the answers were made for another "
+            f"{made_for}",
             path=path,
         )
-    return answers, report
 
 
 def _answer(doc: dict, image_id, size: tuple[int, int], report: AnswerReport) -> TextGraph:
