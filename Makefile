@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example ui plots clean-venv
+.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -107,6 +107,11 @@ oiv6-example: $(STAMP)
 # README's open-vocabulary example: data/examples/openvocab. No real data.
 openvocab-example: $(STAMP)
 	$(BIN)/python tests/openvocab_fixture.py data/examples
+
+# Tiny GENERATED answers and GT in R1-SGG's, ASMv2's and SceneGraphVLM's formats, for the README's text scene
+# graphs example: data/examples/text_graphs. No real data.
+text-graphs-example: $(STAMP)
+	$(BIN)/python tests/text_graphs_example.py data/examples
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

@@ -7,6 +7,7 @@ from sgg_eval.data.types import TASKS
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import write_tree
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.text_params import is_text_model
 
 OUTPUT = "data/model_files"
 CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-256: a file is hashed once
@@ -16,8 +17,8 @@ def main() -> None:
     params = load_params()
     files, labels = {}, {}
     for name, cfg in params["models"].items():
-        if is_psg_model(cfg):
-            continue  # one submission per PSG dataset: the inputs stage fingerprints the one evaluated
+        if is_psg_model(cfg) or is_text_model(cfg):
+            continue  # one submission per PSG dataset (the inputs stage's); text answers: text_evaluate's
         for task in TASKS:
             if cfg["source"] == "simulated":
                 files[name, task] = None

@@ -60,14 +60,15 @@ def _read(path: Path, what: str) -> dict:
 def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
     """Every model with a file in ``conf_dir/model`` that the knobs refer to: entries (read by the one entry
     rule, ``entries.parse_entry``: ``<model>_pko`` and ``pko_only`` name their base model), ``pko.apply_to``,
-    ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*``, ``evaluation.model`` and
-    ``evaluation.psg_entries``. A name without a file
+    ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*``, ``evaluation.model``,
+    ``evaluation.psg_entries`` and ``evaluation.text_entries``. A name without a file
     is left out; the schema reports it."""
     evaluation, pko, figures = (
         params.get(k) if isinstance(params.get(k), Mapping) else {} for k in ("evaluation", "pko", "figures")
     )
     only_from = pko.get("pko_only_from") if isinstance(pko.get("pko_only_from"), str) else None
-    names = list(evaluation.get("entries") or []) + list(evaluation.get("psg_entries") or [])
+    names = [*(evaluation.get("entries") or []), *(evaluation.get("psg_entries") or []),
+             *(evaluation.get("text_entries") or [])]  # fmt: skip
     apply_to = pko.get("apply_to") or []
     names += apply_to if isinstance(apply_to, list) else [apply_to]
     names += [pko.get("pko_only_from"), pko.get("blind_model"), evaluation.get("model"), *figures.values()]

@@ -1,6 +1,7 @@
 """The VG150 half of the pipeline's parameter schema about models (``params_check`` runs it; PSG's models:
-``psg_params``): each model of ``conf/model``, the entries evaluated (``<model>``, ``<model>_pko``, ``pko_only``),
-the figures' models, and the prediction file every evaluated task needs."""
+``psg_params``; text-graph models: ``text_params``): each model of ``conf/model``, the entries evaluated
+(``<model>``, ``<model>_pko``, ``pko_only``), the figures' models, and the prediction file every evaluated task
+needs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.pipeline.param_types import check_choice
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.text_params import is_text_model
 from sgg_eval.simulate.params import METHODS
 
 MODEL_SOURCES = ("simulated", "file")
@@ -46,7 +48,7 @@ def check_models(params: Mapping) -> None:
 
 def _vg150_models(params: Mapping) -> dict:
     """The models of conf/model that are not PSG's; ``evaluation.model`` (experiment=one_model) must be one."""
-    models = {name: m for name, m in _get(params, "models").items() if not is_psg_model(m)}
+    models = {name: m for name, m in _get(params, "models").items() if not (is_psg_model(m) or is_text_model(m))}
     evaluation = _get(params, "evaluation")
     if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
         if evaluation["model"] not in models:

@@ -17,6 +17,7 @@ from sgg_eval.pipeline.paths import (
     stats_file,
 )
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.text_params import is_text_model
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 
 
@@ -33,7 +34,7 @@ def run_simulate(params: dict) -> list[str]:
     stats = read_stats(stats_file(params))
     by_backbone: dict[str, dict[str, str]] = defaultdict(dict)
     for name, cfg in params["models"].items():
-        if cfg["source"] == "simulated" and not is_psg_model(cfg):  # PSG models: psg_stages
+        if cfg["source"] == "simulated" and not (is_psg_model(cfg) or is_text_model(cfg)):  # psg_, text_stages
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
     method_params = MethodParams(**sim["methods"])

@@ -21,6 +21,7 @@ from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.model_params import check_models
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.pipeline.psg_params import check_psg
+from sgg_eval.pipeline.text_params import check_text
 from sgg_eval.simulate.params import Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 
@@ -51,7 +52,7 @@ SECTIONS = {
     "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
     "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot", "openvocab"),
     "tracking": ("uri", "experiment", "enabled"),
-    "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols"),
+    "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols", "text_entries"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
     "paths": ("data", "reports", "psg_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
@@ -135,6 +136,7 @@ def check_params(params: Mapping) -> None:
     _check_simulation(params)
     check_models(params)
     check_psg(params)
+    check_text(params)
 
 
 def _check_dataset(params: Mapping) -> None:

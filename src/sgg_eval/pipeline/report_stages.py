@@ -16,6 +16,8 @@ from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.model_stages import open_model
 from sgg_eval.pipeline.paths import gt_split, metrics_file, per_predicate_file, stats_file
+from sgg_eval.pipeline.text_stages import load_text_results
+from sgg_eval.report.text_table import text_graphs_table
 
 
 def run_tables(params: dict, folder: str) -> list[str]:
@@ -46,6 +48,9 @@ def run_tables(params: dict, folder: str) -> list[str]:
         setting = params["metrics"]["openvocab"]["setting"] or OPENVOCAB_SETTINGS[protocol][0]
         table = openvocab_table(results, entries, simulated, labels, protocol, setting, params["dataset"]["name"])
         tables.insert(0, table)
+    text_results = load_text_results(params)
+    if text_results:
+        tables.append(text_graphs_table(text_results, results, entries, params["dataset"]["name"]))
     return [p for t in tables for p in t.write(folder)]
 
 
