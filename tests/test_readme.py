@@ -258,6 +258,34 @@ def test_audit_example(project):
     assert len(re.findall(r"^- `(R@50=64\.0|R@50=74\.7|mR@100=14\.85)`: ", out, re.M)) == 3, out
 
 
+def test_text_graphs_examples_and_table(project):
+    """The text scene graphs section: its generated example under three protocols, the audit flagging the pair, and
+    the pipeline's table of the simulated text model beside the ranked ones (the quick start's repro)."""
+    assert "GENERATED" in sh("make text-graphs-example", project)
+    out = sh(
+        ".venv/bin/sgg-eval evaluate data/examples/text_graphs/r1sgg/answers --text-graphs --gt "
+        "data/examples/text_graphs/r1sgg/rows.jsonl --protocol r1sgg -o data/examples/text_r1sgg.json",
+        project,
+    )
+    r1 = json.loads((project / "data/examples/text_r1sgg.json").read_text())
+    assert r1["counts"]["failures"] == 12 and f"ngR_loop={100 * r1['metrics']['ngR_loop']:.2f}" in out
+    sh(
+        ".venv/bin/sgg-eval evaluate data/examples/text_graphs/asmv2/answers.jsonl --text-graphs --gt "
+        "data/examples/text_graphs/asmv2/psg_eval.jsonl --protocol asmv2 -o data/examples/text_asmv2.json",
+        project,
+    )
+    out = sh(
+        ".venv/bin/sgg-eval evaluate data/examples/text_graphs/sgvlm.jsonl --text-graphs --protocol sgvlm -o "
+        "data/examples/text_sgvlm.json",
+        project,
+    )
+    assert "SGG_Score_strict=" in out and "30 invalid" in out
+    out = sh(".venv/bin/sgg-eval audit data/examples/text_asmv2.json --compare data/examples/text_r1sgg.json", project)
+    assert "text_asmv2.json (ngR_asmv2) vs text_r1sgg.json (ngR_loop) are not comparable" in out
+    table = (project / "reports/tables/text_graphs_table.md").read_text()
+    assert "MLLM (text) (SIMULATED)" in table and "*Ranked models, SGDet*" in table and "no K" in table
+
+
 def test_psg_table_of_the_simulated_benchmark(project):
     out = sh("cat reports/psg/tables/psg_table3_pairs_predicates.md", project)
     assert "SIMULATED" in out and "protocol sgbench" in out and "| HiLo" in out and "| IMP" in out
