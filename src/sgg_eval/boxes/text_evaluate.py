@@ -13,24 +13,23 @@ import os
 
 import numpy as np
 
+from sgg_eval.boxes.text_inputs import read_answers, read_gt
 from sgg_eval.core.defaults import TEXT_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.text_names import name_map
-from sgg_eval.formats.text_graphs import TextGraph, read_text_graphs
+from sgg_eval.formats.text_graphs import TextGraph
 from sgg_eval.metrics.names import TEXT_SET_VALUES, text_set_name
 from sgg_eval.metrics.result_facts import PER_IMAGE, POOLED, fact
 from sgg_eval.metrics.text_sets import SetTotals, match_image
 
 
 def run_text_evaluation(answers: str, gt: str, protocol: str = "sets") -> dict:
-    """The metrics document of the answers ``answers`` (sgg-eval's JSONL) on the split store ``gt``."""
-    from sgg_eval.data.store import SplitStore
-
-    if protocol not in TEXT_PROTOCOLS:
-        raise InputError(f"{protocol!r} is not a protocol for text scene graphs ({', '.join(TEXT_PROTOCOLS)})")
-    with SplitStore(gt) as split:
-        vocab, images = split.vocab, list(split)
-    graphs, report = read_text_graphs(answers, {img.image_id: (img.width, img.height) for img in images})
+    """The metrics document of the answers ``answers`` on the GT ``gt`` (any of the files ``text_inputs`` reads:
+    sgg-eval's JSONL, R1-SGG's folder or ASMv2's answers; a split store, R1-SGG's rows or ASMv2's questions)."""
+    if protocol != "sets":
+        raise InputError(f"{protocol!r}: this is the sets protocol (the others: {', '.join(TEXT_PROTOCOLS[1:])})")
+    images, vocab, _ = read_gt(gt)
+    graphs, report = read_answers(answers, images)
     names = name_map(vocab)
     totals, counts = SetTotals(vocab.num_predicates), {"images_input": len(images), "images_skipped_no_gt": 0}
     counts.update(images_unanswered=0, images_failed=0, objects_unknown_name=0, relations_unknown_predicate=0)

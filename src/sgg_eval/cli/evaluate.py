@@ -266,7 +266,8 @@ def add(sub) -> None:
         "--text-graphs",
         action="store_true",
         help="PREDICTIONS is sgg-eval's JSONL of text answers (image_id, objects with name and box, relations "
-        "[subject, predicate, object]); scored as sets on every image of --gt, unanswered ones as empty. With "
+        "[subject, predicate, object]), R1-SGG's folder or ASMv2's answers; scored as sets on every image of --gt "
+        "(a split store, R1-SGG's rows or ASMv2's questions), unanswered ones as empty. With "
         "--protocol r1sgg: R1-SGG's answer folder or gathered file, on its GT rows (JSON/JSONL); sgvlm: "
         "SceneGraphVLM's predictions JSONL (GT inside, no --gt); asmv2: ASMv2's answers on its psg_eval.jsonl; each "
         "scored as that tool scores it",

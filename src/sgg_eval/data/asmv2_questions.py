@@ -28,8 +28,8 @@ MAX_QUESTIONS_BYTES = 1 << 32
 
 @dataclass
 class Question:
-    """One question: the image's size and its GT tuples: subject and object names (before the first ``-``), boxes
-    ``[M, 4]`` float32 each, and predicates as written."""
+    """One question: the image's size and its GT tuples: subject and object names (before the first ``-``; as
+    written: ``raw_*``), boxes ``[M, 4]`` float32 each, and predicates as written."""
 
     question_id: int | str
     width: int
@@ -39,6 +39,8 @@ class Question:
     objects: tuple[str, ...]
     object_boxes: np.ndarray
     predicates: tuple[str, ...]
+    raw_subjects: tuple[str, ...] = ()
+    raw_objects: tuple[str, ...] = ()
 
 
 def read_asmv2_questions(path: str | os.PathLike) -> dict:
@@ -70,7 +72,7 @@ def read_asmv2_questions(path: str | os.PathLike) -> dict:
 def _question(qid, size, tuples, where: dict) -> Question:
     if not isinstance(tuples, list):
         raise InputError("must be a list of [subject, box, object, box, predicate]", field="relation_tuples", **where)
-    parts = [[], [], [], [], []]
+    parts, raw = [[], [], [], [], []], [[], []]
     for t in tuples:
         ok = isinstance(t, list) and len(t) == 5 and all(isinstance(t[k], str) for k in (0, 2, 4))
         if not ok or not (_box(t[1]) and _box(t[3])):
@@ -81,8 +83,13 @@ def _question(qid, size, tuples, where: dict) -> Question:
             )
         for k in range(5):
             parts[k].append(t[k].split("-")[0] if k in (0, 2) else t[k])
+        raw[0].append(t[0])
+        raw[1].append(t[2])
     boxes = [np.array(parts[k], dtype=np.float32).reshape(-1, 4) for k in (1, 3)]
-    return Question(qid, size[0], size[1], tuple(parts[0]), boxes[0], tuple(parts[2]), boxes[1], tuple(parts[4]))
+    return Question(
+        qid, size[0], size[1], tuple(parts[0]), boxes[0], tuple(parts[2]), boxes[1], tuple(parts[4]), tuple(raw[0]),
+        tuple(raw[1]),
+    )  # fmt: skip
 
 
 def _box(value) -> bool:
