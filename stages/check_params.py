@@ -4,7 +4,8 @@ Every other stage runs after it (each depends on one of its outputs), so a bad v
 `dvc exp run -S metrics.tau=2`) stops the pipeline here, before DVC removes a single output. It writes what
 the stages read beyond their params: the datasets, VG150 and panoptic (with the simulated worlds' shapes),
 the catalogue (the models, task labels and simulation settings params.yaml names) and links to every real
-model file (DVC follows them: new content in a file reruns ``model_files`` and ``inputs``). A valid change of
+model file (DVC follows them: new content in a file reruns ``model_files`` and ``inputs``; a text-graph model's
+answers, ``text_evaluate``). A valid change of
 one knob leaves them unchanged, so it reruns only the stages that list that knob as a param.
 """
 
@@ -14,6 +15,7 @@ from sgg_eval.pipeline.fingerprint import link_files
 from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.text_params import is_text_model
 
 WORLDS = {"dataset": "simulation", "psg_dataset": "psg_simulation"}  # the catalogue part with the world's shape
 
@@ -22,16 +24,23 @@ def main() -> None:
     params = load_params()
     check_params(params)
     psg_name = params["psg_dataset"]["name"]
+    real = [(name, cfg) for name, cfg in params["models"].items() if cfg["source"] == "file"]
     link_files(
         "data/params/model_links",
         {
             f"{name}.{key}": (path, f"models.{name}.files.{key}")
-            for name, cfg in params["models"].items()
-            if cfg["source"] == "file"
+            for name, cfg in real
+            if not is_text_model(cfg)
             for key, path in (cfg.get("files") or {}).items()
             if not is_psg_model(cfg) or key == psg_name  # a PSG model: the submission for this dataset only
         },
     )
+    # text-graph models' answers apart: a new ranked or PSG file must not rerun text_evaluate, nor new answers them
+    link_files(
+        "data/params/text_links",
+        {f"{name}.answers": (cfg["files"]["answers"], f"models.{name}.files.answers") for name, cfg in real
+         if is_text_model(cfg)},
+    )  # fmt: skip
     for path, section in CARRIERS.items():  # each is an out of this stage, which declares the section
         carried = dict(params[section])
         if carried["kind"] == "simulated":
