@@ -10,7 +10,8 @@
   (landscape) or ``(H - W) // 2`` off x (portrait): the square padding undone; a box that is not 4 numbers is
   skipped (ASMv2 skips what torch cannot read, and stops on more than 4);
 - **match**: a GT tuple is hit when **any** answered tuple has both names, the predicate as written (case and
-  spaces count), and IoU >= 0.5 on both boxes (torchvision's ``box_iou``: continuous, float32);
+  spaces count), and IoU >= 0.5 on both boxes (torchvision's ``box_iou``, ``metrics.torch_box_iou``: continuous,
+  float32);
 - ``ngR_asmv2`` = hits / GT tuples pooled over the **answered** questions (a question answered twice counts
   twice); ``ng-mR_asmv2`` = the mean over the predicates present in that GT of their pooled recall;
   ``correct_format_ratio`` and ``num_pred_tuples``: means over the answers.
@@ -27,6 +28,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.asmv2_answers import RawTuple
+from sgg_eval.metrics.torch_box_iou import box_iou
 
 BBOX_SCALE = 999
 Lemmas = Callable[[str], list[str]]
@@ -93,17 +95,6 @@ def _shape(value) -> tuple:
     if not isinstance(value, list):
         return ()
     return (len(value), *_shape(value[0])) if value else (0,)
-
-
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """torchvision's ``box_iou`` in float32: ``[len(a), len(b)]``."""
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    wh = np.maximum(np.minimum(a[:, None, 2:], b[None, :, 2:]) - lt, np.float32(0))
-    inter = wh[..., 0] * wh[..., 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return inter / (area_a[:, None] + area_b[None, :] - inter)
 
 
 def expand(tuples: list[RawTuple], width: int, height: int, lemmas: Lemmas, synonyms: dict) -> tuple:
