@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgg_eval.cli.options import add_iou_threshold, add_jobs, option
+from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option
 from sgg_eval.core.defaults import (
     OPENVOCAB_PROTOCOLS,
     OPENVOCAB_SETTINGS,
     PGSG_KS,
     PROTOCOL,
+    PROVISION_SBERT_MODEL,
+    PROVISION_TOP_K,
     PSG_PROTOCOL,
     PSG_PROTOCOLS,
     RECALL_KS,
@@ -269,8 +271,9 @@ def add(sub) -> None:
         "[subject, predicate, object]), R1-SGG's folder or ASMv2's answers; scored as sets on every image of --gt "
         "(a split store, R1-SGG's rows or ASMv2's questions), unanswered ones as empty. With "
         "--protocol r1sgg: R1-SGG's answer folder or gathered file, on its GT rows (JSON/JSONL); sgvlm: "
-        "SceneGraphVLM's predictions JSONL (GT inside, no --gt); asmv2: ASMv2's answers on its psg_eval.jsonl; each "
-        "scored as that tool scores it",
+        "SceneGraphVLM's predictions JSONL (GT inside, no --gt); asmv2: ASMv2's answers on its psg_eval.jsonl; "
+        "provision: ProVision's end-to-end answers (GT inside, no --gt) or GPT scene graphs on a PSG-style JSON; "
+        "each scored as that tool scores it",
     )
     text.add_argument(
         "--spacy",
@@ -282,6 +285,25 @@ def add(sub) -> None:
         action="store_true",
         help="r1sgg: look names up in WordNet as R1-SGG does when its tables miss (needs sgg-eval[wordnet] and "
         "WordNet's data for nltk)",
+    )
+    text.add_argument(
+        "--sbert",
+        metavar="MODEL",
+        help="provision: the SentenceTransformer that reads names, a Hub name or a local folder (default: "
+        f"{PROVISION_SBERT_MODEL}; needs sgg-eval[provision])",
+    )
+    text.add_argument(
+        "--top-k",
+        type=bounded(int, 0, 2**31 - 1),
+        metavar="N",
+        help="provision: keep a random N of an answer's relations when it has more, as ProVision does (default: "
+        f"{PROVISION_TOP_K}; 0: all)",
+    )
+    text.add_argument(
+        "--seed",
+        type=bounded(int, 0, 2**32 - 1),
+        metavar="N",
+        help="provision: the seed of that sample (ProVision's is unseeded; default: 0)",
     )
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")

@@ -1,12 +1,12 @@
 """``sgg-eval evaluate ANSWERS --text-graphs``: scene graphs written as text by multimodal LLMs (issue 48), under
-sgg-eval's ``sets`` protocol or a published evaluator's (``r1sgg``, ``sgvlm``, ``asmv2``); each protocol a runner
-and a printer of the lines its tool prints (docs/text_graphs.md)."""
+sgg-eval's ``sets`` protocol or a published evaluator's (``r1sgg``, ``sgvlm``, ``asmv2``, ``provision``); each
+protocol a runner and a printer of the lines its tool prints (docs/text_graphs.md)."""
 
 from __future__ import annotations
 
 import argparse
 
-from sgg_eval.core.defaults import RECALL_KS, TEXT_PROTOCOLS
+from sgg_eval.core.defaults import PROVISION_SBERT_MODEL, PROVISION_TOP_K, RECALL_KS, TEXT_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.names import metric_name
 
@@ -24,16 +24,19 @@ def evaluate_text(args: argparse.Namespace) -> None:
                               ("--setting", args.setting), ("--split-file", args.split_file)) if on]  # fmt: skip
     if others or protocol not in TEXT_PROTOCOLS:
         raise InputError(
-            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet, --spacy and -o only",
+            f"--text-graphs takes --gt, --protocol {', '.join(TEXT_PROTOCOLS)}, --wordnet, --spacy, --sbert, "
+            "--top-k, --seed and -o only",
             field="--text-graphs",
         )
     if protocol == "sgvlm" and args.gt:
         raise InputError("--protocol sgvlm reads the GT from each sample (content): no --gt", field="--gt")
-    if not args.gt and protocol != "sgvlm":
+    if not args.gt and protocol not in ("sgvlm", "provision"):
         raise InputError("--text-graphs scores the answers on the GT: give --gt", field="--gt")
-    for flag, owner in (("wordnet", "r1sgg"), ("spacy", "asmv2")):
-        if getattr(args, flag) and protocol != owner:
-            raise InputError(f"--{flag} is a name rule of --protocol {owner} only", field=f"--{flag}")
+    for flag, owner in (("wordnet", "r1sgg"), ("spacy", "asmv2"), ("sbert", "provision"), ("top_k", "provision"),
+                        ("seed", "provision")):  # fmt: skip
+        if getattr(args, flag) not in (None, False) and protocol != owner:
+            name = "--" + flag.replace("_", "-")
+            raise InputError(f"{name} is an option of --protocol {owner} only", field=name)
     run, show = PROTOCOLS[protocol]
     result = run(args)
     if args.output:
@@ -119,5 +122,26 @@ def _show_asmv2(result: dict) -> None:
           f"{c['unreadable_lines']} unreadable lines left out")  # fmt: skip
 
 
+def _provision(args):
+    from sgg_eval.boxes.provision_evaluate import run_provision_evaluation
+    from sgg_eval.metrics.provision import sbert_encoder
+
+    model = args.sbert or PROVISION_SBERT_MODEL
+    top_k = PROVISION_TOP_K if args.top_k is None else args.top_k
+    return run_provision_evaluation(args.predictions, args.gt, sbert_encoder(model), model=model, top_k=top_k,
+                                    seed=args.seed or 0)  # fmt: skip
+
+
+def _show_provision(result: dict) -> None:
+    from sgg_eval.metrics.names import PROVISION_VALUES
+
+    c = result["counts"]
+    print(" ".join(shown(n, result["metrics"][n]) for n in PROVISION_VALUES) + " (ProVision: answers it reads)")
+    print(f"{c['images_scored']} of {c['answers']} answers scored ({c['answers_no_relations']} without Relations:, "
+          f"scored empty; {c['answers_dropped']} dropped and {c['answers_crashed']} that stop ProVision, left out "
+          f"with their GT); {c['relations_cut_by_top_k']} relations cut by top_k; {c['unreadable_lines']} "
+          "unreadable lines left out")  # fmt: skip
+
+
 PROTOCOLS = {"sets": (_sets, _show_sets), "r1sgg": (_r1sgg, _show_r1sgg), "sgvlm": (_sgvlm, _show_sgvlm),
-             "asmv2": (_asmv2, _show_asmv2)}  # fmt: skip
+             "asmv2": (_asmv2, _show_asmv2), "provision": (_provision, _show_provision)}  # fmt: skip

@@ -47,8 +47,11 @@ PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
 OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
 # Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one; the
-# others as R1-SGG, SceneGraphVLM and ASMv2 do.
-TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2")
+# others as R1-SGG, SceneGraphVLM, ASMv2 and ProVision do.
+TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2", "provision")
+# ProVision's name reader and its random cut of an answer's relations (its script's defaults).
+PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+PROVISION_TOP_K = 50
 PSG_PROTOCOL = "sgbench"
 
 # Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and

@@ -63,6 +63,9 @@ SGVLM_VALUES = ("Obj_P@50_strict", "Obj_Recall_strict", "Obj_F1_strict", "Rel_P@
 # ASMv2's open-ended PSG numbers (``--protocol asmv2``, ``metrics.asmv2``): any-match recall pooled over the answered
 # questions' GT tuples, and its mean over the predicates present.
 ASMV2_VALUES = ("ngR_asmv2", "ng-mR_asmv2")
+# ProVision's scene-graph numbers (``--protocol provision``, ``metrics.provision``): any-match recall pooled over the
+# GT triplets of the answers it reads, its mean over the predicates present, subject-only recall, box coverage.
+PROVISION_VALUES = ("ngR_provision", "ng-mR_provision", "objR_provision", "coverage_provision")
 
 
 def text_set_name(value: str, ng: bool = False) -> str:
