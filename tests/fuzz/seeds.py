@@ -26,6 +26,8 @@ from conftest import random_case, small_vocab  # noqa: E402
 from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
 from oiv6_fixture import write_eval_results as write_oiv6_predictions  # noqa: E402
 from oiv6_fixture import write_oiv6  # noqa: E402
+from provision_fixture import StandInSentenceTransformer  # noqa: E402
+from provision_fixture import write_fixture as write_provision_fixture  # noqa: E402
 from psg_fixture import write_psg_fixture  # noqa: E402
 from r1sgg_fixture import write_fixture as write_r1sgg_fixture  # noqa: E402
 from sgvlm_fixture import write_fixture as write_sgvlm_fixture  # noqa: E402
@@ -38,6 +40,9 @@ from sgg_eval.data.types import PredictionMeta, SplitMeta  # noqa: E402
 from sgg_eval.pipeline.config import write_params  # noqa: E402
 
 VOCAB = small_vocab(6, 5)
+# --protocol provision reads names with SBERT, which is not installed here: the fixture's stand-in, in every case
+sys.modules.setdefault("sentence_transformers", type(sys)("sentence_transformers"))
+sys.modules["sentence_transformers"].__dict__.setdefault("SentenceTransformer", StandInSentenceTransformer)
 EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]
 
 
@@ -57,6 +62,7 @@ class Target:
 
 R1SGG = ("evaluate", "r1/answers", "--text-graphs", "--gt", "r1/rows.jsonl", "--protocol", "r1sgg", "-o", "out/r1.json")
 SGVLM = ("--text-graphs", "--protocol", "sgvlm", "-o", "out/s.json")
+PROVISION = ("--text-graphs", "--protocol", "provision", "--top-k", "3", "-o", "out/p.json")
 ASMV2 = ("evaluate", "asmv2/answers.jsonl", "--text-graphs", "--gt", "asmv2/psg_eval.jsonl", "--protocol", "asmv2",
          "-o", "out/a.json")  # fmt: skip
 PSG_MASKS = (
@@ -234,6 +240,15 @@ TARGETS = [
     Target("sgvlm_samples", "sgvlm.jsonl", "binary", False, (("evaluate", "sgvlm.jsonl", *SGVLM),)),
     Target("asmv2_answers", "asmv2/answers.jsonl", "binary", False, (ASMV2,)),
     Target("asmv2_questions", "asmv2/psg_eval.jsonl", "binary", False, (ASMV2,)),
+    Target("provision_e2e", "provision/e2e.jsonl", "binary", False, (("evaluate", "provision/e2e.jsonl", *PROVISION),)),
+    Target(
+        "provision_gt",
+        "provision/psg_gt.json",
+        "json",
+        False,
+        (("evaluate", "provision/gpt.jsonl", "--gt", "provision/psg_gt.json", *PROVISION),),
+        ("data",),  # its boxes are pixels, any number is one; class ids and indices are checked (refused)
+    ),
     Target("psg_json", "psg/psg.json", "json", False, (PSG_MASKS, PSG_BOXES)),
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
@@ -287,6 +302,8 @@ def write_seeds(folder: Path) -> Path:
     write_r1sgg_fixture(folder / "r1", "vg150", 0, n_images=8)
     write_sgvlm_fixture(folder / "sgvlm.jsonl", 0, n=16)
     write_asmv2_fixture(folder / "asmv2", 0, n=12)
+    write_provision_fixture(folder / "provision", 0, n=10)
+    (folder / "provision" / "gt.json").replace(folder / "provision" / "psg_gt.json")
     objects, predicates = VOCAB.object_classes, VOCAB.predicate_classes  # an open-vocabulary split of the world
     (folder / "split.yaml").write_text(
         f"name: fuzz\nnovel_objects: [{objects[0]}, {objects[2]}, 4]\nnovel_predicates: [{predicates[1]}]\n"
