@@ -13,6 +13,7 @@ from sgg_eval.boxes.text_evaluate import run_text_evaluation
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
 from sgg_eval.formats.r1sgg_answers import read_r1sgg_folder
+from sgg_eval.io.jsonio import jsonl_lines
 from sgg_eval.metrics.names import text_set_name
 
 
@@ -52,6 +53,18 @@ def test_asmv2_files_by_hand(tmp_path):
     (tmp_path / "answers.jsonl").write_text(json.dumps({"question_id": 7, "text": text}) + "\n")
     doc = run_text_evaluation(tmp_path / "answers.jsonl", tmp_path / "psg_eval.jsonl")
     assert doc["metrics"][text_set_name("R")] == 0.5 and doc["metrics"][text_set_name("P")] == 1.0
+    # read as --protocol asmv2 reads the file: a line that is not UTF-8 is counted, a U+2028 inside a text is no
+    # line break
+    line = json.dumps({"question_id": 7, "text": text.replace("beside", "beside\u2028")}, ensure_ascii=False)
+    (tmp_path / "answers.jsonl").write_bytes(line.encode("utf-8") + b"\n\xff{bad\n")
+    doc = run_text_evaluation(tmp_path / "answers.jsonl", tmp_path / "psg_eval.jsonl")
+    assert doc["answers"]["unreadable_lines"] == 1 and doc["counts"]["images_failed"] == 0
+
+
+def test_json_lines_break_on_newlines_only():
+    """JSON allows U+2028 inside a string; ``str.splitlines`` would break a line there, Python's ``open`` does not."""
+    assert jsonl_lines('{"a": "x\u2028y"}\r\n{"b": 1}\r{"c": 2}\n') == ['{"a": "x\u2028y"}', '{"b": 1}', '{"c": 2}']
+    assert jsonl_lines("") == [] and jsonl_lines("a\n\nb") == ["a", "", "b"]
 
 
 def test_a_gt_of_no_known_kind_is_refused(tmp_path):

@@ -9,7 +9,6 @@ one line. ASMv2 reports no failure rate: ``correct_format_ratio`` is its closest
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 
@@ -17,14 +16,11 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.asmv2_questions import read_asmv2_questions
-from sgg_eval.formats.asmv2_answers import parse_answer
+from sgg_eval.formats.asmv2_answers import answer_lines, parse_answer
 from sgg_eval.formats.text_graphs import refuse_foreign
-from sgg_eval.io.jsonio import read_bytes
 from sgg_eval.metrics.asmv2 import asmv2_synonyms, expand, hits, spacy_lemmas, word_lemmas
 from sgg_eval.metrics.names import ASMV2_VALUES
 from sgg_eval.metrics.result_facts import ANY, POOLED, fact
-
-MAX_ANSWERS_BYTES = 1 << 32
 
 
 def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
@@ -36,16 +32,9 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
     hit_all, by_predicate, formats, tuples, answered = [], defaultdict(list), [], [], set()
     counts = {"answer_lines": 0, "unreadable_lines": 0, "unreadable_answers": 0}
     foreign = []
-    for line in read_bytes(path, "JSONL file of answers", MAX_ANSWERS_BYTES).splitlines():
-        if not line.strip():
-            continue
+    for qid, text in answer_lines(path):
         counts["answer_lines"] += 1
-        try:
-            answer = json.loads(line)
-        except (ValueError, RecursionError):
-            answer = None
-        qid = answer.get("question_id") if isinstance(answer, dict) else None
-        if isinstance(qid, bool) or not isinstance(qid, (int, str)):
+        if qid is None:
             counts["unreadable_lines"] += 1
             continue
         if str(qid) not in by_qid:
@@ -53,7 +42,6 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
             continue
         question = questions[by_qid[str(qid)]]
         answered.add(question.question_id)
-        text = answer.get("text")
         raw, correct = parse_answer(text) if isinstance(text, str) else ([], False)
         counts["unreadable_answers"] += not isinstance(text, str)
         scored = expand(raw, question.width, question.height, lemmas, synonyms)

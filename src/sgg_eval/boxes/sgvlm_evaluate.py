@@ -20,7 +20,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.toon import read_toon
-from sgg_eval.io.jsonio import read_text
+from sgg_eval.io.jsonio import jsonl_lines, read_text
 from sgg_eval.metrics.names import SGVLM_VALUES
 from sgg_eval.metrics.result_facts import fact
 from sgg_eval.metrics.sgvlm import sample_scores
@@ -31,7 +31,7 @@ MAX_SAMPLES_BYTES = 1 << 32
 def run_sgvlm_evaluation(samples: str) -> dict:
     """The metrics document of SceneGraphVLM's predictions JSONL ``samples``."""
     path = os.fspath(samples)
-    lines = read_text(path, "JSONL file of samples", MAX_SAMPLES_BYTES).splitlines()
+    lines = jsonl_lines(read_text(path, "JSONL file of samples", MAX_SAMPLES_BYTES))
     rows, valid_n, unreadable = [], 0, 0
     for line in lines:
         if not line.strip():

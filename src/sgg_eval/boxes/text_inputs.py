@@ -26,7 +26,7 @@ import numpy as np
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.formats.text_graphs import AnswerReport, TextGraph, read_text_graphs, refuse_foreign
-from sgg_eval.io.jsonio import read_text
+from sgg_eval.io.jsonio import jsonl_lines, read_text
 
 MAX_SNIFF = 1 << 20
 
@@ -39,7 +39,7 @@ def _first_row(path: str):
         if head.startswith("["):
             doc = json.loads(read_text(path, "GT file", None))
             return doc[0] if isinstance(doc, list) and doc else None
-        return json.loads(head.splitlines()[0]) if head else None
+        return json.loads(jsonl_lines(head)[0]) if head else None
     except (ValueError, IndexError):
         return None
 
@@ -129,19 +129,12 @@ def _r1sgg_answers(folder: str, sizes: dict) -> tuple[dict, AnswerReport]:
 
 
 def _asmv2_answers(path: str, sizes: dict) -> tuple[dict, AnswerReport]:
-    from sgg_eval.formats.asmv2_answers import parse_answer
+    from sgg_eval.formats.asmv2_answers import answer_lines, parse_answer
     from sgg_eval.metrics.asmv2 import answer_box
 
     by_text, report, graphs, foreign = {str(k): k for k in sizes}, AnswerReport(), {}, []
-    for line in read_text(path, "JSONL file of answers", None).splitlines():
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-        except (ValueError, RecursionError):
-            doc = None
-        qid = doc.get("question_id") if isinstance(doc, dict) else None
-        if isinstance(qid, bool) or not isinstance(qid, (int, str)):
+    for qid, text in answer_lines(path):
+        if qid is None:
             report.note("unreadable_lines")
             continue
         if str(qid) not in by_text:
@@ -151,13 +144,13 @@ def _asmv2_answers(path: str, sizes: dict) -> tuple[dict, AnswerReport]:
         if image_id in graphs:
             report.note("duplicate_answers", image_id)
             continue
-        if not isinstance(doc.get("text"), str):
+        if not isinstance(text, str):
             report.note("failures", image_id, "text is not text")
             graphs[image_id] = TextGraph(image_id, failure="text is not text")
             continue
         width, height = sizes[image_id]
         objects, rels = {}, []
-        for t in parse_answer(doc["text"])[0]:
+        for t in parse_answer(text)[0]:
             ends = []
             for names, box in ((t.subject_names, t.subject_box), (t.object_names, t.object_box)):
                 pixels = answer_box(box, width, height)

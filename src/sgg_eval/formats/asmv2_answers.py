@@ -14,16 +14,39 @@ at 5cb8cea):
    none: ``Unknown``. The predicate is the ``<pred>`` text as written.
 
 What ASMv2's scorer would stop on (a ``<box>`` after a ``<ref>`` that is a JSON number, box lists that are not
-lists) is skipped here, and the answer's format counted incorrect.
+lists) is skipped here, and the answer's format counted incorrect. The file's lines are split on ``\n`` and
+``\r`` only, as Python's ``open`` iterates them there (:func:`answer_lines`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from sgg_eval.io.jsonio import read_bytes
+
 BOX_TAG, REF_TAG = "<box>", "<ref>"
+MAX_ANSWERS_BYTES = 1 << 32
+
+
+def answer_lines(path: str) -> Iterator[tuple]:
+    """``(question_id, text)`` of each non-empty line of the answers file at ``path``; ``(None, None)`` for a line
+    that is not a JSON object with an integer or string ``question_id`` (not UTF-8 included: the callers count it
+    and go on). ``text`` is the JSON value as written (None when absent)."""
+    for line in read_bytes(path, "JSONL file of answers", MAX_ANSWERS_BYTES).splitlines():
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except (ValueError, RecursionError):
+            doc = None
+        qid = doc.get("question_id") if isinstance(doc, dict) else None
+        if isinstance(qid, bool) or not isinstance(qid, (int, str)):
+            yield None, None
+            continue
+        yield qid, doc.get("text")
 
 
 @dataclass

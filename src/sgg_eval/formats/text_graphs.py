@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.io.jsonio import parse_json, read_text
+from sgg_eval.io.jsonio import jsonl_lines, parse_json, read_text
 
 MAX_ANSWERS_BYTES = 1 << 32  # 4 GiB of answers: far beyond any test split's
 
@@ -69,7 +69,7 @@ def read_text_graphs(path: str | os.PathLike, sizes: dict) -> tuple[dict, Answer
     """The answers of the JSONL file ``path`` by GT image id, and the report; ``sizes`` maps each GT image id to
     its ``(width, height)``. Answers for images ``sizes`` lacks are refused (module docstring)."""
     path = os.fspath(path)
-    lines = read_text(path, "JSONL file of answers", MAX_ANSWERS_BYTES).splitlines()
+    lines = jsonl_lines(read_text(path, "JSONL file of answers", MAX_ANSWERS_BYTES))
     key_of = {str(k): k for k in sizes}  # answers may write an integer id as text (R1-SGG's are strings)
     answers, report, foreign = {}, AnswerReport(), []
     for number, line in enumerate(lines, 1):

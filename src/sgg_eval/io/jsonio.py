@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from sgg_eval.core.errors import InputError
 
@@ -15,6 +16,9 @@ MAX_NUMBER_CHARS = 40  # digits (and sign, point, exponent) of one JSON number: 
 
 class _NumberTooLong(ValueError):
     pass
+
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _number(kind):
@@ -127,6 +131,12 @@ def read_bytes(path: str | os.PathLike, what: str, limit: int | None = None) -> 
     _check_file(path, what, limit)
     with open(path, "rb") as fh:
         return fh.read()
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text, split on ``\n``, ``\r\n`` and ``\r`` only, as Python's ``open`` iterates
+    them; never on U+2028 and the other breaks ``str.splitlines`` knows, which JSON allows inside a string."""
+    return LINE_BREAK.split(text.removesuffix("\r\n").removesuffix("\n").removesuffix("\r")) if text else []
 
 
 def read_text(path: str | os.PathLike, what: str = "text", limit: int | None = None) -> str:
