@@ -121,13 +121,16 @@ def test_repro_produces_tables_figures_and_runs(project):
     runs = mlflow_runs(uri)
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     psg = [r for r in children if r.data.tags["sgg_eval.task"] == "panoptic"]
+    text = [r for r in children if r.data.tags["sgg_eval.task"] == "text"]
     m = len(params["evaluation"]["psg_entries"]) * len(params["evaluation"]["psg_protocols"])
-    # a parent run per dataset (VG150, PSG): their tables never mix
-    assert len(children) - len(psg) == n and len(psg) == m and len(runs) == n + m + 2
+    t = len(params["evaluation"]["text_entries"])
+    # a parent run per dataset (VG150, PSG): their tables never mix; a text-graph model is a run of VG150's
+    assert len(children) - len(psg) - len(text) == n and len(psg) == m and len(text) == t > 0
+    assert len(runs) == n + m + t + 2
     assert {r.info.run_name.split("/")[0] for r in psg} == {params["psg_dataset"]["name"]}
     again = run([sys.executable, "-m", "dvc", "repro"], p)
     assert "Running stage" not in again, again  # a second repro runs nothing
-    assert len(mlflow_runs(uri)) == n + m + 2
+    assert len(mlflow_runs(uri)) == n + m + t + 2
 
 
 def test_logged_metrics_match_the_json_files(project):
@@ -142,6 +145,11 @@ def test_logged_metrics_match_the_json_files(project):
             expected = every_metric(result)  # the protocol's numbers and those beyond it, a tag naming the latter
             assert {mlflow_key(task, k): v for k, v in expected.items() if v is not None} == r.data.metrics
             assert r.data.tags["sgg_eval.beyond_protocol"] == ",".join(sorted(result["beyond_protocol"]["metrics"]))
+            continue
+        if task == "text":  # a text-graph model: its protocol's numbers
+            doc = json.loads((p / f"data/vg150_sim/results/text/{entry}.json").read_text())
+            assert {mlflow_key(task, k): v for k, v in doc["metrics"].items() if v is not None} == r.data.metrics
+            assert r.data.params["protocol"] == doc["protocol"] and r.data.metrics
             continue
         doc = json.loads((p / f"data/vg150_sim/results/metrics/{entry}/{task}.json").read_text())
         assert doc["metrics"]["F1@50"] is not None and (doc["metrics"]["det_mAP@50"] is not None) == (task == "sgdet")

@@ -126,9 +126,40 @@ def run_figures(params: dict, folder: str) -> list[str]:
     return written
 
 
+def _text_children(params: dict, common: dict) -> list:
+    """One nested run per text-graph model (``<dataset>/<entry>/text``): its protocol's numbers as metrics
+    ``text/<name>``, its document as an artifact."""
+    from sgg_eval.pipeline.text_stages import load_text_results, text_results_folder
+    from sgg_eval.pipeline.tracking import ChildRun, metrics_of
+
+    dataset = params["dataset"]["name"]
+    return [
+        ChildRun(
+            name=f"{dataset}/{entry}/text",
+            params={
+                **common,
+                "protocol": doc["protocol"],
+                "model": entry,
+                "task": "text",
+                "simulated": doc["entry"]["simulated"],
+            },  # fmt: skip
+            metrics=metrics_of("text", doc),
+            artifacts=[f"{text_results_folder(params)}/{entry}.json"],
+            tags={
+                "sgg_eval.task": "text",
+                "sgg_eval.dataset": dataset,
+                "sgg_eval.model": entry,
+                "sgg_eval.method_family": "text graphs",
+            },  # fmt: skip
+        )
+        for entry, doc in sorted(load_text_results(params).items())
+    ]
+
+
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
-    (``<dataset>/<entry>/<task>``) or per PSG entry × protocol (``<psg_dataset>/<entry>/<protocol>``)."""
+    (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), or per PSG entry ×
+    protocol (``<psg_dataset>/<entry>/<protocol>``)."""
     from sgg_eval.pipeline.psg_reports import psg_runs
     from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
 
@@ -170,6 +201,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
                 },
             )
         )
+    children += _text_children(params, common)
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png"))
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))
