@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 
+from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.psg_facts import psg_facts
 from sgg_eval.io.jsonio import parse_json, read_bytes
-from sgg_eval.metrics.torch_box_iou import as_tensor
 
 MAX_GT_BYTES = 1 << 33
 GroundTruth = tuple  # (relations [(s, o, p)], class per object, box per object as written)

@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.provision_gt import GroundTruth, check_gt
 from sgg_eval.formats.provision_text import CRASHED, Parsed, gpt_text, parse_scene_graph
 from sgg_eval.io.jsonio import parse_json, read_bytes
-from sgg_eval.metrics.torch_box_iou import as_tensor
 
 MAX_ANSWERS_BYTES = 1 << 33
 E2E_GT = ("gt_labels", "gt_object_labels", "gt_boxes")

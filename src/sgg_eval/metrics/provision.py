@@ -26,9 +26,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.defaults import PROVISION_SBERT_MODEL
 from sgg_eval.core.errors import InputError
-from sgg_eval.metrics.torch_box_iou import as_tensor, box_iou, pair_iou
+from sgg_eval.metrics.torch_box_iou import box_iou, pair_iou
 
 Encoder = Callable[[list[str]], np.ndarray]
 

@@ -1,7 +1,7 @@
 """torchvision's ``box_iou`` as the MLLM evaluators call it (issue 48: ASMv2 and ProVision), bit for bit in numpy.
 
 Their boxes reach it as ``torch.tensor(list)``: a list of Python ints becomes int64, one with a float float32
-(:func:`tensor_dtype`). ``box_iou`` then works in those types (torchvision ``ops/boxes.py``):
+(``arrays.torch_tensors``). ``box_iou`` then works in those types (torchvision ``ops/boxes.py``):
 
     area = (x2 - x1) * (y2 - y1)                      each side in its own type
     lt = max(a[:, None, :2], b[:, :2]), rb = min(a[:, None, 2:], b[:, 2:])
@@ -18,33 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-INT64_RANGE = (-(2**63), 2**63)
-
-
-def tensor_dtype(values: list) -> type | None:
-    """The type ``torch.tensor`` gives a flat list of JSON numbers: int64 for ints only, float32 with any float;
-    None for what it cannot read alike (a bool, an int beyond int64, anything not a number)."""
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
-        return None
-    if any(isinstance(v, int) and not INT64_RANGE[0] <= v < INT64_RANGE[1] for v in values):
-        return None
-    return np.float32 if any(isinstance(v, float) for v in values) else np.int64
-
-
-def as_tensor(boxes: list) -> np.ndarray | None:
-    """``torch.tensor(boxes)`` for a list of 4-number boxes, ``[N, 4]`` in its type; None when it is not that."""
-    if not isinstance(boxes, list) or any(not isinstance(b, list) or len(b) != 4 for b in boxes):
-        return None
-    flat = [v for b in boxes for v in b]
-    dtype = tensor_dtype(flat)
-    if dtype is None:
-        return None
-    return np.array(flat, dtype=dtype).reshape(len(boxes), 4)
+from sgg_eval.arrays.torch_tensors import tensor_dtype
 
 
 def pair_iou(a: list, b: list) -> np.ndarray:
     """``box_iou(torch.tensor([a_i]), torch.tensor([b_j]))`` for every pair, each box its own tensor (so its own
-    type): ``[len(a), len(b)]`` float32. ``a`` and ``b`` are lists of boxes :func:`as_tensor` reads."""
+    type): ``[len(a), len(b)]`` float32. ``a`` and ``b`` are lists of boxes ``arrays.torch_tensors.as_tensor`` reads."""
     int_a, int_b = _is_int(a), _is_int(b)
     out = box_iou(_stack(a, np.float32), _stack(b, np.float32))
     both = int_a[:, None] & int_b[None, :]
