@@ -146,6 +146,7 @@ def reference_evaluate(
     triplet_counts=None,
     num_pairs=None,
     iou_threshold=0.5,
+    groups=None,
 ):
     C = num_predicates
     zs = {tuple(int(v) for v in t) for t in zeroshot} if zeroshot is not None else None
@@ -234,6 +235,11 @@ def reference_evaluate(
         out[f"ngR@{k}"] = mean(R["ng"][k])
         out[f"mR@{k}"] = sum(mean(mr["gc"][k][c]) for c in range(1, C + 1)) / C
         out[f"ng-mR@{k}"] = sum(mean(mr["ng"][k][c]) for c in range(1, C + 1)) / C
+        for name, members in (groups or {}).items():  # head/body/tail: {group: 1-based predicate ids}
+            for fam, prefix in (("gc", "mR"), ("ng", "ng-mR")):
+                out[f"{prefix}_{name}@{k}"] = (
+                    sum(mean(mr[fam][k][c]) for c in members) / len(members) if members else None
+                )
         for r, m, name in (
             (out[f"R@{k}"], out[f"mR@{k}"], f"F1@{k}"),
             (out[f"ngR@{k}"], out[f"ng-mR@{k}"], f"ng-F1@{k}"),

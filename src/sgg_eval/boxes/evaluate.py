@@ -10,13 +10,14 @@ from dataclasses import replace
 import numpy as np
 
 from sgg_eval.boxes.sources import open_predictions
-from sgg_eval.core.defaults import IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, PROTOCOL, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
 from sgg_eval.metrics.engine import evaluate, require_evaluated
+from sgg_eval.metrics.longtail import add_group_recalls
 from sgg_eval.metrics.openvocab import check_setting, open_vocab
 from sgg_eval.metrics.options import EvalOptions
 
@@ -79,11 +80,13 @@ def run_evaluation(
     setting: str | None = None,
     split_file: str | None = None,
     split: dict | None = None,
+    longtail: str = LONGTAIL_RULE,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.ranking.blocks``), with the same document for any number. An open-vocabulary
     ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``, or ``split``, the same
-    mapping given inline (the pipeline's ``metrics.openvocab.split``)."""
+    mapping given inline (the pipeline's ``metrics.openvocab.split``). ``longtail`` is the head/body/tail rule
+    (``metrics.longtail``)."""
     if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file or split):
         raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
     if protocol in OPENVOCAB_PROTOCOLS and setting:
@@ -136,6 +139,8 @@ def run_evaluation(
     if report is not None:
         report.close()
     require_evaluated(result, predictions, gt)
+    counts = None if train is None else train.predicate_counts[1:]
+    result = add_group_recalls(result, source.vocab.predicate_classes, counts, longtail)
     result["notes"] = list(source.notes) + result["notes"]
     result["input"] = {"predictions": os.fspath(predictions), "format": source.fmt}  # as given: names the file
     return result

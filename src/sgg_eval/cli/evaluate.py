@@ -7,6 +7,8 @@ import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option
 from sgg_eval.core.defaults import (
+    LONGTAIL_RULE,
+    LONGTAIL_RULES,
     OPENVOCAB_PROTOCOLS,
     OPENVOCAB_SETTINGS,
     PGSG_KS,
@@ -76,6 +78,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
         jobs=args.jobs or default_jobs(),
         setting=args.setting,
         split_file=args.split_file,
+        longtail=args.longtail,
     )
     if args.output:
         write_json(args.output, result)
@@ -318,6 +321,14 @@ def add(sub) -> None:
         "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
     )
     p.add_argument("--tau", type=option("tau"), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})")
+    p.add_argument(
+        "--longtail",
+        choices=LONGTAIL_RULES,
+        default=LONGTAIL_RULE,
+        help="head/body/tail predicates for mR_head@K, mR_body@K, mR_tail@K: pysgg (PySGG's VG150 parts), frequency "
+        "(by the training counts of --stats, PySGG's group sizes scaled) or auto (pysgg on VG150's predicates, "
+        "else frequency; the default)",
+    )
     add_iou_threshold(p, default=None)
     add_jobs(p)
     p.add_argument("-o", "--output", help="write the metrics JSON here")

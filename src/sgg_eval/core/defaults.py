@@ -53,6 +53,11 @@ TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2", "provision")
 PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROVISION_TOP_K = 50
 PSG_PROTOCOL = "sgbench"
+# Head/body/tail predicates (metrics.longtail): auto = PySGG's VG150 parts on VG150's predicates, else by the
+# training statistics' frequency; or one of the two everywhere.
+LONGTAIL_RULES = ("auto", "pysgg", "frequency")
+LONGTAIL_RULE = "auto"
+LONGTAIL_KS = (50, 100)  # the head/body/tail table's K, as BGNN and PySGG print it
 
 # Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and
 # Knyazev et al.'s num_val_im), GQA200's first kept test images (SHA-GCL's).

@@ -71,6 +71,7 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
         jobs=default_jobs(),
         setting=m["openvocab"]["setting"],
         split=m["openvocab"]["split"],
+        longtail=m["longtail"],
     )
     write_json(ranked_file(params, entry, task), result)
     return result

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from sgg_eval.boxes.splits import DATASET_KINDS, READERS
-from sgg_eval.core.defaults import IMR_KS, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PROTOCOLS
+from sgg_eval.core.defaults import IMR_KS, LONGTAIL_RULES, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.options import RANGES, check_option
@@ -50,7 +50,7 @@ SECTIONS = {
     "dataset": None,  # by kind: see _check_dataset
     "psg_dataset": None,  # by kind: see psg_params
     "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
-    "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot", "openvocab"),
+    "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot", "openvocab", "longtail"),
     "tracking": ("uri", "experiment", "enabled"),
     "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols", "text_entries"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
@@ -115,6 +115,7 @@ def check_params(params: Mapping) -> None:
         check_option(name, _get(params, f"metrics.{name}"), field=f"metrics.{name}")
     _choice(params, "metrics.protocol", PROTOCOLS)
     _choice(params, "metrics.imr_k", IMR_KS)
+    _choice(params, "metrics.longtail", LONGTAIL_RULES)
     _check_openvocab(params)
     if not isinstance(_get(params, "metrics.zeroshot"), str):
         raise InputError("must be 'computed', 'vg150' or a file path", field="metrics.zeroshot")

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sgg_eval.core.defaults import BLIND_K, IMR_KS, RECALL_KS
+from sgg_eval.core.defaults import BLIND_K, IMR_KS, LONGTAIL_KS, RECALL_KS
 from sgg_eval.core.tasks import PREDCLS, SGCLS, SGDET, TASKS
 from sgg_eval.io.atomic import write_text
-from sgg_eval.metrics.names import OIV6_TABLE, metric_name
+from sgg_eval.metrics.longtail import GROUPS
+from sgg_eval.metrics.names import OIV6_TABLE, metric_name, subset_name
 from sgg_eval.metrics.names import openvocab_table as openvocab_table_columns
 
 # Metrics that are not fractions (PRk is a mean 0-based rank): shown as they are, never ×100; and lower is
@@ -249,6 +250,27 @@ def openvocab_table(
     )
 
 
+def longtail_table(results: dict, entries: list[str], tag: str, label) -> Table | None:
+    """Mean recall on the head, body and tail predicates (``metrics.longtail``) as debiasing papers print it (BGNN,
+    PySGG): mR@K beside its three groups at K = 50 and 100, one section per task; the caption names the rule and
+    the groups' sizes. None when no result has the groups."""
+    docs = [doc for doc in results.values() if "longtail" in doc]
+    if not docs:
+        return None
+    groups = docs[0]["longtail"]
+    columns = [name for k in LONGTAIL_KS for name in (metric_name("mR", k), *(subset_name("mR", g, k) for g in GROUPS))]
+    rows = [row for task in TASKS for row in method_rows(results, entries, task, label(task), columns)]
+    rule = "PySGG's VG150 parts" if groups["rule"] == "pysgg" else "training frequency, PySGG's group sizes scaled"
+    sizes = ", ".join(f"{len(groups[g])} {g}" for g in GROUPS)
+    return Table(
+        "longtail_table",
+        f"Mean recall on head, body and tail predicates ({rule}: {sizes}; graph-constrained){tag}",
+        ("Backbone", "Method"),
+        columns,
+        rows,
+    )
+
+
 def paper_tables(
     results: dict[tuple[str, str], dict],
     entries: list[str],
@@ -307,6 +329,9 @@ def paper_tables(
                 mark_best=False,
             ),
         )
+    longtail = longtail_table(results, entries, tag, label)
+    if longtail is not None:
+        tables.append(longtail)
     all_metrics = sorted({k for doc in results.values() for k in doc["metrics"]})
     full = [Row((e, t), dict(results[e, t]["metrics"])) for t in TASKS for e in entries if (e, t) in results]
     tables.append(

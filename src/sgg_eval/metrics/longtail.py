@@ -1,0 +1,98 @@
+"""Head, body and tail predicates, and mean recall on each (issue 49), as PySGG and BGNN report them.
+
+**Groups.** PySGG (SHTUPLUS/PySGG at a63942a, ``pysgg/config/defaults.py``,
+``MODEL.ROI_RELATION_HEAD.LONGTAIL_PART_DICT``) fixes VG150's 50 predicates in three parts: 4 head (``on``,
+``has``, ``of``, ``wearing``), 12 body, 34 tail (``data/resources/longtail_groups.json``, by name). Its list is
+not a cut of any frequency order (``in``, VG150's third most frequent predicate, is body; ``riding`` is body
+above more frequent tail ones), so two rules:
+
+- ``pysgg``: PySGG's parts, verbatim, for a vocabulary whose predicates are VG150's (the default there: numbers
+  comparable with BGNN's and PySGG's tables);
+- ``frequency``: the dataset's own training statistics (GQA, PSG, a user's data; the default elsewhere): the
+  predicates in decreasing order of training instances (ties by index), the first ``round(4/50 · C)`` head, the
+  next ``round(12/50 · C)`` body, the rest tail: PySGG's VG150 group sizes, scaled. Other statistics, other
+  groups.
+
+**Values.** ``mR_<group>@K`` = the mean over the group's predicates of the per-predicate recall behind
+``mR@K`` (a predicate absent from the evaluated GT counts 0, as in ``mR@K``): PySGG's
+``np.mean(part_recall[group])`` of ``longtail_part_eval``. ``ng-mR_<group>@K`` likewise from ``ng-mR@K``.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import numpy as np
+
+from sgg_eval.core.defaults import LONGTAIL_RULE, RECALL_KS
+from sgg_eval.metrics.document import BEYOND, every_per_predicate
+from sgg_eval.metrics.names import metric_name, subset_name
+
+GROUPS = ("head", "body", "tail")
+PYSGG_SIZES = (4, 12, 50)  # head, body, all: PySGG's VG150 parts
+
+
+def pysgg_groups() -> dict[str, str]:
+    """PySGG's VG150 parts: predicate name -> ``head``, ``body`` or ``tail``."""
+    text = resources.files("sgg_eval.data").joinpath("resources/longtail_groups.json").read_text("utf-8")
+    return json.loads(text)["vg150"]
+
+
+def predicate_groups(predicates: tuple[str, ...], train_counts: np.ndarray | None, rule: str = LONGTAIL_RULE):
+    """``(group index per predicate [C] (0 head, 1 body, 2 tail), the rule used)``; ``train_counts`` ``[C]`` are
+    training instances per predicate (needed by ``frequency``). None when the rule cannot apply (no
+    statistics for ``frequency``; not VG150's predicates for ``pysgg``)."""
+    table = pysgg_groups()
+    if rule == "auto":
+        rule = "pysgg" if set(predicates) == set(table) else "frequency"
+    if rule == "pysgg":
+        if set(predicates) != set(table):
+            return None, rule
+        return np.array([GROUPS.index(table[p]) for p in predicates], dtype=np.int64), rule
+    if train_counts is None:
+        return None, rule
+    c = len(predicates)
+    order = np.lexsort((np.arange(c), -np.asarray(train_counts, dtype=np.int64)))
+    head = round(PYSGG_SIZES[0] / PYSGG_SIZES[2] * c)
+    body = round(PYSGG_SIZES[1] / PYSGG_SIZES[2] * c)
+    groups = np.full(c, 2, dtype=np.int64)
+    groups[order[:head]] = 0
+    groups[order[head : head + body]] = 1
+    return groups, rule
+
+
+def group_recalls(per_predicate: dict[str, dict[str, float]], predicates: tuple[str, ...], groups) -> dict:
+    """``mR_<group>@K`` and ``ng-mR_<group>@K`` for K in RECALL_KS, from a document's per-predicate vectors
+    (None where the document has no such vector, or the group is empty)."""
+    out = {}
+    for k in RECALL_KS:
+        for ng in (False, True):
+            vector = per_predicate.get(metric_name("mR", k, ng=ng))
+            for g, group in enumerate(GROUPS):
+                members = [p for p, code in zip(predicates, groups) if code == g]
+                name = subset_name("mR", group, k, ng=ng)
+                out[name] = float(np.mean([vector[p] for p in members])) if vector and members else None
+    return out
+
+
+def add_group_recalls(doc: dict, predicates: tuple[str, ...], train_counts, rule: str = LONGTAIL_RULE) -> dict:
+    """``doc`` (a metrics document) with its head/body/tail mean recalls (beside a protocol's own numbers, in its
+    ``beyond_protocol`` section) and ``longtail``: the rule used and each group's predicates; a note instead when
+    the groups cannot be made."""
+    groups, used = predicate_groups(predicates, train_counts, rule)
+    if groups is None:
+        doc["notes"].append(
+            "head/body/tail mean recall: "
+            + (
+                "the frequency rule needs the training statistics (--stats)"
+                if used == "frequency"
+                else "PySGG's groups are VG150's predicates, which this vocabulary does not have"
+            )  # fmt: skip
+        )
+        return doc
+    values = group_recalls(every_per_predicate(doc), predicates, groups)
+    (doc[BEYOND]["metrics"] if BEYOND in doc else doc["metrics"]).update(values)
+    doc["longtail"] = {"rule": used, **{g: [p for p, code in zip(predicates, groups) if code == i]
+                                        for i, g in enumerate(GROUPS)}}  # fmt: skip
+    return doc
