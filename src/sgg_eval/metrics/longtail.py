@@ -68,11 +68,11 @@ def group_recalls(per_predicate: dict[str, dict[str, float]], predicates: tuple[
     out = {}
     for k in RECALL_KS:
         for ng in (False, True):
-            vector = per_predicate.get(metric_name("mR", k, ng=ng))
+            vector = per_predicate.get(metric_name("mR", k, ng=ng)) or {}
             for g, group in enumerate(GROUPS):
-                members = [p for p, code in zip(predicates, groups) if code == g]
-                name = subset_name("mR", group, k, ng=ng)
-                out[name] = float(np.mean([vector[p] for p in members])) if vector and members else None
+                # the predicates the vector lists (every one, for the box tasks)
+                members = [vector[p] for p, code in zip(predicates, groups) if code == g and p in vector]
+                out[subset_name("mR", group, k, ng=ng)] = float(np.mean(members)) if members else None
     return out
 
 
