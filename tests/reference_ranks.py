@@ -124,7 +124,7 @@ def image_ranks(
     ng_match = pm[:, top_cols[sel]] & (top_preds[sel][None, :] == gp[:, None])
     out.ng = _positions(first_true(ng_match), np.flatnonzero(sel))
     out.per_predicate = _per_predicate_ranks(pair_scores(cand, cols=gp).T, viable, pm)
-    out.predicate_rank = _predicate_rank(cand, viable, pm, gp)
+    out.predicate_rank, out.top_predicate = _predicate_rank(cand, viable, pm, gp)
     if triplet_family:
         out.triplet = _triplet_ranks(cand, col_of, pm, gs, go, gp)
     return out
@@ -152,18 +152,20 @@ def _per_predicate_ranks(col: np.ndarray, viable: np.ndarray, pm: np.ndarray) ->
 
 
 def _predicate_rank(cand: Candidates, viable: np.ndarray, pm: np.ndarray, gp: np.ndarray) -> np.ndarray:
-    """PRk: rank of the GT predicate among the scores of the first matching pair in GC order."""
+    """PRk: rank of the GT predicate among the scores of the first matching pair in GC order; and the predicate
+    that pair scores highest (the lowest id among equals), -1 without a matching pair."""
     pos = np.full(len(cand.pairs), NO_MATCH, dtype=np.int64)
     pos[cand.gc_pairs[::-1]] = np.arange(len(cand.gc_pairs))[::-1]  # first GC position of each pair
     ranked = np.where(pm, pos[viable][None, :], NO_MATCH)
     if ranked.shape[1] == 0:
-        return np.full(len(gp), np.nan)
+        return np.full(len(gp), np.nan), np.full(len(gp), -1, dtype=np.int64)
     has = ranked.min(axis=1) < NO_MATCH
     probs = cand.probs[viable[ranked.argmin(axis=1)], 1:]
     own = probs[np.arange(len(gp)), gp - 1]
     ids = np.arange(probs.shape[1])[None, :]
     rank = (probs > own[:, None]).sum(axis=1) + ((probs == own[:, None]) & (ids < (gp - 1)[:, None])).sum(axis=1)
-    return np.where(has, rank.astype(np.float64), np.nan)
+    top = np.array([1 + max(range(probs.shape[1]), key=lambda c: (probs[r, c], -c)) for r in range(len(gp))])
+    return np.where(has, rank.astype(np.float64), np.nan), np.where(has, top, -1).astype(np.int64)
 
 
 def _triplet_ranks(cand, col_of, pm, gs, go, gp) -> np.ndarray:

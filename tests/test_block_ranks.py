@@ -25,7 +25,18 @@ from sgg_eval.metrics.ranking.candidates import CandidateBlock, ImageScores, Pai
 from sgg_eval.metrics.ranking.ng_top import nth_largest
 
 VOCAB = small_vocab(6, 5)
-FIELDS = ("predicates", "gc", "pair", "imr", "ng", "gt_pair", "per_predicate", "triplet", "predicate_rank")
+FIELDS = (
+    "predicates",
+    "gc",
+    "pair",
+    "imr",
+    "ng",
+    "gt_pair",
+    "per_predicate",
+    "triplet",
+    "predicate_rank",
+    "top_predicate",
+)
 
 
 def _with_duplicate_pairs(rng, pred):

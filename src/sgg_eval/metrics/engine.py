@@ -194,7 +194,7 @@ def finalize(
             f"objects match at IoU >= {opts.iou_threshold} (the reference: {IOU_THRESHOLD}); det_mAP keeps COCO's "
             "thresholds (0.50:0.95, and 0.5 for det_mAP@50)"
         )
-    return {
+    out = {
         "task": opts.task,
         "protocol": opts.protocol,
         "tau": opts.tau,
@@ -203,6 +203,21 @@ def finalize(
         "per_predicate": doc.per_predicate,
         "counts": counts,
         "notes": notes,
+    }
+    if "prk" in acc.families:
+        out["confusion"] = confusion_section(acc.confusion, vocab.predicate_classes)
+    return out
+
+
+def confusion_section(confusion: np.ndarray, predicates: tuple[str, ...]) -> dict:
+    """The predicate confusion matrix of a run: ``counts[g][t]`` GT rows of predicate ``g`` whose subject and
+    object are matched (the task's matching) and whose first matching pair in GC order (PRk's pair) ranks
+    predicate ``t`` first; a row sums to the matched GT rows of its predicate. Vocabulary order."""
+    return {
+        "about": "rows: GT predicate; columns: the predicate its matched pair (the first in GC order) ranks first; "
+        "GT rows whose subject and object are matched",
+        "predicates": list(predicates),
+        "counts": confusion[1:, 1:].astype(np.int64).tolist(),
     }
 
 

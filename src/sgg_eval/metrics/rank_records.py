@@ -20,6 +20,9 @@ class _Families:
     per_predicate: np.ndarray | None = None
     triplet: np.ndarray | None = None
     predicate_rank: np.ndarray | None = None
+    # the predicate (1-based) the pair of ``predicate_rank`` ranks first (its highest foreground score, the lower id
+    # on a tie), -1 without a matching pair: the confusion matrix's column
+    top_predicate: np.ndarray | None = None
 
 
 @dataclass

@@ -69,6 +69,8 @@ class Accumulator:
         self.tr_hits, self.tr_rows = np.zeros(nk), 0
         self.wtr_hits, self.wtr_total = np.zeros(nk), 0.0
         self.prk_sum, self.prk_rows = np.zeros(c), np.zeros(c)
+        # [GT predicate, the predicate its matched pair ranks first]: GT rows counted (the confusion matrix)
+        self.confusion = np.zeros((c, c))
         self.inst = 0.0
         self.rel_recall, self.rel_per_pred = np.zeros(nr), np.zeros((c, nr))
         self.image_mean = {"gc": np.zeros(nk), "ng": np.zeros(nk), "rel": np.zeros(nr)}
@@ -187,7 +189,7 @@ class Accumulator:
         if ranks.triplet is not None:
             self._add_triplets(hit(ranks.triplet), triplet_counts)
         if ranks.predicate_rank is not None:
-            self._add_predicate_ranks(p, ranks.predicate_rank)
+            self._add_predicate_ranks(p, ranks.predicate_rank, ranks.top_predicate)
 
     def _add_triplets(self, hits: np.ndarray, triplet_counts: np.ndarray | None) -> None:
         """R_tr's hits ``[rows, k]`` pooled, and wR_tr's weighted by ``1 / (n_t + 1)``."""
@@ -199,12 +201,15 @@ class Accumulator:
             self.wtr_hits += (hits * w[:, None]).sum(axis=0)
             self.wtr_total += float(w.sum())
 
-    def _add_predicate_ranks(self, predicates: np.ndarray, prk: np.ndarray) -> None:
-        """PRk's sums per predicate over the rows with a rank (not NaN)."""
+    def _add_predicate_ranks(self, predicates: np.ndarray, prk: np.ndarray, top: np.ndarray | None) -> None:
+        """PRk's sums per predicate over the rows with a rank (not NaN); the confusion matrix's counts."""
         self.families.add("prk")
         ok = ~np.isnan(prk)
         self.prk_sum += np.bincount(predicates[ok], weights=prk[ok], minlength=self.C + 1)
         self.prk_rows += np.bincount(predicates[ok], minlength=self.C + 1)
+        if top is not None:
+            c, ok = self.C + 1, top >= 0
+            self.confusion += np.bincount(predicates[ok] * c + top[ok], minlength=c * c).reshape(c, c)
 
     def add_missed(self, predicates: np.ndarray) -> None:
         """An image with GT relations (``predicates[M]``) but no predicted pair, skipped by the reference

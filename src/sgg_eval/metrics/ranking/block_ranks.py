@@ -125,12 +125,12 @@ def block_ranks(
         keep = pred_ok & on_gt[cp]
         gt_pair = first_match(num_rows, cr[keep], position[cp[keep]])
 
-    ng = per_predicate = predicate_rank = triplet = None
+    ng = per_predicate = predicate_rank = top_predicate = triplet = None
     if block.probs is not None:
         probs, per_pair = block.probs, block.pair_products()
         ng = ng_ranks(block, ng_limit, per_pair, pair_img, pair_off, cr, cp, gp, num_rows)
         per_predicate = _per_predicate(per_pair, probs, gp, row_img, n_rows, n_pairs, pair_off, cr, cp, num_rows)
-        predicate_rank = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
+        predicate_rank, top_predicate = _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair)
         if triplet_family:
             obj_at = np.repeat(obj_off, n_pairs)  # per pair: its image's first object
             triplet = _triplet(
@@ -163,6 +163,7 @@ def block_ranks(
         per_predicate=per_predicate,
         triplet=triplet,
         predicate_rank=predicate_rank,
+        top_predicate=top_predicate,
     )
 
 
@@ -261,16 +262,19 @@ def _count_above(probs, per_pair, gp, best, first) -> np.ndarray:
     )
 
 
-def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> np.ndarray:
-    """PRk: rank of the GT predicate among the scores of the first matching pair in GC order (NaN if none)."""
-    out = np.full(len(gp), np.nan)
+def _predicate_rank(probs, gp, first_any, row_img, pair_off, gc_pair) -> tuple[np.ndarray, np.ndarray]:
+    """PRk: rank of the GT predicate among the scores of the first matching pair in GC order (NaN if none); and
+    the predicate that pair ranks first (-1 if none; ties to the lower id, as the rank counts them)."""
+    out, top = np.full(len(gp), np.nan), np.full(len(gp), -1, dtype=np.int64)
     rows = np.flatnonzero(first_any != NO_MATCH)
     pair = gc_pair[pair_off[row_img[rows]] + first_any[rows]]
     fg = probs[pair, 1:]
     own = fg[np.arange(len(rows)), gp[rows] - 1]
     ids = np.arange(fg.shape[1])[None, :]
     out[rows] = (fg > own[:, None]).sum(axis=1) + ((fg == own[:, None]) & (ids < (gp[rows] - 1)[:, None])).sum(axis=1)
-    return out
+    if len(rows):
+        top[rows] = np.argmax(fg, axis=1) + 1
+    return out, top
 
 
 def _triplet(per_pair, probs, gp, gs, go, gs_loc, go_loc, row_img, order, sorted_key, ps, po, matches):
