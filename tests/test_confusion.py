@@ -72,3 +72,17 @@ def _matches(gt, pred, g, q, task) -> bool:
     inter = max(iw, 0) * max(ih, 0)
     union = (a[2] - a[0] + 1) * (a[3] - a[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1) - inter
     return inter / union >= 0.5
+
+
+def test_the_report_orders_by_frequency_and_words_the_largest_shares():
+    from sgg_eval.report.confusion import confusion_rows, frequency_order, in_words, top_confusions
+
+    confusion = {"predicates": ["a", "b", "c"], "counts": [[5, 5, 0], [1, 1, 0], [0, 3, 1]]}
+    order = frequency_order(confusion["predicates"], [10, 30, 30])
+    assert order == [1, 2, 0]  # most frequent first, ties by index
+    rows = confusion_rows(confusion, order)
+    assert [r["gt_predicate"] for r in rows] == ["b", "c", "a"] and list(rows[0])[2:] == ["b", "c", "a"]
+    assert rows[2] == {"gt_predicate": "a", "matched": 10, "b": 5, "c": 0, "a": 5}
+    top = top_confusions(confusion)
+    assert top == [("c", "b", 0.75, 3), ("a", "b", 0.5, 5), ("b", "a", 0.5, 1)]  # ties: more rows first
+    assert in_words(*top[0][:3]) == "c → b: 75.0% of `c`"

@@ -48,6 +48,14 @@ def run_tables(params: dict, folder: str) -> list[str]:
         setting = params["metrics"]["openvocab"]["setting"] or OPENVOCAB_SETTINGS[protocol][0]
         table = openvocab_table(results, entries, simulated, labels, protocol, setting, params["dataset"]["name"])
         tables.insert(0, table)
+    from sgg_eval.report.confusion import confusions_table
+
+    figures = params["figures"]
+    compared = list(dict.fromkeys(e for e in (figures["biased_model"], figures["debiased_model"]) if e in entries))
+    confusions = confusions_table(results, compared, labels, f" on {params['dataset']['name']}" + (
+        ". SIMULATED data." if simulated else "."))  # fmt: skip
+    if confusions is not None:
+        tables.append(confusions)
     text_results = load_text_results(params)
     if text_results:
         tables.append(text_graphs_table(text_results, results, entries, params["dataset"]["name"]))
