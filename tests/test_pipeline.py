@@ -23,7 +23,8 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("table1_blind_replacement", "table2_predcls", "table3_sgcls_sgdet", "full_metrics")
-FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep")
+FIGURES = ("fig2_score_heatmaps", "fig3_composable_pairs", "fig4_mr_vs_imr", "fig5_predicate_weights", "tau_sweep",
+           "confusion_matrix")  # fmt: skip
 
 
 def run(args, cwd, env=None):

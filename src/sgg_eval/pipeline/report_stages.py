@@ -78,6 +78,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     from sgg_eval.metrics.ranking.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.report import figures as fg
+    from sgg_eval.report.confusion import frequency_order
 
     stats = read_stats(stats_file(params))
     names = list(stats.vocab.predicate_classes)
@@ -106,6 +107,11 @@ def run_figures(params: dict, folder: str) -> list[str]:
         m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
         panels.append((f"{title} ({model}{shown})", unit, m))
     written += fg.score_heatmaps(panels, names, folder, simulated)
+    compared = [(f"{m}{shown}", results[m, task]["confusion"]) for m in dict.fromkeys((f["biased_model"],
+                f["debiased_model"])) if (m, task) in results and "confusion" in results[m, task]]  # fmt: skip
+    if compared:
+        order = frequency_order(names, stats.predicate_counts[1:])
+        written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
     doc = results[f["per_predicate_model"], task]

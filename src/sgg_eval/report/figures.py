@@ -78,6 +78,30 @@ def score_heatmaps(
     return save_figure(fig, folder, "fig2_score_heatmaps")
 
 
+def confusion_heatmaps(
+    panels: list[tuple[str, dict]], order: list[int], task: str, folder: str, simulated: bool
+) -> list[str]:
+    """The predicate confusion matrix per panel ``(title, confusion section)`` (issue 49): rows = GT predicate, columns
+    = the predicate its matched pair ranks first, each row as shares of its matched GT rows; both axes in ``order``
+    (most frequent in training first), so a head-ward drift is a bright left band."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(11 * len(panels), 11.5), layout="constrained")
+    for ax, (title, confusion) in zip(np.atleast_1d(axes), panels):
+        counts = np.asarray(confusion["counts"], dtype=np.float64)[np.ix_(order, order)]
+        rows = counts.sum(axis=1, keepdims=True)
+        shares = np.divide(counts, rows, out=np.zeros_like(counts), where=rows > 0)
+        names = [confusion["predicates"][c] for c in order]
+        im = ax.imshow(shares, cmap="magma", vmin=0, vmax=1, aspect="auto")
+        ax.set_title(title)
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=TICK)
+        ax.set_yticks(range(len(names)), names, fontsize=TICK)
+        ax.set_xlabel("predicate the matched pair ranks first (most frequent in training first)")
+        ax.set_ylabel("ground-truth predicate")
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.01).set_label("share of the GT predicate's matched rows")
+    fig.suptitle(f"Predicate confusion matrix ({task})")
+    note_simulated(fig, simulated)
+    return save_figure(fig, folder, "confusion_matrix")
+
+
 def composable_pairs(names: list[str], num_pairs: np.ndarray, folder: str, simulated: bool) -> list[str]:
     """Fig. 3: composable (subject, object) class pairs per predicate, descending, log scale."""
     order = np.argsort(-num_pairs, kind="stable")
