@@ -109,9 +109,8 @@ def run_figures(params: dict, folder: str) -> list[str]:
     written += fg.score_heatmaps(panels, names, folder, simulated)
     compared = [(f"{m}{shown}", results[m, task]["confusion"]) for m in dict.fromkeys((f["biased_model"],
                 f["debiased_model"])) if (m, task) in results and "confusion" in results[m, task]]  # fmt: skip
-    if compared:
-        order = frequency_order(names, stats.predicate_counts[1:])
-        written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
+    order = frequency_order(names, stats.predicate_counts[1:])
+    written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 
     doc = results[f["per_predicate_model"], task]

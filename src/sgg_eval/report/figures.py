@@ -84,6 +84,11 @@ def confusion_heatmaps(
     """The predicate confusion matrix per panel ``(title, confusion section)`` (issue 49): rows = GT predicate, columns
     = the predicate its matched pair ranks first, each row as shares of its matched GT rows; both axes in ``order``
     (most frequent in training first), so a head-ward drift is a bright left band."""
+    if not panels:  # the compared models' inputs have no per-predicate scores: the figure says so
+        fig, ax = plt.subplots(figsize=(8, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no confusion matrix: the compared models' inputs rank triplets only", ha="center")
+        return save_figure(fig, folder, "confusion_matrix")
     fig, axes = plt.subplots(1, len(panels), figsize=(11 * len(panels), 11.5), layout="constrained")
     for ax, (title, confusion) in zip(np.atleast_1d(axes), panels):
         counts = np.asarray(confusion["counts"], dtype=np.float64)[np.ix_(order, order)]
