@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sgg_eval.metrics.names import mlflow_key
-from sgg_eval.pipeline.tracking import ChildRun, log_runs
+from sgg_eval.pipeline.tracking import VIEW_TAG, ChildRun, log_runs, share_view
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -158,3 +160,12 @@ def test_make_ui_names_the_runs_table_of_the_projects_experiment(tmp_path):
         [sys.executable, str(script), "5001", str(store)], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert url == f"http://127.0.0.1:5001/#/experiments/{exp.experiment_id}/runs"
+    # once the pipeline has stored its shared view: the link opens it (runs grouped by task, metrics as columns)
+    share_view(f"sqlite:///{store}", "sgg-eval", ["predcls/R_at_50", "predcls/mR_at_50"])
+    state = json.loads(MlflowClient(f"sqlite:///{store}").get_experiment(exp.experiment_id).tags[VIEW_TAG])
+    assert state["selectedColumns"] == ["metrics.`predcls/R_at_50`", "metrics.`predcls/mR_at_50`"]
+    assert state["groupBy"]["groupByKeys"] == [{"mode": "tag", "groupByData": "sgg_eval.task"}]
+    url = subprocess.run(
+        [sys.executable, str(script), "5001", str(store)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert url == f"http://127.0.0.1:5001/#/experiments/{exp.experiment_id}/runs?viewStateShareKey=sggeval"

@@ -11,7 +11,7 @@ from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
 from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.atomic import write_json
-from sgg_eval.metrics.names import metric_name
+from sgg_eval.metrics.names import metric_name, mlflow_key
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.model_stages import open_model
@@ -173,8 +173,9 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
     (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), or per PSG entry ×
     protocol (``<psg_dataset>/<entry>/<protocol>``)."""
+    from sgg_eval.pipeline.eval_stages import SUMMARY_METRICS
     from sgg_eval.pipeline.psg_reports import psg_runs
-    from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of
+    from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of, share_view
 
     t = params["tracking"]
     results = load_results(params)
@@ -242,6 +243,8 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         parent_artifacts=psg_files + inputs,
         parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["psg_dataset"]["name"]},
     )
+    tasks = list(params["evaluation"]["tasks"])
+    share_view(uri, t["experiment"], [mlflow_key(task, name) for task in tasks for name in SUMMARY_METRICS])
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
     write_json(
         out_json,

@@ -171,6 +171,33 @@ def _client(uri: str, experiment: str):
     return mlflow, client, exp_id
 
 
+# The MLflow UI's shared view (issue 49): ``#/experiments/<id>/runs?viewStateShareKey=sggeval`` reads the UI state
+# from this experiment tag, as plain JSON (MLflow 3's "Views" share link): runs grouped by task, every group open,
+# the summary metrics as columns, sorted by the first, so comparing methods on a task takes no click
+# (scripts/mlflow_url.py links it).
+VIEW_KEY = "sggeval"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+
+
+def share_view(uri: str, experiment: str, columns: list[str]) -> None:
+    """Store the shared view of the runs table: grouped by the ``sgg_eval.task`` tag, ``columns`` (MLflow metric
+    keys) shown. Warns once and goes on when the store is unavailable."""
+    try:
+        _, client, exp_id = _client(uri, experiment)
+        state = {
+            "selectedColumns": [f"metrics.`{key}`" for key in columns],
+            "orderByKey": f"metrics.`{columns[0]}`",  # the first task's group first, its best run on top
+            "orderByAsc": False,
+            "groupBy": {
+                "aggregateFunction": "average",
+                "groupByKeys": [{"mode": "tag", "groupByData": "sgg_eval.task"}],
+            },
+        }
+        client.set_experiment_tag(exp_id, VIEW_TAG, json.dumps(state))
+    except Exception as exc:  # any store failure: warn once, never fail the pipeline
+        _warn(uri, exc)
+
+
 def _warn(uri: str, exc: Exception) -> None:
     print(
         f"warning: MLflow tracking skipped, store {uri} unavailable ({type(exc).__name__}: {exc}); once it is "
