@@ -75,10 +75,11 @@ def _matches(gt, pred, g, q, task) -> bool:
 
 
 def test_the_report_orders_by_frequency_and_words_the_largest_shares():
-    from sgg_eval.report.confusion import confusion_rows, frequency_order, in_words, top_confusions
+    from sgg_eval.data.stats import frequency_order
+    from sgg_eval.report.confusion import confusion_rows, in_words, top_confusions
 
     confusion = {"predicates": ["a", "b", "c"], "counts": [[5, 5, 0], [1, 1, 0], [0, 3, 1]]}
-    order = frequency_order(confusion["predicates"], [10, 30, 30])
+    order = frequency_order([10, 30, 30])
     assert order == [1, 2, 0]  # most frequent first, ties by index
     rows = confusion_rows(confusion, order)
     assert [r["gt_predicate"] for r in rows] == ["b", "c", "a"] and list(rows[0])[2:] == ["b", "c", "a"]

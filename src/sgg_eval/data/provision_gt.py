@@ -14,6 +14,7 @@ relation that is not one, an index outside its list, a repeated key.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from sgg_eval.arrays.torch_tensors import as_tensor
@@ -25,10 +26,11 @@ MAX_GT_BYTES = 1 << 33
 GroundTruth = tuple  # (relations [(s, o, p)], class per object, box per object as written)
 
 
-def psg_names() -> tuple[list[str], list[str]]:
-    """PSG's 133 object classes and 56 predicates, in index order."""
+@functools.cache
+def psg_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """PSG's 133 object classes and 56 predicates, in index order (read once: every GT image is checked on them)."""
     facts = psg_facts()
-    return facts["object_classes"], facts["predicate_classes"]
+    return tuple(facts["object_classes"]), tuple(facts["predicate_classes"])
 
 
 def read_provision_gt(path: str | os.PathLike) -> dict[str, GroundTruth]:

@@ -233,6 +233,12 @@ def _validate_arrays(arrays: dict, vocab: Vocabulary, path: str) -> None:
         raise InputError("predicate_counts disagree with triplet_counts", path=path, field="predicate_counts")
 
 
+def frequency_order(counts) -> list[int]:
+    """Predicate indices (into ``counts``, training instances per predicate), most frequent first, ties by index:
+    the one order of every per-predicate figure, table and head/body/tail grouping."""
+    return np.argsort(-np.asarray(counts, dtype=np.int64), kind="stable").tolist()
+
+
 def summarize(stats: TrainingStats) -> dict:
     """A small human-readable summary: per-predicate count and n_c, totals, density, zero-shot size."""
     names = stats.vocab.predicate_classes

@@ -26,6 +26,7 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.core.defaults import LONGTAIL_RULE, RECALL_KS
+from sgg_eval.data.stats import frequency_order
 from sgg_eval.metrics.document import BEYOND, every_per_predicate
 from sgg_eval.metrics.names import metric_name, subset_name
 
@@ -53,7 +54,7 @@ def predicate_groups(predicates: tuple[str, ...], train_counts: np.ndarray | Non
     if train_counts is None:
         return None, rule
     c = len(predicates)
-    order = np.lexsort((np.arange(c), -np.asarray(train_counts, dtype=np.int64)))
+    order = frequency_order(train_counts)
     head = round(PYSGG_SIZES[0] / PYSGG_SIZES[2] * c)
     body = round(PYSGG_SIZES[1] / PYSGG_SIZES[2] * c)
     groups = np.full(c, 2, dtype=np.int64)

@@ -83,8 +83,9 @@ SUMMARY_METRICS = tuple(metric_name(f, k) for f, k in (("R", 50), ("mR", 50), ("
 def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     """Every ranked document at the configured τ with its row labels: the metrics JSON and per-predicate CSV
     of each entry × task, and a small summary (the DVC metrics file: ``dvc exp show`` stays readable)."""
+    from sgg_eval.data.stats import frequency_order
     from sgg_eval.metrics.engine import with_tau
-    from sgg_eval.report.confusion import confusion_rows, frequency_order
+    from sgg_eval.report.confusion import confusion_rows
     from sgg_eval.report.per_predicate import by_model_rows, write_per_predicate_csv, write_rows_csv
 
     stats = read_stats(stats_file(params))
@@ -107,7 +108,7 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
             out[entry, task] = merged(doc)  # a protocol's own numbers and the rest, as the reports read them
             write_per_predicate_csv(per_predicate_file(params, entry, task), out[entry, task], stats)
             if "confusion" in doc:  # beside it: the confusion matrix, most frequent predicates first
-                order = frequency_order(doc["confusion"]["predicates"], stats.predicate_counts[1:])
+                order = frequency_order(stats.predicate_counts[1:])
                 rows = confusion_rows(doc["confusion"], order)
                 write_rows_csv(per_predicate_file(params, entry, task).removesuffix(".csv") + ".confusion.csv", rows)
     # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them

@@ -74,11 +74,11 @@ def run_figures(params: dict, folder: str) -> list[str]:
     import numpy as np
 
     from sgg_eval.boxes.pko import to_logits
+    from sgg_eval.data.stats import frequency_order
     from sgg_eval.data.store import SplitStore
     from sgg_eval.metrics.ranking.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.report import figures as fg
-    from sgg_eval.report.confusion import frequency_order
 
     stats = read_stats(stats_file(params))
     names = list(stats.vocab.predicate_classes)
@@ -109,7 +109,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     written += fg.score_heatmaps(panels, names, folder, simulated)
     compared = [(f"{m}{shown}", results[m, task]["confusion"]) for m in dict.fromkeys((f["biased_model"],
                 f["debiased_model"])) if (m, task) in results and "confusion" in results[m, task]]  # fmt: skip
-    order = frequency_order(names, stats.predicate_counts[1:])
+    order = frequency_order(stats.predicate_counts[1:])
     written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
 

@@ -11,14 +11,9 @@ from sgg_eval.report.tables import Row, Table
 TOP_CONFUSIONS = 10
 
 
-def frequency_order(predicates: list[str], train_counts) -> list[int]:
-    """Predicate indices, most frequent in training first (ties: index), as the papers' per-predicate figures."""
-    return sorted(range(len(predicates)), key=lambda c: (-int(train_counts[c]), c))
-
-
 def confusion_rows(confusion: dict, order: list[int]) -> list[dict]:
     """CSV rows: ``gt_predicate``, ``matched`` (its matched GT rows), then one column per top predicate, both axes
-    in ``order``."""
+    in ``order`` (``data.stats.frequency_order``: most frequent in training first)."""
     names, counts = confusion["predicates"], np.asarray(confusion["counts"], dtype=np.int64)
     return [
         {"gt_predicate": names[g], "matched": int(counts[g].sum()), **{names[t]: int(counts[g, t]) for t in order}}

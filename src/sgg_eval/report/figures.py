@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from sgg_eval.data.stats import frequency_order  # noqa: E402
 from sgg_eval.io.atomic import atomic_output  # noqa: E402
 from sgg_eval.metrics.names import metric_name  # noqa: E402
 from sgg_eval.metrics.ranking.families import pair_key  # noqa: E402
@@ -127,7 +128,7 @@ def mr_vs_imr(
     names: list[str], mr50: np.ndarray, imr20: np.ndarray, freq: np.ndarray, model: str, folder: str, simulated: bool
 ) -> list[str]:
     """Fig. 4: per-predicate mR@50 and IMR@20 for one model, predicates by training frequency."""
-    order = np.argsort(-freq, kind="stable")
+    order = frequency_order(freq)
     x = np.arange(len(order))
     fig, ax = plt.subplots(figsize=(14, 5))
     ax.bar(x - 0.2, 100 * mr50[order], width=0.4, label="mR@50 (per predicate)", color="tab:orange")
@@ -152,7 +153,7 @@ def predicate_weights(
 ) -> list[str]:
     """Fig. 5: weight of each predicate under R@K (its share of test GT rows), mR/IMR (uniform) and wIMR(τ)
     (``weights``, unnormalised), predicates ordered by training sample count as in Fig. 4."""
-    order = np.argsort(-train_counts, kind="stable")
+    order = frequency_order(train_counts)
     share = gt_counts / gt_counts.sum()
     uniform = np.full(len(names), 1 / len(names))
     w = weights / weights.sum()

@@ -7,7 +7,7 @@ import csv
 import io
 import os
 
-from sgg_eval.data.stats import TrainingStats
+from sgg_eval.data.stats import TrainingStats, frequency_order
 from sgg_eval.io.atomic import write_text
 from sgg_eval.metrics.names import metric_name
 
@@ -42,7 +42,7 @@ def by_model_rows(
     frequent in training first (ties: predicate id), as the papers' per-predicate figures order them; R@50 is
     the predicate's recall at 50, whose mean over predicates is mR@50."""
     names = stats.vocab.predicate_classes
-    order = sorted(range(len(names)), key=lambda c: (-int(stats.predicate_counts[c + 1]), c))
+    order = frequency_order(stats.predicate_counts[1:])
     rows = []
     for task, task_label in tasks.items():
         for c in order:
