@@ -92,6 +92,20 @@ def training_stats(psg: dict) -> tuple[set, list[int]]:
     return test - train, n_c
 
 
+def frequency_groups(psg: dict) -> dict[str, list[int]]:
+    """Head, body and tail by the frequency rule (docs: metrics.longtail): predicates by training relations,
+    most first (ties: lower id), PySGG's VG150 sizes 4 and 12 of 50 scaled to C and rounded; 0-based ids."""
+    test_ids, c = set(psg["test_image_ids"]), len(psg["predicate_classes"])
+    counts = [0] * c
+    for entry in psg["data"]:
+        if entry["image_id"] not in test_ids:
+            for _, _, p in entry["relations"]:
+                counts[p] += 1
+    order = sorted(range(c), key=lambda p: (-counts[p], p))
+    head, body = round(4 / 50 * c), round(12 / 50 * c)
+    return {"head": order[:head], "body": order[head : head + body], "tail": order[head + body :]}
+
+
 def zero_shot_rows(entry, zs: set) -> list[tuple]:
     cats = [s["category_id"] for s in entry["segments_info"]]
     return [t for t in sorted({tuple(r) for r in entry["relations"]}) if (cats[t[0]], cats[t[1]], t[2]) in zs]
@@ -179,7 +193,14 @@ M_TYPE = [f"{f}@{k}" for f in ("mR", "ng-mR") for k in (20, 50, 100)] + ["mR@1x"
 
 
 def aggregate(
-    protocol: str, images: list[dict], absent: int, c: int, absent_zs: int = 0, n_c=None, tau: float = 0.5
+    protocol: str,
+    images: list[dict],
+    absent: int,
+    c: int,
+    absent_zs: int = 0,
+    n_c=None,
+    tau: float = 0.5,
+    groups: dict | None = None,
 ) -> dict:
     over = len(images) + (0 if protocol == "openpsg" else absent)
     out = {}
@@ -196,6 +217,15 @@ def aggregate(
     for key in M_TYPE:
         if key not in images[0]:
             continue
+        if groups is not None and key.split("@")[1] in ("20", "50", "100"):  # head/body/tail (metrics.longtail)
+            seen = []
+            for p in range(c):
+                values = [m[key][p] for m in images if not math.isnan(m[key][p])]
+                seen.append(sum(values) / len(values) if values else None)
+            for name, members in groups.items():  # openpsg lists absent predicates as 0, the others leave them out
+                listed = [seen[p] or 0.0 for p in members if seen[p] is not None or protocol == "openpsg"]
+                family, k = key.split("@")
+                out[f"{family}_{name}@{k}"] = sum(listed) / len(listed) if listed else None
         if protocol == "sgbench-paper":
             total = 0.0
             for m in images:

@@ -153,6 +153,7 @@ def reference_evaluate(
     R = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
     mr = {f: {k: {c: [] for c in range(1, C + 1)} for k in (20, 50, 100)} for f in ("gc", "ng")}
     zr = {f: {k: [] for k in (20, 50, 100)} for f in ("gc", "ng")}
+    group_r = {(f, k, g): [] for f in ("gc", "ng") for k in (20, 50, 100) for g in (groups or {})}
     imr = {v: {k: {c: [] for c in range(1, C + 1)} for k in (10, 20, 50)} for v in ("IMR", "ng-IMR")}
     acc_hit, acc_cnt = {k: 0 for k in (20, 50, 100)}, 0
     tr_hit, tr_w_hit, tr_rows, tr_w = {k: 0 for k in (5, 10, 15, 20, 50)}, {k: 0.0 for k in (5, 10, 15, 20, 50)}, 0, 0.0
@@ -178,6 +179,10 @@ def reference_evaluate(
                 for c in set(preds_of):
                     rows_c = [r for r in range(M) if preds_of[r] == c]
                     mr[fam][k][c].append(sum(r in hits for r in rows_c) / len(rows_c))
+                for name, members in (groups or {}).items():  # the image's rows of the group, if any
+                    rows_g = [r for r in range(M) if preds_of[r] in members]
+                    if rows_g:
+                        group_r[fam, k, name].append(sum(r in hits for r in rows_g) / len(rows_g))
                 if zs is not None:
                     zrows = [
                         r
@@ -240,6 +245,8 @@ def reference_evaluate(
                 out[f"{prefix}_{name}@{k}"] = (
                     sum(mean(mr[fam][k][c]) for c in members) / len(members) if members else None
                 )
+            for fam, prefix in (("gc", "R"), ("ng", "ngR")):
+                out[f"{prefix}_{name}@{k}"] = mean(group_r[fam, k, name]) if group_r[fam, k, name] else None
         for r, m, name in (
             (out[f"R@{k}"], out[f"mR@{k}"], f"F1@{k}"),
             (out[f"ngR@{k}"], out[f"ng-mR@{k}"], f"ng-F1@{k}"),

@@ -16,6 +16,7 @@ from sgg_eval.data.store import write_predictions, write_split
 from sgg_eval.data.types import PredictionMeta, SplitMeta
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.metrics.longtail import GROUPS, group_recalls, predicate_groups
+from sgg_eval.metrics.names import subset_name
 
 
 def test_pysgg_parts_of_vg150():
@@ -73,5 +74,6 @@ def test_against_the_loop_reference(tmp_path, task):
         for name, value in ref.items():
             if "_head@" in name or "_body@" in name or "_tail@" in name:
                 assert doc["metrics"][name] == pytest.approx(value, abs=1e-15), name
+        assert all(doc["metrics"][subset_name(f, g, 50)] is not None for f in ("R", "mR") for g in GROUPS)
         seen.append(doc["longtail"]["head"])
     assert seen[0] != seen[1]

@@ -177,8 +177,9 @@ def test_every_option_is_read():
         "iou_threshold": 0.7,
         "openvocab": {"protocol": "vs3", "openvocab": OpenVocab("vs3", "ovd", novel, (), "odd", "test")},
         "clip_gt": True,
+        "longtail": tuple(i % 3 for i in range(VOCAB.num_predicates)),
     }
-    assert {f.name for f in fields(EvalOptions)} == set(alternatives)
+    assert {f.name for f in fields(EvalOptions)} == set(alternatives) | {"per_image", "per_image_ids"}
     stats = compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases])
 
     def run(opts):
@@ -190,3 +191,11 @@ def test_every_option_is_read():
     for name, value in alternatives.items():
         changed = run(replace(base, **(value if isinstance(value, dict) else {name: value})))
         assert changed != reference, name
+    records = []  # per_image changes no number: it hands the images' graphs out
+    evaluate(iter(cases), VOCAB, replace(base, per_image=5), on_records=records.extend)
+    assert len(records) == sum(1 for g, p in cases if len(g.rels) and len(p.pairs))
+    assert all(len(r["predicted"]) <= 5 for r in records) and any(len(r["predicted"]) == 5 for r in records)
+    ids = frozenset(r["image"] for r in records[::2])
+    some = []
+    evaluate(iter(cases), VOCAB, replace(base, per_image=5, per_image_ids=ids), on_records=some.extend)
+    assert some == records[::2]

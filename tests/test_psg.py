@@ -81,7 +81,7 @@ def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) 
                 ref.zero_shot_rows(entry, zs),
             )
         )
-    return ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau)
+    return ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau, ref.frequency_groups(psg))
 
 
 @pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
@@ -102,7 +102,7 @@ def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs
     want = _reference(fixture, masks, protocol, tau)
     assert doc["mode"] == ("masks" if masks else "boxes") and doc["protocol"] == protocol
     every = every_metric(doc)
-    assert set(want) == set(every) and len(want) == 43
+    assert set(want) == set(every) and len(want) == 43 + 18  # 18: head/body/tail mR and ng-mR at 3 K
     # the protocol's own numbers in "metrics", the rest beside them in their own section, never both
     assert set(doc["metrics"]) == set(PROTOCOL_METRICS[protocol])
     assert not set(doc["metrics"]) & set(doc["beyond_protocol"]["metrics"])

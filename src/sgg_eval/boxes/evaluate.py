@@ -6,20 +6,23 @@ import os
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
 from sgg_eval.boxes.sources import open_predictions
-from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PROTOCOL, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PER_IMAGE_K, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
+from sgg_eval.io.atomic import atomic_output
 from sgg_eval.metrics.engine import evaluate, require_evaluated
-from sgg_eval.metrics.longtail import add_group_recalls
+from sgg_eval.metrics.longtail import add_group_recalls, predicate_groups
 from sgg_eval.metrics.openvocab import check_setting, open_vocab
 from sgg_eval.metrics.options import EvalOptions
+from sgg_eval.metrics.ranking.per_image import write_records
 
 
 class _Progress:
@@ -81,6 +84,8 @@ def run_evaluation(
     split_file: str | None = None,
     split: dict | None = None,
     longtail: str = LONGTAIL_RULE,
+    per_image: str | os.PathLike | None = None,
+    per_image_ids: frozenset | None = None,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.ranking.blocks``), with the same document for any number. An open-vocabulary
@@ -123,11 +128,15 @@ def run_evaluation(
         )
     clip_gt = source.gt_boxes == "unclipped" and protocol != "ovsgtr"
     opts = replace(opts, order=source.order, score_kind=source.score_kind, clip_gt=clip_gt)  # how this file ranks
+    counts = None if train is None else train.predicate_counts[1:]
+    groups, used = predicate_groups(source.vocab.predicate_classes, counts, longtail)
+    if groups is not None:
+        opts = replace(opts, longtail=tuple(groups.tolist()))
     report = _Progress() if progress else None
-    result = evaluate(
+    run = partial(
+        evaluate,
         source,
         source.vocab,
-        opts,
         source=predictions,
         jobs=jobs,
         progress=report,
@@ -136,11 +145,16 @@ def run_evaluation(
         zeroshot=zs,
         zeroshot_source=zs_source,
     )
+    if per_image is None:
+        result = run(opts)
+    else:
+        with atomic_output(per_image) as tmp, open(tmp, "w", encoding="utf-8") as out:
+            recorded = replace(opts, per_image=PER_IMAGE_K, per_image_ids=per_image_ids)
+            result = run(recorded, on_records=partial(write_records, out))
     if report is not None:
         report.close()
     require_evaluated(result, predictions, gt)
-    counts = None if train is None else train.predicate_counts[1:]
-    result = add_group_recalls(result, source.vocab.predicate_classes, counts, longtail)
+    result = add_group_recalls(result, source.vocab.predicate_classes, groups, used)
     result["notes"] = list(source.notes) + result["notes"]
     result["input"] = {"predictions": os.fspath(predictions), "format": source.fmt}  # as given: names the file
     return result

@@ -11,6 +11,7 @@ from sgg_eval.core.defaults import (
     LONGTAIL_RULES,
     OPENVOCAB_PROTOCOLS,
     OPENVOCAB_SETTINGS,
+    PER_IMAGE_K,
     PGSG_KS,
     PROTOCOL,
     PROVISION_SBERT_MODEL,
@@ -49,6 +50,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
     from sgg_eval.io.atomic import write_json
     from sgg_eval.metrics.ranking.blocks import default_jobs
 
+    if args.per_image and (args.psg or args.text_graphs):
+        raise InputError("--per-image is for box tasks (--task), not --psg or --text-graphs", field="--per-image")
     if args.psg:
         return _evaluate_psg(args)
     if args.text_graphs:
@@ -79,6 +82,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
         setting=args.setting,
         split_file=args.split_file,
         longtail=args.longtail,
+        per_image=args.per_image,
     )
     if args.output:
         write_json(args.output, result)
@@ -180,6 +184,7 @@ def _evaluate_psg(args: argparse.Namespace) -> None:
         stats=args.stats,
         **given,
         jobs=args.jobs or default_jobs(),
+        longtail=args.longtail,
     )
     if args.output:
         write_json(args.output, result)
@@ -325,13 +330,19 @@ def add(sub) -> None:
         "--longtail",
         choices=LONGTAIL_RULES,
         default=LONGTAIL_RULE,
-        help="head/body/tail predicates for mR_head@K, mR_body@K, mR_tail@K: pysgg (PySGG's VG150 parts), frequency "
-        "(by the training counts of --stats, PySGG's group sizes scaled) or auto (pysgg on VG150's predicates, "
-        "else frequency; the default)",
+        help="head/body/tail predicates for R_head@K, mR_head@K, ... R_tail@K, mR_tail@K: pysgg (PySGG's VG150 "
+        "parts), frequency (by the training counts of --stats, PySGG's group sizes scaled) or auto (pysgg on VG150's "
+        "predicates, else frequency; the default)",
     )
     add_iou_threshold(p, default=None)
     add_jobs(p)
     p.add_argument("-o", "--output", help="write the metrics JSON here")
+    p.add_argument(
+        "--per-image",
+        metavar="FILE",
+        help=f"box tasks: write every evaluated image's graphs here as JSON lines (GT triplets with their first-hit "
+        f"rank, the top {PER_IMAGE_K} predicted triplets with the GT rows they hit; docs/per_image.md)",
+    )
     p.set_defaults(func=run_evaluate)
 
     p = sub.add_parser(

@@ -58,6 +58,8 @@ PSG_PROTOCOL = "sgbench"
 LONGTAIL_RULES = ("auto", "pysgg", "frequency")
 LONGTAIL_RULE = "auto"
 LONGTAIL_KS = (50, 100)  # the head/body/tail table's K, as BGNN and PySGG print it
+# Predicted triplets per image in `evaluate --per-image` records: the largest K of R@K, so every R@K reduces from them.
+PER_IMAGE_K = max(RECALL_KS)
 
 # Dataset splits. Images held out for validation: VG150's and GQA's first training images (the reference's and
 # Knyazev et al.'s num_val_im), GQA200's first kept test images (SHA-GCL's).

@@ -25,6 +25,7 @@ from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.box_values import BoxValues
 from sgg_eval.metrics.detection import DET_METRICS, box_map
 from sgg_eval.metrics.document import BEYOND, Document, fill
+from sgg_eval.metrics.longtail import subset_recalls
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import OV_SUBSETS, metric_name, subset_name
 from sgg_eval.metrics.oiv6_document import oiv6_document
@@ -48,13 +49,15 @@ def evaluate(
     zeroshot_source: str = "",
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
+    on_records: Callable[[list[dict]], None] | None = None,
 ) -> dict:
     """Evaluate a stream of image pairs and return the metrics document (docs/definitions.md §3 / issue format).
 
     ``triplet_counts`` ``A[s, o, p]`` and ``num_pairs`` ``n_c`` come from the training statistics (wR_tr,
     wIMR); ``zeroshot`` ``[Z, 3]`` (s, o, p) is the zero-shot triplet set. ``jobs`` processes rank blocks of
     images in parallel (``metrics.ranking.blocks``; from an ``ImageSource`` each reads its own); the document is the
-    same for any number. ``progress(n)`` is told the images done after each block.
+    same for any number. ``progress(n)`` is told the images done after each block; with ``opts.per_image``,
+    ``on_records`` is given the per-image graphs block by block (``ranking.per_image``).
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
@@ -73,6 +76,7 @@ def evaluate(
         jobs=jobs,
         collectors=collectors,
         progress=progress,
+        on_records=on_records,
     )
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
     doc = finalize(
@@ -178,6 +182,8 @@ def finalize(
     )
     fill(doc, values.table())
     doc.metrics.update(registered_metrics(acc, taken=set(doc.metrics)))  # metrics/reductions.py
+    if opts.longtail is not None:
+        doc.metrics.update(subset_recalls(acc))  # R@K on the head, body and tail rows
     notes = doc.notes
     absent = int((acc.pred_images[1:] == 0).sum())
     if acc.images and absent:

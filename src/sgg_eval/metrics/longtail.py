@@ -13,7 +13,10 @@ above more frequent tail ones), so two rules:
   next ``round(12/50 · C)`` body, the rest tail: PySGG's VG150 group sizes, scaled. Other statistics, other
   groups.
 
-**Values.** ``mR_<group>@K`` = the mean over the group's predicates of the per-predicate recall behind
+**Values.** ``R_<group>@K`` = (1/|I_g|) Σ_{i ∈ I_g} hits_i(g, K) / M_i(g): recall on the GT rows whose
+predicate is in the group, averaged over the images I_g with such a row (the K predictions are still the image's
+first K, over every predicate); ``ngR_<group>@K`` the same with the no-graph-constraint ranks.
+``mR_<group>@K`` = the mean over the group's predicates of the per-predicate recall behind
 ``mR@K`` (a predicate absent from the evaluated GT counts 0, as in ``mR@K``): PySGG's
 ``np.mean(part_recall[group])`` of ``longtail_part_eval``. ``ng-mR_<group>@K`` likewise from ``ng-mR@K``.
 """
@@ -77,23 +80,38 @@ def group_recalls(per_predicate: dict[str, dict[str, float]], predicates: tuple[
     return out
 
 
-def add_group_recalls(doc: dict, predicates: tuple[str, ...], train_counts, rule: str = LONGTAIL_RULE) -> dict:
-    """``doc`` (a metrics document) with its head/body/tail mean recalls (beside a protocol's own numbers, in its
-    ``beyond_protocol`` section) and ``longtail``: the rule used and each group's predicates; a note instead when
-    the groups cannot be made."""
-    groups, used = predicate_groups(predicates, train_counts, rule)
+def subset_recalls(acc) -> dict:
+    """``R_<group>@K`` and ``ngR_<group>@K`` for K in RECALL_KS from an accumulator whose ``subsets`` hold each
+    group's rows (``metrics.ranking.blocks``; None where no evaluated image has a row of the group)."""
+    out = {}
+    for group in GROUPS:
+        sub = acc.subsets.get(group)
+        for ng in (False, True):
+            family = "ng" if ng else "gc"
+            ok = sub is not None and sub.images > 0 and family in sub.families
+            for k in RECALL_KS:
+                value = float(sub.recall[family][sub.k_index(k)] / sub.images) if ok else None
+                out[subset_name("R", group, k, ng=ng)] = value
+    return out
+
+
+def add_group_recalls(doc: dict, predicates: tuple[str, ...], groups, rule: str) -> dict:
+    """``doc`` (a metrics document, with ``R_<group>@K`` already in it when the run had the groups) with its
+    head/body/tail mean recalls (beside a protocol's own numbers, in its ``beyond_protocol`` section) and
+    ``longtail``: the rule used and each group's predicates; a note instead when the groups (``groups``, ``rule``:
+    :func:`predicate_groups`'s answer) could not be made."""
     if groups is None:
         doc["notes"].append(
-            "head/body/tail mean recall: "
+            "head/body/tail recall: "
             + (
                 "the frequency rule needs the training statistics (--stats)"
-                if used == "frequency"
+                if rule == "frequency"
                 else "PySGG's groups are VG150's predicates, which this vocabulary does not have"
             )  # fmt: skip
         )
         return doc
     values = group_recalls(every_per_predicate(doc), predicates, groups)
     (doc[BEYOND]["metrics"] if BEYOND in doc else doc["metrics"]).update(values)
-    doc["longtail"] = {"rule": used, **{g: [p for p, code in zip(predicates, groups) if code == i]
+    doc["longtail"] = {"rule": rule, **{g: [p for p, code in zip(predicates, groups) if code == i]
                                         for i, g in enumerate(GROUPS)}}  # fmt: skip
     return doc

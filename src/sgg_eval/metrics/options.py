@@ -39,11 +39,12 @@ def check_option(name: str, value, field: str | None = None) -> float:
 @dataclass(frozen=True)
 class EvalOptions:
     """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
-    ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
-    scores (one-hot rows in ranked order): score-based families are then reported as null. An open-vocabulary
-    protocol comes with its ``openvocab`` (setting and split, ``metrics.openvocab``); ``clip_gt`` clips GT boxes to
-    the image (a split made with ``--no-clip``: every protocol but ovsgtr clips, as its loader does). A bad task,
-    protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
+        ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
+        scores (one-hot rows in ranked order): score-based families are then reported as null. An open-vocabulary
+        protocol comes with its ``openvocab`` (setting and split, ``metrics.openvocab``); ``clip_gt`` clips GT boxes to
+        the image (a split made with ``--no-clip``: every protocol but ovsgtr clips, as its loader does); ``longtail``
+    gives each predicate's head/body/tail group (0, 1, 2; ``metrics.longtail``) for the groups' recall. A bad task,
+        protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
 
     task: str
     protocol: str = PROTOCOL
@@ -54,6 +55,9 @@ class EvalOptions:
     iou_threshold: float = IOU_THRESHOLD
     openvocab: OpenVocab | None = None
     clip_gt: bool = False
+    longtail: tuple[int, ...] | None = None  # head/body/tail group of every predicate (metrics.longtail)
+    per_image: int = 0  # record each image's top-K predicted triplets (--per-image; 0: no records)
+    per_image_ids: frozenset | None = None  # record only these images (None: every evaluated image)
 
     @property
     def task_spec(self) -> Task:

@@ -80,8 +80,10 @@ class Accumulator:
         self.rows_c = np.zeros(c)
         self.missed_images, self.missed_pred_images, self.missed_rows_c = 0, np.zeros(c), np.zeros(c)
         self.families: set[str] = set()
-        # open-vocabulary subsets (metrics/openvocab.py): each subset's rows accumulated as a GT of their own
+        # open-vocabulary subsets (metrics/openvocab.py) and head/body/tail (metrics/longtail.py): each subset's
+        # rows accumulated as a GT of their own
         self.subsets: dict[str, Accumulator] = {}
+        self.records: list[dict] = []  # per-image graphs (--per-image: ranking/per_image.py), in image order
 
     def add_subset(
         self,

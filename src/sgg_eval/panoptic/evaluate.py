@@ -15,13 +15,14 @@ import functools
 import os
 from dataclasses import dataclass
 
-from sgg_eval.core.defaults import IOU_THRESHOLD, PSG_PROTOCOL, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PSG_PROTOCOL, TAU
 from sgg_eval.core.defaults import PSG_PROTOCOLS as PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.io.processes import start_isolated
 from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.longtail import add_group_recalls, predicate_groups
 from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.reduce import wimr_weights
 from sgg_eval.panoptic.openpsg_submit import OpenPsgSubmit, is_openpsg_submit
@@ -50,19 +51,29 @@ def run_psg_evaluation(
     tau: float = TAU,
     jobs: int = 1,
     iou_threshold: float = IOU_THRESHOLD,
+    longtail: str = LONGTAIL_RULE,
 ) -> dict:
     """The metrics document: ``task``, ``protocol``, ``mode``, ``tau``, ``iou_threshold``, ``metrics`` and
     ``per_predicate`` (the numbers the protocol's source reports), ``beyond_protocol`` (the rest, with what
     they are: ``metrics.panoptic_reduce.PROTOCOL_METRICS``), ``counts``, ``notes``. ``stats``: statistics of
     PSG's training split (``sgg-eval stats --psg``), for zR@K and wIMR@K (exponent ``tau``).
     ``iou_threshold``: instances match at this IoU (every protocol's is 0.5; another value is a variant, said
-    in the notes)."""
+    in the notes). ``longtail``: the head/body/tail rule (:func:`evaluate_protocols`)."""
     if protocol not in PROTOCOLS:
         raise InputError(
             f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)} for panoptic SGG", field="protocol"
         )
     return evaluate_protocols(
-        predictions, psg, root, (protocol,), boxes=boxes, stats=stats, tau=tau, jobs=jobs, iou_threshold=iou_threshold
+        predictions,
+        psg,
+        root,
+        (protocol,),
+        boxes=boxes,
+        stats=stats,
+        tau=tau,
+        jobs=jobs,
+        iou_threshold=iou_threshold,
+        longtail=longtail,
     )[protocol]
 
 
@@ -77,8 +88,11 @@ def evaluate_protocols(
     tau: float = TAU,
     jobs: int = 1,
     iou_threshold: float = IOU_THRESHOLD,
+    longtail: str = LONGTAIL_RULE,
 ) -> dict[str, dict]:
-    """One metrics document per protocol, from one pass over the images (each read and matched once)."""
+    """One metrics document per protocol, from one pass over the images (each read and matched once); each with
+    the head/body/tail mean recall of rule ``longtail`` beyond the protocol (``metrics.longtail``: on PSG's
+    predicates, the frequency rule on ``stats``)."""
     check_option("tau", tau)
     check_option("iou_threshold", iou_threshold)
     legacy = os.path.isdir(predictions) and is_openpsg_submit(predictions)
@@ -115,7 +129,10 @@ def evaluate_protocols(
         "psg": os.fspath(psg),
         "format": sub.kind if legacy else f"sgbench {sub.kind}",
     }
-    return {p: _document(run, reduced[p], p, gt, sub.mode, len(work), inputs) for p in protocols}
+    docs = {p: _document(run, reduced[p], p, gt, sub.mode, len(work), inputs) for p in protocols}
+    predicates = psg_vocabulary(gt).predicate_classes
+    groups, rule = predicate_groups(predicates, None if train is None else train.predicate_counts[1:], longtail)
+    return {p: add_group_recalls(doc, predicates, groups, rule) for p, doc in docs.items()}
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ from typing import Protocol
 import numpy as np
 
 from sgg_eval.core import tuning
+from sgg_eval.core.defaults import RECALL_KS
 from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.io.processes import can_fork, worker_pool
 from sgg_eval.metrics.detection import BoxCollector
+from sgg_eval.metrics.longtail import GROUPS
 from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
 from sgg_eval.metrics.oiv6 import OICollector
 from sgg_eval.metrics.openvocab import Prepared, prepare_images, row_subsets
@@ -32,6 +34,7 @@ from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
 from sgg_eval.metrics.ranking.gt_rows import row_lookups, row_triplets, zeroshot_table
+from sgg_eval.metrics.ranking.per_image import image_records
 from sgg_eval.metrics.reduce import Accumulator
 
 # What may be collected from every image beside the ranks (``accumulate(collectors=...)``): name -> a new
@@ -107,17 +110,20 @@ def rank_block(
     triplets = row_triplets(kept) if looked_up else None  # once for the lookups and the subsets
     zs_rows, tc_rows, zs_images = row_lookups(kept, triplets, sizes, zs_table, flat_counts)
     counts["images_with_zeroshot_gt"] += zs_images
-    ranked = [
-        block_ranks(
-            [g for g, _ in chunk],
-            prepare_block(chunk, opts, source, apart=large),
+    ranked = []
+    for chunk, large in _by_pairs(kept, tuning.MAX_RANKED_PAIRS):
+        gts, cands = [g for g, _ in chunk], prepare_block(chunk, opts, source, apart=large)
+        ranks = block_ranks(
+            gts,
+            cands,
             ng_limit=opts.ng_limit,
             gt_pair_family=with_gt_pairs,
             triplet_family=with_gt_pairs,
             iou_threshold=opts.iou_threshold,
         )
-        for chunk, large in _by_pairs(kept, tuning.MAX_RANKED_PAIRS)
-    ]
+        ranked.append(ranks)
+        if opts.per_image:  # --per-image: the images' graphs, kept with the block's sums until merged
+            acc.records += image_records(gts, cands, ranks, vocab, opts.per_image, opts.per_image_ids)
     if ranked:
         joined = ranked[0] if len(ranked) == 1 else BlockRanks.of(ranked)
         acc.add_many(joined, zs_rows, tc_rows)
@@ -125,6 +131,10 @@ def rank_block(
             flags = row_subsets(opts.openvocab, *triplets, sizes)
             for name, ks in opts.openvocab.subsets():
                 acc.add_subset(name, joined, flags[name], ks, zs_rows, tc_rows)
+        if opts.longtail is not None:  # R@K on each group's rows (metrics.longtail)
+            codes = np.array((-1, *opts.longtail))[joined.predicates]
+            for g, group in enumerate(GROUPS):
+                acc.add_subset(group, joined, codes == g, RECALL_KS)
     return acc, counts
 
 
@@ -246,6 +256,7 @@ def accumulate(
     jobs: int = 1,
     collectors: tuple[str, ...] = (),
     progress: Callable[[int], None] | None = None,
+    on_records: Callable[[list[dict]], None] | None = None,
 ) -> tuple[Accumulator, dict, dict]:
     """All images accumulated block by block (on ``jobs`` processes), merged in block order; the counts hold
     the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); the last item holds
@@ -254,7 +265,9 @@ def accumulate(
 
     ``images`` is a stream of (GT, prediction) pairs, or an :class:`ImageSource`: then, where processes fork,
     each worker reads its own blocks, so the main process neither converts images nor pipes their arrays
-    (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block.
+    (an SGDet block is ~80 MB of scores). ``progress(n)`` is told the number of images done after each block;
+    ``on_records(records)`` is given each block's per-image records, in order (``opts.per_image``:
+    ``ranking.per_image``).
     """
     total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(count_keys(opts), 0), **empty_signals()}
     collected = {name: COLLECTORS[name](opts) for name in collectors}
@@ -264,6 +277,9 @@ def accumulate(
         for name, part in extras.items():
             collected[name].merge(part)
         for acc, block_counts in ranked:  # block by block, in order
+            if on_records is not None:  # handed on now, so memory stays flat however long the run
+                on_records(acc.records)
+                acc.records = []
             total.merge(acc)
             for key, value in block_counts.items():
                 merge_signal(counts, key, value)
