@@ -25,6 +25,16 @@ def chromium() -> str | None:
     return next((path for name in CANDIDATES if (path := shutil.which(name))), None)
 
 
+def browser_or_skip() -> None:
+    """Skip the calling test without Chromium, unless SGG_EVAL_BROWSER_REQUIRED=1 (CI sets it): then fail."""
+    import pytest
+
+    if chromium() is None:
+        if os.environ.get("SGG_EVAL_BROWSER_REQUIRED") == "1":
+            pytest.fail("no Chromium on PATH, and SGG_EVAL_BROWSER_REQUIRED=1")
+        pytest.skip("no Chromium on PATH (apt install chromium); CI installs it")
+
+
 class Page:
     def __init__(self, browser: Browser, session: str):
         self.browser, self.session, self.errors = browser, session, []

@@ -435,6 +435,26 @@ def test_the_plots_page_compares_models_predicate_by_predicate(project):
         assert float(row[field]) == doc["per_predicate"][metric][row["predicate"]]
 
 
+def test_the_model_pages_in_a_real_browser(project):
+    """The tiny pipeline's site: a model page's charts, compare view and image browser work in headless Chromium
+    with a clean console (tests/site_checks.py), from its own folder only; the browser's graphs are those of
+    `evaluate --per-image` for the configured images."""
+    from browser import Browser, browser_or_skip
+    from site_checks import check_model_page
+
+    p = project[0]
+    params = yaml.safe_load((p / "params.yaml").read_text())
+    data = (p / "reports/site/data/vg150_sim-predcls.js").read_text()
+    board = json.loads(data.removeprefix("window.SGG_BOARD=").rstrip().removesuffix(";"))
+    assert 0 < len(board["images"]) <= params["site"]["images"]
+    records = (p / "data/vg150_sim/results/per_image/sim_motifs_baseline/predcls.jsonl").read_text().splitlines()
+    assert [json.loads(line)["image"] for line in records] == [img["image"] for img in board["images"]]
+    browser_or_skip()
+    with Browser() as browser:
+        page = browser.open((p / "reports/site/entries/vg150_sim-predcls--sim_motifs_reweight.html").as_uri())
+        check_model_page(page, "sim_motifs_baseline")
+
+
 def test_one_task_only(project):
     p, _, overrides, _ = project
     params_with(p, *overrides, "evaluation.tasks=[predcls]", "pko.blind_task=predcls")

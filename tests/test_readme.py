@@ -438,6 +438,13 @@ def test_command_line_examples(tmp_path):
     a = sh("sgg-eval evaluate preds.h5 --gt data/vg150/splits/test.h5 --task predcls --jobs 1", p, active=True)
     b = sh("sgg-eval evaluate motifs_pko.h5 --gt test.h5 --task predcls -o motifs_pko.json", p, active=True)
     assert a.splitlines()[-3:] == b.splitlines()[-3:]
+    sh(
+        "sgg-eval evaluate preds.h5 --gt data/vg150/splits/test.h5 --task predcls --per-image graphs.jsonl",
+        p,
+        active=True,
+    )
+    graphs = [json.loads(line) for line in (p / "graphs.jsonl").read_text().splitlines()]
+    assert graphs and all(g["gt"] and len(g["predicted"]) <= 100 for g in graphs)
     out = sh(
         'sgg-eval audit preds.h5 --gt data/vg150/splits/test.h5 --task predcls --published "mR@100=12.3"',
         p,

@@ -17,6 +17,7 @@ from sgg_eval.pipeline.paths import (
     entry_of,
     gt_split,
     metrics_file,
+    per_image_file,
     per_predicate_file,
     prediction_file,
     ranked_file,
@@ -51,6 +52,19 @@ def compared_entries(params: dict) -> list[str]:
     return [entry for entry in dict.fromkeys(wanted) if entry in params["evaluation"]["entries"]]
 
 
+def browser_images(params: dict) -> frozenset:
+    """The ids of the results page's images: the first ``site.images`` test images with GT relations."""
+    from sgg_eval.data.store import SplitStore
+
+    wanted, ids = int(params["site"]["images"]), []
+    with SplitStore(gt_split(params)) as split:
+        for lo in range(0, len(split), 256):
+            ids += [gt.image_id for gt in split.read(lo, min(len(split), lo + 256)) if len(gt.rels)]
+            if len(ids) >= wanted:
+                break
+    return frozenset(ids[:wanted])
+
+
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
     """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
     from sgg_eval.boxes.evaluate import run_evaluation
@@ -72,6 +86,8 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
         setting=m["openvocab"]["setting"],
         split=m["openvocab"]["split"],
         longtail=m["longtail"],
+        per_image=per_image_file(params, entry, task),
+        per_image_ids=browser_images(params),
     )
     write_json(ranked_file(params, entry, task), result)
     return result

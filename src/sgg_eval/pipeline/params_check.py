@@ -54,6 +54,7 @@ SECTIONS = {
     "tracking": ("uri", "experiment", "enabled"),
     "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols", "text_entries"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
+    "site": ("images", "image_dir"),
     "paths": ("data", "reports", "psg_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
     "models": None,
@@ -130,6 +131,10 @@ def check_params(params: Mapping) -> None:
     for key in ("drop_non_overlapping", "background_must_overlap"):
         _flag(params, f"stats.{key}")
     _flag(params, "tracking.enabled")
+    _number(params, "site.images", 0, 1000, integer=True)
+    image_dir = _get(params, "site.image_dir")
+    if image_dir is not None and (not isinstance(image_dir, str) or not image_dir.strip()):
+        raise InputError("must be null or a folder of the test images", field="site.image_dir")
     if not isinstance(_get(params, "tracking.uri"), str):
         raise InputError("must be a string (empty: the local sqlite database)", field="tracking.uri")
     if not isinstance(_get(params, "tracking.experiment"), str) or not _get(params, "tracking.experiment"):

@@ -57,6 +57,11 @@ def ranked_file(params: dict, entry: str, task: str) -> str:
     return f"{params['paths']['results']}/ranked/{entry}/{task}.json"
 
 
+def per_image_file(params: dict, entry: str, task: str) -> str:
+    """The graphs of the results page's images (``site.images``) for one entry and task (``evaluate --per-image``)."""
+    return f"{params['paths']['results']}/per_image/{entry}/{task}.jsonl"
+
+
 def summary_file(params: dict) -> str:
     return f"{params['paths']['results']}/summary.json"
 

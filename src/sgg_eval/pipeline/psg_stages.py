@@ -151,6 +151,7 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
         stats=psg_stats_file(params),
         tau=float(params["metrics"]["tau"]),
         iou_threshold=float(params["metrics"]["iou_threshold"]),
+        longtail=params["metrics"]["longtail"],
     )
     for doc in docs.values():  # the paths say where the pipeline keeps them; the fingerprint is data/psg_inputs
         doc["input"]["predictions"] = os.path.relpath(doc["input"]["predictions"])

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, RECALL_KS
+from sgg_eval.data.stats import frequency_order, read_stats
 from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.longtail import GROUPS, predicate_groups
 from sgg_eval.metrics.names import OIV6_TABLE, metric_name, openvocab_table
 from sgg_eval.metrics.oiv6_document import SOURCE as OIV6_SOURCE
 from sgg_eval.metrics.openvocab_document import SOURCES as OV_SOURCES
 from sgg_eval.panoptic.reduce import SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
-from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results
+from sgg_eval.pipeline.paths import per_image_file, stats_file
+from sgg_eval.pipeline.psg_stages import PANOPTIC, any_simulated, load_psg_results, psg_stats_file
+from sgg_eval.pipeline.site_data import board_data
 from sgg_eval.report.site import Board, SiteRow, write_site
 
 VG_COLUMNS = [metric_name("R", 50), metric_name("mR", 50), metric_name("IMR", 20), metric_name("wIMR", 20)]
@@ -38,9 +43,10 @@ def _ks() -> dict[str, str]:
     return {"K (R, mR, PR, F1)": ", ".join(map(str, RECALL_KS)), "K (IMR, wIMR)": ", ".join(map(str, IMR_KS))}
 
 
-def vg_boards(params: dict) -> list[Board]:
+def vg_boards(params: dict, folder: str) -> list[Board]:
     results = load_results(params, merge=False)  # a protocol's numbers (oiv6) apart from the rest
     dataset, m = params["dataset"]["name"], params["metrics"]
+    stats = read_stats(stats_file(params)) if os.path.exists(stats_file(params)) else None
     boards = []
     for task in params["evaluation"]["tasks"]:
         label = params["tasks"][task]["label"]
@@ -79,13 +85,29 @@ def vg_boards(params: dict) -> list[Board]:
             columns = list(openvocab_table(m["protocol"], setting))
             source = OV_SOURCES[m["protocol"]]
             beyond = f"beyond protocol {m['protocol']}: computed by sgg-eval, not reported by {source}"
-        boards.append(Board(f"{dataset}-{task}", title, simulated, columns, rows, chosen, beyond))
+        docs = {entry: doc for (entry, t), doc in results.items() if t == task}
+        records = {entry: per_image_file(params, entry, task) for entry in docs}
+        vocab = stats.vocab if stats is not None else None
+        data = (
+            {}
+            if vocab is None
+            else board_data(vocab, stats.predicate_counts[1:], docs, records, params["site"]["image_dir"], folder)
+        )
+        boards.append(Board(f"{dataset}-{task}", title, simulated, columns, rows, chosen, beyond, data))
     return boards
 
 
 def psg_boards(params: dict) -> list[Board]:
     results = load_psg_results(params)
     dataset, tau = params["psg_dataset"]["name"], float(params["metrics"]["tau"])
+    data = {}
+    if os.path.exists(psg_stats_file(params)):  # the per-predicate charts in training order, groups by it
+        stats = read_stats(psg_stats_file(params))
+        predicates, counts = stats.vocab.predicate_classes, stats.predicate_counts[1:]
+        groups, rule = predicate_groups(predicates, counts, params["metrics"]["longtail"])
+        data = {"predicates": list(predicates), "order": frequency_order(counts), "group_rule": rule,
+                "groups": None if groups is None else {g: [p for p, c in zip(predicates, groups) if c == i]
+                                                       for i, g in enumerate(GROUPS)}}  # fmt: skip
     boards = []
     for protocol in params["evaluation"]["psg_protocols"]:
         rows = [
@@ -115,14 +137,12 @@ def psg_boards(params: dict) -> list[Board]:
         beyond = (
             f"beyond protocol {protocol}: computed by sgg-eval with its matching, not reported by {SOURCES[protocol]}"
         )
-        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond))
+        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond, data))
     return boards
 
 
 def run_site(params: dict, folder: str) -> list[str]:
     """The results page for every board into ``folder`` (emptied of earlier pages first)."""
-    entries = os.path.join(folder, "entries")
-    if os.path.isdir(entries):
-        for leaf in os.listdir(entries):
-            os.remove(os.path.join(entries, leaf))
-    return write_site(vg_boards(params) + psg_boards(params), folder)
+    for part in ("entries", "data", "images", "assets"):
+        shutil.rmtree(os.path.join(folder, part), ignore_errors=True)
+    return write_site(vg_boards(params, folder) + psg_boards(params), folder)

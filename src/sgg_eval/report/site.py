@@ -1,12 +1,14 @@
 """The results page: a leaderboard as static files (``index.html`` plus one page per entry), offline.
 
 One sortable table per board (dataset × task, and × protocol for panoptic SGG), with a metric chooser that
-fills the last column with any metric the documents hold; each row links to its entry's page: the settings
-(protocol, τ, K, IoU), the fingerprint of every input file, and per-predicate bars. A panoptic board keeps
-the numbers its protocol's source reports apart from those sgg-eval computes beyond it: such a column is
-marked †, the chooser lists them in a group of their own, and an entry's page shows them in their own table.
-The CSS and the few lines of JavaScript are inline (no CDN, no library), so the pages work from ``file://``
-with no network.
+fills the last column with any metric the documents hold; each row links to its entry's page
+(``report.model_page``: the metrics grid, charts, compare view and image browser, drawn by
+``assets/model_page.js`` from the board's ``data/<board>.js``; the settings and input fingerprints). A
+panoptic board keeps the numbers its protocol's source reports apart from those sgg-eval computes beyond it:
+such a column is marked †, the chooser lists them in a group of their own, and an entry's page marks their
+rows of its grid.
+The CSS and the index's few lines of JavaScript are inline, the model pages' script and data are files of the
+folder (no CDN, no library), so the pages work from ``file://`` with no network.
 Pure rendering: the caller gathers the numbers (``pipeline.site_pages``).
 """
 
@@ -16,8 +18,11 @@ import html
 import json
 import os
 from dataclasses import dataclass, field
+from importlib import resources
 
 from sgg_eval.io.atomic import write_text
+from sgg_eval.report.confusion import in_words, top_confusions
+from sgg_eval.report.model_page import entry_page
 from sgg_eval.report.tables import UNSCALED, cell_text
 
 
@@ -48,6 +53,9 @@ class Board:
     rows: list[SiteRow] = field(default_factory=list)
     chosen: str = ""
     beyond_label: str = ""  # what the rows' ``beyond`` numbers are ("" where there are none)
+    # what its model pages draw beside the rows' numbers (``pipeline.site_data.board_data``): predicates,
+    # their training order and groups, each entry's confusion matrix, the image browser's graphs
+    data: dict = field(default_factory=dict)
 
 
 STYLE = """
@@ -59,6 +67,16 @@ th.sorted::after{content:" \\25BE"}th.asc::after{content:" \\25B4"}
 .sim{color:#b22222;font-weight:600}.note{color:#555}select{margin-left:6px}
 .bar{display:inline-block;height:11px;background:#4a78b5;vertical-align:middle}
 td.bars{text-align:left;width:60%}
+"""
+
+PAGE_STYLE = """
+nav{margin:6px 0 12px}table.grid th{cursor:default;text-align:left}table.grid td{min-width:54px}
+table.grid td .d{display:block;font-size:11px}.up{color:#1a7f37}.down{color:#c62828}
+.chart{overflow-x:auto;margin:8px 0}.chart svg{font:10px system-ui,sans-serif}
+.panels{display:flex;gap:16px;flex-wrap:wrap}.panel{flex:1 1 480px}.panel h3{font-size:14px;margin:6px 0}
+.controls{display:flex;gap:12px;flex-wrap:wrap;align-items:center;margin:6px 0}
+ul.triplets{list-style:none;padding:0;margin:4px 0;columns:2}ul.triplets li{font-size:12px}
+.hit{color:#1a7f37}.miss{color:#c62828}.dim{color:#888}.compare{background:#f4f7fb;padding:6px 10px}
 """
 
 SCRIPT = """
@@ -148,46 +166,49 @@ def _board_html(board: Board, n: int) -> str:
 
 
 def _entry_html(board: Board, row: SiteRow) -> str:
-    def table(items: dict[str, str]) -> str:
-        lines = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in items.items())
-        return f"<table><tbody>{lines}</tbody></table>"
+    confusion = board.data.get("entries", {}).get(row.entry, {}).get("confusion")
+    words = []
+    if confusion is not None:
+        matrix = {"predicates": board.data["predicates"], "counts": confusion}
+        words = [in_words(gt, top, share) + f" ({rows} rows)" for gt, top, share, rows in top_confusions(matrix)]
+    return entry_page(
+        title=f"{row.label}: {board.title}",
+        label=row.label,
+        entry=row.entry,
+        board_title=board.title,
+        board_key=board.key,
+        simulated=board.simulated,
+        metrics={**row.beyond, **row.metrics},
+        beyond=set(row.beyond) - set(row.metrics),
+        beyond_label=board.beyond_label,
+        columns=board.columns,
+        settings=row.settings,
+        inputs=row.inputs,
+        confusions=words,
+        style=STYLE + PAGE_STYLE,
+    )
 
-    parts = [
-        '<p><a href="../index.html">&larr; all results</a></p>',
-        f"<h1>{html.escape(row.label)} <span class='note'>({html.escape(row.entry)})</span></h1>",
-        f"<p>{html.escape(board.title)}"
-        + (' <span class="sim">SIMULATED data: not results on a real dataset</span>' if board.simulated else "")
-        + "</p>",
-        "<h2>Settings</h2>",
-        table(row.settings),
-        "<h2>Input files</h2>",
-        table(row.inputs),
-        "<h2>Metrics</h2>"
-        if not row.beyond
-        else f"<h2>Metrics of protocol {html.escape(row.settings.get('protocol', ''))}</h2>",
-        table({name: cell_text(name, value) for name, value in sorted(row.metrics.items())}),
-    ]
-    if row.beyond:
-        parts += [
-            f"<h2>Beyond the protocol</h2><p class='note'>{html.escape(board.beyond_label)}</p>",
-            table({name: cell_text(name, value) for name, value in sorted(row.beyond.items())}),
-        ]
-    # the board's columns first (mR@50 before IMR@10), then the rest by name; the protocol's before the rest
-    per_predicate = {**row.beyond_per_predicate, **row.per_predicate}
-    first = [m for m in board.columns if m in per_predicate]
-    ordered = first + sorted(set(per_predicate) - set(first))
-    for metric in [m for m in ordered if m in row.per_predicate] + [m for m in ordered if m not in row.per_predicate]:
-        values = per_predicate[metric]
-        title = f"{metric} per predicate" + (" (beyond the protocol)" if metric not in row.per_predicate else "")
-        scale = 1.0 if metric in UNSCALED else 100.0
-        top = max([scale * v for v in values.values()] + [1e-12])
-        bars = "".join(
-            f"<tr><td>{html.escape(p)}</td><td>{scale * v:.2f}</td>"
-            f'<td class="bars"><span class="bar" style="width:{100 * scale * v / top:.1f}%"></span></td></tr>'
-            for p, v in sorted(values.items(), key=lambda kv: -kv[1])
-        )
-        parts += [f"<h2>{html.escape(title)}</h2>", f"<table><tbody>{bars}</tbody></table>"]
-    return _page(f"{row.label}: {board.title}", "\n".join(parts))
+
+def board_script(board: Board) -> str:
+    """``data/<board>.js``: the board's data for its model pages (a script, not JSON: ``file://`` pages may not
+    fetch), every number as the documents hold it."""
+    data = dict(board.data)
+    entries = data.pop("entries", {})
+    data["title"], data["columns"], data["unscaled"] = board.title, board.columns, sorted(UNSCALED)
+    data["entries"] = {
+        row.entry: {
+            "label": row.label,
+            "page": os.path.basename(entry_page_name(board, row)),
+            "metrics": {**row.beyond, **row.metrics},
+            "per_predicate": {**row.beyond_per_predicate, **row.per_predicate},
+            "confusion": entries.get(row.entry, {}).get("confusion"),
+        }
+        for row in board.rows
+    }
+    data.setdefault("predicates", sorted({p for r in board.rows for v in r.per_predicate.values() for p in v}))
+    data.setdefault("order", list(range(len(data["predicates"]))))
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return f"window.SGG_BOARD={text};\n"
 
 
 def write_site(boards: list[Board], folder: str | os.PathLike, title: str = "sgg-eval results") -> list[str]:
@@ -195,14 +216,21 @@ def write_site(boards: list[Board], folder: str | os.PathLike, title: str = "sgg
     intro = (
         f"<h1>{html.escape(title)}</h1><p class='note'>Values in percent (PRk: a mean rank, lower is better). "
         "Click a column to sort; the chooser fills the last column with any metric; a method opens its page "
-        "(settings, input files, per-predicate values).</p>"
+        "(every metric as a grid, per-predicate values by training frequency with head, body and tail, the "
+        "predicate confusion matrix, an image browser, and a comparison with any other method).</p>"
     )
     contents = "".join(f'<li><a href="#b{n}">{html.escape(b.title)}</a></li>' for n, b in enumerate(boards))
     body = intro + f"<ul>{contents}</ul>\n" + "\n".join(_board_html(b, n) for n, b in enumerate(boards))
     index = _page(title, body, script=True)
     written = [os.path.join(folder, "index.html")]
     write_text(written[0], index)
+    script = os.path.join(folder, "assets", "model_page.js")
+    write_text(script, resources.files("sgg_eval.report").joinpath("assets/model_page.js").read_text("utf-8"))
+    written.append(script)
     for board in boards:
+        data = os.path.join(folder, "data", f"{board.key}.js")
+        write_text(data, board_script(board))
+        written.append(data)
         for row in board.rows:
             path = os.path.join(folder, entry_page_name(board, row))
             write_text(path, _entry_html(board, row))
