@@ -171,6 +171,9 @@ def image(
         out["mR@inf"][p] = sum(t in reach for t in gt if t[2] == p) / sum(t[2] == p for t in gt)
     out["InstR"] = len(stood_for) / n_gt
     out["PRk"] = None if pred2gt is None else predicate_ranks(gt, pred2gt, ng or [], c)
+    # the confusion matrix's cells: per GT triplet whose ends some row stands for, the first such row's predicate
+    firsts = [next((r for r in gc if ok(r[0], t[0]) and ok(r[1], t[1])), None) for t in gt]
+    out["confusion"] = [(t[2], r[2]) for t, r in zip(gt, firsts) if r is not None]
     return out
 
 

@@ -440,7 +440,7 @@ def test_the_model_pages_in_a_real_browser(project):
     with a clean console (tests/site_checks.py), from its own folder only; the browser's graphs are those of
     `evaluate --per-image` for the configured images."""
     from browser import Browser, browser_or_skip
-    from site_checks import check_model_page
+    from site_checks import check_model_page, count, ready
 
     p = project[0]
     params = yaml.safe_load((p / "params.yaml").read_text())
@@ -449,10 +449,21 @@ def test_the_model_pages_in_a_real_browser(project):
     assert 0 < len(board["images"]) <= params["site"]["images"]
     records = (p / "data/vg150_sim/results/per_image/sim_motifs_baseline/predcls.jsonl").read_text().splitlines()
     assert [json.loads(line)["image"] for line in records] == [img["image"] for img in board["images"]]
+    # the panoptic confusion matrix as CSV (psg_tables): a row per GT predicate, its matched rows the JSON's
+    csv_rows = (p / "reports/psg/tables/confusion/sim_psg_imp.sgbench.csv").read_text().splitlines()[1:]
+    counts = json.loads((p / "data/psg_sim/results/metrics/sim_psg_imp.json").read_text())["protocols"]["sgbench"]
+    matched = sorted(sum(row) for row in counts["confusion"]["counts"])
+    assert sorted(int(line.split(",")[1]) for line in csv_rows) == matched and matched[-1] > 0
     browser_or_skip()
     with Browser() as browser:
         page = browser.open((p / "reports/site/entries/vg150_sim-predcls--sim_motifs_reweight.html").as_uri())
         check_model_page(page, "sim_motifs_baseline")
+        # a panoptic page: its grid, per-predicate chart and confusion matrix (the protocol's matching)
+        page = browser.open((p / "reports/site/entries/psg_sim-panoptic-sgbench--sim_psg_imp.html").as_uri())
+        ready(page)
+        c = len(page.eval("window.SGG_BOARD.predicates"))
+        assert count(page, "#confusion-chart rect.cell") == c * c and count(page, "#pp-chart rect.pbar") > 0
+        assert page.errors == []
 
 
 def test_one_task_only(project):

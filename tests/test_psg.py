@@ -81,7 +81,12 @@ def _reference(files, masks: bool, protocol: str = "sgbench", tau: float = 0.5) 
                 ref.zero_shot_rows(entry, zs),
             )
         )
-    return ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau, ref.frequency_groups(psg))
+    out = ref.aggregate(protocol, present, absent, c, absent_zs, n_c, tau, ref.frequency_groups(psg))
+    confusion = np.zeros((c, c), dtype=np.int64)
+    for values in present:
+        for g, t in values["confusion"]:
+            confusion[g, t] += 1
+    return out, confusion
 
 
 @pytest.mark.parametrize("protocol", ["sgbench", "sgbench-paper", "openpsg"])
@@ -99,7 +104,10 @@ def test_every_protocol_equals_its_loop_reference(fixture, protocol, masks, jobs
         stats=str(fixture["stats"]),
         tau=tau,
     )
-    want = _reference(fixture, masks, protocol, tau)
+    want, confusion = _reference(fixture, masks, protocol, tau)
+    # the confusion matrix: for GT triplets whose ends the model's rows stand for, the first such row's predicate
+    assert doc["confusion"]["counts"] == confusion.tolist() and confusion.sum() > 0
+    assert doc["confusion"]["predicates"] == json.loads(fixture["psg"].read_text())["predicate_classes"]
     assert doc["mode"] == ("masks" if masks else "boxes") and doc["protocol"] == protocol
     every = every_metric(doc)
     assert set(want) == set(every) and len(want) == 43 + 18  # 18: head/body/tail mR and ng-mR at 3 K
@@ -126,7 +134,8 @@ def test_another_iou_threshold_equals_the_loop_reference_at_it(fixture, protocol
     kw = dict(protocol=protocol, stats=str(fixture["stats"]))
     doc = run_psg_evaluation(str(pred), str(fixture["psg"]), str(fixture["root"]), iou_threshold=threshold, **kw)
     monkeypatch.setattr(ref, "THRESHOLD", threshold)
-    want = _reference(fixture, masks, protocol)
+    want, confusion = _reference(fixture, masks, protocol)
+    assert doc["confusion"]["counts"] == confusion.tolist()
     assert set(want) == set(every_metric(doc))
     for key, value in want.items():
         got = every_metric(doc)[key]

@@ -22,6 +22,7 @@ from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.io.processes import start_isolated
 from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.engine import confusion_section
 from sgg_eval.metrics.longtail import add_group_recalls, predicate_groups
 from sgg_eval.metrics.options import check_option
 from sgg_eval.metrics.reduce import wimr_weights
@@ -189,6 +190,7 @@ def _document(run: _Run, r, protocol: str, gt: PsgGT, mode: str, images: int, in
         },
         "notes": notes,
         "input": inputs,
+        "confusion": confusion_section(r.confusion, gt.predicate_classes),
     }
 
 

@@ -24,6 +24,9 @@ A list row ``(s, o, p)`` hits GT row ``(gs, go, gp)`` when ``ok[s, gs] ∧ ok[o,
 Per distinct GT (subject, object) pair, ``pair``: the first gc row with ``ok[s, gs] ∧ ok[o, go]`` (PR@K). And
 ``matched_gt_objects``: the GT instances some prediction stands for (InstR).
 
+``top_predicates`` gives each GT row the predicate of the first gc row standing for both its ends (the
+predicate confusion matrix, as the box tasks' ``top_predicate``).
+
 ``predicate_rank_cells`` is sgbench's PRank of one image, for the protocols that map instances: walking the
 mapped ``ng`` rows in order, skipping rows with an unmatched end, a triplet first seen gets the number of
 distinct triplets of its GT pair seen before it (0 is best); per predicate p, the mean of its GT triplets'
@@ -128,6 +131,17 @@ def image_ranks(
         matched,
     )
     return ranks, reach
+
+
+def top_predicates(gt_triplets: np.ndarray, n_gt: int, match: np.ndarray, gc: np.ndarray) -> np.ndarray:
+    """Per GT row, the predicate (shifted by one, as the reducer's axis) of the first ``gc`` row standing for both
+    its ends, whatever its predicate: what the model ranks first for the row's pair (the confusion matrix);
+    -1 where no row stands for both."""
+    first = first_hit(match, gc, gt_triplets[:, 0], gt_triplets[:, 1], n_gt=n_gt)
+    found = first != NO_MATCH
+    top = np.full(len(first), -1, dtype=np.int64)
+    top[found] = gc[first[found], 2] + 1
+    return top
 
 
 def predicate_rank_cells(gt_triplets: np.ndarray, n_gt: int, pred2gt: np.ndarray, ng: np.ndarray, c: int) -> np.ndarray:

@@ -26,6 +26,7 @@ from sgg_eval.panoptic.ranks import (
     graph_constrained,
     image_ranks,
     predicate_rank_cells,
+    top_predicates,
     triplet_ok,
 )
 from sgg_eval.panoptic.types import PsgGT, PsgImage
@@ -51,16 +52,19 @@ class ZeroShot:
 
 @dataclass
 class Reduced:
-    """One protocol's reduction: ranks, reach ranks (R@inf) and PRk cells ``[images, C]`` (file order)."""
+    """One protocol's reduction: ranks, reach ranks (R@inf), PRk cells ``[images, C]`` (file order) and the
+    confusion counts ``[C + 1, C + 1]`` (GT predicate, the predicate ranked first for its pair; 0 unused)."""
 
     acc: Accumulator
     reach: Accumulator
     cells: np.ndarray
+    confusion: np.ndarray
 
     def merge(self, other: Reduced) -> None:
         self.acc.merge(other.acc)
         self.reach.merge(other.reach)
         self.cells = np.concatenate([self.cells, other.cells])
+        self.confusion += other.confusion
 
 
 def reduce_images(
@@ -89,13 +93,14 @@ def reduce_images(
 
 
 def _empty(gt: PsgGT) -> Reduced:
-    return Reduced(Accumulator(gt.num_predicates), Accumulator(gt.num_predicates), np.zeros((0, gt.num_predicates)))
+    c = gt.num_predicates
+    return Reduced(Accumulator(c), Accumulator(c), np.zeros((0, c)), np.zeros((c + 1, c + 1), dtype=np.int64))
 
 
 def _chunk(
     gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, threshold: float, chunk: list
 ) -> dict[str, Reduced]:
-    ranks = {p: ([], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags
+    ranks = {p: ([], [], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags, tops
     for image, pred in chunk:
         if sub.mode == "masks":
             seg, gt_area = segment_index(gt, image)
@@ -118,12 +123,18 @@ def _chunk(
                     image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
                 )
             ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
-            for into, value in zip(ranks[protocol], (*ranked, cells, zs)):
+            tops = top_predicates(image.triplets, len(image.labels), match, gc)
+            for into, value in zip(ranks[protocol], (*ranked, cells, zs, tops)):
                 into.append(value)
     out = {}
-    for protocol, (image_rank, reach, cells, flags) in ranks.items():
+    c = gt.num_predicates + 1
+    for protocol, (image_rank, reach, cells, flags, tops) in ranks.items():
         reduced = _empty(gt)
         if image_rank:
+            gp = np.concatenate([r.predicates for r in image_rank])
+            top = np.concatenate(tops)
+            ok = top >= 0
+            reduced.confusion += np.bincount(gp[ok] * c + top[ok], minlength=c * c).reshape(c, c)
             reduced.acc.add_many(
                 BlockRanks.of(image_rank), zeroshot=None if zeroshot is None else np.concatenate(flags)
             )

@@ -1,6 +1,6 @@
 """The panoptic DVC stages after ``psg_evaluate``: ``psg_tables`` (the SGBench paper's Tables 1-3, ours, every
 metric, published beside ours) and ``psg_figures`` (its Fig. 3), from the documents ``psg_evaluate`` wrote
-(``pipeline.psg_stages``)."""
+(``pipeline.psg_stages``), with each entry's predicate confusion matrix as CSV."""
 
 from __future__ import annotations
 
@@ -20,7 +20,27 @@ def run_psg_tables(params: dict, folder: str) -> list[str]:
     protocols, dataset, simulated, tau = _setting(params, results)
     tables = psg_tables(results, protocols, dataset, simulated, tau, float(params["metrics"]["iou_threshold"]))
     tables.append(published_vs_ours(results, protocols[0], dataset, simulated))
-    return [path for table in tables for path in table.write(folder)]
+    return [path for table in tables for path in table.write(folder)] + _confusions(params, results, folder)
+
+
+def _confusions(params: dict, results: dict[str, dict], folder: str) -> list[str]:
+    """Each entry's predicate confusion matrix under each protocol, ``confusion/<entry>.<protocol>.csv``, both
+    axes in PSG's training-frequency order (``report.confusion.confusion_rows``)."""
+    import os
+
+    from sgg_eval.data.stats import frequency_order, read_stats
+    from sgg_eval.pipeline.psg_stages import psg_stats_file
+    from sgg_eval.report.confusion import confusion_rows
+    from sgg_eval.report.per_predicate import write_rows_csv
+
+    order = frequency_order(read_stats(psg_stats_file(params)).predicate_counts[1:])
+    written = []
+    for entry, doc in results.items():
+        for protocol, section in doc["protocols"].items():
+            path = os.path.join(folder, "confusion", f"{entry}.{protocol}.csv")
+            write_rows_csv(path, confusion_rows(section["confusion"], order))
+            written.append(path)
+    return written
 
 
 def run_psg_figures(params: dict, folder: str) -> list[str]:

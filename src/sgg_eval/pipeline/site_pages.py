@@ -137,7 +137,13 @@ def psg_boards(params: dict) -> list[Board]:
         beyond = (
             f"beyond protocol {protocol}: computed by sgg-eval with its matching, not reported by {SOURCES[protocol]}"
         )
-        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond, data))
+        confusion = {
+            entry: {"confusion": doc["protocols"][protocol].get("confusion", {}).get("counts")}
+            for entry, doc in results.items()
+            if protocol in doc["protocols"]
+        }
+        extras = {**data, "entries": confusion} if data else {}
+        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond, extras))
     return boards
 
 

@@ -199,7 +199,7 @@
   }
   function drawBrowser() {
     var host = document.getElementById("browser"); host.innerHTML = "";
-    if (!B.images || !B.images.length || !B.graphs[me]) { host.textContent = "no per-image graphs for this board (evaluate --per-image; site.images)"; return; }
+    if (!B.images || !B.images.length || !B.graphs[me]) { host.textContent = "no image browser here: the graphs come from the box tasks' evaluate --per-image (site.images)"; return; }
     var controls = h("div", { "class": "controls" }, host);
     var shown = visibleImages();
     if (shown.indexOf(view.index) < 0) { view.index = shown.length ? shown[0] : -1; }
