@@ -58,6 +58,12 @@ PSG_PROTOCOL = "sgbench"
 LONGTAIL_RULES = ("auto", "pysgg", "frequency")
 LONGTAIL_RULE = "auto"
 LONGTAIL_KS = (50, 100)  # the head/body/tail table's K, as BGNN and PySGG print it
+# Sentence-to-Graph retrieval (S2G, issue 50), as Scene-Graph-Benchmark.pytorch's image_retrieval computes it: the
+# recall cut-offs its evaluator prints, its test galleries (the first 1,000 and 5,000 test images), and the object
+# score below which preprocessing.py drops a predicted object.
+S2G_KS = (1, 5, 10, 20, 50, 100)
+S2G_GALLERIES = (1000, 5000)
+S2G_OBJECT_THRESHOLD = 0.1
 # Predicted triplets per image in `evaluate --per-image` records: the largest K of R@K, so every R@K reduces from them.
 PER_IMAGE_K = max(RECALL_KS)
 
