@@ -39,12 +39,12 @@ def check_option(name: str, value, field: str | None = None) -> float:
 @dataclass(frozen=True)
 class EvalOptions:
     """``order='stored'`` evaluates relations in file order (reference files, SGBench JSON); ``'score'``
-        ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
-        scores (one-hot rows in ranked order): score-based families are then reported as null. An open-vocabulary
-        protocol comes with its ``openvocab`` (setting and split, ``metrics.openvocab``); ``clip_gt`` clips GT boxes to
-        the image (a split made with ``--no-clip``: every protocol but ovsgtr clips, as its loader does); ``longtail``
+    ranks pairs by the GC triplet score, stable. ``score_kind='ranked'`` means the file has no usable
+    scores (one-hot rows in ranked order): score-based families are then reported as null. An open-vocabulary
+    protocol comes with its ``openvocab`` (setting and split, ``metrics.openvocab``); ``clip_gt`` clips GT boxes to
+    the image (a split made with ``--no-clip``: every protocol but ovsgtr clips, as its loader does); ``longtail``
     gives each predicate's head/body/tail group (0, 1, 2; ``metrics.longtail``) for the groups' recall. A bad task,
-        protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
+    protocol, τ or IoU threshold is an :class:`InputError` naming the field."""
 
     task: str
     protocol: str = PROTOCOL

@@ -105,6 +105,7 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     from sgg_eval.report.per_predicate import by_model_rows, write_per_predicate_csv, write_rows_csv
 
     stats = read_stats(stats_file(params))
+    order = frequency_order(stats.predicate_counts[1:])  # the confusion CSVs' axes, most frequent first
     tau = float(params["metrics"]["tau"])
     out = {}
     for entry in params["evaluation"]["entries"]:
@@ -124,7 +125,6 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
             out[entry, task] = merged(doc)  # a protocol's own numbers and the rest, as the reports read them
             write_per_predicate_csv(per_predicate_file(params, entry, task), out[entry, task], stats)
             if "confusion" in doc:  # beside it: the confusion matrix, most frequent predicates first
-                order = frequency_order(stats.predicate_counts[1:])
                 rows = confusion_rows(doc["confusion"], order)
                 write_rows_csv(per_predicate_file(params, entry, task).removesuffix(".csv") + ".confusion.csv", rows)
     # numbers only: the entry and τ are params (evaluation.summary_entry, metrics.tau), shown beside them

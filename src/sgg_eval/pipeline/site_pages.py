@@ -9,9 +9,8 @@ import os
 import shutil
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, RECALL_KS
-from sgg_eval.data.stats import frequency_order, read_stats
+from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.document import BEYOND
-from sgg_eval.metrics.longtail import GROUPS, predicate_groups
 from sgg_eval.metrics.names import OIV6_TABLE, metric_name, openvocab_table
 from sgg_eval.metrics.oiv6_document import SOURCE as OIV6_SOURCE
 from sgg_eval.metrics.openvocab_document import SOURCES as OV_SOURCES
@@ -87,27 +86,19 @@ def vg_boards(params: dict, folder: str) -> list[Board]:
             beyond = f"beyond protocol {m['protocol']}: computed by sgg-eval, not reported by {source}"
         docs = {entry: doc for (entry, t), doc in results.items() if t == task}
         records = {entry: per_image_file(params, entry, task) for entry in docs}
-        vocab = stats.vocab if stats is not None else None
         data = (
             {}
-            if vocab is None
-            else board_data(vocab, stats.predicate_counts[1:], docs, records, params["site"]["image_dir"], folder)
+            if stats is None
+            else board_data(stats.vocab, stats.predicate_counts[1:], docs, records, params["site"]["image_dir"], folder)
         )
         boards.append(Board(f"{dataset}-{task}", title, simulated, columns, rows, chosen, beyond, data))
     return boards
 
 
-def psg_boards(params: dict) -> list[Board]:
+def psg_boards(params: dict, folder: str) -> list[Board]:
     results = load_psg_results(params)
     dataset, tau = params["psg_dataset"]["name"], float(params["metrics"]["tau"])
-    data = {}
-    if os.path.exists(psg_stats_file(params)):  # the per-predicate charts in training order, groups by it
-        stats = read_stats(psg_stats_file(params))
-        predicates, counts = stats.vocab.predicate_classes, stats.predicate_counts[1:]
-        groups, rule = predicate_groups(predicates, counts, params["metrics"]["longtail"])
-        data = {"predicates": list(predicates), "order": frequency_order(counts), "group_rule": rule,
-                "groups": None if groups is None else {g: [p for p, c in zip(predicates, groups) if c == i]
-                                                       for i, g in enumerate(GROUPS)}}  # fmt: skip
+    stats = read_stats(psg_stats_file(params)) if os.path.exists(psg_stats_file(params)) else None
     boards = []
     for protocol in params["evaluation"]["psg_protocols"]:
         rows = [
@@ -137,13 +128,11 @@ def psg_boards(params: dict) -> list[Board]:
         beyond = (
             f"beyond protocol {protocol}: computed by sgg-eval with its matching, not reported by {SOURCES[protocol]}"
         )
-        confusion = {
-            entry: {"confusion": doc["protocols"][protocol].get("confusion", {}).get("counts")}
-            for entry, doc in results.items()
-            if protocol in doc["protocols"]
-        }
-        extras = {**data, "entries": confusion} if data else {}
-        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond, extras))
+        # the per-predicate charts in training order with the documents' groups, and their confusion matrices;
+        # no per-image graphs (--per-image is for the box tasks)
+        docs = {entry: doc["protocols"][protocol] for entry, doc in results.items() if protocol in doc["protocols"]}
+        data = {} if stats is None else board_data(stats.vocab, stats.predicate_counts[1:], docs, {}, None, folder)
+        boards.append(Board(key, title, simulated, PSG_COLUMNS, rows, chosen, beyond, data))
     return boards
 
 
@@ -151,4 +140,4 @@ def run_site(params: dict, folder: str) -> list[str]:
     """The results page for every board into ``folder`` (emptied of earlier pages first)."""
     for part in ("entries", "data", "images", "assets"):
         shutil.rmtree(os.path.join(folder, part), ignore_errors=True)
-    return write_site(vg_boards(params, folder) + psg_boards(params), folder)
+    return write_site(vg_boards(params, folder) + psg_boards(params, folder), folder)

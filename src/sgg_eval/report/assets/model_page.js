@@ -197,6 +197,10 @@
     });
     return panel;
   }
+  function tripletText(objects, t) {  // "man 0 — riding → horse 2": class and index of each end
+    var end = function (j) { return B.objects[objects[j][0]] + " " + j; };
+    return end(t[0]) + " \u2014 " + B.predicates[t[2]] + " \u2192 " + end(t[1]);
+  }
   function drawBrowser() {
     var host = document.getElementById("browser"); host.innerHTML = "";
     if (!B.images || !B.images.length || !B.graphs[me]) { host.textContent = "no image browser here: the graphs come from the box tasks' evaluate --per-image (site.images)"; return; }
@@ -236,14 +240,14 @@
     var list = h("ul", { "class": "triplets" }, left);
     img.gt.forEach(function (row, r) {
       if (!keep[r]) { return; }
-      var text = B.objects[img.objects[row[0]][0]] + " " + row[0] + " \u2014 " + B.predicates[row[2]] + " \u2192 " + B.objects[img.objects[row[1]][0]] + " " + row[1];
+      var text = tripletText(img.objects, row);
       var ranks = " rank " + (mine[r] === null ? "none" : mine[r] + 1) + (theirs ? " / " + (theirs[r] === null ? "none" : theirs[r] + 1) : "");
       h("li", { "class": hit(mine[r], view.k) ? "hit" : "miss" }, list, (hit(mine[r], view.k) ? "\u2713 " : "\u2717 ") + text + ranks);
     });
     var right = drawGraph(panels, img, g.objects, top, predColours, E.label + ": top " + view.k + " predicted (green: the first to hit a GT relation)");
     var plist = h("ol", { "class": "triplets" }, right);
     top.forEach(function (t, q) {
-      h("li", { "class": firsts[q] ? "hit" : "dim" }, plist, B.objects[g.objects[t[0]][0]] + " " + t[0] + " \u2014 " + B.predicates[t[2]] + " \u2192 " + B.objects[g.objects[t[1]][0]] + " " + t[1]);
+      h("li", { "class": firsts[q] ? "hit" : "dim" }, plist, tripletText(g.objects, t));
     });
   }
 
