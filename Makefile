@@ -6,12 +6,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Every package's exact version (transitive ones too): what `make install` installs, `make lock` rewrites.
 LOCK   := requirements.lock
+S2G_STAMP := $(VENV)/.installed-s2g
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 # Quiet, offline-friendly tools: no telemetry, no update checks.
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example ui plots clean-venv
+.PHONY: install install-s2g lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -30,8 +31,15 @@ lock:
 	  .venv-lock/bin/python -m pip freeze --exclude-editable | LC_ALL=C sort -f; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
-test: $(STAMP) .venv-sgbench/.installed
+test: $(STAMP) $(S2G_STAMP) .venv-sgbench/.installed
 	$(BIN)/python -m pytest -q
+
+# The optional extra sgg-eval[s2g] (torch, CPU build) for S2G's retrieval model: its tests run in `make test`.
+install-s2g: $(S2G_STAMP)
+
+$(S2G_STAMP): $(STAMP) requirements-s2g.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -r requirements-s2g.lock
+	@touch $@
 
 # ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
 lint: $(STAMP)
@@ -50,7 +58,7 @@ test-fast: $(STAMP)
 	@touch $@
 
 # The slow cases at full size (CI runs them reduced).
-test-full: $(STAMP) .venv-sgbench/.installed
+test-full: $(STAMP) $(S2G_STAMP) .venv-sgbench/.installed
 	SGG_EVAL_FULL=1 $(BIN)/python -m pytest -q
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps
@@ -112,6 +120,15 @@ openvocab-example: $(STAMP)
 # graphs example: data/examples/text_graphs. No real data.
 text-graphs-example: $(STAMP)
 	$(BIN)/python tests/text_graphs_example.py data/examples
+
+# A tiny S2G run (docs/s2g.md): the tiny SIMULATED world's splits, caption graphs and SGDet predictions in
+# data/examples/s2g (no real data), then `sgg-eval s2g` on the simulated baseline's, 4 epochs at the simulated
+# stage's learning rate (upstream's collapses on so small a training set).
+s2g-example: $(S2G_STAMP)
+	$(BIN)/python tests/s2g_example.py data/examples
+	$(BIN)/sgg-eval s2g --train data/examples/s2g/baseline.train.h5 --val data/examples/s2g/baseline.val.h5 \
+	    --test data/examples/s2g/baseline.test.h5 --splits data/examples/s2g/splits \
+	    --captions data/examples/s2g/captions.json --epochs 4 --lr 0.001 -o data/examples/s2g_baseline.json
 
 # The MLflow UI on the local store, bound to loopback only.
 UI_PORT ?= 5000

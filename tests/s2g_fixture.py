@@ -87,3 +87,90 @@ def inputs(folder, n: int = 30, seed: int = 7):
     }
     (folder / "vg_capgraphs_anno.json").write_text(json.dumps(doc))
     return cases
+
+
+# The retrieval model's case (scripts/s2g_reference.py model, tests/data/s2g_model_golden.npz): small vocabularies,
+# weights drawn here (never stored), graphs with repeated classes, a predicate id equal to a class id, one relation.
+MODEL_SIZES = (6, 5, 8, 6)  # image objects, image predicates, caption objects, caption predicates
+MODEL_STEPS = 3
+
+
+def model_weights(seed: int = 50) -> dict[str, np.ndarray]:
+    """An SGEncode state dict under the reference's names (float32)."""
+    rng = np.random.default_rng(seed)
+    io, ip, to, tp = (n + 1 for n in MODEL_SIZES)
+    shapes = {}
+    for side, n_obj, n_pred in (("img", io, ip), ("txt", to, tp)):
+        for table, rows in (("obj", n_obj), ("rel_head", n_obj), ("rel_tail", n_obj), ("rel_pred", n_pred)):
+            shapes[f"{side}_{table}_embed.weight"] = (rows, 512)
+    for g in range(2):
+        for layer, (out, inp) in (("lin_v", (512, 1536)), ("lin_q", (512, 512)), ("lin_atten", (512, 512))):
+            key = f"apply_attention.glimpse_layers.{g}.{layer}.lin"
+            shapes[f"{key}.weight_g"], shapes[f"{key}.weight_v"], shapes[f"{key}.bias"] = (), (out, inp), (out,)
+    shapes.update({"final_fc.0.weight": (512, 512), "final_fc.0.bias": (512,), "final_fc.2.weight": (1024, 512),
+                   "final_fc.2.bias": (1024,)})  # fmt: skip
+    out = {}
+    for key, shape in shapes.items():
+        scale = 1.0 if "embed" in key else (4.0 if key.endswith("weight_g") else 0.03)
+        value = rng.standard_normal(shape) * scale
+        out[key] = np.asarray(np.abs(value) if key.endswith("weight_g") else value, dtype=np.float32)
+    return out
+
+
+def model_graphs(seed: int = 51) -> dict[str, list[tuple[list[int], list[list[int]]]]]:
+    """Image and caption graphs as (entity class ids, [subject class id, object class id, predicate id])."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for side, (n_obj, n_pred) in (("image", MODEL_SIZES[:2]), ("text", MODEL_SIZES[2:])):
+        graphs = []
+        for i in range(8):
+            entities = rng.integers(1, n_obj + 1, size=int(rng.integers(2, 7))).tolist()
+            count = 1 if i == 0 else int(rng.integers(1, 9))
+            relations = [[int(rng.choice(entities)), int(rng.choice(entities)), int(rng.integers(1, n_pred + 1))]
+                         for _ in range(count)]  # fmt: skip
+            graphs.append((entities, relations))
+        out[side] = graphs
+    return out
+
+
+def simulated_world(root, models=("gt", "random", "baseline")) -> tuple[dict, dict]:
+    """A tiny SIMULATED world for S2G under ``root``: its three split stores (``splits/``), SIMULATED caption graphs
+    (``captions.json``) and SGDet predictions of each of ``models`` on every split (``<model>.<split>.h5``): the GT
+    graphs, random graphs, the simulated Motifs baseline. Returns (model -> split -> file, split -> split store)."""
+    import yaml
+
+    from sgg_eval.boxes.splits import build_splits, build_stats
+    from sgg_eval.data.stats import read_stats
+    from sgg_eval.data.store import SplitStore, write_predictions
+    from sgg_eval.data.types import PredictionMeta
+    from sgg_eval.io.atomic import write_json
+    from sgg_eval.pipeline.catalogue import SIMULATION_FILE
+    from sgg_eval.simulate.captions import gt_graphs, random_graphs, simulated_captions
+    from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
+    from sgg_eval.simulate.world import SimParams, SimulatedWorld
+
+    sim = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf" / SIMULATION_FILE).read_text())
+    root = Path(root)
+    (root / "splits").mkdir(parents=True, exist_ok=True)
+    splits = {s: str(root / "splits" / f"{s}.h5") for s in ("train", "val", "test")}
+    build_splits(SimulatedWorld(SimParams(scale="tiny")), splits)
+    build_stats(splits["train"], splits["test"], root / "stats.h5")
+    images = []
+    for path in splits.values():
+        with SplitStore(path) as split:
+            images += list(split)
+            vocab = split.vocab
+    write_json(root / "captions.json", simulated_captions(images, vocab, sim["captions"]))
+    makers = {"gt": lambda g: gt_graphs(g, vocab), "random": lambda g: random_graphs(g, vocab, 0)}
+    files = {m: {s: str(root / f"{m}.{s}.h5") for s in splits} for m in models}
+    for s, path in splits.items():
+        for m in models:
+            if m in makers:
+                with SplitStore(path) as split:
+                    meta = PredictionMeta("sgdet", "probabilities", vocab, m, True, "SIMULATED (tests/s2g_fixture.py)")
+                    write_predictions(files[m][s], meta, makers[m](split))
+            else:
+                backbone = Backbone("sim_motifs", **sim["backbones"]["sim_motifs"])
+                simulate_models(path, read_stats(root / "stats.h5"), backbone, "sgdet", {m: files[m][s]},
+                                val_path=splits["val"], methods=MethodParams(**sim["methods"]))  # fmt: skip
+    return files, splits

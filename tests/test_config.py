@@ -199,3 +199,28 @@ def test_open_vocabulary_settings_are_checked():
         with pytest.raises(InputError) as info:
             check_params(_resolved(overrides))
         assert f"field '{field}'" in str(info.value), (field, str(info.value))
+
+
+def test_s2g_settings_are_checked():
+    """s2g (issue 50): off by default, on with one switch; its values, its entries (simulated SGG models) and the
+    simulated captions' knobs are checked when it runs; a real dataset is refused (its captions would be simulated)."""
+    check_params(_resolved())
+    check_params(_resolved(["s2g.run=true"]))
+    bad = {
+        "s2g.run": ["s2g.run=1"],
+        "s2g.epochs": ["s2g.epochs=0"],
+        "s2g.lr": ["s2g.lr=0"],
+        "s2g.train_images": ["s2g.train_images=1"],
+        "s2g.entries[0]": ["s2g.run=true", "s2g.entries=[sim_psg_imp]"],
+        "s2g.entries": ["s2g.run=true", "s2g.entries=[]", "s2g.bounds=false"],
+    }
+    for field, overrides in bad.items():
+        with pytest.raises(InputError) as info:
+            check_params(_resolved(overrides))
+        assert info.value.field == field, (field, info.value)
+    cfg = _resolved(["s2g.run=true"])
+    cfg["simulation"]["captions"]["name_noise"] = 2.0
+    with pytest.raises(InputError) as info:
+        check_params(cfg)
+    assert info.value.field == "simulation.captions.name_noise"
+    assert check_params(_resolved(["s2g.run=false", "s2g.entries=[nope]"])) is None  # off: not read

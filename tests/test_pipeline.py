@@ -467,6 +467,29 @@ def test_the_model_pages_in_a_real_browser(project):
         assert page.errors == []
 
 
+def test_s2g_stage_switched_on_writes_its_table_and_runs(project):
+    """Issue 50: one switch (s2g.run) turns on S2G; it reruns check_params, s2g and what reads S2G (tables, track),
+    and nothing upstream of them. The table holds the simulated model and both bounds; MLflow a run per model."""
+    pytest.importorskip("torch", reason="the S2G extra; make test installs it")
+    p, uri, overrides, _ = project
+    params_with(p, *overrides, "s2g.run=true", "s2g.epochs=2", "s2g.train_images=200")
+    try:
+        out = run([sys.executable, "-m", "dvc", "repro"], p)
+        ran = set(re.findall(r"Running stage '([a-z0-9_]+)", out))
+        assert {"check_params", "s2g", "tables", "track"} <= ran <= {"check_params", "s2g", "tables", "track", "site"}
+        table = re.sub(r" +", " ", (p / "reports/tables/s2g_table.md").read_text())
+        assert "S2G Recall@K per model on vg150_sim (SIMULATED captions and models)" in table
+        for row in ("| Motifs (SIMULATED) | Baseline |", "| GT graphs | perfect SGDet |", "| random graphs | chance |"):
+            assert row in table, table
+        assert "trained 2 epochs on" in table and "base learning rate 0.001" in table
+        names = {r.info.run_name for r in mlflow_runs(uri)}
+        assert {f"vg150_sim/{e}/s2g" for e in ("sim_motifs_baseline", "gt_graphs", "random_graphs")} <= names
+    finally:
+        params_with(p, *overrides)
+        run([sys.executable, "-m", "dvc", "repro"], p)
+    assert not (p / "reports/tables/s2g_table.md").exists()  # off again: no stale table
+
+
 def test_one_task_only(project):
     p, _, overrides, _ = project
     params_with(p, *overrides, "evaluation.tasks=[predcls]", "pko.blind_task=predcls")

@@ -98,7 +98,8 @@ def test_graphs_equal_the_upstream_preprocessing(tmp_path):
         for coco, img, txt in zip(split.coco_ids, split.image, split.text)
     }
     golden = json.loads((Path(__file__).parent / "data" / "s2g_preprocess_golden.json").read_text())
-    assert list(ours) == list(golden) and ours == golden
+    names = {coco: {side: g[side] for side in ("img", "txt")} for coco, g in golden.items()}
+    assert list(ours) == list(names) and ours == names
     assert any(not g["img"]["entities"] for g in golden.values())  # an image whose objects all scored under 0.1
     kept = read_split(str(tmp_path / "eval_results.pytorch"), str(tmp_path / "test.h5"), captions, v)
     assert kept.dropped > 0 and len(kept.coco_ids) + kept.dropped == len(golden)
@@ -135,3 +136,28 @@ def test_a_bad_caption_file_is_refused_naming_the_field(tmp_path, change, says):
     with pytest.raises(InputError) as err:
         read_caption_graphs(str(path), len(PREDICATES))
     assert says in str(err.value) and str(path) in str(err.value)
+
+
+def test_the_incidence_matrices_equal_the_upstream_preprocessing():
+    """``graphs.incidence`` on the reference's own ids gives the "image_graph" and "text_graph" matrices its
+    preprocessing wrote, cell for cell, including the cells where an entity's class id equals a relation's
+    predicate id (its ``es in rs``); a graph without relations it writes as one column of zeros."""
+    from sgg_eval.retrieval.graphs import EncodedGraph, incidence
+
+    golden = json.loads((Path(__file__).parent / "data" / "s2g_preprocess_golden.json").read_text())
+    coincidences = compared = 0
+    for g in golden.values():
+        for side in ("img", "txt"):
+            ids, theirs = g["ids"][side], np.array(g["incidence"][side], dtype=np.float32)
+            graph = EncodedGraph(np.array(ids["entities"], dtype=np.int64), np.array(ids["relations"]).reshape(-1, 3))
+            ours = incidence(graph)
+            if not len(graph.relations):
+                assert theirs.size == len(graph.entities) and not theirs.any()  # [E, 1] of zeros
+                continue
+            np.testing.assert_array_equal(ours, theirs)
+            compared += ours.size
+            coincidences += int((
+                (graph.entities[:, None] == graph.relations[None, :, 2])
+                & ~(graph.entities[:, None, None] == graph.relations[None, :, :2]).any(axis=2)
+            ).sum())  # fmt: skip
+    assert compared > 200 and coincidences > 10

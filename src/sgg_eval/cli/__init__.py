@@ -1,6 +1,6 @@
 """The ``sgg-eval`` command line. Each sub-command is one library call; bad input exits 2 with one line.
 
-One module per group of commands (``data``, ``evaluate``, ``audit``, ``scores``), each with its parsers
+One module per group of commands (``data``, ``evaluate``, ``audit``, ``s2g``, ``scores``), each with its parsers
 (``add...(sub)``) and a ``run_<command>(args)`` per command; ``options`` holds what they share."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 import sgg_eval.cli.audit as audit
 import sgg_eval.cli.data as data
 import sgg_eval.cli.evaluate as evaluate
+import sgg_eval.cli.s2g as s2g
 import sgg_eval.cli.scores as scores
 from sgg_eval.cli.options import Parser
 from sgg_eval.core.errors import EXIT_USER, guarded
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_datasets(sub)
     evaluate.add(sub)
     audit.add(sub)
+    s2g.add(sub)
     data.add_simulate(sub)
     scores.add(sub)
     data.add_params(sub)

@@ -64,6 +64,17 @@ LONGTAIL_KS = (50, 100)  # the head/body/tail table's K, as BGNN and PySGG print
 S2G_KS = (1, 5, 10, 20, 50, 100)
 S2G_GALLERIES = (1000, 5000)
 S2G_OBJECT_THRESHOLD = 0.1
+# Its test block (the first 5,000 caption-valid test images; the next 1,000 are the validation block, the rest train)
+S2G_TEST_BLOCK, S2G_VAL_BLOCK = 5000, 1000
+# Its retrieval model (modelv2.SGEncode) and training: tools/image_retrieval_main.py with S2G-RETRIEVAL.md's command
+# on configs/e2e_relation_X_101_32_8_FPN_1x.yaml (SOLVER: BASE_LR 0.01 x IMS_PER_BATCH 32 per parameter, bias
+# factor 1, WEIGHT_DECAY 1e-4, bias 0 (defaults.py), MOMENTUM 0.9, GRAD_NORM_CLIP 5, WarmupMultiStepLR with
+# WARMUP_FACTOR 0.1 over WARMUP_ITERS 500 (defaults.py), STEPS 10000/16000, GAMMA 0.1, MAX_ITER 18 epochs; seed 0)
+S2G_MODEL = {"embed": 512, "hidden": 512, "final": 1024, "glimpses": 2, "dropout": 0.2, "margin": 1.0,
+             "smooth_l1_beta": 1.0 / 9}  # fmt: skip
+S2G_TRAINING = {"batch": 32, "base_lr": 0.01, "weight_decay": 1e-4, "weight_decay_bias": 0.0, "momentum": 0.9,
+                "grad_clip": 5.0, "warmup_factor": 0.1, "warmup_iters": 500, "steps": (10000, 16000),
+                "gamma": 0.1, "epochs": 18, "seed": 0}  # fmt: skip
 # Predicted triplets per image in `evaluate --per-image` records: the largest K of R@K, so every R@K reduces from them.
 PER_IMAGE_K = max(RECALL_KS)
 

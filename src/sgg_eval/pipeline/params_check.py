@@ -21,6 +21,7 @@ from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.model_params import check_models
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.pipeline.psg_params import check_psg
+from sgg_eval.pipeline.s2g_params import S2G_KEYS, check_s2g
 from sgg_eval.pipeline.text_params import check_text
 from sgg_eval.simulate.params import Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
@@ -55,6 +56,7 @@ SECTIONS = {
     "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols", "text_entries"),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
     "site": ("images", "image_dir"),
+    "s2g": S2G_KEYS,
     "paths": ("data", "reports", "psg_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
     "models": None,
@@ -143,6 +145,7 @@ def check_params(params: Mapping) -> None:
     check_models(params)
     check_psg(params)
     check_text(params)
+    check_s2g(params)
 
 
 def _check_dataset(params: Mapping) -> None:

@@ -59,6 +59,12 @@ def run_tables(params: dict, folder: str) -> list[str]:
     text_results = load_text_results(params)
     if text_results:
         tables.append(text_graphs_table(text_results, results, entries, params["dataset"]["name"]))
+    from sgg_eval.pipeline.s2g_stage import load_s2g_results
+    from sgg_eval.report.s2g_table import s2g_table
+
+    s2g = s2g_table(load_s2g_results(params), params["dataset"]["name"])
+    if s2g is not None:
+        tables.append(s2g)
     return [p for t in tables for p in t.write(folder)]
 
 
@@ -139,6 +145,12 @@ def run_figures(params: dict, folder: str) -> list[str]:
     return written
 
 
+def child_tags(task: str, dataset: str, entry: str, family: str) -> dict[str, str]:
+    """The tags the MLflow view groups and filters nested runs by."""
+    return {"sgg_eval.task": task, "sgg_eval.dataset": dataset, "sgg_eval.model": entry,
+            "sgg_eval.method_family": family}  # fmt: skip
+
+
 def _text_children(params: dict, common: dict) -> list:
     """One nested run per text-graph model (``<dataset>/<entry>/text``): its protocol's numbers as metrics
     ``text/<name>``, its document as an artifact."""
@@ -158,15 +170,47 @@ def _text_children(params: dict, common: dict) -> list:
             },  # fmt: skip
             metrics=metrics_of("text", doc),
             artifacts=[f"{text_results_folder(params)}/{entry}.json"],
-            tags={
-                "sgg_eval.task": "text",
-                "sgg_eval.dataset": dataset,
-                "sgg_eval.model": entry,
-                "sgg_eval.method_family": "text graphs",
-            },  # fmt: skip
+            tags=child_tags("text", dataset, entry, "text graphs"),
         )
         for entry, doc in sorted(load_text_results(params).items())
     ]
+
+
+def _s2g_children(params: dict, common: dict) -> list:
+    """One nested run per S2G model (``<dataset>/<entry>/s2g``): each gallery's recall in both directions as
+    metrics ``s2g/<gallery>/<direction>/<name>``, its document as an artifact."""
+    from sgg_eval.pipeline.s2g_stage import load_s2g_results, s2g_folder
+    from sgg_eval.pipeline.tracking import ChildRun
+
+    dataset = params["dataset"]["name"]
+    children = []
+    for entry, doc in load_s2g_results(params).items():
+        metrics = {
+            mlflow_key("s2g", f"{size}/{direction}/{name}"): value
+            for size, gallery in doc["galleries"].items()
+            for direction in ("image_to_caption", "caption_to_image")
+            for name, value in gallery[direction].items()
+            if value is not None
+        }
+        children.append(
+            ChildRun(
+                name=f"{dataset}/{entry}/s2g",
+                params={
+                    **common,
+                    "protocol": "s2g",
+                    "model": entry,
+                    "task": "s2g",
+                    "simulated": True,
+                    "s2g_epochs": doc["training"]["epochs"],
+                    "s2g_train_images": doc["images"]["train"],
+                    "s2g_lr": doc["training"]["solver"]["base_lr"],
+                },  # fmt: skip
+                metrics=metrics,
+                artifacts=[f"{s2g_folder(params)}/{entry}.json"],
+                tags=child_tags("s2g", dataset, entry, "S2G retrieval"),
+            )
+        )
+    return children
 
 
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
@@ -207,15 +251,11 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
                 },
                 metrics=metrics_of(task, doc),
                 artifacts=[metrics_file(params, entry, task), per_predicate_file(params, entry, task)],
-                tags={
-                    "sgg_eval.task": task,
-                    "sgg_eval.dataset": params["dataset"]["name"],
-                    "sgg_eval.model": entry,
-                    "sgg_eval.method_family": method_family(info["method"]),
-                },
+                tags=child_tags(task, params["dataset"]["name"], entry, method_family(info["method"])),
             )
         )
     children += _text_children(params, common)
+    children += _s2g_children(params, common)
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png"))
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))

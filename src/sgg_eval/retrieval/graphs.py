@@ -82,3 +82,12 @@ def encode(entities, relations, object_ids: dict[str, int], predicate_ids: dict[
     ids = np.array([object_ids[e] for e in entities], dtype=np.int64)
     rows = [(ids[s], ids[o], predicate_ids[p]) for s, o, p in relations]
     return EncodedGraph(ids, np.array(rows, dtype=np.int64).reshape(-1, 3))
+
+
+def incidence(graph: EncodedGraph) -> np.ndarray:
+    """``G [E, R]`` float32, the matrix the model's attention is built from, by ``preprocessing.py``'s rule
+    ``es in rs``: 1 where entity ``e``'s class id is one of relation ``r``'s three ids. The rule compares the
+    class id with the predicate id too, two numberings of different vocabularies, so an entity also joins a
+    relation whose predicate happens to carry its number. The reference's numbering changes with the process's
+    string hashing, so there the coincidences fall at random; with sgg-eval's sorted numbering they are fixed."""
+    return (graph.entities[:, None, None] == graph.relations[None, :, :]).any(axis=2).astype(np.float32)

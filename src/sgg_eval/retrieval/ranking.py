@@ -13,6 +13,11 @@ embedding ``g_i`` and a caption-graph embedding ``t_i`` each (float32):
   ``R_within@K = |{i : rank_i <= K}| / N``, the usual reading;
 - the mean and median of ``rank_i``.
 
+The reference ranks an image's own caption among the gallery's captions (``IMAGE_TO_CAPTION``: the similarity
+matrix's rows), although S2G is described as finding the image from a caption. ``CAPTION_TO_IMAGE`` is that
+reading: caption i's rank among the gallery's images, ``|{j : sim[j, i] >= sim[i, i]}|`` (the columns), with the
+same definitions of R@K and R_within@K.
+
 A gallery is the first ``n`` test images (``S2G_GALLERIES``: 1,000 and 5,000, upstream's ``num_test``), in the
 test file's order.
 """
@@ -23,6 +28,9 @@ import numpy as np
 
 from sgg_eval.core.defaults import S2G_KS
 from sgg_eval.metrics.names import metric_name
+
+IMAGE_TO_CAPTION, CAPTION_TO_IMAGE = "image_to_caption", "caption_to_image"
+DIRECTIONS = (IMAGE_TO_CAPTION, CAPTION_TO_IMAGE)
 
 
 def cosine_similarity(image: np.ndarray, text: np.ndarray) -> np.ndarray:
@@ -38,10 +46,13 @@ def gold_ranks(similarity: np.ndarray) -> np.ndarray:
     return (similarity >= np.diag(similarity)[:, None]).sum(axis=1)
 
 
-def retrieval_metrics(image: np.ndarray, text: np.ndarray, gallery: int) -> dict[str, float]:
-    """The metrics on the first ``gallery`` images (all of them when there are fewer)."""
+def retrieval_metrics(
+    image: np.ndarray, text: np.ndarray, gallery: int, direction: str = IMAGE_TO_CAPTION
+) -> dict[str, float]:
+    """The metrics on the first ``gallery`` images (all of them when there are fewer), in ``direction``."""
     n = min(gallery, len(image))
-    ranks = gold_ranks(cosine_similarity(image[:n], text[:n]))
+    similarity = cosine_similarity(image[:n], text[:n])
+    ranks = gold_ranks(similarity if direction == IMAGE_TO_CAPTION else similarity.T)
     out = {metric_name("R", k): float(np.count_nonzero(ranks < k) / n) for k in S2G_KS}
     out.update({metric_name("R_within", k): float(np.count_nonzero(ranks <= k) / n) for k in S2G_KS})
     out["mean_rank"], out["median_rank"] = float(ranks.mean()), float(np.median(ranks))
