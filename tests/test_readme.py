@@ -286,6 +286,16 @@ def test_text_graphs_examples_and_table(project):
     assert "MLLM (text) (SIMULATED)" in table and "*Ranked models, SGDet*" in table and "no K" in table
 
 
+def test_s2g_example(project):
+    """The S2G section's tiny run: the generated case, the command's epochs and its gallery lines, the document."""
+    out = sh("make s2g-example", project)
+    assert "tiny SIMULATED S2G case" in out and "s2g: epoch 4/4" in out, out[-2000:]
+    assert "the whole test block (" in out and "gallery of 1,000 not reported" in out
+    doc = json.loads((project / "data/examples/s2g_baseline.json").read_text())
+    assert doc["training"]["epochs"] == 4 and doc["training"]["solver"]["base_lr"] == 0.001
+    assert doc["images"]["test_block"] > 100 and doc["collapsed"] is None
+
+
 def test_psg_table_of_the_simulated_benchmark(project):
     out = sh("cat reports/psg/tables/psg_table3_pairs_predicates.md", project)
     assert "SIMULATED" in out and "protocol sgbench" in out and "| HiLo" in out and "| IMP" in out
