@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
+# as sgg_eval.retrieval.training sets it before torch starts: here torch may be imported first (by a test module)
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+
 import numpy as np
 import pytest
 

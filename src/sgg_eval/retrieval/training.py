@@ -12,17 +12,24 @@ trains ``SGEncode`` (``retrieval.model``) with S2G-RETRIEVAL.md's command; the v
 
 Deterministic: the seed drives torch's generator (initial weights, dropout) and the shuffles and negatives (a
 numpy generator; the reference draws them from Python's ``random`` in four data-loader workers, which no seed
-fixes). The same inputs, seed and thread count give the same numbers.
+fixes); torch runs its deterministic algorithms and MKL its strict reproducible path (``MKL_CBWR``). The same
+inputs, seed and thread count give the same numbers.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-import torch
+# MKL (torch's CPU BLAS) picks its code path by the arrays' memory alignment unless told otherwise, so the same
+# matrix product can round differently from one run to the next; STRICT reproducibility fixes the path. Read once,
+# when MKL starts: this module is the first to import torch in `sgg-eval s2g` and the s2g stage.
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from sgg_eval.core.defaults import S2G_TRAINING
 from sgg_eval.retrieval.graphs import EncodedGraph
@@ -120,6 +127,7 @@ def train(
     objects, caption predicates). ``on_epoch(epoch, mean loss, learning rate, model)`` after each epoch."""
     if len(data) < 2:
         raise ValueError("S2G training needs at least two images (each needs a negative)")
+    torch.use_deterministic_algorithms(True)
     model, optimizer, schedule = new_model(sizes, config)
     rng = np.random.default_rng(config.seed)
     device = torch.device(config.device)
