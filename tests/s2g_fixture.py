@@ -141,11 +141,10 @@ def simulated_world(root, models=("gt", "random", "baseline")) -> tuple[dict, di
 
     from sgg_eval.boxes.splits import build_splits, build_stats
     from sgg_eval.data.stats import read_stats
-    from sgg_eval.data.store import SplitStore, write_predictions
-    from sgg_eval.data.types import PredictionMeta
+    from sgg_eval.data.store import SplitStore
     from sgg_eval.io.atomic import write_json
     from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-    from sgg_eval.simulate.captions import gt_graphs, random_graphs, simulated_captions
+    from sgg_eval.simulate.captions import BOUNDS, simulated_captions, write_bound
     from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
     from sgg_eval.simulate.world import SimParams, SimulatedWorld
 
@@ -161,14 +160,11 @@ def simulated_world(root, models=("gt", "random", "baseline")) -> tuple[dict, di
             images += list(split)
             vocab = split.vocab
     write_json(root / "captions.json", simulated_captions(images, vocab, sim["captions"]))
-    makers = {"gt": lambda g: gt_graphs(g, vocab), "random": lambda g: random_graphs(g, vocab, 0)}
     files = {m: {s: str(root / f"{m}.{s}.h5") for s in splits} for m in models}
     for s, path in splits.items():
         for m in models:
-            if m in makers:
-                with SplitStore(path) as split:
-                    meta = PredictionMeta("sgdet", "probabilities", vocab, m, True, "SIMULATED (tests/s2g_fixture.py)")
-                    write_predictions(files[m][s], meta, makers[m](split))
+            if m in BOUNDS:
+                write_bound(m, path, files[m][s])
             else:
                 backbone = Backbone("sim_motifs", **sim["backbones"]["sim_motifs"])
                 simulate_models(path, read_stats(root / "stats.h5"), backbone, "sgdet", {m: files[m][s]},

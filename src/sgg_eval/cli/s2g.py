@@ -94,10 +94,11 @@ def print_summary(doc: dict) -> None:
     """A line per gallery and direction: R@K as the reference prints it, then the mean and median rank."""
     from sgg_eval.core.defaults import S2G_GALLERIES, S2G_KS
     from sgg_eval.metrics.names import metric_name
+    from sgg_eval.retrieval.ranking import DIRECTIONS
 
     for size, gallery in doc["galleries"].items():
         name = f"gallery of {int(size):,}" if int(size) in S2G_GALLERIES else "the whole test block"
-        for direction in ("image_to_caption", "caption_to_image"):
+        for direction in DIRECTIONS:
             m = gallery[direction]
             recalls = " ".join(f"{metric_name('R', k)}={100 * m[metric_name('R', k)]:.2f}" for k in S2G_KS)
             print(f"{name} ({gallery['images']:,} usable images), {direction}: {recalls} "

@@ -181,6 +181,7 @@ def _s2g_children(params: dict, common: dict) -> list:
     metrics ``s2g/<gallery>/<direction>/<name>``, its document as an artifact."""
     from sgg_eval.pipeline.s2g_stage import load_s2g_results, s2g_folder
     from sgg_eval.pipeline.tracking import ChildRun
+    from sgg_eval.retrieval.ranking import DIRECTIONS
 
     dataset = params["dataset"]["name"]
     children = []
@@ -188,7 +189,7 @@ def _s2g_children(params: dict, common: dict) -> list:
         metrics = {
             mlflow_key("s2g", f"{size}/{direction}/{name}"): value
             for size, gallery in doc["galleries"].items()
-            for direction in ("image_to_caption", "caption_to_image")
+            for direction in DIRECTIONS
             for name, value in gallery[direction].items()
             if value is not None
         }

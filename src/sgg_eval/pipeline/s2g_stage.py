@@ -40,9 +40,8 @@ def _write_inputs(params: dict, work: str) -> dict[str, dict[str, str]]:
     """The scratch files (module docstring); returns each entry's prediction file per split, and ``""`` -> the
     caption file and the split stores."""
     from sgg_eval.data.stats import read_stats
-    from sgg_eval.data.store import SplitStore, write_predictions, write_split
-    from sgg_eval.data.types import PredictionMeta
-    from sgg_eval.simulate.captions import gt_graphs, random_graphs, simulated_captions
+    from sgg_eval.data.store import SplitStore, write_split
+    from sgg_eval.simulate.captions import simulated_captions, write_bound
     from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 
     cfg, sim, folder = params["s2g"], params["simulation"], params["paths"]["splits"]
@@ -76,14 +75,10 @@ def _write_inputs(params: dict, work: str) -> dict[str, dict[str, str]]:
             for method, name in methods.items():
                 files[name][split] = outputs[method]
     if cfg["bounds"]:
-        for name in (GT_GRAPHS, RANDOM_GRAPHS):
-            files[name] = {}
+        for name, kind in ((GT_GRAPHS, "gt"), (RANDOM_GRAPHS, "random")):
+            files[name] = {split: f"{work}/{name}.{split}.h5" for split in splits}
             for split, path in splits.items():
-                with SplitStore(path) as gt:
-                    graphs = gt_graphs(gt, vocab) if name == GT_GRAPHS else random_graphs(gt, vocab, int(cfg["seed"]))
-                    meta = PredictionMeta(SGDET.name, "probabilities", vocab, name, True, "sgg_eval.simulate.captions")
-                    files[name][split] = f"{work}/{name}.{split}.h5"
-                    write_predictions(files[name][split], meta, graphs)
+                write_bound(kind, path, files[name][split], int(cfg["seed"]))
     return files
 
 

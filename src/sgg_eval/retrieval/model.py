@@ -30,6 +30,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sgg_eval.core.defaults import S2G_MODEL
+from sgg_eval.retrieval.graphs import incidence
 
 EMBED, HIDDEN, FINAL, GLIMPSES, DROPOUT, MARGIN, SMOOTH_L1_BETA = (
     S2G_MODEL[k] for k in ("embed", "hidden", "final", "glimpses", "dropout", "margin", "smooth_l1_beta")
@@ -112,8 +113,6 @@ class PackedGraphs:
     its own size."""
 
     def __init__(self, graphs, device: torch.device):
-        from sgg_eval.retrieval.graphs import incidence
-
         e_counts = np.array([len(g.entities) for g in graphs], dtype=np.int64)
         r_counts = np.array([len(g.relations) for g in graphs], dtype=np.int64)
         e_start, r_start = np.cumsum(e_counts) - e_counts, np.cumsum(r_counts) - r_counts

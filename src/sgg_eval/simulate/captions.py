@@ -18,6 +18,7 @@ that say nothing about the image, whose retrieval is at chance.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -103,3 +104,19 @@ def random_graphs(images: Iterable[GTImage], vocab: Vocabulary, seed: int) -> It
         labels = rng.integers(1, vocab.num_objects + 1, size=len(gt.labels))
         predicates = rng.integers(1, vocab.num_predicates + 1, size=len(gt.rels))
         yield _graph_prediction(gt, labels, predicates, vocab.num_predicates)
+
+
+BOUNDS = ("gt", "random")  # the two reference models: GT graphs, random graphs
+
+
+def write_bound(kind: str, split_path: str | os.PathLike, out: str | os.PathLike, seed: int = 0) -> None:
+    """The SGDet prediction store of reference model ``kind`` (``BOUNDS``) on the split store ``split_path``."""
+    from sgg_eval.core.tasks import SGDET
+    from sgg_eval.data.store import SplitStore, write_predictions
+    from sgg_eval.data.types import PredictionMeta
+
+    with SplitStore(split_path) as split:
+        graphs = gt_graphs(split, split.vocab) if kind == "gt" else random_graphs(split, split.vocab, seed)
+        meta = PredictionMeta(SGDET.name, "probabilities", split.vocab, f"{kind} graphs", True,
+                              "SIMULATED by sgg_eval.simulate.captions")  # fmt: skip
+        write_predictions(out, meta, graphs)
