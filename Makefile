@@ -7,12 +7,13 @@ STAMP  := $(VENV)/.installed
 # Every package's exact version (transitive ones too): what `make install` installs, `make lock` rewrites.
 LOCK   := requirements.lock
 S2G_STAMP := $(VENV)/.installed-s2g
+TM_STAMP := $(VENV)/.installed-torchmetrics
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 # Quiet, offline-friendly tools: no telemetry, no update checks.
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install install-s2g lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
+.PHONY: install install-s2g install-torchmetrics lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -31,7 +32,7 @@ lock:
 	  .venv-lock/bin/python -m pip freeze --exclude-editable | LC_ALL=C sort -f; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
-test: $(STAMP) $(S2G_STAMP) .venv-sgbench/.installed
+test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 	$(BIN)/python -m pytest -q
 
 # The optional extra sgg-eval[s2g] (torch, CPU build) for S2G's retrieval model: its tests run in `make test`.
@@ -39,6 +40,14 @@ install-s2g: $(S2G_STAMP)
 
 $(S2G_STAMP): $(STAMP) requirements-s2g.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -r requirements-s2g.lock
+	@touch $@
+
+# The optional extra sgg-eval[torchmetrics] (sgg_eval.SceneGraphMetric, on the torch above): tested in `make test`.
+install-torchmetrics: $(TM_STAMP)
+
+$(TM_STAMP): $(S2G_STAMP) requirements-torchmetrics.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -c requirements-s2g.lock \
+	    -r requirements-torchmetrics.lock
 	@touch $@
 
 # ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
@@ -58,7 +67,7 @@ test-fast: $(STAMP)
 	@touch $@
 
 # The slow cases at full size (CI runs them reduced).
-test-full: $(STAMP) $(S2G_STAMP) .venv-sgbench/.installed
+test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 	SGG_EVAL_FULL=1 $(BIN)/python -m pytest -q
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps

@@ -90,3 +90,13 @@ def test_the_openvocab_bench_runs_every_protocol(tmp_path):
     for r in rows:
         ours, floor = float(r[3]), float(r[4])
         assert ours > 0 and floor > 0 and r[-1] == "-", r
+
+
+def test_the_api_bench_times_every_task_and_finds_the_commands_numbers():
+    """`scripts/bench_api.py` on a few images: a row per task, every time measured, and the Evaluator's
+    metrics equal the command's (the row would say so otherwise)."""
+    out = bench("bench_api.py", "--images", "40", "--repeat", "1")
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["predcls"], ["sgcls"], ["sgdet"])]
+    assert [r[0] for r in rows] == ["predcls", "sgcls", "sgdet"], out
+    for r in rows:
+        assert len(r) == 6 and all(float(x) > 0 for x in r[2:]), r

@@ -37,6 +37,9 @@ class BoxList:
         self.bbox, self.size, self.mode, self.extra_fields = bbox, size, mode, fields
         self.triplet_extra_fields = []
 
+    def get_field(self, name):  # as maskrcnn_benchmark's (sgg_eval.Evaluator takes a BoxList as it is)
+        return self.extra_fields[name]
+
 
 class Deferred:
     """An array made only when its bytes are written, so a file larger than memory can be written (the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -15,6 +15,7 @@ from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTO
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
+from sgg_eval.data.types import Vocabulary
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
 from sgg_eval.io.atomic import atomic_output
@@ -68,6 +69,73 @@ def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
     return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What one evaluation runs with, however its images come (a file, or ``api.Evaluator``): the options, the
+    training statistics, the zero-shot set and its description, and the head/body/tail groups
+    (``metrics.longtail.predicate_groups``: ``groups`` per predicate or None, ``used`` the rule applied)."""
+
+    opts: EvalOptions
+    train: TrainingStats | None
+    zeroshot: np.ndarray | None
+    zeroshot_source: str
+    groups: np.ndarray | None
+    used: str
+
+
+def check_setting_given(protocol: str, setting: str | None, split_file: str | None, split: dict | None) -> None:
+    """Refuse an open-vocabulary setting or split with another protocol, and a bad setting, before reading."""
+    if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file or split):
+        raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
+    if protocol in OPENVOCAB_PROTOCOLS and setting:
+        check_setting(protocol, setting)
+
+
+def evaluation_setup(
+    vocab: Vocabulary,
+    task: str,
+    *,
+    protocol: str = PROTOCOL,
+    train: TrainingStats | None = None,
+    stats_name: str = "",
+    zeroshot: str | None = None,
+    tau: float = TAU,
+    iou_threshold: float = IOU_THRESHOLD,
+    setting: str | None = None,
+    split_file: str | None = None,
+    split: dict | None = None,
+    longtail: str = LONGTAIL_RULE,
+    order: str = "stored",
+    score_kind: str = "probabilities",
+    clip_gt: bool = False,
+) -> Setup:
+    """The :class:`Setup` of an evaluation on ``vocab``: the one place the options are built from what a user
+    gives (the CLI's flags, ``api.Evaluator``'s arguments). ``zeroshot`` is a triplet file or ``vg150``; without
+    it the zero-shot set comes from ``train`` (named ``stats_name``)."""
+    check_setting_given(protocol, setting, split_file, split)
+    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)
+    zs, zs_source = None, ""
+    if zeroshot:
+        zs, zs_source = load_zeroshot(zeroshot)
+        check_zeroshot_ids(zs, vocab, zeroshot, "zeroshot")
+    elif train is not None:
+        zs = train.zeroshot_triplets
+        zs_source = f"computed from {stats_name} ({len(zs)} triplets)"
+    if protocol in OPENVOCAB_PROTOCOLS:
+        if split is not None:
+            where = "metrics.openvocab.split"
+            chosen = split_from_mapping(split, vocab, where, "conf", where)
+        else:
+            chosen = read_split_file(split_file, vocab) if split_file else shipped_split(protocol)
+        opts = replace(opts, openvocab=open_vocab(protocol, setting, chosen, vocab))
+    opts = replace(opts, order=order, score_kind=score_kind, clip_gt=clip_gt)  # how the input ranks
+    counts = None if train is None else train.predicate_counts[1:]
+    groups, used = predicate_groups(vocab.predicate_classes, counts, longtail)
+    if groups is not None:
+        opts = replace(opts, longtail=tuple(groups.tolist()))
+    return Setup(opts, train, zs, zs_source, groups, used)
+
+
 def run_evaluation(
     predictions: str,
     task: str,
@@ -92,46 +160,42 @@ def run_evaluation(
     ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``, or ``split``, the same
     mapping given inline (the pipeline's ``metrics.openvocab.split``). ``longtail`` is the head/body/tail rule
     (``metrics.longtail``)."""
-    if protocol not in OPENVOCAB_PROTOCOLS and (setting or split_file or split):
-        raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
-    if protocol in OPENVOCAB_PROTOCOLS and setting:
-        check_setting(protocol, setting)  # before reading, as the options below
-    opts = EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)
+    check_setting_given(protocol, setting, split_file, split)
+    EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before any file is read
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
         raise InputError("class or predicate names differ from the predictions'", path=stats)
-    zs, zs_source = None, ""
-    if zeroshot:
-        zs, zs_source = load_zeroshot(zeroshot)
-        check_zeroshot_ids(zs, source.vocab, zeroshot, "zeroshot")
-    elif train is not None:
-        zs = train.zeroshot_triplets
-        zs_source = f"computed from {os.path.basename(stats)} ({len(zs)} triplets)"
     if protocol == "oiv6" and source.score_kind == "ranked":
         raise InputError(
             "--protocol oiv6 ranks triplets by score (subject x object x predicate), and this file has ranks only",
             path=predictions,
         )
-    if protocol in OPENVOCAB_PROTOCOLS:
-        if split is not None:
-            where = "metrics.openvocab.split"
-            chosen = split_from_mapping(split, source.vocab, where, "conf", where)
-        else:
-            chosen = read_split_file(split_file, source.vocab) if split_file else shipped_split(protocol)
-        opts = replace(opts, openvocab=open_vocab(protocol, setting, chosen, source.vocab))
     if protocol == "ovsgtr" and source.gt_boxes == "clipped":
         raise InputError(
             "OvSGTR's loader does not clip GT boxes to the image, and this GT was clipped: make the split with "
             "`sgg-eval split --vg150-dir DIR --split-key split_GLIPunseen --no-clip` and pass it with --gt",
             path=gt or predictions,
         )
-    clip_gt = source.gt_boxes == "unclipped" and protocol != "ovsgtr"
-    opts = replace(opts, order=source.order, score_kind=source.score_kind, clip_gt=clip_gt)  # how this file ranks
-    counts = None if train is None else train.predicate_counts[1:]
-    groups, used = predicate_groups(source.vocab.predicate_classes, counts, longtail)
-    if groups is not None:
-        opts = replace(opts, longtail=tuple(groups.tolist()))
+    run_setup = evaluation_setup(
+        source.vocab,
+        task,
+        protocol=protocol,
+        train=train,
+        stats_name=os.path.basename(stats) if stats else "",
+        zeroshot=zeroshot,
+        tau=tau,
+        iou_threshold=iou_threshold,
+        setting=setting,
+        split_file=split_file,
+        split=split,
+        longtail=longtail,
+        order=source.order,
+        score_kind=source.score_kind,
+        clip_gt=source.gt_boxes == "unclipped" and protocol != "ovsgtr",
+    )
+    opts, train, groups, used = run_setup.opts, run_setup.train, run_setup.groups, run_setup.used
+    zs, zs_source = run_setup.zeroshot, run_setup.zeroshot_source
     report = _Progress() if progress else None
     run = partial(
         evaluate,

@@ -13,6 +13,8 @@ one category per object class; the detection score is the object score; ``maxDet
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from sgg_eval.data.image_ids import image_order_key
@@ -76,9 +78,10 @@ class BoxCollector:
             )
         return self
 
-    def merge(self, other: BoxCollector) -> None:
+    def merge(self, other: BoxCollector, shift: int = 0) -> None:
+        """Append ``other``'s images; ``shift`` is added to their image ids (positions: ``api.Evaluator.merge``)."""
         other.finish()
-        self.parts += other.parts
+        self.parts += [replace(part, image=part.image + shift) for part in other.parts] if shift else other.parts
         self.num_gt, self.num_det = self.num_gt + other.num_gt, self.num_det + other.num_det
 
 

@@ -78,6 +78,35 @@ def evaluate(
         progress=progress,
         on_records=on_records,
     )
+    return document(
+        acc,
+        counts,
+        collected,
+        vocab,
+        opts,
+        num_pairs=num_pairs,
+        has_triplet_counts=triplet_counts is not None,
+        zeroshot=zeroshot,
+        zeroshot_source=zeroshot_source,
+    )
+
+
+def document(
+    acc: Accumulator,
+    counts: dict,
+    collected: dict,
+    vocab: Vocabulary,
+    opts: EvalOptions,
+    *,
+    num_pairs: np.ndarray | None = None,
+    has_triplet_counts: bool = False,
+    zeroshot: np.ndarray | None = None,
+    zeroshot_source: str = "",
+) -> dict:
+    """The metrics document of accumulated images (``ranking.blocks.accumulate``'s three results; ``counts``
+    is left as it was): :func:`finalize`, then the detector's box mAP, the Open Images V6 and the
+    open-vocabulary layouts, and the misuse warnings first among the notes."""
+    counts = dict(counts)
     signals = {key: counts.pop(key) for key in SIGNAL_KEYS}
     doc = finalize(
         acc,
@@ -85,7 +114,7 @@ def evaluate(
         opts,
         counts,
         num_pairs=num_pairs,
-        has_triplet_counts=triplet_counts is not None,
+        has_triplet_counts=has_triplet_counts,
         zeroshot_source=zeroshot_source if zeroshot is not None else "",
     )
     if "boxes" not in collected:

@@ -180,8 +180,8 @@ class OICollector:
         self.parts = {name: [column(self.parts[name], COLUMNS[name])] for name in COLUMNS}
         return self
 
-    def merge(self, other: OICollector) -> None:
-        """Append ``other``'s images after these."""
+    def merge(self, other: OICollector, shift: int = 0) -> None:
+        """Append ``other``'s images after these (its positions follow these images: ``shift`` is not needed)."""
         other.finish()
         for name in COLUMNS:
             shift = self.images if name == "cand_image" else 0

@@ -112,36 +112,41 @@ def evaluate_protocols(
     reduced = reduce_images(
         gt, sub, present, protocols, has_ng=has_ng, zeroshot=zeroshot, jobs=jobs, iou_threshold=iou_threshold
     )
-    absent_images = [image for image, pred in work if pred is None]
-    run = _Run(
-        absent=len(absent_images),
-        absent_zs=0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent_images),
-        extra=sum(key not in test_ids for key in sub.images),
-        no_rows=sum(not len(pred.rows) for _, pred in present),
-        dropped=sum(pred.duplicates for _, pred in present),
-        has_ng=has_ng,
-        train=train,
-        stats=stats,
-        tau=tau,
-        iou_threshold=iou_threshold,
-    )
     inputs = {
         "predictions": os.fspath(predictions),
         "psg": os.fspath(psg),
         "format": sub.kind if legacy else f"sgbench {sub.kind}",
     }
-    docs = {p: _document(run, reduced[p], p, gt, sub.mode, len(work), inputs) for p in protocols}
-    predicates = psg_vocabulary(gt).predicate_classes
-    groups, rule = predicate_groups(predicates, None if train is None else train.predicate_counts[1:], longtail)
+    run = Run.of(
+        gt,
+        work,
+        extra=sum(key not in test_ids for key in sub.images),
+        has_ng=has_ng,
+        train=train,
+        stats_name=None if stats is None else os.path.basename(stats),
+        tau=tau,
+        iou_threshold=iou_threshold,
+    )
+    return documents(run, reduced, gt, sub.mode, inputs, longtail)
+
+
+def documents(run: Run, reduced: dict, gt: PsgGT, mode: str, inputs: dict | None, longtail: str) -> dict[str, dict]:
+    """Every protocol's document from its reduction (``work.Reduced``), with the head/body/tail recalls of rule
+    ``longtail``; ``inputs`` is the document's ``input`` (None: no file, the Python API's)."""
+    docs = {p: _document(run, reduced[p], p, gt, mode, run.images, inputs) for p in reduced}
+    predicates, counts = psg_vocabulary(gt).predicate_classes, run.train and run.train.predicate_counts[1:]
+    groups, rule = predicate_groups(predicates, counts, longtail)
     return {p: add_group_recalls(doc, predicates, groups, rule) for p, doc in docs.items()}
 
 
 @dataclass(frozen=True)
-class _Run:
-    """What every protocol's document of one run shares: images absent from the predictions (``absent_zs`` of
-    them with a zero-shot row), predicted images outside the test split (``extra``), present images without a
-    triplet (``no_rows``), duplicate triplets dropped, and the settings."""
+class Run:
+    """What every protocol's document of one run shares: the test images with relations (``images``), those
+    absent from the predictions (``absent_zs`` of them with a zero-shot row), predicted images outside the test
+    split (``extra``), present images without a triplet (``no_rows``), duplicate triplets dropped, and the
+    settings (``stats_name``: the statistics' file name)."""
 
+    images: int
     absent: int
     absent_zs: int
     extra: int
@@ -149,12 +154,31 @@ class _Run:
     dropped: int
     has_ng: bool
     train: TrainingStats | None
-    stats: str | None
+    stats_name: str | None
     tau: float
     iou_threshold: float
 
+    @classmethod
+    def of(cls, gt: PsgGT, work: list, *, extra: int, has_ng: bool, train, stats_name, tau, iou_threshold) -> Run:
+        """From ``work``, every test image with its prediction (None: absent)."""
+        zeroshot, absent = train and ZeroShot.of(train), [image for image, pred in work if pred is None]
+        present = [pred for _, pred in work if pred is not None]
+        return cls(
+            images=len(work),
+            absent=len(absent),
+            absent_zs=0 if zeroshot is None else sum(bool(zeroshot.rows(image).any()) for image in absent),
+            extra=extra,
+            no_rows=sum(not len(pred.rows) for pred in present),
+            dropped=sum(pred.duplicates for pred in present),
+            has_ng=has_ng,
+            train=train,
+            stats_name=stats_name,
+            tau=tau,
+            iou_threshold=iou_threshold,
+        )
 
-def _document(run: _Run, r, protocol: str, gt: PsgGT, mode: str, images: int, inputs: dict) -> dict:
+
+def _document(run: Run, r, protocol: str, gt: PsgGT, mode: str, images: int, inputs: dict) -> dict:
     """``protocol``'s metrics document from its reduction ``r`` (``work.Reduced``)."""
     metrics, per_predicate, notes = psg_metrics(
         r.acc,
@@ -194,11 +218,11 @@ def _document(run: _Run, r, protocol: str, gt: PsgGT, mode: str, images: int, in
     }
 
 
-def _run_notes(notes: list, protocol: str, run: _Run, skipped: int) -> None:
+def _run_notes(notes: list, protocol: str, run: Run, skipped: int) -> None:
     """What a reader of ``protocol``'s document must know about the run, added to the metrics' ``notes``."""
     if run.train is not None:
         notes.append(
-            f"zero-shot set and n_c: {os.path.basename(run.stats)} ({run.train.source}; "
+            f"zero-shot set and n_c: {run.stats_name} ({run.train.source}; "
             f"{len(run.train.zeroshot_triplets)} zero-shot triplets)"
         )
     if run.absent:

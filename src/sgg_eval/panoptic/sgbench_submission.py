@@ -143,6 +143,22 @@ def _open_zip(path: str) -> Archive:
     return archive
 
 
+def check_categories(labels: np.ndarray, num_classes: int, field: str, where: dict) -> None:
+    """Instance classes are 0-based ids of ``num_classes`` classes."""
+    if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
+        raise InputError(f"category outside [0, {num_classes - 1}]", field=field, **where)
+
+
+def checked_rows(rows: np.ndarray, count: int, num_predicates: int, field: str, where: dict) -> tuple[np.ndarray, int]:
+    """``[T, 3]`` (subject, object, predicate) rows over ``count`` instances, checked (indices and 0-based
+    predicates in range) and without exact repeats (:func:`_deduplicated`); and how many repeats went."""
+    if len(rows) and (rows[:, :2].min() < 0 or rows[:, :2].max() >= count):
+        raise InputError(f"instance index outside [0, {count - 1}]", field=field, **where)
+    if len(rows) and (rows[:, 2].min() < 0 or rows[:, 2].max() >= num_predicates):
+        raise InputError(f"predicate outside [0, {num_predicates - 1}]", field=field, **where)
+    return _deduplicated(rows, count, num_predicates)
+
+
 def _deduplicated(rows: np.ndarray, count: int, num_predicates: int) -> tuple[np.ndarray, int]:
     """The rows without exact repeats, the first kept, in order (one integer key per row), and how many went."""
     n = max(count, 1)
@@ -163,8 +179,7 @@ def _image(
     where = dict(path=path, image_id=image_id, position=position)
     unique_keys(entry, "images", where)
     labels, boxes = read_instances(entry, where, marks)
-    if len(labels) and (labels.min() < 0 or labels.max() >= num_classes):
-        raise InputError(f"category outside [0, {num_classes - 1}]", field="categories", **where)
+    check_categories(labels, num_classes, "categories", where)
     check_xyxy(boxes, "bbox", where)
     lists, dropped, raw = {}, 0, None
     # kept for the whole run: a submission's ~11 M rows take 68 MB as int16, 270 MB as int64
@@ -175,11 +190,7 @@ def _image(
             rows = np.zeros((0, 3), dtype=np.int64)
         else:
             rows = number_rows(value, 3, integer=True, field=field, where=where, marks=marks)
-        if len(rows) and (rows[:, :2].min() < 0 or rows[:, :2].max() >= len(labels)):
-            raise InputError(f"instance index outside [0, {len(labels) - 1}]", field=field, **where)
-        if len(rows) and (rows[:, 2].min() < 0 or rows[:, 2].max() >= num_predicates):
-            raise InputError(f"predicate outside [0, {num_predicates - 1}]", field=field, **where)
-        lists[field], gone = _deduplicated(rows, len(labels), num_predicates)
+        lists[field], gone = checked_rows(rows, len(labels), num_predicates, field, where)
         lists[field] = lists[field].astype(compact, copy=False)
         if field == "triplets":
             raw, dropped = rows.astype(compact, copy=False), gone

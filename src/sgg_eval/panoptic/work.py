@@ -100,35 +100,62 @@ def _empty(gt: PsgGT) -> Reduced:
 def _chunk(
     gt: PsgGT, sub, protocols: tuple[str, ...], has_ng: bool, zeroshot: ZeroShot | None, threshold: float, chunk: list
 ) -> dict[str, Reduced]:
-    ranks = {p: ([], [], [], [], []) for p in protocols}  # ranks, reach ranks, PRk cells, zero-shot flags, tops
+    ranked = []
     for image, pred in chunk:
         if sub.mode == "masks":
             seg, gt_area = segment_index(gt, image)
             iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape), pred.labels, image.labels, gt_area)
         else:
             iou = box_ious(image.boxes, pred.boxes)
-        ng = pred.ng_triplets if has_ng else None
-        zs = None if zeroshot is None else zeroshot.rows(image)
-        for protocol in protocols:
-            cells = np.full(gt.num_predicates, np.nan)
-            if protocol == "openpsg":
-                if not len(pred.rows):
-                    continue
-                match, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
-            else:
-                matcher = assign if protocol == "sgbench" else assign_one_to_one
-                match = pred2gt = matcher(iou, pred.labels, image.labels, threshold)
-                gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
-                cells = predicate_rank_cells(
-                    image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
-                )
-            ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
-            tops = top_predicates(image.triplets, len(image.labels), match, gc)
-            for into, value in zip(ranks[protocol], (*ranked, cells, zs, tops)):
-                into.append(value)
+        ranked.append(rank_image(gt, image, pred, iou, protocols, has_ng, zeroshot, threshold))
+    return reduce_ranked(gt, ranked, protocols, zeroshot)
+
+
+def rank_image(
+    gt: PsgGT,
+    image,
+    pred,
+    iou: np.ndarray,
+    protocols: tuple[str, ...],
+    has_ng: bool,
+    zeroshot: ZeroShot | None,
+    threshold: float,
+) -> dict[str, tuple | None]:
+    """One image's first-hit ranks under every protocol, from its IoUs ``[predicted, GT]``: per protocol
+    ``(ranks, reach ranks, PRk cells, zero-shot flags, top predicates)``, or None where the protocol skips the
+    image (openpsg: no predicted triplet)."""
+    ng = pred.ng_triplets if has_ng else None
+    zs = None if zeroshot is None else zeroshot.rows(image)
+    out = {}
+    for protocol in protocols:
+        cells = np.full(gt.num_predicates, np.nan)
+        if protocol == "openpsg":
+            if not len(pred.rows):
+                out[protocol] = None
+                continue
+            match, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
+        else:
+            matcher = assign if protocol == "sgbench" else assign_one_to_one
+            match = pred2gt = matcher(iou, pred.labels, image.labels, threshold)
+            gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
+            cells = predicate_rank_cells(
+                image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
+            )
+        ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
+        tops = top_predicates(image.triplets, len(image.labels), match, gc)
+        out[protocol] = (*ranked, cells, zs, tops)
+    return out
+
+
+def reduce_ranked(
+    gt: PsgGT, ranked: list[dict[str, tuple | None]], protocols: tuple[str, ...], zeroshot: ZeroShot | None
+) -> dict[str, Reduced]:
+    """Every protocol's reduction of consecutive images' :func:`rank_image` results (one chunk)."""
     out = {}
     c = gt.num_predicates + 1
-    for protocol, (image_rank, reach, cells, flags, tops) in ranks.items():
+    for protocol in protocols:
+        kept = [r[protocol] for r in ranked if r[protocol] is not None]
+        image_rank, reach, cells, flags, tops = (list(col) for col in zip(*kept)) if kept else ([],) * 5
         reduced = _empty(gt)
         if image_rank:
             gp = np.concatenate([r.predicates for r in image_rank])

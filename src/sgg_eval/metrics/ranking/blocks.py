@@ -25,55 +25,21 @@ from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.io.processes import can_fork, worker_pool
-from sgg_eval.metrics.detection import BoxCollector
 from sgg_eval.metrics.longtail import GROUPS
-from sgg_eval.metrics.misuse import block_signals, empty_signals, merge_signal
-from sgg_eval.metrics.oiv6 import OICollector
+from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.openvocab import Prepared, prepare_images, row_subsets
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.block_ranks import block_ranks
 from sgg_eval.metrics.ranking.candidates import prepare_block
 from sgg_eval.metrics.ranking.gt_rows import row_lookups, row_triplets, zeroshot_table
 from sgg_eval.metrics.ranking.per_image import image_records
+from sgg_eval.metrics.ranking.totals import COLLECTORS, PREPARED_KEYS, Totals, count_keys, prepares_gt
 from sgg_eval.metrics.reduce import Accumulator
-
-# What may be collected from every image beside the ranks (``accumulate(collectors=...)``): name -> a new
-# collector for the options. Each has ``add(images)``, ``finish()`` (done with a task's images) and ``merge``
-# (the next tasks', in order); none looks beyond an image, so grouping and workers change nothing.
-COLLECTORS = {
-    "boxes": lambda opts: BoxCollector(),  # the detector's box mAP (SGDet)
-    "oiv6": lambda opts: OICollector(score_kind=opts.score_kind),  # the Open Images V6 protocol's records
-}
 
 
 def block_images(task: str) -> int:
     """Images per block for ``task``."""
     return max(1, tuning.BLOCK_IMAGES // tuning.SGDET_BLOCK_DIVISOR) if task_spec(task).detects else tuning.BLOCK_IMAGES
-
-
-COUNT_KEYS = (
-    "images_input",
-    "images_evaluated",
-    "images_skipped_no_gt",
-    "images_skipped_no_pred",
-    "images_with_zeroshot_gt",
-)
-# What GT preparation changed (an open-vocabulary protocol, or a split kept unclipped: metrics.openvocab)
-PREPARED_KEYS = {
-    "gt_images_capped": "capped_images",
-    "gt_boxes_merged": "merged_boxes",
-    "gt_boxes_clipped": "clipped_boxes",
-}
-
-
-def prepares_gt(opts) -> bool:
-    """Whether a run with ``opts`` prepares the GT before ranking (``metrics.openvocab.prepare_images``)."""
-    return opts.openvocab is not None or opts.clip_gt
-
-
-def count_keys(opts) -> tuple[str, ...]:
-    """The image counts a run with ``opts`` reports."""
-    return COUNT_KEYS + (tuple(PREPARED_KEYS) if prepares_gt(opts) else ())
 
 
 def default_jobs() -> int:
@@ -269,22 +235,10 @@ def accumulate(
     ``on_records(records)`` is given each block's per-image records, in order (``opts.per_image``:
     ``ranking.per_image``).
     """
-    total, counts = Accumulator(vocab.num_predicates), {**dict.fromkeys(count_keys(opts), 0), **empty_signals()}
-    collected = {name: COLLECTORS[name](opts) for name in collectors}
+    totals = Totals(vocab, opts, collectors)
 
     def merge(result) -> None:
-        ranked, extras = result
-        for name, part in extras.items():
-            collected[name].merge(part)
-        for acc, block_counts in ranked:  # block by block, in order
-            if on_records is not None:  # handed on now, so memory stays flat however long the run
-                on_records(acc.records)
-                acc.records = []
-            total.merge(acc)
-            for key, value in block_counts.items():
-                merge_signal(counts, key, value)
-            if progress is not None:
-                progress(counts["images_input"])
+        totals.add(result, on_records, progress)
 
     zs_table = None if zs_keys is None else zeroshot_table(zs_keys, vocab)
     fixed = (vocab, opts, source, zs_table, triplet_counts, tuple(collectors))
@@ -300,7 +254,7 @@ def accumulate(
             merge(_read_and_rank(images.read, _release_of(images), task, fixed))
     else:
         _in_workers(images, random_access, spans, size, jobs, fixed, merge)
-    return total, counts, collected
+    return totals.acc, totals.counts, totals.collected
 
 
 def _release_of(images) -> Callable | None:
