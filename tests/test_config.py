@@ -164,6 +164,8 @@ def test_an_entry_name_is_read_by_one_rule():
         ("psg_simulation.world.class_zipf", float("inf"), "is not a finite number"),
         ("psg_simulation.detectors.two_stage.overlapping", 1, "must be true or false"),
         ("psg_simulation.detectors.two_stage.stray", 1, "unknown setting 'stray'"),
+        ("psg_simulation.methods.imp.pair_recall", 1.5, "is outside [0.0, 1.0]"),
+        ("psg_simulation.methods.hilo.ng_pair_weight", -0.1, "is outside [0.0, 100.0]"),
         ("pko.eps", 0.0, "is outside (0.0, 1000000.0]"),
         ("stats.drop_non_overlapping", 1, "must be true or false"),
         ("simulation.world.stray", 1, "unknown setting 'stray'"),

@@ -4,13 +4,22 @@ is best), and the published values beside ours."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_config import _resolved
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.params_check import check_params
-from sgg_eval.report.psg_tables import TABLE1, TABLE3, our_name, psg_tables, published_psg, published_vs_ours
+from sgg_eval.report.psg_tables import (
+    TABLE1,
+    TABLE3,
+    agreement,
+    our_name,
+    psg_tables,
+    published_psg,
+    published_vs_ours,
+)
 
 
 def test_the_default_configuration_names_the_eight_simulated_psg_models():
@@ -91,6 +100,26 @@ def test_published_vs_ours_in_percent_with_prk_a_rank():
     assert rows["InstR"]["relative (%)"] == pytest.approx(100 * (50 - 52.1) / 52.1)
     assert rows[metric_name("mR", 50)]["ours"] is None  # not evaluated: undefined, never 0
     assert "SIMULATED vs published" in table.caption and "protocol sgbench" in table.caption
+
+
+def test_the_caption_counts_the_cells_within_20_percent_and_names_the_worst_metric():
+    """IMP (R@50 18.1, PRk 3.3, InstR 52.1 published): R@50 at +19.9% and PRk at +20% agree, InstR at -25%
+    does not; the worst metric mean is InstR's 25%. Undefined cells (ours None) are not counted."""
+    doc = _doc("IMP", {metric_name("R", 50): 0.181 * 1.199, "PRk": 3.3 * 1.2, "InstR": 52.1 * 0.0075})
+    caption = published_vs_ours({"x": doc}, "sgbench", "psg_sim", True).caption
+    assert "Agreement: 2 of 3 cells within ±20% of the published value" in caption
+    assert "largest mean |relative difference| of a metric is 25.0% (InstR)" in caption
+
+
+def test_agreement_equals_a_loop_over_the_cells():
+    rng = np.random.default_rng(0)
+    cells = [(f"m{rng.integers(4)}", float(p), float(p * rng.uniform(0.6, 1.4))) for p in rng.uniform(1, 50, 60)]
+    cells.append(("m0", 10.0, 12.0))  # exactly at the band: within
+    within, means = agreement(cells)
+    assert within == sum(1 for _, p, o in cells if abs(o - p) <= 0.2 * p + 1e-12)
+    for metric in {m for m, _, _ in cells}:
+        rel = [abs(o - p) / p for m, p, o in cells if m == metric]
+        assert means[metric] == pytest.approx(sum(rel) / len(rel), rel=1e-15)
 
 
 def test_columns_beyond_a_protocol_are_read_from_their_section_and_named_in_the_caption():

@@ -123,3 +123,11 @@ def _check_simulation(params: Mapping) -> None:
         for k in ("triplets", "ng_triplets"):
             if k in method:
                 check_number(method[k], f"{key}.{k}", 1, 100000, integer=True)
+        for k, high in (
+            ("pair_recall", 1.0),
+            ("predicate_recall", 1.0),
+            ("false_pair_rate", 1.0),
+            ("ng_pair_weight", 100.0),
+        ):
+            if k in method:
+                check_number(method[k], f"{key}.{k}", 0.0, high)

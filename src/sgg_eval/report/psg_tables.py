@@ -128,6 +128,34 @@ def psg_tables(
     ]
 
 
+AGREEMENT_BAND = 0.2  # a cell agrees when |ours - published| <= 20% of published (issue 51's measure)
+
+
+def agreement(cells: list[tuple[str, float, float]]) -> tuple[int, dict[str, float]]:
+    """How close ours is to the paper, over ``(metric, published, ours)`` cells: the number of cells with
+    ``|ours - published| <= AGREEMENT_BAND · published``, and per metric the mean of
+    ``|ours - published| / published`` over its cells (in first-seen metric order)."""
+    within, per_metric = 0, {}
+    for metric, published, ours in cells:
+        rel = abs(ours - published) / published
+        within += rel <= AGREEMENT_BAND
+        per_metric.setdefault(metric, []).append(rel)
+    return within, {m: sum(v) / len(v) for m, v in per_metric.items()}
+
+
+def _agreement_caption(rows: list[Row]) -> str:
+    cells = [(r.labels[1], r.values["published"], r.values["ours"]) for r in rows]
+    cells = [c for c in cells if c[2] is not None and c[1]]
+    if not cells:
+        return ""
+    within, means = agreement(cells)
+    worst = max(means, key=means.get)
+    return (
+        f" Agreement: {within} of {len(cells)} cells within ±{AGREEMENT_BAND:.0%} of the published value; the "
+        f"largest mean |relative difference| of a metric is {100 * means[worst]:.1f}% ({worst})."
+    )
+
+
 def published_vs_ours(results: dict[str, dict], protocol: str, dataset: str, simulated: bool) -> Table:
     """The paper's values beside ours under ``protocol``, matched on the method label, with the difference
     (ours - published) and the relative difference; PRk stays a rank (its difference too)."""
@@ -167,7 +195,7 @@ def published_vs_ours(results: dict[str, dict], protocol: str, dataset: str, sim
     return Table(
         "psg_published_vs_ours",
         f"{what}: SGBench paper Tables 1-3 (Lorenz et al. 2024, PSG test) and {dataset} under protocol {protocol}; "
-        f"percent except PRk (a rank); relative = difference / published."
+        f"percent except PRk (a rank); relative = difference / published.{_agreement_caption(rows)}"
         f"{beyond_caption(sorted({r.labels[1] for r in rows}), [protocol])}{caveat}",
         ("Method", "Metric"),
         ["published", "ours", "difference", "relative (%)"],

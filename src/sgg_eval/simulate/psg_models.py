@@ -14,10 +14,22 @@ SIMULATED OUTPUTS. Each method is a detector plus a relation ranker (``conf/simu
   ``pair(a, b) = pair_strength · [a, b is a GT pair] + N(0, 1)`` and
   ``logit(a, b, p) = predicate_strength · [p is a GT predicate of a, b] + frequency_bias · log f_p + Gumbel``,
   with f_p the predicate's frequency in the world. ``triplets`` keep each pair's best predicate, pairs ranked
-  by ``pair + logit`` (the first ``triplets``); ``ng_triplets`` rank every (pair, predicate) by the same sum
-  (the first ``ng_triplets``). ``frequency_bias`` is the long-tail bias debiasing methods fight: it trades R@K
-  against mR@K. The noise of image i is drawn once for every method (common random numbers), so the
-  methods' differences come from their settings, not from chance.
+  by ``pair + logit`` (the first ``triplets``); ``ng_triplets`` rank every (pair, predicate) by
+  ``ng_pair_weight · pair + logit`` (the first ``ng_triplets``). ``frequency_bias`` is the long-tail bias
+  debiasing methods fight: it trades R@K against mR@K.
+- **What a model does not know.** A real model scores most of the triplets it knows near the top of its list
+  and never finds the rest, so published recall is nearly flat in K. Here a GT pair is known with probability
+  ``pair_recall``; an unknown one sinks below every other pair (``pair - SINK``), which caps pair recall. A GT
+  predicate is known with probability ``predicate_recall``; an unknown one gets no ``predicate_strength`` and
+  competes with the other predicates of its pair on bias and noise, which sets PRank. A pair that is no GT
+  pair is as confident as a known one, and sure of one predicate, with probability ``false_pair_rate`` (an
+  unannotated relation, or a hallucinated one): these take top ranks from the GT triplets, which sets R@1×
+  apart from R@20. The defaults
+  (1.0, 1.0, an ``ng_pair_weight`` of 1.0 and a ``false_pair_rate`` of 0) are the ranker without these knobs.
+
+The noise of image i is drawn once for every method (common random numbers), so the methods' differences come
+from their settings, not from chance. ``scripts/fit_psg_simulation.py`` fits each method's ranker to the
+SGBench paper's tables.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ import numpy as np
 from sgg_eval.simulate.psg_world import SCALES, PsgWorld, WorldDraws, mask_box, test_image
 
 MAX_FALSE = 16  # false-detection slots drawn per image (a detector uses its first false_detections)
+SINK = 8.0  # an unknown GT pair's score falls this far: 8 sd of the pair noise, below every other pair
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,21 @@ class PsgMethod:
     frequency_bias: float
     triplets: int = 100
     ng_triplets: int = 300
+    pair_recall: float = 1.0
+    predicate_recall: float = 1.0
+    ng_pair_weight: float = 1.0
+    false_pair_rate: float = 0.0
+
+
+class _Draws:
+    """One image's ranker noise, shared by every method. The draws the knobs added come after the older ones,
+    so the default knobs give the submissions they gave before."""
+
+    def __init__(self, noise: np.random.Generator, shape: tuple[int, int, int]):
+        self.pair_noise = noise.standard_normal(shape[:2])
+        self.gumbel = noise.gumbel(size=shape)
+        self.known_u = noise.uniform(size=shape)
+        self.pair_u = noise.uniform(size=shape[:2])
 
 
 def _grown(mask: np.ndarray) -> np.ndarray:
@@ -87,7 +115,7 @@ def _instances(det: PsgDetector, ids, seg_ids, classes, found, rng_false, n_clas
     return masks, labels, slots
 
 
-def _rank(method: PsgMethod, slots, truth, pair_noise, gumbel, log_freq) -> tuple[list, list]:
+def _rank(method: PsgMethod, slots, truth, draws: _Draws, log_freq) -> tuple[list, list]:
     """``triplets`` and ``ng_triplets`` over the predicted instances (positions in slot order)."""
     slots = np.asarray(slots)
     n = len(slots)
@@ -95,16 +123,30 @@ def _rank(method: PsgMethod, slots, truth, pair_noise, gumbel, log_freq) -> tupl
         return [], []
     sub = np.ix_(slots, slots)
     is_pair = truth.any(axis=2)[sub]
-    pair = method.pair_strength * is_pair + pair_noise[sub]
-    logit = method.predicate_strength * truth[sub] + method.frequency_bias * log_freq + gumbel[slots][:, slots]
-    total = pair[:, :, None] + logit
-    total[np.arange(n), np.arange(n)] = -np.inf
+    known = draws.pair_u[sub] < method.pair_recall
+    # a GT pair: known (pair_strength) or sunk; another pair: now and then as confident as a known one
+    confident = ~is_pair & (draws.pair_u[sub] < method.false_pair_rate)
+    pair = np.where(known, method.pair_strength, -SINK) * is_pair + method.pair_strength * confident
+    pair += draws.pair_noise[sub]
+    known_u = draws.known_u[sub]
+    boost = method.predicate_strength * (truth[sub] & (known_u < method.predicate_recall))
+    if confident.any():  # a confident false pair is sure of one predicate too (its least draw: any of them)
+        picked = known_u.argmin(axis=2)
+        a, b = np.nonzero(confident)
+        boost[a, b, picked[a, b]] = method.predicate_strength
+    logit = boost + method.frequency_bias * log_freq + draws.gumbel[sub]
+    diagonal = np.arange(n), np.arange(n)
+    total = method.ng_pair_weight * pair[:, :, None] + logit
+    total[diagonal] = -np.inf
     flat = total.reshape(-1)
     k = min(method.ng_triplets, n * (n - 1) * len(log_freq))
     top = np.argpartition(-flat, k - 1)[:k]
     top = top[np.lexsort((top, -flat[top]))]
     a, b, p = np.unravel_index(top, total.shape)
     ng = np.stack([a, b, p], axis=1).tolist()
+    if method.ng_pair_weight != 1.0:
+        total = pair[:, :, None] + logit
+        total[diagonal] = -np.inf
     best = total.max(axis=2).reshape(-1)
     best_p = total.argmax(axis=2).reshape(-1)
     k = min(method.triplets, n * (n - 1))
@@ -158,14 +200,13 @@ def write_psg_models(
                 truth[s, o, p] = related[s] = related[o] = True
             noise = np.random.default_rng([seed, world.seed, 3, i])
             draw_u = noise.uniform(size=n_gt)
-            pair_noise = noise.standard_normal(truth.shape[:2])
-            gumbel = noise.gumbel(size=truth.shape)
+            draws = _Draws(noise, truth.shape)
             for name, method in methods.items():
                 det = detectors[method.detector]
                 found = draw_u < np.where(related, det.detect_related, det.detect_other)
                 rng_false = np.random.default_rng([seed, world.seed, 4, i, sorted(detectors).index(method.detector)])
                 masks, labels, slots = _instances(det, ids, seg_ids, classes, found, rng_false, n_classes)
-                triplets, ng = _rank(method, slots, truth, pair_noise, gumbel, log_freq)
+                triplets, ng = _rank(method, slots, truth, draws, log_freq)
                 seg = f"masks/{entry['image_id']}.tiff"
                 _write(zips[name], seg, _tiff(masks, ids.shape))
                 docs[name].append(
