@@ -17,15 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from sgg_eval.api.inputs import (
-    BOXLIST_GT_NAMES,
-    BOXLIST_PRED_NAMES,
-    GT_NAMES,
-    PRED_NAMES,
-    gt_image,
-    is_boxlist,
-    pred_image,
-)
+from sgg_eval.api.inputs import GT_NAMES, PRED_NAMES, gt_image, is_boxlist, pred_image
 from sgg_eval.boxes.evaluate import evaluation_setup
 from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
@@ -33,6 +25,7 @@ from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.data.types import SCORE_KINDS, Vocabulary, check_predcls_pairs, triplet_key
 from sgg_eval.data.vg150_facts import vg150_vocabulary
+from sgg_eval.formats.eval_results import BOXLIST_GT_NAMES, BOXLIST_PRED_NAMES, validate_named
 from sgg_eval.metrics.engine import document
 from sgg_eval.metrics.longtail import add_group_recalls
 from sgg_eval.metrics.openvocab import PGSG_SKIPPED
@@ -195,18 +188,12 @@ class Evaluator:
         where = {"path": SOURCE, "image_id": position, "position": position}
         g = gt_image(gt, position, where)
         p = pred_image(pred, g, self._setup.opts.task_spec.gt_boxes, position, where)
-        gt_names = BOXLIST_GT_NAMES if is_boxlist(gt) else GT_NAMES
-        pred_names = BOXLIST_PRED_NAMES if is_boxlist(pred) else PRED_NAMES
-        try:
-            g.validate(self.vocab, f"{SOURCE} (gt)", position)
-        except InputError as exc:
-            raise exc.renamed(gt_names) from None
-        try:
-            p.validate(
-                self.vocab, f"{SOURCE} (pred)", position, probabilities=self._setup.opts.score_kind == "probabilities"
-            )
-        except InputError as exc:
-            raise exc.renamed(pred_names) from None
+        names = (
+            BOXLIST_GT_NAMES if is_boxlist(gt) else GT_NAMES,
+            BOXLIST_PRED_NAMES if is_boxlist(pred) else PRED_NAMES,
+        )
+        probabilities = self._setup.opts.score_kind == "probabilities"
+        validate_named(g, p, self.vocab, (f"{SOURCE} (gt)", f"{SOURCE} (pred)"), position, names, probabilities)
         if self._setup.opts.task == PREDCLS.name:  # now, not when its block is ranked
             check_predcls_pairs(g, p, f"{SOURCE} (pred)")
         return g, p
@@ -234,7 +221,8 @@ def _same_setup(a: Evaluator, b: Evaluator) -> bool:
     """Whether two evaluators evaluate alike: vocabulary, options, zero-shot set and training counts."""
     if a.vocab != b.vocab or a.options != b.options or a._collectors != b._collectors:
         return False
-    pairs = [(a._setup.zeroshot, b._setup.zeroshot), (a._fixed[4], b._fixed[4])]
+    counts = [None if e._setup.train is None else e._setup.train.triplet_counts for e in (a, b)]
+    pairs = [(a._setup.zeroshot, b._setup.zeroshot), tuple(counts)]
     return all(x is y or (x is not None and y is not None and np.array_equal(x, y)) for x, y in pairs)
 
 

@@ -14,19 +14,16 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage
+from sgg_eval.formats.eval_results import GT_FIELDS, PRED_FIELDS
 
 # the dict keys, and our fields -> the user's names in error messages
 GT_KEYS = ("boxes", "labels", "relations", "image_size")
 PRED_KEYS = ("boxes", "labels", "scores", "rel_pairs", "rel_scores")
 GT_NAMES = {"rels": "relations"}
 PRED_NAMES = {"obj_scores": "scores", "pairs": "rel_pairs"}
-# a BoxList's fields (Scene-Graph-Benchmark.pytorch), and our fields -> its names
-BOXLIST_GT = {"labels": "labels", "relations": "relation_tuple"}
-BOXLIST_PRED = {"labels": "pred_labels", "scores": "pred_scores", "rel_pairs": "rel_pair_idxs"}
-BOXLIST_PRED |= {"rel_scores": "pred_rel_scores"}
-BOXLIST_GT_NAMES = {"boxes": "bbox", "rels": "relation_tuple"}
-BOXLIST_PRED_NAMES = {"boxes": "bbox", "labels": "pred_labels", "obj_scores": "pred_scores"}
-BOXLIST_PRED_NAMES |= {"pairs": "rel_pair_idxs", "rel_scores": "pred_rel_scores"}
+# the dict keys -> a BoxList's fields (Scene-Graph-Benchmark.pytorch), in the same order as the reader's
+BOXLIST_GT = dict(zip(GT_KEYS, GT_FIELDS))
+BOXLIST_PRED = dict(zip(PRED_KEYS, PRED_FIELDS))
 
 
 def as_array(value, field: str, where: dict) -> np.ndarray:

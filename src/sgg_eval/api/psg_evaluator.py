@@ -24,14 +24,15 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.data.types import check_xyxy
 from sgg_eval.metrics.options import check_option
-from sgg_eval.panoptic.evaluate import Run, documents
+from sgg_eval.panoptic.documents import Run, documents
+from sgg_eval.panoptic.evaluate import check_id_type
 from sgg_eval.panoptic.matching import box_ious, mask_ious
 from sgg_eval.panoptic.panoptic_png import segment_index
 from sgg_eval.panoptic.psg_json import read_psg
 from sgg_eval.panoptic.sgbench_submission import check_categories, checked_rows
 from sgg_eval.panoptic.stats import psg_vocabulary
 from sgg_eval.panoptic.types import SubmissionImage
-from sgg_eval.panoptic.work import ZeroShot, rank_image, reduce_ranked
+from sgg_eval.panoptic.work import ZeroShot, merged, rank_image, reduce_ranked
 
 SOURCE = "PsgEvaluator.add"
 PRED_KEYS = ("labels", "masks", "boxes", "triplets", "ng_triplets")
@@ -132,22 +133,16 @@ class PsgEvaluator:
         gt, protocols = self.gt, (self.protocol,)
         present = sorted(self._ranked)
         ranks = [getattr(self._ranked[k], "with_ng" if self._has_ng else "without_ng") for k in present]
-        total = None
-        for lo in range(0, len(ranks), tuning.PSG_CHUNK):  # the command's chunks, in test-split order
-            part = reduce_ranked(gt, ranks[lo : lo + tuning.PSG_CHUNK], protocols, self._zeroshot)
-            if total is None:
-                total = part
-            else:
-                total[self.protocol].merge(part[self.protocol])
-        if total is None:
-            total = reduce_ranked(gt, [], protocols, self._zeroshot)
+        chunks = range(0, len(ranks), tuning.PSG_CHUNK)  # the command's chunks, in test-split order
+        parts = (reduce_ranked(gt, ranks[lo : lo + tuning.PSG_CHUNK], protocols, self._zeroshot) for lo in chunks)
+        total = merged(gt, parts, protocols)
         work = [(image, self._ranked.get(k)) for k, image in enumerate(gt.images)]
         run = Run.of(
-            gt,
             work,
             extra=self._extra,
             has_ng=self._has_ng,
             train=self.train,
+            zeroshot=self._zeroshot,
             stats_name=self._stats_name or "the training statistics",
             tau=self.tau,
             iou_threshold=self.iou_threshold,
@@ -176,14 +171,8 @@ class PsgEvaluator:
         if type(image_id) not in (int, str):
             raise InputError(f"id {image_id!r:.40} is neither an integer nor a string", path=SOURCE, position=k)
         position = self._position.get((type(image_id), image_id))
-        if position is None and str(image_id) in self._as_text:
-            theirs = type(self.gt.images[0].image_id).__name__
-            raise InputError(
-                f"image id {image_id!r} is a {type(image_id).__name__}, but psg.json's ids are {theirs}s",
-                path=SOURCE,
-                position=k,
-                field="image_id",
-            )
+        if position is None:
+            check_id_type(self.gt, image_id, self._as_text, {"path": SOURCE, "position": k, "field": "image_id"})
         return position
 
     def _checked(self, pred, where: dict) -> tuple:

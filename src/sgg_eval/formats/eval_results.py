@@ -310,20 +310,35 @@ def _size(table: BoxListTable, row: int, path: str, index: int) -> tuple[int, in
 
 
 def _validate(gt: GTImage, pred: PredImage, vocab: Vocabulary, path: str, i: int) -> None:
-    """Shapes, ranges and finite values of one image, named as the file names its fields."""
+    """Shapes, ranges and finite values of one image, named as the file names its fields (softmax outputs)."""
+    validate_named(gt, pred, vocab, (f"{path} (groundtruths)", f"{path} (predictions)"), i)
+
+
+def validate_named(
+    gt: GTImage,
+    pred: PredImage,
+    vocab: Vocabulary,
+    sources: tuple[str, str],
+    position: int,
+    names: tuple[dict, dict] | None = None,
+    probabilities: bool = True,
+) -> None:
+    """``gt`` and ``pred`` validated (``GTImage.validate``, ``PredImage.validate``), an error naming the GT's or
+    the prediction's ``sources`` and the field by ``names`` (ours -> the user's; default: a BoxList's)."""
+    gt_names, pred_names = names or (BOXLIST_GT_NAMES, BOXLIST_PRED_NAMES)
     try:
-        gt.validate(vocab, f"{path} (groundtruths)", i)
+        gt.validate(vocab, sources[0], position)
     except InputError as exc:
-        raise exc.renamed(_GT_FIELDS) from None
+        raise exc.renamed(gt_names) from None
     try:
-        pred.validate(vocab, f"{path} (predictions)", i, probabilities=True)  # softmax outputs
+        pred.validate(vocab, sources[1], position, probabilities=probabilities)
     except InputError as exc:
-        raise exc.renamed(_PRED_FIELDS) from None
+        raise exc.renamed(pred_names) from None
 
 
 # our field names -> the BoxList field names of the file, for error messages
-_GT_FIELDS = {"boxes": "bbox", "rels": "relation_tuple"}
-_PRED_FIELDS = {
+BOXLIST_GT_NAMES = {"boxes": "bbox", "rels": "relation_tuple"}
+BOXLIST_PRED_NAMES = {
     "boxes": "bbox",
     "labels": "pred_labels",
     "obj_scores": "pred_scores",

@@ -181,11 +181,12 @@ class OICollector:
         return self
 
     def merge(self, other: OICollector, shift: int = 0) -> None:
-        """Append ``other``'s images after these (its positions follow these images: ``shift`` is not needed)."""
+        """Append ``other``'s images after these. Its records hold image positions, not ids, which this renumbers
+        itself: ``shift`` (``Totals.merge``'s, for the collectors keyed by id) changes nothing here."""
         other.finish()
         for name in COLUMNS:
-            shift = self.images if name == "cand_image" else 0
-            self.parts[name] += [part + shift for part in other.parts[name]]
+            offset = self.images if name == "cand_image" else 0
+            self.parts[name] += [part + offset for part in other.parts[name]]
         self.images += other.images
 
     def column(self, name: str) -> np.ndarray:

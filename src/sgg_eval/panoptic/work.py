@@ -84,7 +84,11 @@ def reduce_images(
     chunks = [present[i : i + tuning.PSG_CHUNK] for i in range(0, len(present), tuning.PSG_CHUNK)]
     args = (gt, sub, protocols, has_ng, zeroshot, iou_threshold)
     # consecutive chunks in forked children (they inherit everything; only the results are pickled)
-    parts = in_parts(lambda k: _chunk(*args, chunks[k]), len(chunks), jobs, least=1)
+    return merged(gt, in_parts(lambda k: _chunk(*args, chunks[k]), len(chunks), jobs, least=1), protocols)
+
+
+def merged(gt: PsgGT, parts, protocols: tuple[str, ...]) -> dict[str, Reduced]:
+    """Every protocol's reduction of consecutive chunks' reductions ``parts``, merged in order."""
     total = {p: _empty(gt) for p in protocols}
     for part in parts:
         for protocol in protocols:

@@ -24,8 +24,8 @@ SIMULATED OUTPUTS. Each method is a detector plus a relation ranker (``conf/simu
   competes with the other predicates of its pair on bias and noise, which sets PRank. A pair that is no GT
   pair is as confident as a known one, and sure of one predicate, with probability ``false_pair_rate`` (an
   unannotated relation, or a hallucinated one): these take top ranks from the GT triplets, which sets R@1×
-  apart from R@20. The defaults
-  (1.0, 1.0, an ``ng_pair_weight`` of 1.0 and a ``false_pair_rate`` of 0) are the ranker without these knobs.
+  apart from R@20. The defaults (1.0, 1.0, an ``ng_pair_weight`` of 1.0 and a ``false_pair_rate`` of 0) are
+  the ranker without these knobs.
 
 The noise of image i is drawn once for every method (common random numbers), so the methods' differences come
 from their settings, not from chance. ``scripts/fit_psg_simulation.py`` fits each method's ranker to the
