@@ -231,8 +231,8 @@ def reference_evaluate(
                 rows_c = [r for r in range(M) if preds_of[r] == c]
                 rel_mr[x][c].append(sum(r in hits for r in rows_c) / len(rows_c))
 
-    def mean(v):
-        return sum(v) / len(v) if v else 0.0
+    def mean(v):  # the exact sum rounded once (docs/definitions.md §3), then divided
+        return math.fsum(v) / len(v) if v else 0.0
 
     out = {}
     for k in (20, 50, 100):

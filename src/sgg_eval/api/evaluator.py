@@ -4,9 +4,10 @@ training loop's validation step.
 The images added are numbered by position, as an ``eval_results.pytorch`` numbers them, and grouped into the
 very blocks ``sgg-eval evaluate`` ranks (``ranking.blocks.block_images``: 256 images, SGDet 32): each block is
 ranked and summed into the running totals when it fills, and :meth:`Evaluator.compute` ranks the last, partial
-one into a copy. The float sums therefore group exactly as the command's, so any batching of ``add`` gives the
-command's numbers to the last bit, and memory holds one block of images at most (plus, in SGDet, the ~24 bytes
-per detection COCO's box AP needs, and under ``oiv6`` its per-candidate records, as the command keeps them).
+one into a copy. The engine's sums are exact (``arrays.exact_sum``), so any batching of ``add`` and any
+``merge`` give the command's numbers to the last bit, and memory holds one block of images at most (plus, in
+SGDet, the ~24 bytes per detection COCO's box AP needs, and under ``oiv6`` its per-candidate records, as the
+command keeps them).
 """
 
 from __future__ import annotations
@@ -169,9 +170,8 @@ class Evaluator:
 
     def merge(self, other: Evaluator) -> None:
         """Add ``other``'s images after these (distributed validation: each rank accumulates, rank 0 merges
-        the others in rank order). The counts are exactly one pass's; the metrics agree with one pass to
-        floating-point rounding, not to the bit: each evaluator's sums were grouped by its own blocks (a last,
-        partial block of this one is ranked as a block first). The same merges give the same bits."""
+        the others in rank order): one pass's numbers over the images in that order, to the last bit, since
+        the engine's sums are exact (``arrays.exact_sum``; a last, partial block of this one is ranked first)."""
         if not isinstance(other, Evaluator):
             raise TypeError(f"can merge an Evaluator, not {type(other).__name__}")
         if not _same_setup(self, other):

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.arrays.exact_sum import ExactSum
 from sgg_eval.arrays.segments import segment_offsets
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.metrics.exact_sums import BlockSums, Rounded, layout
 from sgg_eval.metrics.rank_records import BlockRanks, ImageRanks
 
 KS = tuple(sorted(set(RECALL_KS) | set(IMR_KS) | set(TRIPLET_KS)))
@@ -53,27 +55,32 @@ def wimr_weights(num_pairs: np.ndarray, tau: float) -> np.ndarray:
 
 class Accumulator:
     """Streams ranks in (:class:`BlockRanks`, or :class:`ImageRanks` one image at a time), hands the metric
-    family out. ``num_predicates`` = C (no background)."""
+    family out. ``num_predicates`` = C (no background).
+
+    Every sum of non-integer values (a per-image ratio, a weight, a rank) is exact until it is read
+    (``arrays.exact_sum``), so the metrics do not depend on how the images were grouped into blocks, workers or
+    evaluators, nor on their order: ``merge`` in any split gives one pass's bits. The counts are integers,
+    exact in float64 in any order."""
+
+    # the sums of non-integer values, read from the exact sums (metrics.exact_sums.layout says what each holds)
+    recall, per_pred, zs_recall, image_mean, inst = Rounded(), Rounded(), Rounded(), Rounded(), Rounded()
+    rel_recall, rel_per_pred, wtr_hits, wtr_total, prk_sum = Rounded(), Rounded(), Rounded(), Rounded(), Rounded()
 
     def __init__(self, num_predicates: int, ks: tuple[int, ...] = KS):
         c = num_predicates + 1
         self.C, self.ks = num_predicates, np.asarray(ks, dtype=np.int64)
         nk, nr = len(ks), len(RELATIVE_KS)
         self.images = 0
-        self.recall = {f: np.zeros(nk) for f in ("gc", "ng", "pair")}
-        self.per_pred = {f: np.zeros((c, nk)) for f in ("gc", "ng", "imr", "ng_imr")}
+        self.cells, size = layout(c, nk, nr)
+        self.exact = ExactSum((size,))
+        self.rounded: dict = {}  # what the exact sums read as (_Rounded), until the next change
         self.pred_images = np.zeros(c)
-        self.zs_recall = {f: np.zeros(nk) for f in ("gc", "ng")}
         self.zs_images = 0
         self.acc_hits, self.acc_rows = np.zeros(nk), 0
         self.tr_hits, self.tr_rows = np.zeros(nk), 0
-        self.wtr_hits, self.wtr_total = np.zeros(nk), 0.0
-        self.prk_sum, self.prk_rows = np.zeros(c), np.zeros(c)
+        self.prk_rows = np.zeros(c)
         # [GT predicate, the predicate its matched pair ranks first]: GT rows counted (the confusion matrix)
         self.confusion = np.zeros((c, c))
-        self.inst = 0.0
-        self.rel_recall, self.rel_per_pred = np.zeros(nr), np.zeros((c, nr))
-        self.image_mean = {"gc": np.zeros(nk), "ng": np.zeros(nk), "rel": np.zeros(nr)}
         # for the variants published numbers mix (metrics/variants.py): hits and GT rows per predicate pooled
         # over images, and the GT of images skipped for having no predicted pair
         self.pooled_hits = {f: np.zeros((c, nk)) for f in ("gc", "ng")}
@@ -116,17 +123,23 @@ class Accumulator:
         (``reduceat`` / ``bincount``; ``img[row]`` says whose row), not a Python step per image."""
         if not len(ranks):
             return
-        b, c = len(ranks), self.C + 1
+        self.rounded, sums = {}, BlockSums(self.cells)
+        b, c, nk = len(ranks), self.C + 1, len(self.ks)
         m = _rows_per_image(ranks)
         starts = segment_offsets(m)
         img = np.repeat(np.arange(b), m)
         p = ranks.predicates
-        key = img * c + p  # (image, predicate) cell of every row
-        count_c = np.bincount(key, minlength=b * c).reshape(b, c).astype(np.float64)
-        present = count_c > 0
+        # the (image, predicate) cells with a row, image by image and predicate by predicate; cell[row] is the row's
+        cell_of = np.zeros(b * c, dtype=np.int64)
+        cell_of[img * c + p] = 1
+        cells = np.flatnonzero(cell_of)
+        cell_of[cells] = np.arange(len(cells))
+        cell = cell_of[img * c + p]
+        cell_pred, cell_rows = cells % c, np.bincount(cell, minlength=len(cells)).astype(np.float64)
+        cell_starts = segment_offsets(np.bincount(cells // c, minlength=b))  # each image's first cell
         self.images += b
-        self.pred_images += present.sum(axis=0)
-        self.rows_c += count_c.sum(axis=0)
+        self.pred_images += np.bincount(cell_pred, minlength=c)
+        self.rows_c += np.bincount(p, minlength=c)
 
         def hit(family_ranks: np.ndarray) -> np.ndarray:  # [rows, k]: row hit within the first K
             return family_ranks[:, None] < self.ks[None, :]
@@ -134,16 +147,17 @@ class Accumulator:
         def per_image(hits: np.ndarray, at: np.ndarray = starts) -> np.ndarray:  # [b, k]: hit rows per image
             return np.add.reduceat(hits.astype(np.float64), at, axis=0)
 
-        def per_cell(hits: np.ndarray) -> np.ndarray:  # [b, c, k]: hit rows of each (image, predicate)
-            cols = [np.bincount(key, weights=hits[:, k], minlength=b * c) for k in range(hits.shape[1])]
-            return np.stack(cols, axis=1).reshape(b, c, hits.shape[1])
+        def per_cell(hits: np.ndarray) -> np.ndarray:  # [cells, k]: hit rows of each (image, predicate) cell
+            return np.stack([np.bincount(cell, hits[:, j], len(cells)) for j in range(hits.shape[1])], axis=1)
 
-        def mean_over_cells(hits_c: np.ndarray, family: str | None = None) -> np.ndarray:
-            """[c, k]: Σ_i hits_i(c) / count_i(c); with ``family``, its per-image mean over P_i is added up too."""
-            ratio = np.divide(hits_c, count_c[:, :, None], out=np.zeros_like(hits_c), where=present[:, :, None])
-            if family is not None:
-                self.image_mean[family] += (ratio.sum(axis=1) / present.sum(axis=1)[:, None]).sum(axis=0)
-            return ratio.sum(axis=0)
+        def add_cells(key: tuple, hits_c: np.ndarray, family: str | None = None) -> None:
+            """Σ_i hits_i(c) / count_i(c) into ``key``'s [c, k]; with ``family``, the per-image mean over P_i too."""
+            ratio = hits_c / cell_rows[:, None]
+            width = ratio.shape[1]
+            sums.put_at(key, cell_pred[:, None] * width + np.arange(width), ratio)
+            if family is not None:  # each image's cells in predicate order, summed one after another
+                per_image_sum = np.add.reduceat(ratio, cell_starts, axis=0)
+                sums.put(("image_mean", family), per_image_sum / np.diff(cell_starts, append=len(cells))[:, None])
 
         zs = None if zeroshot is None else np.asarray(zeroshot, dtype=bool)
         if zs is not None:
@@ -152,29 +166,28 @@ class Accumulator:
 
         def add_recall(family: str, family_ranks: np.ndarray) -> None:
             hits = hit(family_ranks)
-            self.recall[family] += (per_image(hits) / m[:, None]).sum(axis=0)
+            sums.put(("recall", family), per_image(hits) / m[:, None])
             hits_c = per_cell(hits)
-            self.per_pred[family] += mean_over_cells(hits_c, family)
-            self.pooled_hits[family] += hits_c.sum(axis=0)
+            add_cells(("per_pred", family), hits_c, family)
+            self.pooled_hits[family] += np.stack([np.bincount(cell_pred, hits_c[:, j], c) for j in range(nk)], 1)
             if zs is not None:
                 zs_hits = per_image(hits & zs[:, None])
-                self.zs_recall[family] += np.divide(
-                    zs_hits, zs_rows[:, None], out=np.zeros_like(zs_hits), where=zs_rows[:, None] > 0
-                ).sum(axis=0)
+                zs_ratio = np.divide(zs_hits, zs_rows[:, None], out=np.zeros_like(zs_hits), where=zs_rows[:, None] > 0)
+                sums.put(("zs_recall", family), zs_ratio)
 
         self.families.add("gc")
         gc = ranks.gc
         add_recall("gc", gc)
         pair_m = ranks.n_pairs
         pair_hits = per_image(hit(ranks.pair), segment_offsets(pair_m))
-        self.recall["pair"] += (pair_hits / pair_m[:, None]).sum(axis=0)
+        sums.put(("recall", "pair"), pair_hits / pair_m[:, None])
         gt_objects = ranks.num_gt_objects.astype(np.float64)
         matched = ranks.matched_gt_objects.astype(np.float64)
-        self.inst += float(np.divide(matched, gt_objects, out=np.zeros(b), where=gt_objects > 0).sum())
+        sums.put(("inst", None), np.divide(matched, gt_objects, out=np.zeros(b), where=gt_objects > 0))
         rel_k = np.floor(np.asarray(RELATIVE_KS)[None, :] * m[:, None] + 0.5)  # [b, r]: K_i = round(k · M_i)
         rel_hits = gc[:, None] < rel_k[img]
-        self.rel_recall += (per_image(rel_hits) / m[:, None]).sum(axis=0)
-        self.rel_per_pred += mean_over_cells(per_cell(rel_hits), "rel")
+        sums.put(("rel_recall", None), per_image(rel_hits) / m[:, None])
+        add_cells(("rel_per_pred", None), per_cell(rel_hits), "rel")
         ng = ranks.ng
         if ng is not None:
             self.families.add("ng")
@@ -187,27 +200,30 @@ class Accumulator:
         imr = {f: r for f, r in (("imr", ranks.imr), ("ng_imr", ranks.per_predicate)) if r is not None}
         for family, family_ranks in imr.items():
             self.families.add(family)
-            self.per_pred[family] += mean_over_cells(per_cell(hit(family_ranks)))
+            add_cells(("per_pred", family), per_cell(hit(family_ranks)))
         if ranks.triplet is not None:
-            self._add_triplets(hit(ranks.triplet), triplet_counts)
+            self._add_triplets(hit(ranks.triplet), triplet_counts, sums)
         if ranks.predicate_rank is not None:
-            self._add_predicate_ranks(p, ranks.predicate_rank, ranks.top_predicate)
+            self._add_predicate_ranks(p, ranks.predicate_rank, ranks.top_predicate, sums)
+        sums.add_to(self.exact)
 
-    def _add_triplets(self, hits: np.ndarray, triplet_counts: np.ndarray | None) -> None:
+    def _add_triplets(self, hits: np.ndarray, triplet_counts: np.ndarray | None, sums: BlockSums) -> None:
         """R_tr's hits ``[rows, k]`` pooled, and wR_tr's weighted by ``1 / (n_t + 1)``."""
         self.families.add("triplet")
         self.tr_hits += hits.sum(axis=0)
         self.tr_rows += len(hits)
         if triplet_counts is not None:
             w = 1.0 / (np.asarray(triplet_counts).astype(np.float64) + 1.0)
-            self.wtr_hits += (hits * w[:, None]).sum(axis=0)
-            self.wtr_total += float(w.sum())
+            sums.put(("wtr_hits", None), hits * w[:, None])
+            sums.put(("wtr_total", None), w)
 
-    def _add_predicate_ranks(self, predicates: np.ndarray, prk: np.ndarray, top: np.ndarray | None) -> None:
+    def _add_predicate_ranks(
+        self, predicates: np.ndarray, prk: np.ndarray, top: np.ndarray | None, sums: BlockSums
+    ) -> None:
         """PRk's sums per predicate over the rows with a rank (not NaN); the confusion matrix's counts."""
         self.families.add("prk")
         ok = ~np.isnan(prk)
-        self.prk_sum += np.bincount(predicates[ok], weights=prk[ok], minlength=self.C + 1)
+        sums.put_at(("prk_sum", None), predicates[ok], prk[ok])
         self.prk_rows += np.bincount(predicates[ok], minlength=self.C + 1)
         if top is not None:
             c, ok = self.C + 1, top >= 0
@@ -222,15 +238,18 @@ class Accumulator:
         self.missed_rows_c += count_c
 
     def merge(self, other: Accumulator) -> None:
-        """Add ``other``'s images (a later block): every sum adds, families unite. Blocks merged in the same
-        order give the same floats whichever process accumulated them (``metrics.ranking.blocks``)."""
+        """Add ``other``'s images: every sum adds (the exact ones exactly, so any split and order of the images
+        gives the same bits), families unite."""
         if other.C != self.C or not np.array_equal(other.ks, self.ks):
             raise ValueError("accumulators of different shapes")
+        self.rounded = {}
         for name, mine in vars(self).items():
             theirs = getattr(other, name)
-            if name in ("C", "ks"):
+            if name in ("C", "ks", "rounded", "cells"):
                 continue
-            if name == "families":
+            if name == "exact":
+                mine.merge(theirs)
+            elif name == "families":
                 mine |= theirs
             elif name == "subsets":
                 for key, sub in theirs.items():  # a block without a row of a subset never made its accumulator

@@ -2,12 +2,13 @@
 
 Images are grouped into consecutive blocks (``block_images``: 256, SGDet 32); each block is ranked and
 accumulated on its own (:func:`rank_block`), and the block accumulators are merged in block order
-(``Accumulator.merge``). Floating-point sums therefore always group the same way, so ``jobs = 1`` and
-``jobs = N`` give bit-identical documents. From a random-access source (:class:`ImageSource`) blocks are
-read in tasks of a few (:func:`tasks_of`; SGDet: 4), which changes nothing but the cost: with ``jobs > 1``
-each forked worker reads, converts and validates its own tasks from the parsed file (inherited), and only
-accumulators (a few kB) come back; a plain stream is read in this process and its blocks are shipped to the
-workers. Either way at most ``2 · jobs`` tasks are in flight, so memory stays flat however long the file is.
+(``Accumulator.merge``). Their sums are exact (``arrays.exact_sum``), so neither the blocks nor ``jobs`` can
+move a bit: ``jobs = 1`` and ``jobs = N`` give bit-identical documents. From a random-access source
+(:class:`ImageSource`) blocks are read in tasks of a few (:func:`tasks_of`; SGDet: 4), which changes nothing
+but the cost: with ``jobs > 1`` each forked worker reads, converts and validates its own tasks from the parsed
+file (inherited), and only accumulators (~80 kB a block) come back; a plain stream is read in this process and
+its blocks are shipped to the workers. Either way at most ``2 · jobs`` tasks are in flight, so memory stays
+flat however long the file is.
 """
 
 from __future__ import annotations
