@@ -4,8 +4,9 @@ grouping of the values: a run split into blocks, workers or ranks and merged in 
 Every finite double is ``x = m · 2^e`` with an integer ``|m| < 2^53``. An :class:`ExactSum` keeps, for each cell
 of its array, the integer ``X = Σ m · 2^(e + BIAS)`` as int64 *limbs* of 32 bits each (``X = Σ_j limb_j ·
 2^(32 (lo + j))``): ``m`` is split into 32-bit digits and each digit is added to its limb, so all the additions
-are of integers and exact. A limb holds 2^31 digits before it could overflow; the carries are pushed up well
-before that. Only the window of limbs the values reach is stored (4 to 5 limbs for values in [1e-3, 1]).
+are of integers and exact. A digit is below 2^33, so a limb could take 2^30 of them before it overflowed; the
+carries are pushed up after 2^28. Only the window of limbs the values reach is stored (4 to 5 limbs for values
+in [1e-3, 1]).
 
 Reading (:meth:`ExactSum.value`) rounds ``X · 2^-BIAS`` to the nearest double (ties to even) once, with Python's
 exactly rounded integer division: the value equals ``math.fsum`` of all the values added, whatever the order.
@@ -20,10 +21,10 @@ _MASK = (1 << LIMB_BITS) - 1
 # frexp's exponent q is at least -1073 (the smallest subnormal), so m · 2^(q - 53 + BIAS) is an integer
 BIAS = 1126
 _MAX_DIGITS = 1 << 28  # values a cell may take (digits < 2^33 each) before the carries are pushed up
-_CHUNK = 1 << 20  # values per bincount: 2^20 digits < 2^32 sum to < 2^52, exact in its float64 weights
+_CHUNK = 1 << 20  # values per bincount: 2^20 digits < 2^33 sum to < 2^53, exact in its float64 weights
 
 
-def _digits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _digits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For nonzero finite ``values``: the limb index of each one's lowest digit and its (up to) three signed
     32-bit digits ``[n, 3]``, so that ``x · 2^BIAS = Σ_d digit_d · 2^(32 (limb + d))``."""
     frac, exp = np.frexp(values)
@@ -51,8 +52,7 @@ class ExactSum:
     def add(self, values: np.ndarray) -> None:
         """Add ``values`` of shape ``(n, *shape)`` over their first axis (``sum(axis=0)``, exactly)."""
         values = np.asarray(values, dtype=np.float64).reshape(-1, self.size)
-        rows, cells = np.nonzero(values)
-        self.add_at(cells, values[rows, cells])
+        self.add_at(np.tile(np.arange(self.size), len(values)), values)
 
     def add_at(self, cells: np.ndarray, values: np.ndarray) -> None:
         """Add ``values[i]`` to flat cell ``cells[i]`` (``np.add.at``, exactly)."""

@@ -37,29 +37,27 @@ def layout(c: int, nk: int, nr: int) -> tuple[dict[Key, tuple[int, tuple[int, ..
         ("wtr_total", None): (),  # and the weights
         ("prk_sum", None): (c,),  # the predicate ranks of each predicate's rows
     }
-    cells, start = {}, 0
+    sum_layout, start = {}, 0
     for key, shape in shapes.items():
-        cells[key] = (start, shape)
+        sum_layout[key] = (start, shape)
         start += int(np.prod(shape, dtype=np.int64))
-    return cells, start
+    return sum_layout, start
 
 
 class BlockSums:
     """A block's values for the exact sums, collected and then added in one step (:meth:`add_to`)."""
 
-    def __init__(self, cells: dict[Key, tuple[int, tuple[int, ...]]]):
-        self.cells, self.where, self.values = cells, [], []
+    def __init__(self, sum_layout: dict[Key, tuple[int, tuple[int, ...]]]):
+        self.sum_layout, self.where, self.values = sum_layout, [], []
 
     def put(self, key: Key, values: np.ndarray) -> None:
-        """``values`` of shape ``(n, *shape)``, summed over their first axis (their nonzero entries)."""
-        start, shape = self.cells[key]
+        """``values`` of shape ``(n, *shape)``, summed over their first axis (``ExactSum.add_at`` drops zeros)."""
         flat = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        rows, cols = np.nonzero(flat)
-        self.put_at(key, cols, flat[rows, cols])
+        self.put_at(key, np.tile(np.arange(flat.shape[1]), len(flat)), flat)
 
     def put_at(self, key: Key, cells: np.ndarray, values: np.ndarray) -> None:
         """``values[i]`` to the sum's flat cell ``cells[i]``."""
-        self.where.append(self.cells[key][0] + np.asarray(cells, dtype=np.int64).ravel())
+        self.where.append(self.sum_layout[key][0] + np.asarray(cells, dtype=np.int64).ravel())
         self.values.append(np.asarray(values, dtype=np.float64).ravel())
 
     def add_to(self, exact: ExactSum) -> None:
@@ -78,14 +76,14 @@ class Rounded:
         if acc is None:
             return self
         if not acc.rounded:
-            acc.rounded.update(read(acc.exact, acc.cells))
+            acc.rounded.update(read(acc.exact, acc.sum_layout))
         return acc.rounded[self.name]
 
 
-def read(exact: ExactSum, cells: dict[Key, tuple[int, tuple[int, ...]]]) -> dict:
+def read(exact: ExactSum, sum_layout: dict[Key, tuple[int, tuple[int, ...]]]) -> dict:
     """Every sum, rounded: ``{attribute: array, or {family: array}}``."""
     flat, out = exact.value(), {}
-    for (name, family), (start, shape) in cells.items():
+    for (name, family), (start, shape) in sum_layout.items():
         value = flat[start : start + int(np.prod(shape, dtype=np.int64))].reshape(shape)
         value = float(value) if shape == () else value
         if family is None:

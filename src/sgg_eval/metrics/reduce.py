@@ -71,9 +71,9 @@ class Accumulator:
         self.C, self.ks = num_predicates, np.asarray(ks, dtype=np.int64)
         nk, nr = len(ks), len(RELATIVE_KS)
         self.images = 0
-        self.cells, size = layout(c, nk, nr)
+        self.sum_layout, size = layout(c, nk, nr)
         self.exact = ExactSum((size,))
-        self.rounded: dict = {}  # what the exact sums read as (_Rounded), until the next change
+        self.rounded: dict = {}  # what the exact sums read as (exact_sums.Rounded), until the next change
         self.pred_images = np.zeros(c)
         self.zs_images = 0
         self.acc_hits, self.acc_rows = np.zeros(nk), 0
@@ -123,7 +123,7 @@ class Accumulator:
         (``reduceat`` / ``bincount``; ``img[row]`` says whose row), not a Python step per image."""
         if not len(ranks):
             return
-        self.rounded, sums = {}, BlockSums(self.cells)
+        self.rounded, sums = {}, BlockSums(self.sum_layout)
         b, c, nk = len(ranks), self.C + 1, len(self.ks)
         m = _rows_per_image(ranks)
         starts = segment_offsets(m)
@@ -136,7 +136,8 @@ class Accumulator:
         cell_of[cells] = np.arange(len(cells))
         cell = cell_of[img * c + p]
         cell_pred, cell_rows = cells % c, np.bincount(cell, minlength=len(cells)).astype(np.float64)
-        cell_starts = segment_offsets(np.bincount(cells // c, minlength=b))  # each image's first cell
+        cells_per_image = np.bincount(cells // c, minlength=b)  # |P_i|, each at least 1
+        cell_starts = segment_offsets(cells_per_image)
         self.images += b
         self.pred_images += np.bincount(cell_pred, minlength=c)
         self.rows_c += np.bincount(p, minlength=c)
@@ -157,7 +158,7 @@ class Accumulator:
             sums.put_at(key, cell_pred[:, None] * width + np.arange(width), ratio)
             if family is not None:  # each image's cells in predicate order, summed one after another
                 per_image_sum = np.add.reduceat(ratio, cell_starts, axis=0)
-                sums.put(("image_mean", family), per_image_sum / np.diff(cell_starts, append=len(cells))[:, None])
+                sums.put(("image_mean", family), per_image_sum / cells_per_image[:, None])
 
         zs = None if zeroshot is None else np.asarray(zeroshot, dtype=bool)
         if zs is not None:
@@ -245,7 +246,7 @@ class Accumulator:
         self.rounded = {}
         for name, mine in vars(self).items():
             theirs = getattr(other, name)
-            if name in ("C", "ks", "rounded", "cells"):
+            if name in ("C", "ks", "rounded", "sum_layout"):
                 continue
             if name == "exact":
                 mine.merge(theirs)
