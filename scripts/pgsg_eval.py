@@ -7,9 +7,9 @@ PIX2GRP_DIR is a checkout of SHTUPLUS/Pix2Grp_CVPR2024 (tested at cff7420). Its 
 (``lavis/tasks/evaluation/{sgg_vg_eval,vg_sgg_eval_tools,boxlist,comm}.py``; the ``lavis`` package ``__init__``
 files, which import the models, are skipped). ``classic_vg_sgg_evaluation`` runs on the test images of VG150_DIR's
 h5 (key ``split``) from the 5,001st on (its loader's ``image_index[5000:]``), with its ``zs_predicate`` list from
-``rel_det_vg_pgsg_eval_ov.yaml`` (below) and everything 0-based as its loader makes it. The GT is
-Scene-Graph-Benchmark's (boxes clipped; PGSG passes its boxes through its image transforms and back, not
-reproduced). Predictions become PGSG's fields: ``pred_rel_label`` the argmax predicate (0-based), ``pred_rel_dist``
+``rel_det_vg_pgsg_eval_ov.yaml`` (below) and everything 0-based as its loader makes it. The GT boxes are as its
+``VGVRDEvalDataset.__getitem__`` makes them, ``boxes_1024 / 1024 × max(w, h)`` and never clipped (its
+``clip_to_image`` is never called); the float rounding of its image transforms, there and back, is not reproduced. Predictions become PGSG's fields: ``pred_rel_label`` the argmax predicate (0-based), ``pred_rel_dist``
 the 50 predicate scores, ``pred_rel_score`` their maximum, rows in the file's order. Its novel and seen mR are
 computed in a closure whose result it only logs (4 digits), so the per-predicate recall list of its
 ``SGMeanRecall`` is kept when ``calculate_mean_recall`` runs and the closure's two means are taken of it as it
@@ -43,7 +43,7 @@ from lavis.tasks.evaluation import vg_sgg_eval_tools as tools  # noqa: E402
 from lavis.tasks.evaluation.boxlist import BoxList  # noqa: E402
 from openvocab_fixture import read_plain  # noqa: E402  (the predictions the fixture wrote)
 
-from sgg_eval.data.vg150 import VG150, VG150Files  # noqa: E402  (the GT as Scene-Graph-Benchmark loads it)
+from sgg_eval.data.vg150 import VG150, VG150Files  # noqa: E402  (its h5 reading; unclipped as PGSG's loader)
 
 SKIP = 5000  # VGVRDEvalDataset: image_index[5000:] for every split but val
 # rel_det_vg_pgsg_eval_ov.yaml run.zeroshot_cfg.zs_predicate (0-based)
@@ -65,7 +65,7 @@ tools.SGMeanRecall.calculate_mean_recall = _keep
 torch.Tensor.cuda = lambda self, *a, **k: self  # its box IoU moves boxes to the GPU; this machine has none
 sgg_vg_eval.SGMeanRecall = tools.SGMeanRecall
 
-meta, _, images = VG150("vg150", VG150Files.in_dir(VG)).open_split("test")
+meta, _, images = VG150("vg150", VG150Files.in_dir(VG), clip_boxes=False).open_split("test")
 vocab = meta.vocab
 preds = read_plain(PREDICTIONS)
 gts, boxlists, no_pred = [], [], 0

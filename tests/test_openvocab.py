@@ -17,10 +17,12 @@ from openvocab_fixture import write_predictions, write_vg150
 from openvocab_reference import ovsgtr_gt, reference_openvocab
 
 from sgg_eval.boxes.evaluate import run_evaluation
+from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.boxes.splits import build_splits, open_dataset
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import read_split_file, shipped_split, shipped_splits
 from sgg_eval.data.stats import compute_stats
+from sgg_eval.data.store import SplitStore
 from sgg_eval.data.types import GTImage
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.metrics.document import every_metric
@@ -68,13 +70,48 @@ def test_equals_the_codebases_own_evaluators(glip_world, protocol):
     assert len(GOLDEN[protocol]["metrics"]) >= 18
 
 
-def test_pgsg_equals_its_evaluator(tmp_path):
-    """PGSG's evaluator on the test images from the 5,001st on: R@K, mR@K (/ 50.001), novel and seen mR, K to 300."""
-    vg = write_vg150(tmp_path / "vg150", filler=5000)
-    write_predictions(vg, tmp_path / "eval_results.pytorch", split_key="split")
-    gt = _split(vg, tmp_path / "test.h5")
-    doc = run_evaluation(str(tmp_path / "eval_results.pytorch"), "sgdet", gt=gt, protocol="pgsg")
+@pytest.fixture(scope="module")
+def pgsg_world(tmp_path_factory):
+    """PGSG's fixture: 5,000 filler images first, predictions that match a GT box past the border only unclipped."""
+    root = tmp_path_factory.mktemp("pgsg")
+    vg = write_vg150(root / "vg150", filler=5000)
+    write_predictions(vg, root / "eval_results.pytorch", split_key="split", borderline=True)
+    return root, vg
+
+
+def test_pgsg_equals_its_evaluator(pgsg_world):
+    """PGSG's evaluator on the test images from the 5,001st on, its GT boxes unclipped as its loader reads them: R@K,
+    mR@K (/ 50.001), novel and seen mR, K to 300."""
+    root, vg = pgsg_world
+    gt = _split(vg, root / "unclipped.h5", clip_boxes=False)
+    doc = run_evaluation(str(root / "eval_results.pytorch"), "sgdet", gt=gt, protocol="pgsg")
     _close(doc, GOLDEN["pgsg"])
+    assert doc["counts"]["gt_boxes_clipped"] == 0
+
+
+def test_pgsg_does_not_clip_and_refuses_a_clipped_gt(pgsg_world):
+    """Pix2Grp's ``VGVRDEvalDataset`` scales ``boxes_1024`` by ``max(w, h) / 1024`` and never clamps them: on this
+    fixture clipping them moves mR_novel@K (the loop reference both ways), and a GT that may have been clipped (a
+    split made without --no-clip, the file's own groundtruths) is refused in one line."""
+    root, vg = pgsg_world
+    unclipped = _split(vg, root / "unclipped_b.h5", clip_boxes=False)
+    with SplitStore(unclipped) as split:
+        cases = list(zip(split.images(), (p for _, p in open_predictions(str(root / "eval_results.pytorch")).pairs())))
+    vocab = vg150_vocabulary()
+    novel = set(np.flatnonzero(shipped_split("pgsg").masks(vocab)[1]).tolist())
+    both = {
+        clip: reference_openvocab(cases, vocab.num_predicates, "pgsg", [], set(), novel, clip=clip, skip=5000)
+        for clip in (False, True)
+    }
+    doc = every_metric(run_evaluation(str(root / "eval_results.pytorch"), "sgdet", gt=unclipped, protocol="pgsg"))
+    for name, expected in both[False].items():
+        assert abs(doc[name] - expected) <= 1e-12, name
+    assert max(abs(both[True][k] - both[False][k]) for k in both[False] if "novel" in k) > 1e-3
+    clipped = _split(vg, root / "clipped.h5")
+    for gt in (clipped, None):
+        with pytest.raises(InputError, match="--no-clip") as err:
+            run_evaluation(str(root / "eval_results.pytorch"), "sgdet", gt=gt, protocol="pgsg")
+        assert "may have been clipped" in str(err.value) or gt
 
 
 def test_ovsgtr_refuses_clipped_gt_and_vs3_clips_unclipped(glip_world):
@@ -89,6 +126,30 @@ def test_ovsgtr_refuses_clipped_gt_and_vs3_clips_unclipped(glip_world):
     assert on_unclipped["counts"]["gt_boxes_clipped"] > 0
     reference = run_evaluation(str(root / "eval_results.pytorch"), "sgdet", gt=unclipped)
     assert reference["metrics"]["R@50"] == on_clipped["metrics"]["R@50"]  # the reference protocol clips too
+
+
+@pytest.mark.parametrize("protocol", ["reference", "strict", "oiv6", "vs3", "ovsgtr", "pgsg"])
+def test_a_files_own_gt_past_the_border(glip_world, tmp_path, protocol):
+    """An eval_results.pytorch whose stored GT keeps boxes past the border (nothing guarantees a file's own GT
+    clipped): a protocol whose loader clips scores it clipped, equal to the same file with its GT clipped; OvSGTR and
+    PGSG, whose loaders keep such boxes but cannot tell them from clipped ones, refuse it in one line."""
+    root, vg = glip_world
+    write_predictions(vg, tmp_path / "eval_results.pytorch", unclipped_gt=True)
+    options = {"setting": "ovd"} if protocol == "vs3" else {}
+    if protocol in ("ovsgtr", "pgsg"):
+        with pytest.raises(InputError, match="may have been clipped.*--no-clip"):
+            run_evaluation(str(tmp_path / "eval_results.pytorch"), "sgdet", protocol=protocol)
+        return
+    past = run_evaluation(str(tmp_path / "eval_results.pytorch"), "sgdet", protocol=protocol, **options)
+    clipped = run_evaluation(str(root / "eval_results.pytorch"), "sgdet", protocol=protocol, **options)
+    assert past["metrics"] == clipped["metrics"]
+    assert past["counts"]["gt_boxes_clipped"] >= 13 and clipped["counts"]["gt_boxes_clipped"] == 0
+    if protocol in ("reference", "oiv6"):  # the audits score it as the reference protocol (and PySGG) do
+        from sgg_eval.boxes.audit import run_audit, run_openvocab_audit
+
+        for audit, kw in ((run_audit, {"protocol": protocol}), (run_openvocab_audit, {})):
+            rows = [audit(str(path / "eval_results.pytorch"), "sgdet", **kw)["variants"] for path in (tmp_path, root)]
+            assert rows[0] == rows[1]
 
 
 def _random_cases(seed: int, n: int = 60):

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.boxes.split_gt import clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.oiv6 import oiv6_values
@@ -41,8 +42,9 @@ def run_audit(
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
     opts = EvalOptions(
-        task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold
-    )
+        task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold,
+        clip_gt=clips_gt(protocol, source.gt_boxes),  # the GT as the protocol's loader (each of them clips) reads it
+    )  # fmt: skip
     # only recall counts are needed (and, for OIv6, the OI evaluator's records): no detector boxes
     collectors = ("oiv6",) if protocol == "oiv6" else ()
     acc, counts, oi = accumulate(source, source.vocab, opts, source=path, jobs=jobs, collectors=collectors)
@@ -108,7 +110,7 @@ def run_openvocab_audit(
         }
     ov = OpenVocab("ovsgtr", "ovd+r", objects, predicates, split.name, split.source, audit=True)
     opts = EvalOptions(task=task, order=source.order, score_kind=source.score_kind, openvocab=ov,
-                       clip_gt=source.gt_boxes == "unclipped")  # fmt: skip
+                       clip_gt=clips_gt(PROTOCOL, source.gt_boxes))  # fmt: skip
     zs_keys = None
     if zeroshot:
         zs = load_zeroshot(zeroshot)[0]

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from sgg_eval.boxes.sources import open_predictions
+from sgg_eval.boxes.split_gt import check_gt_boxes, clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PER_IMAGE_K, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
@@ -171,12 +172,7 @@ def run_evaluation(
             "--protocol oiv6 ranks triplets by score (subject x object x predicate), and this file has ranks only",
             path=predictions,
         )
-    if protocol == "ovsgtr" and source.gt_boxes == "clipped":
-        raise InputError(
-            "OvSGTR's loader does not clip GT boxes to the image, and this GT was clipped: make the split with "
-            "`sgg-eval split --vg150-dir DIR --split-key split_GLIPunseen --no-clip` and pass it with --gt",
-            path=gt or predictions,
-        )
+    check_gt_boxes(protocol, source.gt_boxes, gt or predictions)
     run_setup = evaluation_setup(
         source.vocab,
         task,
@@ -192,7 +188,7 @@ def run_evaluation(
         longtail=longtail,
         order=source.order,
         score_kind=source.score_kind,
-        clip_gt=source.gt_boxes == "unclipped" and protocol != "ovsgtr",
+        clip_gt=clips_gt(protocol, source.gt_boxes),
     )
     opts, train, groups, used = run_setup.opts, run_setup.train, run_setup.groups, run_setup.used
     zs, zs_source = run_setup.zeroshot, run_setup.zeroshot_source

@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from sgg_eval.boxes.split_gt import Pairs, gt_boxes_of, on_split_gt
+from sgg_eval.boxes.split_gt import FILE_GT_EXTRA, Pairs, gt_boxes_of, on_split_gt
 from sgg_eval.core.defaults import SPLIT_KEY
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.image_ids import image_id_value
@@ -51,9 +51,10 @@ class PredictionSource:
 
     @property
     def gt_boxes(self) -> str:
-        """How the GT stores its boxes: ``clipped`` to the image (a VG150 split, and an eval_results.pytorch's
-        own groundtruths, as Scene-Graph-Benchmark's loader does), ``unclipped`` (a VG150 split made with
-        ``--no-clip``, as OvSGTR's loader reads them) or ``as given`` (any other source)."""
+        """How the GT stores its boxes: ``clipped`` to the image (a VG150 split, as Scene-Graph-Benchmark's loader
+        does), ``unclipped`` (a VG150 split made with ``--no-clip``, as OvSGTR's and PGSG's loaders read them),
+        ``the file's own`` (an eval_results.pytorch's groundtruths: clipped or not, nothing says) or ``as given``
+        (any other source)."""
         return gt_boxes_of(self.gt_extra)
 
     @property
@@ -168,7 +169,7 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
         loaded = EvalResults(path, vocab, row_maxima=True)
         return PredictionSource(
             path, fmt, loaded.vocab, "stored", "probabilities", False, (), len(loaded), loaded.read, loaded.release,
-            {"boxes_clipped": True},  # the file's own groundtruths, as Scene-Graph-Benchmark's loader clips them
+            FILE_GT_EXTRA,  # the file's own groundtruths: Scene-Graph-Benchmark's loader clips them, but not every tool
         )  # fmt: skip
     if fmt == "eval_results":
         # the file parses in a child while this process imports h5py and reads the split's GT into memory

@@ -1,6 +1,7 @@
 """An ``eval_results.pytorch`` scored on a GT split store: its own groundtruths checked against the split's, image
-by image in split order (``on_split_gt``), and how a split store's boxes are stored (``gt_boxes_of``: clipped to
-the image, as Scene-Graph-Benchmark's loader does, or unclipped, as OvSGTR's reads them)."""
+by image in split order (``on_split_gt``); how a GT stores its boxes (``gt_boxes_of``: clipped to the image, as
+Scene-Graph-Benchmark's loader does, unclipped, as OvSGTR's and PGSG's read them, or a file's own, which nothing
+guarantees either way), and what each box protocol does with that (``clips_gt``, ``check_gt_boxes``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from sgg_eval.core.defaults import UNCLIPPED_GT_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.formats.eval_results import EvalResults
@@ -19,11 +21,42 @@ Pairs = Iterator[tuple[GTImage, PredImage]]
 BOX_ATOL = 0.01
 
 
+# ``PredictionSource.gt_extra`` of an eval_results.pytorch read without --gt: its groundtruths are its own
+FILE_GT_EXTRA = {"gt_source": "file"}
+FILE_GT = "the file's own"
+
+
 def gt_boxes_of(extra: dict) -> str:
-    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 reader records ``boxes_clipped``)."""
+    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 reader records ``boxes_clipped``), or
+    ``FILE_GT`` for a file's own groundtruths (``FILE_GT_EXTRA``)."""
+    if extra.get("gt_source") == "file":
+        return FILE_GT
     if "boxes_clipped" not in extra:
         return "as given"
     return "clipped" if extra["boxes_clipped"] else "unclipped"
+
+
+def clips_gt(protocol: str, gt_boxes: str) -> bool:
+    """Whether ``protocol`` clips this GT's boxes to ``[0, W − 1] × [0, H − 1]`` before scoring: its loader clips
+    (every box protocol but ``UNCLIPPED_GT_PROTOCOLS``) and the GT may hold a box past the border (a split made with
+    ``--no-clip``, or a file's own groundtruths, which nothing guarantees clipped). A box inside the image is left
+    as it is, so a GT already clipped gives the same numbers either way."""
+    return protocol not in UNCLIPPED_GT_PROTOCOLS and gt_boxes in ("unclipped", FILE_GT)
+
+
+def check_gt_boxes(protocol: str, gt_boxes: str, path: str) -> None:
+    """Refuse a GT that ``protocol``'s loader would see otherwise: OvSGTR and PGSG keep boxes past the border, which a
+    clipped split has lost and a file's own groundtruths may have lost (Scene-Graph-Benchmark's loader clips them
+    before it stores them)."""
+    if protocol not in UNCLIPPED_GT_PROTOCOLS or gt_boxes not in ("clipped", FILE_GT):
+        return
+    which = "this GT was clipped" if gt_boxes == "clipped" else "a file's own groundtruths may have been clipped"
+    key = "split_GLIPunseen" if protocol == "ovsgtr" else "split"
+    raise InputError(
+        f"{protocol}'s loader does not clip GT boxes to the image, and {which}: make the split with "
+        f"`sgg-eval split --vg150-dir DIR --split-key {key} --no-clip` and pass it with --gt",
+        path=path,
+    )
 
 
 def _gt_mismatch(mine: GTImage, split: GTImage) -> str | None:
@@ -72,10 +105,13 @@ def on_split_gt(loaded: EvalResults, opened_split, path: str, start: int, stop: 
     time; image by image, to name the first that differs, only when a batch does not match at once."""
     split, gt_path = opened_split(), opened_split.path
     stop = min(stop, len(split))
-    as_stored = GTImage.clipped if gt_boxes_of(split.meta.extra) == "unclipped" else (lambda gt: gt)  # the file's clip
+    unclipped = gt_boxes_of(split.meta.extra) == "unclipped"
+    as_stored = GTImage.clipped if unclipped else (lambda gt: gt)  # as Scene-Graph-Benchmark's loader stored them
     for lo in range(start, stop, _GT_BATCH):
         batch = list(zip(loaded.read(lo, min(stop, lo + _GT_BATCH)), split.images(lo, min(stop, lo + _GT_BATCH))))
-        if not _same_gt([mine for (mine, _), _ in batch], [as_stored(truth) for _, truth in batch]):
+        mine, truths = [m for (m, _), _ in batch], [truth for _, truth in batch]
+        # (or a file whose GT was not clipped either)
+        if not _same_gt(mine, [as_stored(t) for t in truths]) and not (unclipped and _same_gt(mine, truths)):
             for i, ((mine, _), truth) in enumerate(batch, lo):
                 problem = _gt_mismatch(mine, as_stored(truth))
                 if problem:

@@ -17,7 +17,7 @@ _EPILOG_SPLIT = """examples:
   # the real VG150 files in one folder (VG-SGG-with-attri.h5, VG-SGG-dicts-with-attri.json, image_data.json)
   sgg-eval split --vg150-dir /data/vg -o data/vg150/splits --splits test
   # the test images VS3 and OvSGTR use (GLIP's pre-training images removed: an extra key of their h5), with
-  # boxes unclipped as OvSGTR reads them (every protocol can evaluate on it: the others clip)
+  # boxes unclipped as OvSGTR and PGSG read them (every protocol can evaluate on it: the others clip)
   sgg-eval split --vg150-dir /data/vg --split-key split_GLIPunseen --no-clip -o data/vg150_glipunseen/splits
   # GQA200 (SHA-GCL's files: GQA_200_ID_Info.json, GQA_200_Train.json, GQA_200_Test.json)
   sgg-eval split --gqa200-dir /data/gqa -o data/gqa200/splits
@@ -204,8 +204,9 @@ def add_datasets(sub) -> None:
     p.add_argument(
         "--no-clip",
         action="store_true",
-        help="VG150: keep GT boxes past the image border as OvSGTR's loader reads them (--protocol ovsgtr needs "
-        "this; every other protocol clips them when it evaluates, as Scene-Graph-Benchmark's loader does)",
+        help="VG150: keep GT boxes past the image border as OvSGTR's and PGSG's loaders read them (--protocol "
+        "ovsgtr and pgsg need this; every other protocol clips them when it evaluates, as Scene-Graph-Benchmark's "
+        "loader does)",
     )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")

@@ -43,6 +43,10 @@ EPS = 1e-3
 # the SGBench paper's, OpenPSG's evaluator's.
 OPENVOCAB_PROTOCOLS = ("ovsgtr", "vs3", "pgsg")
 PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
+# Box protocols whose loader keeps GT boxes past the image border (``boxes_1024 / 1024 × max(w, h)``, never clamped):
+# OvSGTR's ``get_groundtruth`` and PGSG's ``VGVRDEvalDataset.__getitem__`` (Pix2Grp cff7420). Every other box
+# protocol's loader clips them to [0, W − 1] × [0, H − 1] (Scene-Graph-Benchmark's, PySGG's, VS3's).
+UNCLIPPED_GT_PROTOCOLS = ("ovsgtr", "pgsg")
 # Open-vocabulary settings: novel object classes (OvD), novel predicates (OvR), both; each protocol's own.
 OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
