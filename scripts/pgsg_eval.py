@@ -9,7 +9,8 @@ files, which import the models, are skipped). ``classic_vg_sgg_evaluation`` runs
 h5 (key ``split``) from the 5,001st on (its loader's ``image_index[5000:]``), with its ``zs_predicate`` list from
 ``rel_det_vg_pgsg_eval_ov.yaml`` (below) and everything 0-based as its loader makes it. The GT boxes are as its
 ``VGVRDEvalDataset.__getitem__`` makes them, ``boxes_1024 / 1024 × max(w, h)`` and never clipped (its
-``clip_to_image`` is never called); the float rounding of its image transforms, there and back, is not reproduced. Predictions become PGSG's fields: ``pred_rel_label`` the argmax predicate (0-based), ``pred_rel_dist``
+``clip_to_image`` is never called); the float rounding of its image transforms, there and back, is not
+reproduced. Predictions become PGSG's fields: ``pred_rel_label`` the argmax predicate (0-based), ``pred_rel_dist``
 the 50 predicate scores, ``pred_rel_score`` their maximum, rows in the file's order. Its novel and seen mR are
 computed in a closure whose result it only logs (4 digits), so the per-predicate recall list of its
 ``SGMeanRecall`` is kept when ``calculate_mean_recall`` runs and the closure's two means are taken of it as it

@@ -19,7 +19,7 @@ import numpy as np
 
 from sgg_eval.api.inputs import as_array
 from sgg_eval.core import tuning
-from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PSG_PROTOCOL, PSG_PROTOCOLS, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PSG_PNG_READERS, PSG_PROTOCOL, PSG_PROTOCOLS, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.data.types import check_xyxy
@@ -211,7 +211,7 @@ class PsgEvaluator:
             iou = box_ious(image.boxes, boxes)
         else:
             boxes = np.zeros((n, 4))
-            seg, gt_area = segment_index(self.gt, image)
+            seg, gt_area = segment_index(self.gt, image, PSG_PNG_READERS[self.protocol])
             masks = _masks(as_array(pred["masks"], "masks", where), n, seg.shape, where)
             iou = mask_ious(seg, len(image.labels), masks, labels, image.labels, gt_area)
         sub = SubmissionImage(image.image_id, k, labels, boxes, gc, ng, dropped, None, rows)

@@ -50,6 +50,10 @@ UNCLIPPED_GT_PROTOCOLS = ("ovsgtr", "pgsg")
 # Open-vocabulary settings: novel object classes (OvD), novel predicates (OvR), both; each protocol's own.
 OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
 PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
+# How each panoptic protocol's tool decodes a GT PNG (docs/metrics.md, "Reading the GT PNGs"): sgbench 1.0.0 takes
+# Pillow's array as it is (``io.load_rgb_seg_mask``: RGB or RGBA; any other mode gives it no colour channels);
+# OpenPSG reads it with detectron2's ``read_image(format="RGB")``: EXIF orientation applied, then converted to RGB.
+PSG_PNG_READERS = {"sgbench": "pillow", "sgbench-paper": "pillow", "openpsg": "detectron2"}
 # Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one; the
 # others as R1-SGG, SceneGraphVLM, ASMv2 and ProVision do.
 TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2", "provision")

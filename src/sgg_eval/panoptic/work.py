@@ -21,7 +21,7 @@ from sgg_eval.io.processes import in_parts
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
 from sgg_eval.panoptic.matching import IOU, assign, assign_one_to_one, box_ious, mask_ious
-from sgg_eval.panoptic.panoptic_png import segment_index
+from sgg_eval.panoptic.panoptic_png import segment_indexes
 from sgg_eval.panoptic.ranks import (
     graph_constrained,
     image_ranks,
@@ -106,12 +106,16 @@ def _chunk(
 ) -> dict[str, Reduced]:
     ranked = []
     for image, pred in chunk:
-        if sub.mode == "masks":
-            seg, gt_area = segment_index(gt, image)
-            iou = mask_ious(seg, len(image.labels), sub.masks(pred, seg.shape), pred.labels, image.labels, gt_area)
+        if sub.mode == "masks":  # each protocol's GT masks as its tool decodes the PNG (one decode for most PNGs)
+            out = {}
+            for group, (seg, gt_area) in segment_indexes(gt, image, protocols):
+                masks = sub.masks(pred, seg.shape)
+                iou = mask_ious(seg, len(image.labels), masks, pred.labels, image.labels, gt_area)
+                out.update(rank_image(gt, image, pred, iou, group, has_ng, zeroshot, threshold))
+            ranked.append({p: out[p] for p in protocols})
         else:
             iou = box_ious(image.boxes, pred.boxes)
-        ranked.append(rank_image(gt, image, pred, iou, protocols, has_ng, zeroshot, threshold))
+            ranked.append(rank_image(gt, image, pred, iou, protocols, has_ng, zeroshot, threshold))
     return reduce_ranked(gt, ranked, protocols, zeroshot)
 
 
