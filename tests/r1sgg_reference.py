@@ -53,8 +53,10 @@ def loop_metrics(rows, answers) -> dict:
     }
 
 
-def ranked_metrics(rows, answers, num_predicates: int, zeroshot: set) -> dict:
-    """Metric B over the answered images; ``zeroshot`` holds (subject, object, predicate) in the rows' ids."""
+def ranked_metrics(rows, answers, num_predicates: int, zeroshot: set, ties: str = "numpy") -> dict:
+    """Metric B over the answered images; ``zeroshot`` holds (subject, object, predicate) in the rows' ids; ``ties``:
+    the order of equal ng cells, numpy's (as R1-SGG), or forced: ``hits_first`` (the cells that hit a GT row of the
+    image before the others) or ``hits_last``."""
     recall = {(f, ng, k): [] for f in ("R", "zR") for ng in (False, True) for k in (20, 50, 100)}
     per_pred = {(ng, k): {} for ng in (False, True) for k in (20, 50, 100)}
     for img in rows:
@@ -63,7 +65,7 @@ def ranked_metrics(rows, answers, num_predicates: int, zeroshot: set) -> dict:
         answer = answers[img.image_id]
         if answer is not None and len(answer.labels) and not len(answer.predicates):
             continue  # objects but no kept relation: no predicted pair, skipped
-        gc, ng = _candidates(answer, num_predicates)
+        gc, ng = _candidates(answer, num_predicates, ties, img)
         zs_rows = [g for g, (s, o, p) in enumerate(img.rels.tolist()) if (img.labels[s], img.labels[o], p) in zeroshot]
         for is_ng, cands in ((False, gc), (True, ng)):
             for k in (20, 50, 100):
@@ -85,19 +87,25 @@ def ranked_metrics(rows, answers, num_predicates: int, zeroshot: set) -> dict:
     return out
 
 
-def _candidates(answer, num_predicates: int) -> tuple[list, list]:
+def _candidates(answer, num_predicates: int, ties: str = "numpy", img=None) -> tuple[list, list]:
     """GC: the kept relations in answer order; NG: every (relation, predicate) cell, ordered as R1-SGG's
-    ``np.argsort`` of minus (one x one-hot) orders them, the first 100. A failure or placeholder: one pair that
-    matches nothing."""
+    ``np.argsort`` of minus (one x one-hot) orders them (or with its ties forced, ``ranked_metrics``), the first 100.
+    A failure or placeholder: one pair that matches nothing."""
     if answer is None or not len(answer.labels):
         return [None], [None] * num_predicates
     gc = [(answer.subjects[j], answer.objects[j], answer.predicates[j]) for j in range(len(answer.predicates))]
     cells = np.zeros((len(gc), num_predicates))
     for j, (_, _, p) in enumerate(gc):
         cells[j, p - 1] = 1.0
-    order = np.argsort(-cells.ravel())[:100]
-    ng = [(gc[i // num_predicates][0], gc[i // num_predicates][1], i % num_predicates + 1) for i in order.tolist()]
-    return gc, ng
+    every = [(gc[i // num_predicates][0], gc[i // num_predicates][1], i % num_predicates + 1)
+             for i in range(cells.size)]  # fmt: skip
+    if ties == "numpy":
+        order = np.argsort(-cells.ravel()).tolist()
+    else:
+        hit = [any(_match(img, g, answer, c) for g in range(len(img.rels))) for c in every]
+        first = ties == "hits_first"
+        order = sorted(range(cells.size), key=lambda i: (-cells.ravel()[i], hit[i] != first, i))
+    return gc, [every[i] for i in order[:100]]
 
 
 def _match(img, g, answer, cand) -> bool:

@@ -157,6 +157,50 @@ def test_against_the_loop_reference(tmp_path, dataset, seed):
     assert expected["zR@50"] is not None  # images with zero-shot GT rows exist
 
 
+@pytest.mark.parametrize("dataset, seed", [("vg150", 0), ("psg", 6)])
+def test_ties_range_and_count_against_the_rule_with_ties_forced(tmp_path, dataset, seed):
+    """R1-SGG's ng ranking sorts one-hot cells with numpy's unstable argsort: the document says how many GT-row hits
+    the tie order decided and each ng number's range, whose ends are R1-SGG's rule run with the ties forced each
+    way (the loop reference: hitting cells first, last). On these answers the range is not empty."""
+    write_fixture(tmp_path, dataset, seed)
+    doc = run_r1sgg_evaluation(tmp_path / "answers", tmp_path / "rows.jsonl")
+    rows, vocab, _ = read_r1sgg_rows(tmp_path / "rows.jsonl")
+    parsed, _ = read_r1sgg_folder(tmp_path / "answers", {r.image_id: (r.width, r.height) for r in rows})
+    names = R1Names(dataset, vocab)
+    answers = {i: (names.map(a) if a.failure is None else None) for i, a in parsed.items()}
+    zs = {tuple(t) for t in r1sgg_zeroshot(dataset, vocab)[0].tolist()}
+    ends = {ties: ranked_metrics(rows, answers, vocab.num_predicates, zs, ties) for ties in ("hits_last", "hits_first")}
+    ties = doc["ties"]
+    assert any(ties["hits_decided"].values())
+    assert any(ties["range"][n][0] < ties["range"][n][1] for n in ties["range"] if ties["range"][n])
+    for name, span in ties["range"].items():
+        low, high = ends["hits_last"][name], ends["hits_first"][name]
+        if span is None:
+            assert low is None and high is None, name
+            continue
+        assert span[0] == pytest.approx(min(low, high), abs=1e-12), name
+        assert span[1] == pytest.approx(max(low, high), abs=1e-12), name
+        assert span[0] <= doc["metrics"][name] <= span[1], name  # numpy's own order lies inside
+    # the hits decided at K: the forced orders' hit counts apart, from the loop reference's own scan
+    for k in (20, 50, 100):
+        counted = {t: _ng_hits(rows, answers, vocab.num_predicates, t, k) for t in ("hits_last", "hits_first")}
+        assert ties["hits_decided"][str(k)] == counted["hits_first"] - counted["hits_last"]
+    assert "tie order decided" in " ".join(doc["notes"])
+
+
+def _ng_hits(rows, answers, num_predicates: int, ties: str, k: int) -> int:
+    from r1sgg_reference import _candidates, _match
+
+    total = 0
+    for img in rows:
+        answer = answers.get(img.image_id, False)
+        if answer is False or answer is None or not len(answer.labels) or not len(answer.predicates):
+            continue
+        top = _candidates(answer, num_predicates, ties, img)[1][:k]
+        total += sum(any(_match(img, g, answer, c) for c in top) for g in range(len(img.rels)))
+    return total
+
+
 @pytest.mark.filterwarnings("ignore:Found annotation id 0")  # the very quirk R1-SGG's numbers carry
 def test_box_ap_is_the_coco_api_with_annotation_ids_from_zero(tmp_path):
     faster = pytest.importorskip("faster_coco_eval")

@@ -13,9 +13,11 @@ scores them (issue 48; ``gpt4vision/R1-SGG`` at commit e4de64d: ``sgg_gather_pre
   uninitialised memory there, here a box that matches nothing) and scores 0. NG ranks every (relation, predicate)
   cell by ``1 x one-hot`` with numpy's default (unstable) argsort, as R1-SGG does: the zero cells that fill the
   top 100 after the answered ones, and can hit GT rows, are the ones that sort gives (the same numpy on the same
-  CPU gives the same order; the engine is handed scores that encode that order). zR uses R1-SGG's zero-shot
-  list, the VG150 one, also on PSG (its 0-based PSG class ids read against VG ids, as there). ``det_mAP@50``
-  and ``det_mAP`` are its COCO box AP50 and AP over the answered images (``metrics.r1sgg_box_ap``).
+  CPU gives the same order; the engine is handed scores that encode that order). Because that order moves with
+  numpy's version and the CPU, the document's ``ties`` says how many hits it decided and the ng numbers' range
+  over tie orders (``metrics.r1sgg_ties``: the same evaluation with the ties ordered best and worst). zR uses
+  R1-SGG's zero-shot list, the VG150 one, also on PSG (its 0-based PSG class ids read against VG ids, as there).
+  ``det_mAP@50`` and ``det_mAP`` are its COCO box AP50 and AP over the answered images (``metrics.r1sgg_box_ap``).
 - the failure rate is failures / answer files.
 """
 
@@ -30,7 +32,7 @@ from sgg_eval.boxes.evaluate import load_zeroshot
 from sgg_eval.core.defaults import PROTOCOL, RECALL_KS
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
-from sgg_eval.data.types import PredImage, Vocabulary
+from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.formats.r1sgg_answers import MappedAnswer, read_r1sgg_folder
 from sgg_eval.formats.r1sgg_gathered import read_r1sgg_gathered
 from sgg_eval.metrics.engine import evaluate
@@ -39,6 +41,7 @@ from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.r1sgg_box_ap import r1sgg_box_ap
 from sgg_eval.metrics.r1sgg_loop import LoopTotals, image_hits
 from sgg_eval.metrics.r1sgg_names import R1Names, nltk_synsets, r1sgg_tables
+from sgg_eval.metrics.r1sgg_ties import ORDERS, cell_hits, hits_within, orders
 from sgg_eval.metrics.result_facts import ANY, PER_IMAGE, POOLED, fact
 
 RANKED = [(f, ng) for f in ("R", "mR", "zR") for ng in (False, True)]
@@ -58,11 +61,16 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
     loop = LoopTotals()
     for img in images:
         loop.add(img.rels[:, 2], image_hits(img, answered.get(img.image_id)))
-    pairs = [(img.gt_image(), r1_prediction(img.image_id, answered[img.image_id], vocab)) for img in images
-             if img.image_id in answered]  # fmt: skip
+    gts = [img.gt_image() for img in images if img.image_id in answered]
+    ordered = [r1_predictions(gt, answered[gt.image_id], vocab) for gt in gts]
     zeroshot, zs_source = r1sgg_zeroshot(dataset, vocab)
     opts = EvalOptions(task=SGDET.name, protocol=PROTOCOL, order="stored")  # its SggEvaluator: the reference, SGDet
-    ranked = evaluate(pairs, vocab, opts, source=os.fspath(answers), zeroshot=zeroshot, zeroshot_source=zs_source)
+    by_order = {
+        name: evaluate([(gt, o[name][0]) for gt, o in zip(gts, ordered)], vocab, opts, source=os.fspath(answers),
+                       zeroshot=zeroshot, zeroshot_source=zs_source)
+        for name in ORDERS
+    }  # fmt: skip
+    ranked = by_order["numpy"]
     metrics = dict(loop.values())
     metrics.update({n: ranked["metrics"][n] for f, ng in RANKED for n in (metric_name(f, k, ng=ng) for k in RECALL_KS)})
     metrics.update(zip(DETECTOR[::-1], r1sgg_box_ap(images, answered, dataset == "psg"), strict=True))
@@ -98,29 +106,57 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
         "metrics": metrics,
         "counts": counts,
         "names": {"tables": r1sgg_tables()["source"], "wordnet": _wordnet_version() if wordnet else None},
-        "notes": _notes(counts, wordnet),
+        "ties": (ties := _ties(by_order, ordered)),
+        "notes": _notes(counts, wordnet, ties),
         "input": {"answers": os.fspath(answers), "gt": os.fspath(gt)},
     }
 
 
-def r1_prediction(image_id, answer: MappedAnswer | None, vocab: Vocabulary) -> PredImage:
-    """The answer as R1-SGG hands it to its ``SggEvaluator`` (module docstring), ``None`` for a failure."""
+def r1_predictions(gt: GTImage, answer: MappedAnswer | None, vocab: Vocabulary) -> dict[str, tuple]:
+    """The answer as R1-SGG hands it to its ``SggEvaluator`` (module docstring; ``None`` for a failure), once per
+    order of its tied ng cells (``metrics.r1sgg_ties.ORDERS``): ``{order: (PredImage, cell order, cell hits)}``."""
     width = vocab.num_predicates + 1
     if answer is None or answer.placeholder:
         box = np.full((1, 4), NOWHERE, np.float32)
-        return PredImage(image_id, box, [1], [0.0], [[0, 0]], np.zeros((1, width), np.float32))
+        placeholder = PredImage(gt.image_id, box, [1], [0.0], [[0, 0]], np.zeros((1, width), np.float32))
+        nothing = np.zeros((0, len(gt.rels)), dtype=bool)  # its cells match no GT box: no hit in any order
+        return {name: (placeholder, np.zeros(0, np.int64), nothing) for name in ORDERS}
     n = len(answer.predicates)
     onehot = np.zeros((n, width), np.int64)
     onehot[np.arange(n), answer.predicates] = 1
-    cells = np.ones(n, np.float32)[:, None] * onehot[:, 1:]  # R1-SGG's obj-score product x predicate row: float64
-    order = np.argsort(-cells.ravel())  # its argsort_desc: numpy's default kind, ties as that sort leaves them
-    ranked = np.empty(cells.size, np.float32)
-    ranked[order] = (cells.size - np.arange(cells.size)) / max(cells.size, 1)  # decreasing along it, all distinct
-    scores = np.zeros((n, width), np.float32)
-    scores[:, 1:] = ranked.reshape(n, width - 1)
+    cells = (np.ones(n, np.float32)[:, None] * onehot[:, 1:]).ravel()  # obj-score product x predicate row: float64
+    hits = cell_hits(gt, answer.labels, answer.boxes, answer.subjects, answer.objects, answer.predicates, width - 1)
     pairs = np.column_stack([answer.subjects, answer.objects])
     boxes, ones = answer.boxes.astype(np.float32), np.ones(len(answer.labels))
-    return PredImage(image_id, boxes, answer.labels, ones, pairs, scores)
+    out = {}
+    for name, order in orders(cells, hits).items():
+        ranked = np.empty(cells.size, np.float32)
+        ranked[order] = (cells.size - np.arange(cells.size)) / max(cells.size, 1)  # decreasing along it, distinct
+        scores = np.zeros((n, width), np.float32)
+        scores[:, 1:] = ranked.reshape(n, width - 1)
+        out[name] = (PredImage(gt.image_id, boxes, answer.labels, ones, pairs, scores), order, hits)
+    return out
+
+
+def _ties(by_order: dict[str, dict], ordered: list[dict]) -> dict:
+    """The document's ``ties``: per K, the GT-row hits within the first K ng cells under the best tie order and
+    not under the worst (R1-SGG's ng ranking keeps 100), and each ng number's range over tie orders."""
+    decided = {
+        str(k): sum(hits_within(o["best"][1], o["best"][2], k) - hits_within(o["worst"][1], o["worst"][2], k)
+                    for o in ordered)
+        for k in RECALL_KS
+    }  # fmt: skip
+    names = [metric_name(f, k, ng=True) for f in ("R", "mR", "zR") for k in RECALL_KS]
+    span = {}
+    for name in names:
+        values = [doc["metrics"][name] for doc in by_order.values()]
+        span[name] = None if None in values else [min(values), max(values)]
+    return {
+        "order": f"numpy {np.__version__}'s default argsort on this machine (R1-SGG's argsort_desc); numpy sorts "
+        "tied values in an order that changes with its version and the CPU",
+        "hits_decided": decided,
+        "range": span,
+    }
 
 
 def r1sgg_zeroshot(dataset: str, vocab: Vocabulary) -> tuple[np.ndarray, str]:
@@ -141,13 +177,21 @@ def _wordnet_version() -> str:
     return f"nltk {nltk.__version__}, WordNet {wordnet.get_version()}"
 
 
-def _notes(counts: dict, wordnet: bool) -> list[str]:
+def _notes(counts: dict, wordnet: bool, ties: dict) -> list[str]:
     notes = [
         "protocol r1sgg: R1-SGG's own numbers. The *_loop values are its recall loop over every GT image (any "
         "answer may hit any GT row, no K); R@K, mR@K, zR@K and det_mAP@50 are its SggEvaluator over the answered "
         "images only, skipping answers whose relations were all dropped: not comparable with each other, nor with "
         "a trained model's numbers over the full split (sgg-eval audit says why)"
     ]
+    if any(ties["hits_decided"].values()):
+        decided = ", ".join(f"{n} at K={k}" for k, n in ties["hits_decided"].items())
+        worst, best = ties["range"][metric_name("R", max(RECALL_KS), ng=True)]
+        notes.append(
+            f"R1-SGG's ngR, ng-mR and ng-zR hang on the order numpy leaves tied scores in (its version, the CPU): the "
+            f"tie order decided {decided} GT-row hits; over tie orders ngR@{max(RECALL_KS)} lies in "
+            f"[{worst:.6f}, {best:.6f}] (every range: the document's ties)"
+        )
     if not wordnet and counts["names_wordnet_not_tried"]:
         notes.append(
             f"{counts['names_wordnet_not_tried']} names matched no class and no table entry; R1-SGG would then try "

@@ -89,6 +89,12 @@ def _show_r1sgg(result: dict) -> None:
         f"R1-SGG's placeholder (failed, or no kept object); {c['images_ranked']} images ranked; "
         f"{c['objects_dropped']} objects and {c['relations_dropped']} relations dropped by R1-SGG's name rules"
     )
+    ties = result["ties"]
+    if any(ties["hits_decided"].values()):  # its ng numbers hang on numpy's order of tied scores
+        moved = {n: span for n, span in ties["range"].items() if span and span[0] != span[1]}
+        spans = " ".join(f"{n}=[{100 * lo:.2f}, {100 * hi:.2f}]" for n, (lo, hi) in moved.items())
+        decided = ", ".join(f"{n} at K={k}" for k, n in ties["hits_decided"].items())
+        print(f"tie order (numpy's unstable sort) decided {decided} GT-row hits; over tie orders: {spans}")
 
 
 def _sgvlm(args):
