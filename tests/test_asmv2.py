@@ -144,3 +144,74 @@ def test_refusals_and_the_command_line(tmp_path):
     assert ok.returncode == 0 and all(n in ok.stdout for n in ASMV2_VALUES) and ok.stderr == "", ok.stderr
     bad = subprocess.run([*cli, "--gt", "x", "--spacy"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+# The four places where ASMv2's eval_psg.py and a reading by the rules parted (issue 64), each named.
+SIDE = 999  # a square image on the 999 grid: answer boxes are pixels
+
+
+def _tuples(n: int, predicate: str, at: int) -> list:
+    """``n`` GT tuples person-``predicate``-dog, each pair of boxes apart from every other's."""
+    return [["person", [at + 40 * k, 10, at + 40 * k + 30, 40], "dog", [at + 40 * k, 500, at + 40 * k + 30, 540],
+             predicate] for k in range(n)]  # fmt: skip
+
+
+def _said(t: list) -> str:
+    return (f"<ref>person</ref><box>[{t[1]}]</box><ref>dog</ref><box>[{t[3]}]</box>"
+            f"<pred>{t[4]}</pred><box>[{t[1]}]</box><box>[{t[3]}]</box>")  # fmt: skip
+
+
+def _write(tmp_path, questions: list, answers: list) -> tuple:
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    (tmp_path / "a.jsonl").write_text("".join((a if isinstance(a, str) else json.dumps(a)) + "\n" for a in answers))
+    return tmp_path / "a.jsonl", tmp_path / "q.jsonl"
+
+
+def _question(qid, tuples: list) -> dict:
+    return {"question_id": qid, "image": "x.jpg", "text": "", "width": SIDE, "height": SIDE, "relation_tuples": tuples}
+
+
+def test_mean_recall_adds_left_to_right_as_asmv2_does(tmp_path):
+    """Recalls 1, 1, 1, 0, 0, 1/3, 0, 1 in the order ASMv2 meets the predicates: its ``sum(list) / len`` gives
+    0.5416666666666667 under Python < 3.12 (its LLaVA environment's 3.10), where a pairwise or compensated sum (numpy,
+    Python 3.12's ``sum``) gives 0.5416666666666666."""
+    recalls = [(1, 1), (1, 1), (1, 1), (0, 1), (0, 1), (1, 3), (0, 1), (1, 1)]
+    gt, hit = [], []
+    for p, (hits, n) in enumerate(recalls):
+        rows = _tuples(n, f"p{p}", 100 * p)
+        gt += rows
+        hit += rows[:hits]
+    answers, questions = _write(tmp_path, [_question(0, gt)], [{"question_id": 0, "text": "".join(map(_said, hit))}])
+    doc = run_asmv2_evaluation(answers, questions)
+    assert doc["metrics"]["ng-mR_asmv2"] == 0.5416666666666667
+    assert float(np.mean([h / n for h, n in recalls])) == 0.5416666666666666  # the sum it replaced
+
+
+def test_an_empty_object_as_a_box_list_is_well_formed_as_for_asmv2(tmp_path):
+    """``<box>{}</box>``: ASMv2 takes len({}) = 0, repeats the one-box side zero times and zips nothing: the format
+    is correct (1.00). A one-key object there stops ASMv2 (a dict times a number): counted incorrect and skipped."""
+    text = "<pred>on</pred><box>{}</box><box>[[1, 2, 3, 4]]</box>"
+    assert parse_answer(text) == ([], True)
+    answers, questions = _write(tmp_path, [_question(0, _tuples(1, "on", 0))], [{"question_id": 0, "text": text}])
+    assert run_asmv2_evaluation(answers, questions)["counts"]["correct_format_ratio"] == 1.0
+    assert parse_answer('<pred>on</pred><box>{"a": 1}</box><box>[[1, 2, 3, 4]]</box>') == ([], False)
+    assert parse_answer("<pred>on</pred><box>[[1, 2, 3, 4]]</box><box>{}</box>") == ([], True)
+
+
+def test_question_ids_are_looked_up_as_asmv2_looks_them_up(tmp_path):
+    """ASMv2 keys a dict by the question ids as JSON gives them: an answer id 0.0 or true finds question 0 or 1; with
+    GT ids 5 and "5", the answer 5 is the int question's; an answer "0" for question 0 stops it (KeyError), and
+    sgg-eval refuses it in one line as an answer to a question the GT lacks."""
+    hit5 = _tuples(1, "on", 0)
+    questions = [_question(0, _tuples(1, "on", 0)), _question(1, _tuples(1, "on", 0)), _question(5, hit5),
+                 _question("5", _tuples(1, "beside", 300))]  # fmt: skip
+    said = _said(hit5[0])
+    answers = [{"question_id": 0.0, "text": said}, {"question_id": True, "text": ""}, {"question_id": 5, "text": said}]
+    doc = run_asmv2_evaluation(*_write(tmp_path, questions, answers))
+    assert doc["counts"]["questions_answered"] == 3 and doc["counts"]["unreadable_lines"] == 0
+    assert doc["metrics"]["ngR_asmv2"] == 2 / 3  # questions 0 and 5 (the int one) hit, question 1 not
+    with pytest.raises(InputError, match="questions the GT file does not have, e.g. '0'"):
+        run_asmv2_evaluation(*_write(tmp_path, questions, [{"question_id": "0", "text": said}]))
+    unreadable = ['{"question_id": [0], "text": ""}', '{"text": ""}', "not json", {"question_id": 0, "text": said}]
+    doc = run_asmv2_evaluation(*_write(tmp_path, questions, unreadable))
+    assert doc["counts"]["unreadable_lines"] == 3 and doc["counts"]["answers_scored"] == 1

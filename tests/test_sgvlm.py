@@ -138,3 +138,14 @@ def test_the_command_line(tmp_path):
     (tmp_path / "none.jsonl").write_text("[1]\n")
     with pytest.raises(InputError, match="no samples"):
         run_sgvlm_evaluation(tmp_path / "none.jsonl")
+
+
+@pytest.mark.parametrize("pad", ["\u00a0", "\x0b", "\u3000 ", "\t"])
+def test_each_line_is_stripped_as_its_reader_strips_it(tmp_path, pad):
+    """SceneGraphVLM reads ``line.strip()`` (Python's Unicode whitespace): a sample padded with U+00A0 or a vertical
+    tab is read, not counted unreadable (SGG_Score_strict 1.0, where reading the line as written gave 0.5)."""
+    sample = json.dumps({"content": toon(OBJS, RELS), "predict": toon(OBJS, RELS)})
+    (tmp_path / "s.jsonl").write_text(pad + sample + "\n" + sample + pad + "\n" + pad + "\n", encoding="utf-8")
+    doc = run_sgvlm_evaluation(tmp_path / "s.jsonl")
+    assert doc["metrics"]["SGG_Score_strict"] == 1.0
+    assert doc["counts"]["unreadable_lines"] == 0 and len(doc["facts"]) >= 1

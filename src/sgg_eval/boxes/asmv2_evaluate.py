@@ -16,7 +16,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.asmv2_questions import read_asmv2_questions
-from sgg_eval.formats.asmv2_answers import answer_lines, parse_answer
+from sgg_eval.formats.asmv2_answers import NO_ID, answer_lines, parse_answer
 from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.metrics.asmv2 import asmv2_synonyms, expand, hits, spacy_lemmas, word_lemmas
 from sgg_eval.metrics.names import ASMV2_VALUES
@@ -28,19 +28,18 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
     questions = read_asmv2_questions(gt)
     lemmas, synonyms = (spacy_lemmas() if spacy else word_lemmas), asmv2_synonyms()
     path = os.fspath(answers)
-    by_qid = {str(q): q for q in questions}
     hit_all, by_predicate, formats, tuples, answered = [], defaultdict(list), [], [], set()
     counts = {"answer_lines": 0, "unreadable_lines": 0, "unreadable_answers": 0}
     foreign = []
     for qid, text in answer_lines(path):
         counts["answer_lines"] += 1
-        if qid is None:
+        if qid is NO_ID:
             counts["unreadable_lines"] += 1
             continue
-        if str(qid) not in by_qid:
+        if qid not in questions:  # ASMv2's dict look-up: 0.0 and true find 0 and 1; "5" finds "5", not 5
             foreign.append(qid)
             continue
-        question = questions[by_qid[str(qid)]]
+        question = questions[qid]
         answered.add(question.question_id)
         raw, correct = parse_answer(text) if isinstance(text, str) else ([], False)
         counts["unreadable_answers"] += not isinstance(text, str)
@@ -57,7 +56,7 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
     rows = np.concatenate(hit_all)
     values = (
         float(rows.mean()) if len(rows) else None,
-        float(np.mean([sum(v) / len(v) for v in by_predicate.values()])) if by_predicate else None,
+        _left_to_right([sum(v) / len(v) for v in by_predicate.values()]) / len(by_predicate) if by_predicate else None,
     )
     counts.update(answers_scored=len(formats), questions=len(questions), questions_answered=len(answered))
     counts["gt_tuples_scored"] = int(len(rows))
@@ -83,6 +82,15 @@ def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:
         "notes": _notes(counts, spacy),
         "input": {"answers": path, "gt": os.fspath(gt)},
     }
+
+
+def _left_to_right(values: list[float]) -> float:
+    """``sum(values)`` as Python before 3.12 adds floats, one after the other in list order (ASMv2's Mean Recall;
+    Python 3.12's ``sum`` compensates its rounding, ``np.mean`` adds pairwise: both may differ in the last bit)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
 
 
 def _notes(counts: dict, spacy: bool) -> list[str]:

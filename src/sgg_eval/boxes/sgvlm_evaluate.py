@@ -34,7 +34,8 @@ def run_sgvlm_evaluation(samples: str) -> dict:
     lines = jsonl_lines(read_text(path, "JSONL file of samples", MAX_SAMPLES_BYTES))
     rows, valid_n, unreadable = [], 0, 0
     for line in lines:
-        if not line.strip():
+        line = line.strip()  # as its reader strips every line (Unicode whitespace: U+00A0, a vertical tab, ...)
+        if not line:
             continue
         try:
             sample = json.loads(line)

@@ -129,12 +129,12 @@ def _r1sgg_answers(folder: str, sizes: dict) -> tuple[dict, AnswerReport]:
 
 
 def _asmv2_answers(path: str, sizes: dict) -> tuple[dict, AnswerReport]:
-    from sgg_eval.formats.asmv2_answers import answer_lines, parse_answer
+    from sgg_eval.formats.asmv2_answers import NO_ID, answer_lines, parse_answer
     from sgg_eval.metrics.asmv2 import answer_box
 
     by_text, report, graphs, foreign = {str(k): k for k in sizes}, AnswerReport(), {}, []
     for qid, text in answer_lines(path):
-        if qid is None:
+        if qid is NO_ID or isinstance(qid, bool) or not isinstance(qid, (int, str)):  # ids as sets reads them
             report.note("unreadable_lines")
             continue
         if str(qid) not in by_text:

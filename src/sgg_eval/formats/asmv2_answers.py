@@ -31,10 +31,15 @@ BOX_TAG, REF_TAG = "<box>", "<ref>"
 MAX_ANSWERS_BYTES = 1 << 32
 
 
+NO_ID = object()  # an answer line that has no question id ASMv2 could look up (it stops on such a line)
+
+
 def answer_lines(path: str) -> Iterator[tuple]:
-    """``(question_id, text)`` of each non-empty line of the answers file at ``path``; ``(None, None)`` for a line
-    that is not a JSON object with an integer or string ``question_id`` (not UTF-8 included: the callers count it
-    and go on). ``text`` is the JSON value as written (None when absent)."""
+    """``(question_id, text)`` of each non-empty line of the answers file at ``path``; ``(NO_ID, None)`` for a line
+    that is not a JSON object with a ``question_id`` that is a JSON scalar (not UTF-8 included: the callers count
+    it and go on). ``question_id`` is the JSON value as written (int, float, bool, str or None: ASMv2 looks it up in
+    a dict of the question ids, so ``0.0`` and ``true`` find the questions 0 and 1, and ``"0"`` does not find 0);
+    ``text`` is the JSON value as written (None when absent)."""
     for line in read_bytes(path, "JSONL file of answers", MAX_ANSWERS_BYTES).splitlines():
         if not line.strip():
             continue
@@ -42,11 +47,10 @@ def answer_lines(path: str) -> Iterator[tuple]:
             doc = json.loads(line)
         except (ValueError, RecursionError):
             doc = None
-        qid = doc.get("question_id") if isinstance(doc, dict) else None
-        if isinstance(qid, bool) or not isinstance(qid, (int, str)):
-            yield None, None
+        if not isinstance(doc, dict) or "question_id" not in doc or isinstance(doc["question_id"], (list, dict)):
+            yield NO_ID, None
             continue
-        yield qid, doc.get("text")
+        yield doc["question_id"], doc.get("text")
 
 
 @dataclass
@@ -59,6 +63,28 @@ class RawTuple:
     object_names: list
     object_box: object
     predicate: str
+
+
+def _sized(value) -> bool:
+    """Whether ASMv2's ``len()`` takes a box list read from JSON: a list, a text, or an object (its keys)."""
+    return isinstance(value, (list, str, dict))
+
+
+def _zipped(subjects, objs) -> tuple[list, bool] | None:
+    """A relation's (subject box, object box) pairs as ASMv2 zips its two box lists, and whether their sizes agreed;
+    None where ASMv2's scorer stops (``len()`` of a number, a dict times a number). A single box on one side is
+    repeated to the other's length, subjects first; a dict's keys are its boxes, as ``zip`` walks them."""
+    if not _sized(subjects) or not _sized(objs):
+        return None
+    if len(subjects) == 1:
+        if isinstance(subjects, dict):
+            return None
+        subjects = subjects * len(objs)
+    if len(objs) == 1:
+        if isinstance(objs, dict):
+            return None
+        objs = objs * len(subjects)
+    return list(zip(subjects, objs)), len(subjects) == len(objs)
 
 
 def tag_pairs(text: str) -> list[str]:
@@ -109,14 +135,9 @@ def parse_answer(text: str) -> tuple[list[RawTuple], bool]:
     for predicate, lists in relations.items():
         correct &= len(lists) % 2 == 0
         for i in range(0, len(lists) - 1, 2):
-            subjects, objs = lists[i], lists[i + 1]
-            if not isinstance(subjects, (list, str)) or not isinstance(objs, (list, str)):
-                correct = False  # ASMv2's scorer stops on it
-                continue
-            subjects = subjects * len(objs) if len(subjects) == 1 else subjects
-            objs = objs * len(subjects) if len(objs) == 1 else objs
-            correct &= len(subjects) == len(objs)
-            for s, o in zip(subjects, objs):
+            pairs = _zipped(lists[i], lists[i + 1])
+            correct &= pairs is not None and pairs[1]
+            for s, o in pairs[0] if pairs is not None else ():
                 names = names_of.get(json.dumps(s), []), names_of.get(json.dumps(o), [])
                 tuples.append(RawTuple(names[0], s, names[1], o, predicate))
     return tuples, correct
