@@ -8,7 +8,8 @@ from sgg_eval.pipeline.config import dataset, load_params, run_stage
 def main() -> None:
     params = load_params()
     out = params["paths"]["splits"]
-    counts = build_splits(dataset(params), {s: f"{out}/{s}.h5" for s in ("train", "val", "test")})
+    outputs = {s: f"{out}/{s}.h5" for s in ("train", "val", "test")}
+    counts = build_splits(dataset(params), outputs, params["dataset"].get("raw"))
     print("load_split:", ", ".join(f"{s} {n} images" for s, n in counts.items()))
 
 

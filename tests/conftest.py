@@ -123,3 +123,24 @@ def random_case(
     probs = (raw / raw.sum(axis=1, keepdims=True)).astype(np.float32)
     pred = PredImage(image_id, pboxes, plabels, obj_scores, pairs, probs)
     return gt, pred
+
+
+@pytest.fixture(scope="module")
+def fuzz_seeds(tmp_path_factory):
+    """The fuzzer's seed world (``tests/fuzz/seeds.py``), written once per module."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fuzz"))
+    from seeds import write_seeds
+
+    return write_seeds(tmp_path_factory.mktemp("fuzzseeds") / "s")
+
+
+@pytest.fixture
+def case(fuzz_seeds, tmp_path, monkeypatch):
+    """A copy of the fuzzer's seed world to change, the working folder, with an empty ``out/``."""
+    import shutil
+
+    folder = tmp_path / "case"
+    shutil.copytree(fuzz_seeds, folder)
+    (folder / "out").mkdir()
+    monkeypatch.chdir(folder)
+    return folder

@@ -3,7 +3,6 @@ and one line naming the file (and the field where there is one), nothing written
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
-from seeds import _cases, write_seeds  # noqa: E402
+from seeds import _cases  # noqa: E402
 from test_bad_inputs import refused  # noqa: E402
 from torch_writer import eval_results_object, save_zip  # noqa: E402
 
@@ -27,20 +26,6 @@ from sgg_eval.pipeline.params_check import check_params  # noqa: E402
 pytestmark = pytest.mark.integration  # the command line end to end: not in `make test-fast`
 
 EVAL = ["--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]
-
-
-@pytest.fixture(scope="module")
-def seeds(tmp_path_factory):
-    return write_seeds(tmp_path_factory.mktemp("fuzzseeds") / "s")
-
-
-@pytest.fixture
-def case(seeds, tmp_path, monkeypatch):
-    folder = tmp_path / "case"
-    shutil.copytree(seeds, folder)
-    (folder / "out").mkdir()
-    monkeypatch.chdir(folder)
-    return folder
 
 
 def _store_edit(path: Path, fn) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 from seeds import CASES_OF, VOCAB, _cases, sgbench_doc
+from targeted import TARGETED as FOUND_LATER
 from torch_writer import eval_results_object, save_legacy, save_zip
 
 from sgg_eval.io.integrity import SEAL_BYTES, seal
@@ -311,13 +312,17 @@ TARGETED = {
     "vg150_h5": (_box_beyond_scale,),
     "eval_predcls": (_predcls_boxes_moved,),
 }
+for _name, _found in FOUND_LATER.items():  # issue 64's (targeted.py)
+    TARGETED[_name] = TARGETED.get(_name, ()) + _found
 
 
 def mutate(rnd: random.Random, target, folder: Path) -> tuple[str, bool]:
     """Apply one mutation to ``target``'s file in ``folder``; returns (description, corrupting)."""
     path = folder / target.path
     if target.name in TARGETED and rnd.random() < 0.3:
-        return f"targeted {rnd.choice(TARGETED[target.name])(path, rnd)}", True
+        made = rnd.choice(TARGETED[target.name])(path, rnd)
+        what, bad = made if isinstance(made, tuple) else (made, True)
+        return f"targeted {what}", bad
     if rnd.random() < 0.5 or target.kind in ("hdf5_foreign", "binary"):
         data, what = (corrupt_store_bytes if target.kind == "store" else byte_mutation)(rnd, path.read_bytes())
         path.write_bytes(data)

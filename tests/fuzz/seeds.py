@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from provision_fixture import write_fixture as write_provision_fixture  # noqa: 
 from psg_fixture import write_psg_fixture  # noqa: E402
 from r1sgg_fixture import write_fixture as write_r1sgg_fixture  # noqa: E402
 from sgvlm_fixture import write_fixture as write_sgvlm_fixture  # noqa: E402
+from test_openpsg_submit import write_both  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
 from vg150_fixture import write_vg150_fixture  # noqa: E402
 
@@ -78,6 +80,12 @@ PSG_MASKS = (
     "out/m.json",
 )
 PSG_BOXES = ("evaluate", "psg/submission.json", "--psg", "psg/psg.json", "--jobs", "1", "-o", "out/m.json")
+PSG_FOLDER = ("evaluate", "psg/folder", *PSG_MASKS[2:])  # the same submission as a folder of TIFFs
+OPENPSG = ("evaluate", "psg/submission", *PSG_MASKS[2:-2], "--protocol", "openpsg", "-o", "out/m.json")  # its --submit
+SETS_R1 = ("evaluate", "r1/answers", "--text-graphs", "--gt", "r1/rows.jsonl", "-o", "out/t.json")
+SETS_ASMV2 = ("evaluate", "asmv2/answers.jsonl", "--text-graphs", "--gt", "asmv2/psg_eval.jsonl", "-o", "out/t.json")
+R1SGG_GATHERED = ("evaluate", "r1/gathered.json", "--text-graphs", "--gt", "r1/rows.jsonl", "--protocol", "r1sgg",
+                  "-o", "out/r1.json")  # fmt: skip
 
 GQA_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "-o", "out")
 GQA_NLR_SPLIT = ("split", "--gqa-dir", "gqa", "--num-val-im", "8", "--exclude-left-right", "-o", "out")
@@ -235,11 +243,12 @@ TARGETS = [
         False,
         (("evaluate", "answers.jsonl", "--text-graphs", "--gt", "test.h5", "-o", "out/m.json"),),
     ),
-    Target("r1sgg_answer", "r1/answers/1000.json", "binary", False, (R1SGG,)),  # counted, as text_answers
-    Target("r1sgg_rows", "r1/rows.jsonl", "binary", False, (R1SGG,)),
+    Target("r1sgg_answer", "r1/answers/1000.json", "binary", False, (R1SGG, SETS_R1)),  # counted, as text_answers
+    Target("r1sgg_rows", "r1/rows.jsonl", "binary", False, (R1SGG, SETS_R1)),
+    Target("r1sgg_gathered", "r1/gathered.json", "json", False, (R1SGG_GATHERED,)),
     Target("sgvlm_samples", "sgvlm.jsonl", "binary", False, (("evaluate", "sgvlm.jsonl", *SGVLM),)),
-    Target("asmv2_answers", "asmv2/answers.jsonl", "binary", False, (ASMV2,)),
-    Target("asmv2_questions", "asmv2/psg_eval.jsonl", "binary", False, (ASMV2,)),
+    Target("asmv2_answers", "asmv2/answers.jsonl", "binary", False, (ASMV2, SETS_ASMV2)),
+    Target("asmv2_questions", "asmv2/psg_eval.jsonl", "binary", False, (ASMV2, SETS_ASMV2)),
     Target("provision_e2e", "provision/e2e.jsonl", "binary", False, (("evaluate", "provision/e2e.jsonl", *PROVISION),)),
     Target(
         "provision_gt",
@@ -253,6 +262,17 @@ TARGETS = [
     Target("psg_zip", "psg/submission.zip", "binary", True, (PSG_MASKS,)),
     Target("psg_submission_json", "psg/submission.json", "json", False, (PSG_BOXES,)),
     Target("psg_png", "psg/coco/panoptic/1002.png", "binary", True, (PSG_MASKS,)),
+    Target("psg_folder_tiff", "psg/folder/masks/1002.tiff", "binary", False, (PSG_FOLDER,)),
+    Target("psg_folder_triplets", "psg/folder/triplets.json", "json", False, (PSG_FOLDER,)),
+    Target("openpsg_relation", "psg/submission/relation.json", "json", False, (OPENPSG,)),
+    Target("openpsg_png", "psg/submission/panseg/1.png", "binary", True, (OPENPSG,)),
+    Target(
+        "provision_gpt",
+        "provision/gpt.jsonl",
+        "binary",
+        False,
+        (("evaluate", "provision/gpt.jsonl", "--gt", "provision/psg_gt.json", *PROVISION),),
+    ),  # fmt: skip
 ]
 
 
@@ -312,11 +332,30 @@ def write_seeds(folder: Path) -> Path:
     write_vg150_fixture(_mkdir(folder / "vg"))
     shutil.copytree(ROOT / "conf", folder / "conf", dirs_exist_ok=True)
     write_params(folder / "params.yaml", folder / "conf", ["dataset.sim.scale=tiny"])
-    write_psg_fixture(_mkdir(folder / "psg"), seed=1, test=6, other=2, absent=1)  # image 1002: evaluated
+    psg = write_psg_fixture(_mkdir(folder / "psg"), seed=1, test=6, other=2, absent=1)  # image 1002: evaluated
+    with zipfile.ZipFile(psg["zip"]) as zf:
+        zf.extractall(folder / "psg" / "folder")  # the same submission as a folder
+    write_both(psg, folder / "psg")  # and as OpenPSG's --submit folder (psg/submission)
+    write_r1sgg_gathered(folder / "r1")
     write_gqa(folder / "gqa", n_train=30, n_val=20)
     write_gqa200(folder / "gqa200", n_train=20, n_test=20)
     write_oiv6_seeds(folder / "oiv6")
     return folder
+
+
+def write_r1sgg_gathered(folder: Path) -> None:
+    """R1-SGG's gathered file of the answers in ``folder`` (as its sgg_gather_preds.py writes it)."""
+    from test_r1sgg import _gathered
+
+    from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
+    from sgg_eval.formats.r1sgg_answers import read_r1sgg_folder
+    from sgg_eval.metrics.r1sgg_names import R1Names
+
+    rows, vocab, dataset = read_r1sgg_rows(folder / "rows.jsonl")
+    parsed, _ = read_r1sgg_folder(folder / "answers", {r.image_id: (r.width, r.height) for r in rows})
+    names = R1Names(dataset, vocab)
+    answers = {i: (names.map(a) if a.failure is None else None) for i, a in parsed.items()}
+    (folder / "gathered.json").write_text(json.dumps(_gathered(rows, answers, dataset == "psg")))
 
 
 def write_oiv6_seeds(folder: Path) -> None:

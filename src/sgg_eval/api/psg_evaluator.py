@@ -32,7 +32,7 @@ from sgg_eval.panoptic.psg_json import read_psg
 from sgg_eval.panoptic.sgbench_submission import check_categories, checked_rows
 from sgg_eval.panoptic.stats import psg_vocabulary
 from sgg_eval.panoptic.types import SubmissionImage
-from sgg_eval.panoptic.work import ZeroShot, merged, rank_image, reduce_ranked
+from sgg_eval.panoptic.work import ZeroShot, empty_segments, merged, rank_image, reduce_ranked
 
 SOURCE = "PsgEvaluator.add"
 PRED_KEYS = ("labels", "masks", "boxes", "triplets", "ng_triplets")
@@ -201,7 +201,7 @@ class PsgEvaluator:
         image = self.gt.images[position]
         where = {"path": SOURCE, "image_id": image.image_id, "position": k}
         labels, rows, gc, ng, dropped = self._checked(pred, where)
-        n = len(labels)
+        n, empty = len(labels), 0
         if self.boxes:
             boxes = as_array(pred["boxes"], "boxes", where)
             check_xyxy(boxes, "boxes", where)
@@ -214,11 +214,12 @@ class PsgEvaluator:
             seg, gt_area = segment_index(self.gt, image, PSG_PNG_READERS[self.protocol])
             masks = _masks(as_array(pred["masks"], "masks", where), n, seg.shape, where)
             iou = mask_ious(seg, len(image.labels), masks, labels, image.labels, gt_area)
+            empty = empty_segments(seg, gt_area, len(image.labels))
         sub = SubmissionImage(image.image_id, k, labels, boxes, gc, ng, dropped, None, rows)
         args = (self.gt, image, sub, iou, (self.protocol,))
-        with_ng = rank_image(*args, True, self._zeroshot, self.iou_threshold)
+        with_ng = rank_image(*args, True, self._zeroshot, self.iou_threshold, empty)
         # an image without ng_triplets is ranked both ways: whether the run has them is known at the end
-        without_ng = with_ng if len(ng) else rank_image(*args, False, self._zeroshot, self.iou_threshold)
+        without_ng = with_ng if len(ng) else rank_image(*args, False, self._zeroshot, self.iou_threshold, empty)
         return _Ranked(with_ng, without_ng, range(len(rows)), dropped, bool(len(ng)))
 
 

@@ -87,6 +87,7 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
         "images_ranked": ranked["counts"]["images_evaluated"],
         **{k: v for k, v in ranked["counts"].items() if k.startswith("images_skipped")},
         **{k: names.counts[k] for k in ("objects_dropped", "relations_dropped", "names_wordnet_not_tried")},
+        "answers_nonfinite_boxes": found["nonfinite_boxes"] if os.path.isdir(answers) else None,
     }
     placeholder = "a failure or an answer without a kept object is R1-SGG's placeholder: 0"
     facts = [
@@ -191,6 +192,12 @@ def _notes(counts: dict, wordnet: bool, ties: dict) -> list[str]:
             f"R1-SGG's ngR, ng-mR and ng-zR hang on the order numpy leaves tied scores in (its version, the CPU): the "
             f"tie order decided {decided} GT-row hits; over tie orders ngR@{max(RECALL_KS)} lies in "
             f"[{worst:.6f}, {best:.6f}] (every range: the document's ties)"
+        )
+    if counts["answers_nonfinite_boxes"]:
+        notes.append(
+            f"WARNING: {counts['answers_nonfinite_boxes']} answers have boxes that scale to NaN or ±inf (a box_scale "
+            "or a coordinate that is not a finite number): R1-SGG scores them all the same, and so does sgg-eval; "
+            "their boxes match nothing and count as false detections in det_mAP"
         )
     if not wordnet and counts["names_wordnet_not_tried"]:
         notes.append(

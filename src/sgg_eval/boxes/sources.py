@@ -63,18 +63,33 @@ class PredictionSource:
         return self.gt_extra.get("split_key", SPLIT_KEY)
 
 
+_JSON_SPACE = b" \t\n\r"  # what JSON allows before a value
+
+
+def _first_json_byte(fh, head: bytes) -> bytes:
+    """The first byte of ``head`` and the rest of the open file ``fh`` that is not JSON whitespace (``b""`` for none):
+    any amount of it may come before a JSON document's first brace, so it is skipped however long it runs."""
+    chunk = head
+    while chunk:
+        rest = chunk.lstrip(_JSON_SPACE)
+        if rest:
+            return rest[:1]
+        chunk = fh.read(1 << 16)
+    return b""
+
+
 def detect_format(path: str) -> str:
     """``eval_results`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     with open(path, "rb") as fh:
         head = fh.read(32)
-    if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
-        return "store"
-    if zipfile.is_zipfile(path) or head[:1] == b"\x80":
-        return "eval_results"
-    if head.lstrip()[:1] == b"{":
-        return "sgbench_json"
+        if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
+            return "store"
+        if zipfile.is_zipfile(path) or head[:1] == b"\x80":
+            return "eval_results"
+        if _first_json_byte(fh, head) == b"{":
+            return "sgbench_json"
     raise InputError(
         "unknown prediction format (expected eval_results.pytorch, SGBench JSON or an sgg-eval store)", path=path
     )

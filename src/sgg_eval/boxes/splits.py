@@ -80,13 +80,22 @@ def open_dataset(conf: Mapping) -> Dataset:
     return READERS[conf["kind"]].build(conf)
 
 
-def build_splits(dataset: Dataset, outputs: Mapping[str, str | os.PathLike]) -> dict[str, int]:
-    """Write one split store per ``outputs`` entry (split name -> path); all of them or none."""
+def build_splits(
+    dataset: Dataset, outputs: Mapping[str, str | os.PathLike], source: str | os.PathLike | None = None
+) -> dict[str, int]:
+    """Write one split store per ``outputs`` entry (split name -> path); all of them or none. A split of no image is
+    refused, naming ``source`` (the dataset's files): nothing could be evaluated or counted on it."""
     counts = {}
     with atomic_outputs(list(outputs.values())) as temps:
         for (split, _), tmp in zip(outputs.items(), temps):
             meta, _, images = dataset.open_split(split)
             counts[split] = write_split(tmp, meta, images)
+            if not counts[split]:
+                raise InputError(
+                    f"the {split} split has no image (0 images): its split codes or annotations leave none",
+                    path=os.fspath(source) if source is not None else None,
+                    field=split,
+                )
     return counts
 
 

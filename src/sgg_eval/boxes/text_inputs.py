@@ -32,16 +32,25 @@ MAX_SNIFF = 1 << 20
 
 
 def _first_row(path: str):
-    """The first JSON object of a JSON list or JSONL file (None if there is none to read)."""
+    """The first JSON object of a JSON list, or of a JSONL file the first line that reads as one (None if there is
+    none in its first ``MAX_SNIFF`` bytes): the format is told by a readable row, so one unreadable line at the top
+    of a file is that line's own fault (its reader counts it), not the whole file's."""
     with open(path, "rb") as fh:
         head = fh.read(MAX_SNIFF).decode("utf-8", errors="replace").lstrip()
     try:
         if head.startswith("["):
             doc = json.loads(read_text(path, "GT file", None))
             return doc[0] if isinstance(doc, list) and doc else None
-        return json.loads(jsonl_lines(head)[0]) if head else None
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
+    for line in jsonl_lines(head):
+        try:
+            doc = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return None
 
 
 def read_gt(gt: str) -> tuple[list[GTImage], Vocabulary, str]:
@@ -110,13 +119,15 @@ def _r1sgg_answers(folder: str, sizes: dict) -> tuple[dict, AnswerReport]:
     by_text = {str(k): k for k in sizes}
     parsed, found = read_r1sgg_folder(folder, {str(k): v for k, v in sizes.items()})
     report = AnswerReport()
-    report.counts.update({k: v for k, v in found.items() if k != "failures"})
+    report.counts.update({k: v for k, v in found.items() if k not in ("failures", "nonfinite_boxes")})
     graphs = {}
     for key, a in parsed.items():
         image_id = by_text[key]
-        if a.failure is not None:
-            report.note("failures", image_id, a.failure)
-            graphs[image_id] = TextGraph(image_id, failure=a.failure)
+        # boxes scaled to NaN or ±inf: a failure here, as the sets protocol's own JSONL reader counts a non-finite box
+        failure = a.failure or ("a box_scale or box coordinate that is not a finite number" if a.nonfinite else None)
+        if failure is not None:
+            report.note("failures", image_id, failure)
+            graphs[image_id] = TextGraph(image_id, failure=failure)
             continue
         first = {}
         for i, name in enumerate(a.ids):

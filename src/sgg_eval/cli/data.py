@@ -57,10 +57,11 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError("--no-clip is for VG150's boxes: give it with --vg150-dir or --h5", field="--no-clip")
     if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
         raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
-    dataset = open_dataset(_dataset_conf(args))
+    conf = _dataset_conf(args)
+    dataset = open_dataset(conf)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
-    counts = build_splits(dataset, paths)
+    counts = build_splits(dataset, paths, conf.get("raw") or (conf["files"].h5 if "files" in conf else None))
     key = f" (split codes from the h5 key {args.split_key})" if args.split_key != SPLIT_KEY else ""
     for split, n in counts.items():
         print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}{key}")

@@ -5,6 +5,7 @@ protocol a runner and a printer of the lines its tool prints (docs/text_graphs.m
 from __future__ import annotations
 
 import argparse
+import sys
 
 from sgg_eval.core.defaults import PROVISION_SBERT_MODEL, PROVISION_TOP_K, RECALL_KS, TEXT_PROTOCOLS
 from sgg_eval.core.errors import InputError
@@ -89,6 +90,9 @@ def _show_r1sgg(result: dict) -> None:
         f"R1-SGG's placeholder (failed, or no kept object); {c['images_ranked']} images ranked; "
         f"{c['objects_dropped']} objects and {c['relations_dropped']} relations dropped by R1-SGG's name rules"
     )
+    warnings = [n for n in result["notes"] if n.startswith("WARNING")]
+    if warnings:
+        print(" | ".join(warnings), file=sys.stderr)
     ties = result["ties"]
     if any(ties["hits_decided"].values()):  # its ng numbers hang on numpy's order of tied scores
         moved = {n: span for n, span in ties["range"].items() if span and span[0] != span[1]}

@@ -102,8 +102,8 @@ def split_from_mapping(doc, vocab: Vocabulary, where: str, default_name: str, so
     if unknown:
         raise InputError(f"unknown key {unknown[0]!r} (keys: {', '.join(SPLIT_KEYS)})", path=path)
     base = doc.get("index_base", 1)
-    if base not in (0, 1) or isinstance(base, bool):
-        raise InputError(f"{base!r} is not 0 or 1", path=path, field="index_base")
+    if type(base) is not int or base not in (0, 1):  # 1.0 == 1 and True == 1 in Python: an integer, not those
+        raise InputError(f"{base!r} is not the integer 0 or 1", path=path, field="index_base")
     lists = {}
     for key, classes in (
         ("novel_objects", vocab.object_classes),

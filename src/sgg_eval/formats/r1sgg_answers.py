@@ -13,7 +13,9 @@ file per image (``<image_id>.json``: ``image_id``, ``response``, ``box_scale``),
 
 A file that is not a JSON object with an ``image_id`` is counted (``unreadable_files``) and skipped (R1-SGG stops
 there); a second file for an image is counted (``duplicate_answers``) and skipped, files taken in name order (R1-SGG
-keeps the last in its directory listing's order). Answers for images the GT lacks are refused in one line.
+keeps the last in its directory listing's order). Answers for images the GT lacks are refused in one line. An
+answer whose boxes scale to NaN or ±inf (a ``box_scale`` of ``NaN`` or ``Infinity``, which Python's JSON reads and
+R1-SGG divides by without a word) is scored as R1-SGG scores it and counted (``nonfinite_boxes``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class ParsedAnswer:
     boxes: list[list[float]] = field(default_factory=list)
     relations: list[tuple[str, str, str]] = field(default_factory=list)
     failure: str | None = None
+    # a box_scale or a box coordinate that is not a finite number, which R1-SGG's rules take all the same: its boxes
+    # scale to NaN, ±inf or 0, match nothing and count as false detections
+    nonfinite: bool = False
 
 
 @dataclass
@@ -92,6 +97,7 @@ def read_r1sgg_folder(folder: str | os.PathLike, sizes: dict) -> tuple[dict, Cou
             continue
         answers[image_id] = parse_answer(image_id, item, sizes[image_id])
         counts["failures"] += answers[image_id].failure is not None
+        counts["nonfinite_boxes"] += answers[image_id].nonfinite
     refuse_foreign(foreign, folder, "images the GT rows do not have")
     return answers, counts
 
@@ -126,7 +132,8 @@ def parse_answer(image_id: str, item: dict, size: tuple[int, int]) -> ParsedAnsw
         rels = [tuple(refine_id(_text(rel[k])) for k in ("subject", "predicate", "object")) for rel in relations]
     except Exception as exc:  # R1-SGG's own rule: whatever goes wrong here makes the image a failure
         return ParsedAnswer(image_id, failure=f"{type(exc).__name__}: {str(exc)[:80]}")
-    return ParsedAnswer(image_id, ids, boxes, rels)
+    finite = bool(np.isfinite(np.asarray([*scale[:2], *(v for b in boxes for v in b)], dtype=np.float64)).all())
+    return ParsedAnswer(image_id, ids, boxes, rels, nonfinite=bool(boxes) and not finite)
 
 
 def _text(value) -> str:

@@ -43,6 +43,8 @@ def _image(entry, position: int, vocab: Vocabulary, path: str) -> tuple[PredImag
     image_id = entry.get("id")
     if not isinstance(image_id, int) or isinstance(image_id, bool):
         raise InputError(f"image id {image_id!r:.40} is not an integer", path=path, position=position, field="id")
+    if not -(1 << 63) <= image_id < 1 << 63:  # a split store's ids are 64-bit: no GT image can have it
+        raise InputError(f"image id {image_id:.3g} is past 64 bits", path=path, position=position, field="id")
     where = dict(path=path, image_id=image_id, position=position)
     inst = entry.get("instances", [])
     if not isinstance(inst, list) or not all(isinstance(i, dict) for i in inst):

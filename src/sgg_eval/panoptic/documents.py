@@ -88,6 +88,11 @@ def _document(run: Run, r, protocol: str, gt: PsgGT, mode: str, inputs: dict | N
     )
     skipped = run.no_rows if protocol == "openpsg" else 0
     _run_notes(notes, protocol, run, skipped)
+    if r.empty_gt:
+        notes.append(
+            f"WARNING: {r.empty_gt} GT segments of the evaluated images are listed in psg.json but carried by no "
+            "pixel of their PNG: each is an empty GT mask, which no prediction can match (the tools read them so too)"
+        )
     metrics, per_predicate, beyond = split_by_protocol(metrics, per_predicate, protocol)
     return {
         "task": SGDET.name,
@@ -105,6 +110,7 @@ def _document(run: Run, r, protocol: str, gt: PsgGT, mode: str, inputs: dict | N
             "images_skipped_no_pred": skipped,
             "images_skipped_no_gt": gt.without_relations,
             "predicted_images_not_in_test": run.extra,
+            "gt_segments_without_pixels": r.empty_gt,
         },
         "notes": notes,
         "input": inputs,

@@ -18,6 +18,7 @@ must equal the instance count and the size the GT image's.
 from __future__ import annotations
 
 import io
+import logging
 import struct
 
 import imagecodecs
@@ -148,16 +149,38 @@ def _inflate(data, out: np.ndarray, layer: int, where: dict) -> int:
         ) from None
 
 
+class _Heard(logging.Handler):
+    """Keeps what tifffile logs while it reads one file: it logs, and goes on, where a file is damaged or cut short
+    (a page's tags past the end, a series that no longer fits its shape), and returns what it could read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> np.ndarray:
-    """``tifffile.imread``'s layers of any TIFF it reads (the module docstring's layouts), 1 where non-zero."""
+    """``tifffile.imread``'s layers of any TIFF it reads (the module docstring's layouts), 1 where non-zero. A file
+    tifffile reads only in part (it logs a warning and goes on) is refused with what it said, never printed."""
     import tifffile
 
+    logger, heard = logging.getLogger("tifffile"), _Heard()
+    logger.addHandler(heard)
+    propagate, logger.propagate = logger.propagate, False
     try:
         layers = tifffile.imread(io.BytesIO(raw))
     except Exception as exc:  # noqa: BLE001 - tifffile and its codecs raise many kinds on a damaged file
         raise InputError(
             f"unreadable TIFF ({type(exc).__name__}: {' '.join(str(exc).split())[:100]})", **where
         ) from None
+    finally:
+        logger.removeHandler(heard)
+        logger.propagate = propagate
+    if heard.messages:
+        said = " ".join(heard.messages[0].split())
+        raise InputError(f"damaged or truncated TIFF (tifffile: {said[:100]})", **where)
     layers = np.asarray(layers)
     if layers.ndim == 2 and count == 1:
         layers = layers[None]

@@ -59,12 +59,14 @@ class Reduced:
     reach: Accumulator
     cells: np.ndarray
     confusion: np.ndarray
+    empty_gt: int = 0  # GT segments of the evaluated images that no pixel of their PNG carries (an empty mask)
 
     def merge(self, other: Reduced) -> None:
         self.acc.merge(other.acc)
         self.reach.merge(other.reach)
         self.cells = np.concatenate([self.cells, other.cells])
         self.confusion += other.confusion
+        self.empty_gt += other.empty_gt
 
 
 def reduce_images(
@@ -111,7 +113,8 @@ def _chunk(
             for group, (seg, gt_area) in segment_indexes(gt, image, protocols):
                 masks = sub.masks(pred, seg.shape)
                 iou = mask_ious(seg, len(image.labels), masks, pred.labels, image.labels, gt_area)
-                out.update(rank_image(gt, image, pred, iou, group, has_ng, zeroshot, threshold))
+                empty = empty_segments(seg, gt_area, len(image.labels))
+                out.update(rank_image(gt, image, pred, iou, group, has_ng, zeroshot, threshold, empty))
             ranked.append({p: out[p] for p in protocols})
         else:
             iou = box_ious(image.boxes, pred.boxes)
@@ -128,10 +131,11 @@ def rank_image(
     has_ng: bool,
     zeroshot: ZeroShot | None,
     threshold: float,
+    empty_gt: int = 0,
 ) -> dict[str, tuple | None]:
     """One image's first-hit ranks under every protocol, from its IoUs ``[predicted, GT]``: per protocol
-    ``(ranks, reach ranks, PRk cells, zero-shot flags, top predicates)``, or None where the protocol skips the
-    image (openpsg: no predicted triplet)."""
+    ``(ranks, reach ranks, PRk cells, zero-shot flags, top predicates, empty GT segments)``, or None where the
+    protocol skips the image (openpsg: no predicted triplet). ``empty_gt``: its GT segments no pixel carries."""
     ng = pred.ng_triplets if has_ng else None
     zs = None if zeroshot is None else zeroshot.rows(image)
     out = {}
@@ -151,8 +155,16 @@ def rank_image(
             )
         ranked = image_ranks(image.triplets, len(image.labels), match, gc, ng)
         tops = top_predicates(image.triplets, len(image.labels), match, gc)
-        out[protocol] = (*ranked, cells, zs, tops)
+        out[protocol] = (*ranked, cells, zs, tops, empty_gt)
     return out
+
+
+def empty_segments(seg: np.ndarray, area: np.ndarray | None, count: int) -> int:
+    """How many of an image's ``count`` GT segments no pixel of its PNG carries, from their pixel ``area`` (or,
+    where the PNG had too many colours to count them so, from the segment index ``seg``)."""
+    if area is None:
+        area = np.bincount(seg.ravel(), minlength=count + 1)[:count]
+    return int(np.count_nonzero(np.asarray(area)[:count] == 0))
 
 
 def reduce_ranked(
@@ -163,8 +175,9 @@ def reduce_ranked(
     c = gt.num_predicates + 1
     for protocol in protocols:
         kept = [r[protocol] for r in ranked if r[protocol] is not None]
-        image_rank, reach, cells, flags, tops = (list(col) for col in zip(*kept)) if kept else ([],) * 5
+        image_rank, reach, cells, flags, tops, empty = (list(col) for col in zip(*kept)) if kept else ([],) * 6
         reduced = _empty(gt)
+        reduced.empty_gt = sum(empty)
         if image_rank:
             gp = np.concatenate([r.predicates for r in image_rank])
             top = np.concatenate(tops)
