@@ -330,8 +330,8 @@ def test_under_torch_distributed_every_rank_computes_the_merged_numbers(tmp_path
 )
 def test_the_other_protocols_give_the_commands_numbers(tmp_path, monkeypatch, protocol, task):
     """The Open Images V6 and open-vocabulary protocols, on VG150's names (their shipped splits name VG150's
-    classes); PGSG's skipped head made short (20 images) on both sides. OvSGTR's command reads an unclipped
-    split store only, so its engine is run on the same images instead."""
+    classes); PGSG's skipped head made short (20 images) on both sides. OvSGTR's and PGSG's commands read an
+    unclipped split store only, so their engine is run on the same images instead."""
     from sgg_eval.api import evaluator as api_evaluator
     from sgg_eval.data.vg150_facts import vg150_vocabulary
     from sgg_eval.metrics import engine
@@ -342,7 +342,7 @@ def test_the_other_protocols_give_the_commands_numbers(tmp_path, monkeypatch, pr
     rng = np.random.default_rng(9)
     cases = [random_case(rng, vocab, task, i) for i in range(60)]
     save_legacy(eval_results_object(cases), tmp_path / "eval_results.pytorch")
-    if protocol == "ovsgtr":  # the command wants an unclipped split store: its engine on the same images
+    if protocol in ("ovsgtr", "pgsg"):  # the command wants an unclipped split store: its engine on the same images
         from sgg_eval.boxes.evaluate import evaluation_setup
         from sgg_eval.metrics.longtail import add_group_recalls
 

@@ -18,8 +18,9 @@ from sgg_eval.data.store import SplitStore
 
 
 def _split(root: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    held = () if "--num-val-im" in extra else ("--num-val-im", "40")  # of the fixture's 160: a train split remains
     return subprocess.run(
-        [sys.executable, "-m", "sgg_eval.cli", "split", "--gqa-dir", str(root), "-o", str(out), *extra],
+        [sys.executable, "-m", "sgg_eval.cli", "split", "--gqa-dir", str(root), "-o", str(out), *held, *extra],
         capture_output=True,
         text=True,
     )

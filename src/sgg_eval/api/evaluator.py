@@ -20,6 +20,7 @@ import numpy as np
 
 from sgg_eval.api.inputs import GT_NAMES, PRED_NAMES, gt_image, is_boxlist, pred_image
 from sgg_eval.boxes.evaluate import evaluation_setup
+from sgg_eval.boxes.split_gt import FILE_GT, clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import PREDCLS
@@ -90,6 +91,7 @@ class Evaluator:
             longtail=longtail,
             order=order,
             score_kind=score_kind,
+            clip_gt=clips_gt(protocol, FILE_GT),  # GT handed in, like a file's own: clipped as the protocol's loader
         )
         opts, zs = self._setup.opts, self._setup.zeroshot
         sizes = (self.vocab.num_objects, self.vocab.num_predicates)

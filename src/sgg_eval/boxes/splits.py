@@ -91,8 +91,10 @@ def build_splits(
             meta, _, images = dataset.open_split(split)
             counts[split] = write_split(tmp, meta, images)
             if not counts[split]:
+                held = getattr(dataset, "num_val_im", None)
+                hint = f", or --num-val-im {held} holds out every one" if split == "train" and held else ""
                 raise InputError(
-                    f"the {split} split has no image (0 images): its split codes or annotations leave none",
+                    f"the {split} split has no image (0 images): its split codes or annotations leave none{hint}",
                     path=os.fspath(source) if source is not None else None,
                     field=split,
                 )
