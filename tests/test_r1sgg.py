@@ -142,8 +142,9 @@ def test_find_synonym_tries_the_phrase_then_its_words():
     assert find_synonym("cat", ["dog"], None) is None
 
 
-@pytest.mark.parametrize("dataset, seed", [("vg150", 0), ("vg150", 5), ("psg", 0), ("psg", 6)])
-def test_against_the_loop_reference(tmp_path, dataset, seed):
+def _evaluated(tmp_path, dataset: str, seed: int) -> tuple:
+    """The fixture's document, and what the loop reference reads: its rows, vocabulary, mapped answers, zero-shot
+    triplets."""
     write_fixture(tmp_path, dataset, seed)
     doc = run_r1sgg_evaluation(tmp_path / "answers", tmp_path / "rows.jsonl")
     rows, vocab, _ = read_r1sgg_rows(tmp_path / "rows.jsonl")
@@ -151,6 +152,12 @@ def test_against_the_loop_reference(tmp_path, dataset, seed):
     names = R1Names(dataset, vocab)
     answers = {i: (names.map(a) if a.failure is None else None) for i, a in parsed.items()}
     zs = {tuple(t) for t in r1sgg_zeroshot(dataset, vocab)[0].tolist()}
+    return doc, rows, vocab, answers, zs
+
+
+@pytest.mark.parametrize("dataset, seed", [("vg150", 0), ("vg150", 5), ("psg", 0), ("psg", 6)])
+def test_against_the_loop_reference(tmp_path, dataset, seed):
+    doc, rows, vocab, answers, zs = _evaluated(tmp_path, dataset, seed)
     expected = loop_metrics(rows, answers) | ranked_metrics(rows, answers, vocab.num_predicates, zs)
     for name, value in expected.items():
         assert doc["metrics"][name] == pytest.approx(value, abs=1e-12, nan_ok=True), name
@@ -162,13 +169,7 @@ def test_ties_range_and_count_against_the_rule_with_ties_forced(tmp_path, datase
     """R1-SGG's ng ranking sorts one-hot cells with numpy's unstable argsort: the document says how many GT-row hits
     the tie order decided and each ng number's range, whose ends are R1-SGG's rule run with the ties forced each
     way (the loop reference: hitting cells first, last). On these answers the range is not empty."""
-    write_fixture(tmp_path, dataset, seed)
-    doc = run_r1sgg_evaluation(tmp_path / "answers", tmp_path / "rows.jsonl")
-    rows, vocab, _ = read_r1sgg_rows(tmp_path / "rows.jsonl")
-    parsed, _ = read_r1sgg_folder(tmp_path / "answers", {r.image_id: (r.width, r.height) for r in rows})
-    names = R1Names(dataset, vocab)
-    answers = {i: (names.map(a) if a.failure is None else None) for i, a in parsed.items()}
-    zs = {tuple(t) for t in r1sgg_zeroshot(dataset, vocab)[0].tolist()}
+    doc, rows, vocab, answers, zs = _evaluated(tmp_path, dataset, seed)
     ends = {ties: ranked_metrics(rows, answers, vocab.num_predicates, zs, ties) for ties in ("hits_last", "hits_first")}
     ties = doc["ties"]
     assert any(ties["hits_decided"].values())
