@@ -1,7 +1,7 @@
 """The ``sgg-eval`` command line. Each sub-command is one library call; bad input exits 2 with one line.
 
-One module per group of commands (``data``, ``evaluate``, ``audit``, ``s2g``, ``scores``), each with its parsers
-(``add...(sub)``) and a ``run_<command>(args)`` per command; ``options`` holds what they share."""
+One module per group of commands (``data``, ``evaluate``, ``protocols``, ``audit``, ``s2g``, ``scores``), each
+with its parsers (``add...(sub)``) and a ``run_<command>(args)`` per command; ``options`` holds what they share."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import sgg_eval.cli.audit as audit
 import sgg_eval.cli.data as data
 import sgg_eval.cli.evaluate as evaluate
+import sgg_eval.cli.protocols as protocols
 import sgg_eval.cli.s2g as s2g
 import sgg_eval.cli.scores as scores
 from sgg_eval.cli.options import Parser
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     # in the order of --help (and of a user's work: data, evaluation, audit, simulation, PKO, pipeline)
     data.add_datasets(sub)
     evaluate.add(sub)
+    protocols.add(sub)
     audit.add(sub)
     s2g.add(sub)
     data.add_simulate(sub)

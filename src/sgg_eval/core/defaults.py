@@ -7,6 +7,8 @@ for Hydra, and ``tests/test_defaults.py`` fails when ``conf/`` disagrees or anot
 
 from __future__ import annotations
 
+from sgg_eval.core.protocols import BOXES, PANOPTIC, REGISTRY, TEXT, names
+
 # The K of each family (docs/metrics.md). R@K, mR@K, ngR@K, zR@K, A@K, PR@K, F1@K: the reference evaluator's.
 RECALL_KS = (20, 50, 100)
 # IMR@K and wIMR@K: Li et al. 2022 report K = 10, 20, 50.
@@ -34,29 +36,24 @@ PROTOCOL = "reference"
 LAM = 1.0
 EPS = 1e-3
 
-# The choices the defaults are among (the tasks: sgg_eval.core.tasks).
+# The choices the defaults are among (the tasks: sgg_eval.core.tasks), read from the protocol registry
+# (sgg_eval.core.protocols: one record per protocol, with its source; `sgg-eval protocols` lists them).
 # Box protocols (docs/definitions.md §2): "reference" skips images without a predicted pair, "strict" counts
-# them as all-miss, "oiv6" reports Open Images V6's numbers as PySGG computes them (docs/oiv6.md; its VG-style
-# values skip as "reference" does), and the open-vocabulary protocols report novel-object and novel-relation
-# recall as OvSGTR, VS3 and PGSG compute them (docs/openvocab.md; ``OPENVOCAB_PROTOCOLS``). Panoptic protocols
-# (docs/metrics.md, "Panoptic SGG"): the sgbench command's,
-# the SGBench paper's, OpenPSG's evaluator's.
-OPENVOCAB_PROTOCOLS = ("ovsgtr", "vs3", "pgsg")
-PROTOCOLS = ("reference", "strict", "oiv6", *OPENVOCAB_PROTOCOLS)
-# Box protocols whose loader keeps GT boxes past the image border (``boxes_1024 / 1024 × max(w, h)``, never clamped):
-# OvSGTR's ``get_groundtruth`` and PGSG's ``VGVRDEvalDataset.__getitem__`` (Pix2Grp cff7420). Every other box
-# protocol's loader clips them to [0, W − 1] × [0, H − 1] (Scene-Graph-Benchmark's, PySGG's, VS3's).
-UNCLIPPED_GT_PROTOCOLS = ("ovsgtr", "pgsg")
+# them as all-miss, "oiv6" reports Open Images V6's numbers as PySGG computes them (docs/oiv6.md), and the
+# open-vocabulary protocols report novel-object and novel-relation recall as OvSGTR, VS3 and PGSG compute them
+# (docs/openvocab.md). Panoptic protocols (docs/metrics.md, "Panoptic SGG"): the sgbench command's, the SGBench
+# paper's, OpenPSG's evaluator's. Text scene graphs of multimodal LLMs (docs/text_graphs.md): "sets" scores an
+# answer as a set, one-to-one; the others as R1-SGG, SceneGraphVLM, ASMv2 and ProVision do.
+PROTOCOLS = names(BOXES)
+OPENVOCAB_PROTOCOLS = tuple(p.name for p in REGISTRY if p.settings)
 # Open-vocabulary settings: novel object classes (OvD), novel predicates (OvR), both; each protocol's own.
-OPENVOCAB_SETTINGS = {"ovsgtr": ("ovd+r", "ovd", "ovr"), "vs3": ("ovd",), "pgsg": ("ovr",)}
-PSG_PROTOCOLS = ("sgbench", "sgbench-paper", "openpsg")
-# How each panoptic protocol's tool decodes a GT PNG (docs/metrics.md, "Reading the GT PNGs"): sgbench 1.0.0 takes
-# Pillow's array as it is (``io.load_rgb_seg_mask``: RGB or RGBA; any other mode gives it no colour channels);
-# OpenPSG reads it with detectron2's ``read_image(format="RGB")``: EXIF orientation applied, then converted to RGB.
-PSG_PNG_READERS = {"sgbench": "pillow", "sgbench-paper": "pillow", "openpsg": "detectron2"}
-# Text scene graphs of multimodal LLMs (issue 48): "sets" scores an answer as a set, one-to-one; the
-# others as R1-SGG, SceneGraphVLM, ASMv2 and ProVision do.
-TEXT_PROTOCOLS = ("sets", "r1sgg", "sgvlm", "asmv2", "provision")
+OPENVOCAB_SETTINGS = {p.name: p.settings for p in REGISTRY if p.settings}
+# Box protocols whose loader keeps GT boxes past the image border (OvSGTR's, PGSG's); the others' clip them.
+UNCLIPPED_GT_PROTOCOLS = tuple(p.name for p in REGISTRY if p.gt_clipped is False)
+PSG_PROTOCOLS = names(PANOPTIC)
+# How each panoptic protocol's tool decodes a GT PNG (docs/metrics.md, "Reading the GT PNGs").
+PSG_PNG_READERS = {p.name: p.png_reader for p in REGISTRY if p.png_reader}
+TEXT_PROTOCOLS = names(TEXT)
 # ProVision's name reader and its random cut of an answer's relations (its script's defaults).
 PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROVISION_TOP_K = 50
