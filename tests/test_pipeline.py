@@ -90,6 +90,7 @@ def test_repro_produces_tables_figures_and_runs(project):
         "psg_stats",
         "psg_simulate",
         "psg_evaluate@",
+        "psg_reduce",
         "psg_tables",
         "psg_figures",
         "site",

@@ -131,8 +131,8 @@ def test_a_new_submission_reruns_only_what_reads_it(project):
     shutil.copy(other["zip"], files["zip"])  # same file name, new content
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
-    readers = {"check_params", "model_files", "inputs", "psg_evaluate@my_psg", "psg_tables", "psg_figures"}
-    readers |= {"site", "track"}
+    readers = {"check_params", "model_files", "inputs", "psg_evaluate@my_psg", "psg_reduce", "psg_tables"}
+    readers |= {"psg_figures", "site", "track"}
     assert {"psg_evaluate@my_psg", "psg_tables"} <= ran <= readers, ran
     # one file of the folder rewritten in place: only the folder's evaluation (and what follows) reruns
     tiff = max((files["folder"] / "masks").iterdir(), key=lambda f: f.stat().st_size)

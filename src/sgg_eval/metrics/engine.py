@@ -278,7 +278,8 @@ def with_tau(doc: dict, predicates: tuple[str, ...], num_pairs: np.ndarray, tau:
                 per_c = section["per_predicate"].get(imr_name)
                 if per_c is None or section["metrics"].get(wimr_name) is None:
                     continue
-                imr = np.array([per_c[name] for name in predicates], dtype=np.float64)
+                # a predicate in no evaluated image is left out of the listing, and counts 0 in IMR and wIMR
+                imr = np.array([per_c.get(name, 0.0) for name in predicates], dtype=np.float64)
                 section["metrics"][wimr_name] = weighted_mean(imr, weights)
             for subset in OV_SUBSETS:  # an open-vocabulary subset's: over the predicates with a row in it
                 per_c = section["per_predicate"].get(subset_name("IMR", subset, k))

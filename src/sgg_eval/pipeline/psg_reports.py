@@ -1,5 +1,5 @@
 """The panoptic DVC stages after ``psg_evaluate``: ``psg_tables`` (the SGBench paper's Tables 1-3, ours, every
-metric, published beside ours) and ``psg_figures`` (its Fig. 3), from the documents ``psg_evaluate`` wrote
+metric, published beside ours) and ``psg_figures`` (its Fig. 3), from the documents ``psg_reduce`` wrote
 (``pipeline.psg_stages``), with each entry's predicate confusion matrix as CSV."""
 
 from __future__ import annotations

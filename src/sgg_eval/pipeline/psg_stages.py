@@ -1,16 +1,19 @@
 """The panoptic DVC stages up to the metrics: ``psg_data`` (the simulated PSG-like benchmark, or the real
 files' fingerprint), ``psg_stats`` (its training statistics), ``psg_simulate`` (the SIMULATED models'
-SGBench submissions) and ``psg_evaluate`` (one entry under every protocol of ``evaluation.psg_protocols``).
+SGBench submissions), ``psg_evaluate`` (one entry under every protocol of ``evaluation.psg_protocols``: the
+matching and ranking, at the default τ) and ``psg_reduce`` (every entry at ``metrics.tau``: wIMR's weights
+alone depend on it, so changing τ reruns this and matches nothing again).
 
 Layout under ``paths.psg_data``: ``psg/`` (simulated: ``psg.json`` and ``coco/panoptic/*.png``; always
-``summary.json``), ``stats/stats.h5``, ``predictions/simulated/<model>.zip`` and
-``results/metrics/<entry>.json``. A real dataset's files stay where ``psg_dataset.raw`` says.
+``summary.json``), ``stats/stats.h5``, ``predictions/simulated/<model>.zip``, ``results/ranked/<entry>.json``
+and ``results/metrics/<entry>.json``. A real dataset's files stay where ``psg_dataset.raw`` says.
 """
 
 from __future__ import annotations
 
 import os
 
+from sgg_eval.core.defaults import TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.io.atomic import write_json
 from sgg_eval.simulate.psg_world import PsgWorld
@@ -52,6 +55,11 @@ def psg_prediction_file(params: dict, entry: str) -> str:
 
 def psg_metrics_file(params: dict, entry: str) -> str:
     return f"{params['paths']['psg_results']}/metrics/{entry}.json"
+
+
+def psg_ranked_file(params: dict, entry: str) -> str:
+    """``psg_evaluate@<entry>``'s document, at the default τ (``psg_reduce`` applies ``metrics.tau``)."""
+    return f"{params['paths']['psg_results']}/ranked/{entry}.json"
 
 
 def world_of(params: dict) -> PsgWorld:
@@ -136,8 +144,8 @@ def run_psg_simulate(params: dict) -> list[str]:
 
 def run_psg_evaluate(params: dict, entry: str) -> dict:
     """``entry`` under every protocol of ``evaluation.psg_protocols`` (one pass over the images), with the
-    training statistics (zR@K, wIMR@K at ``metrics.tau``), instances matched at ``metrics.iou_threshold``;
-    writes and returns the document."""
+    training statistics (zR@K, and wIMR@K at the default τ, which ``psg_reduce`` moves to ``metrics.tau``),
+    instances matched at ``metrics.iou_threshold``; writes and returns the document."""
     from sgg_eval.panoptic.evaluate import evaluate_protocols
 
     json_path, root = psg_files(params)
@@ -149,7 +157,7 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
         root,
         protocols,
         stats=psg_stats_file(params),
-        tau=float(params["metrics"]["tau"]),
+        tau=TAU,  # τ is psg_reduce's: wIMR's weights alone depend on it
         iou_threshold=float(params["metrics"]["iou_threshold"]),
         longtail=params["metrics"]["longtail"],
     )
@@ -164,8 +172,31 @@ def run_psg_evaluate(params: dict, entry: str) -> dict:
         },
         "protocols": docs,
     }
-    write_json(psg_metrics_file(params, entry), doc)
+    write_json(psg_ranked_file(params, entry), doc)
     return doc
+
+
+def run_psg_reduce(params: dict) -> dict[str, dict]:
+    """Every entry of ``evaluation.psg_entries`` at ``metrics.tau``: its ranked document with wIMR@K weighted by
+    ``n_c^τ`` again (``metrics.engine.with_tau``: the evaluation's own formula, so bit-identical to evaluating at
+    τ), written where the tables, the figures and the site read it; returns the documents."""
+    import json
+
+    from sgg_eval.data.stats import read_stats
+    from sgg_eval.metrics.engine import with_tau
+
+    tau = float(params["metrics"]["tau"])
+    train = read_stats(psg_stats_file(params))
+    out = {}
+    for entry in params["evaluation"]["psg_entries"]:
+        with open(psg_ranked_file(params, entry), encoding="utf-8") as fh:
+            doc = json.load(fh)
+        doc["protocols"] = {
+            p: with_tau(d, train.vocab.predicate_classes, train.num_pairs, tau) for p, d in doc["protocols"].items()
+        }
+        write_json(psg_metrics_file(params, entry), doc)
+        out[entry] = doc
+    return out
 
 
 def load_psg_results(params: dict) -> dict[str, dict]:
