@@ -361,3 +361,21 @@ def test_the_other_protocols_give_the_commands_numbers(tmp_path, monkeypatch, pr
         halves = _fed(Evaluator(task, protocol=protocol), items[:23], 6)
         halves.merge(_fed(Evaluator(task, protocol=protocol), items[23:], 5))
         assert _bits(halves.compute()) == _bits(command["metrics"])
+
+
+def test_gt_past_the_border_is_clipped_only_where_the_image_size_is_given():
+    """As the command clips a file's own GT under a protocol whose loader clips: a box past the border of a GT with
+    its ``image_size`` is clipped (and counted), one without a size is taken as given (there is no border to clip
+    to); ``vs3`` clips as the reference does (``ovsgtr`` and ``pgsg`` never do: ``test_protocol_registry``)."""
+    gt = {"boxes": np.array([[0, 0, 10, 10], [5, 5, 30, 12]], np.float32), "labels": np.array([1, 2]),
+          "relations": np.array([[0, 1, 1]])}  # fmt: skip
+    pred = {"labels": np.array([1, 2]), "scores": np.ones(2, np.float32), "rel_pairs": np.array([[0, 1]]),
+            "rel_scores": np.eye(1, 51, 1, dtype=np.float32)}  # fmt: skip
+    sized = {**gt, "image_size": (20, 20)}
+    counts = {}
+    cases = (("sized", sized, "reference"), ("unsized", gt, "reference"), ("vs3", sized, "vs3"))
+    for name, g, protocol in cases:
+        ev = Evaluator("predcls", protocol=protocol)
+        ev.add(g, {**pred, "boxes": g["boxes"]})
+        counts[name] = ev.document()["counts"].get("gt_boxes_clipped")
+    assert counts == {"sized": 1, "unsized": 0, "vs3": 1}

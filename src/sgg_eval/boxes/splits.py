@@ -83,14 +83,15 @@ def open_dataset(conf: Mapping) -> Dataset:
 def build_splits(
     dataset: Dataset, outputs: Mapping[str, str | os.PathLike], source: str | os.PathLike | None = None
 ) -> dict[str, int]:
-    """Write one split store per ``outputs`` entry (split name -> path); all of them or none. A split of no image is
-    refused, naming ``source`` (the dataset's files): nothing could be evaluated or counted on it."""
+    """Write one split store per ``outputs`` entry (split name -> path); all of them or none. A training or test
+    split of no image is refused, naming ``source`` (the dataset's files): nothing could be counted or evaluated on
+    it (an empty validation split is what ``num_val_im: 0`` asks for)."""
     counts = {}
     with atomic_outputs(list(outputs.values())) as temps:
         for (split, _), tmp in zip(outputs.items(), temps):
             meta, _, images = dataset.open_split(split)
             counts[split] = write_split(tmp, meta, images)
-            if not counts[split]:
+            if not counts[split] and split != "val":
                 held = getattr(dataset, "num_val_im", None)
                 hint = f", or --num-val-im {held} holds out every one" if split == "train" and held else ""
                 raise InputError(

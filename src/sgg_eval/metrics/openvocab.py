@@ -152,6 +152,7 @@ def prepare_images(images: list, protocol: str, clip: bool, done: Prepared) -> l
     width = np.repeat([gt.width - 1 for gt, _ in images], sizes)[:, None]
     height = np.repeat([gt.height - 1 for gt, _ in images], sizes)[:, None]
     outside = (boxes < 0).any(axis=1) | (boxes[:, 0::2] > width).any(axis=1) | (boxes[:, 1::2] > height).any(axis=1)
+    outside &= (width >= 0)[:, 0] & (height >= 0)[:, 0]  # an image of unknown size (0 x 0) cannot be clipped
     touched = np.repeat(np.arange(len(images)), sizes)[outside]
     out = list(images)
     for i in np.unique(touched).tolist():
@@ -163,7 +164,7 @@ def prepare_gt(gt: GTImage, protocol: str, clip: bool, done: Prepared) -> GTImag
     """``gt`` as ``protocol``'s evaluator sees it (module docstring); ``clip``: whether other protocols clip (the
     split kept its boxes unclipped). Counts what changed in ``done``."""
     if protocol != "ovsgtr":
-        if not clip or not len(gt.boxes):
+        if not clip or not len(gt.boxes) or gt.width <= 0 or gt.height <= 0:  # (a size unknown: taken as given)
             return gt
         clipped = gt.clipped()
         done.clipped_boxes += int(np.count_nonzero((clipped.boxes != gt.boxes).any(axis=1)))
