@@ -144,3 +144,12 @@ def case(fuzz_seeds, tmp_path, monkeypatch):
     (folder / "out").mkdir()
     monkeypatch.chdir(folder)
     return folder
+
+
+def short_head(monkeypatch, skipped: int) -> None:
+    """PGSG's record with a head of ``skipped`` images left out, not its 5,000 (a test's split is small)."""
+    from dataclasses import replace
+
+    from sgg_eval.core import protocols
+
+    monkeypatch.setitem(protocols.BY_NAME, "pgsg", replace(protocols.BY_NAME["pgsg"], skips_first=skipped))

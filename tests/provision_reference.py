@@ -1,5 +1,5 @@
 """A slow loop reference for ``--protocol provision`` (issue 48), written from ProVision's rules as PROTOCOLS.md
-states them, on answers already read (``formats.provision_rows``): every GT triplet against every kept answered
+states them, on answers already read (``text.provision.rows``): every GT triplet against every kept answered
 triplet, one box pair at a time, in Python scalars; IoU as torch computes it for two one-box tensors."""
 
 from __future__ import annotations

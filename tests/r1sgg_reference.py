@@ -1,6 +1,6 @@
 """A slow, obviously-correct R1-SGG scorer written from docs/text_graphs.md's words with plain loops (tests only): its
 loop (metric A) and its SggEvaluator's R@K, ngR@K, mR@K, ng-mR@K, zR@K and ng-zR@K (metric B), on answers already
-read and mapped (``formats.r1sgg_answers``, ``metrics.r1sgg_names``; their rules have their own tests). It shares
+read and mapped (``text.r1sgg.answers``, ``text.r1sgg.names``; their rules have their own tests). It shares
 no code with sgg_eval.metrics: every candidate list is spelled out and every hit found by a scan."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import random_case, small_vocab
+from conftest import random_case, short_head, small_vocab
 from torch_writer import eval_results_object, save_legacy
 
 import sgg_eval
@@ -332,12 +332,10 @@ def test_the_other_protocols_give_the_commands_numbers(tmp_path, monkeypatch, pr
     """The Open Images V6 and open-vocabulary protocols, on VG150's names (their shipped splits name VG150's
     classes); PGSG's skipped head made short (20 images) on both sides. OvSGTR's and PGSG's commands read an
     unclipped split store only, so their engine is run on the same images instead."""
-    from sgg_eval.api import evaluator as api_evaluator
     from sgg_eval.data.vg150_facts import vg150_vocabulary
     from sgg_eval.metrics import engine
 
-    monkeypatch.setattr(engine, "PGSG_SKIPPED", 20)
-    monkeypatch.setattr(api_evaluator, "PGSG_SKIPPED", 20)
+    short_head(monkeypatch, 20)
     vocab = vg150_vocabulary()
     rng = np.random.default_rng(9)
     cases = [random_case(rng, vocab, task, i) for i in range(60)]

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from asmv2_fixture import write_fixture
 
-from sgg_eval.boxes.asmv2_evaluate import run_asmv2_evaluation
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.asmv2_questions import read_asmv2_questions
-from sgg_eval.formats.asmv2_answers import parse_answer, tag_pairs
-from sgg_eval.metrics.asmv2 import answer_box, asmv2_synonyms, candidates, word_lemmas
 from sgg_eval.metrics.names import ASMV2_VALUES
+from sgg_eval.text.asmv2.answers import parse_answer, tag_pairs
+from sgg_eval.text.asmv2.evaluate import run_asmv2_evaluation
+from sgg_eval.text.asmv2.metrics import answer_box, asmv2_synonyms, candidates, word_lemmas
+from sgg_eval.text.asmv2.questions import read_asmv2_questions
 
 GOLDEN = Path(__file__).parent / "data" / "asmv2_golden.json"
 

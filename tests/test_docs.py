@@ -53,7 +53,7 @@ PKG = ROOT / "src" / "sgg_eval"
 
 def _architecture_paths(text: str) -> set[str]:
     """The package-relative paths docs/architecture.md names in backticks: `formats/torch/`, `metrics/ranks.py`."""
-    return set(re.findall(r"`((?:[a-z_]+/)+(?:[a-z_]+\.py)?)", text))
+    return set(re.findall(r"`((?:[a-z_0-9]+/)+(?:[a-z_0-9]+\.py)?)", text))
 
 
 def test_architecture_names_every_package_and_only_modules_that_exist():
@@ -84,7 +84,7 @@ def _docstring_names(package: Path) -> list[str]:
     import ast
 
     doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
-    names = re.findall(r"``([a-z_]+(?:\.[a-z_]+)*)``", doc)
+    names = re.findall(r"``([a-z_0-9]+(?:\.[a-z_0-9]+)*)``", doc)
     outside = ("torch.", "numpy.", "zipfile.")  # other projects' names (``torch.save``)
     return [n for n in names if not n.endswith((".yaml", ".json", ".pytorch", ".py")) and not n.startswith(outside)]
 

@@ -15,7 +15,17 @@ _spec.loader.exec_module(dvc_deps)
 LAYERS = (
     ("foundation", ("sgg_eval.core", "sgg_eval.io", "sgg_eval.arrays")),
     ("readers and metric core", ("sgg_eval.data", "sgg_eval.formats", "sgg_eval.metrics")),
-    ("products", ("sgg_eval.boxes", "sgg_eval.panoptic", "sgg_eval.retrieval", "sgg_eval.simulate", "sgg_eval.report")),
+    (
+        "products",
+        (
+            "sgg_eval.boxes",
+            "sgg_eval.panoptic",
+            "sgg_eval.text",
+            "sgg_eval.retrieval",
+            "sgg_eval.simulate",
+            "sgg_eval.report",
+        ),
+    ),
     ("public API", ("sgg_eval.api",)),
     ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
 )

@@ -15,14 +15,14 @@ import pytest
 from provision_fixture import embed, write_fixture
 from provision_reference import reference, torch_iou
 
-from sgg_eval.boxes.provision_evaluate import run_provision_evaluation
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.provision_gt import psg_names, read_provision_gt
-from sgg_eval.formats.provision_rows import read_provision_answers
-from sgg_eval.formats.provision_text import gpt_text, parse_scene_graph
 from sgg_eval.metrics.names import PROVISION_VALUES
-from sgg_eval.metrics.provision import NearestClass, object_query, predicate_query
 from sgg_eval.metrics.torch_box_iou import box_iou, pair_iou
+from sgg_eval.text.provision.answers import gpt_text, parse_scene_graph
+from sgg_eval.text.provision.evaluate import run_provision_evaluation
+from sgg_eval.text.provision.gt import psg_names, read_provision_gt
+from sgg_eval.text.provision.metrics import NearestClass, object_query, predicate_query
+from sgg_eval.text.provision.rows import read_provision_answers
 
 GOLDEN = Path(__file__).parent / "data" / "provision_golden.json"
 OBJECTS = "Objects:\nregion1: person\nregion2: horse\nregion3: wall-other-merged\n"

@@ -14,12 +14,12 @@ import pytest
 from r1sgg_fixture import write_fixture
 from r1sgg_reference import loop_metrics, ranked_metrics
 
-from sgg_eval.boxes.r1sgg_evaluate import r1sgg_zeroshot, run_r1sgg_evaluation
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
-from sgg_eval.formats.r1sgg_answers import extract_answer, parse_answer, read_r1sgg_folder
-from sgg_eval.metrics.r1sgg_box_ap import r1sgg_box_ap
-from sgg_eval.metrics.r1sgg_names import R1Names, find_synonym
+from sgg_eval.text.r1sgg.answers import extract_answer, parse_answer, read_r1sgg_folder
+from sgg_eval.text.r1sgg.box_ap import r1sgg_box_ap
+from sgg_eval.text.r1sgg.evaluate import r1sgg_zeroshot, run_r1sgg_evaluation
+from sgg_eval.text.r1sgg.names import R1Names, find_synonym
+from sgg_eval.text.r1sgg.rows import read_r1sgg_rows
 
 GOLDEN = Path(__file__).parent / "data" / "r1sgg_golden.json"
 SIZE = (640, 480)

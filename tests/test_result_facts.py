@@ -10,8 +10,8 @@ import sys
 import pytest
 from asmv2_fixture import write_fixture as write_asmv2
 
-from sgg_eval.boxes.asmv2_evaluate import run_asmv2_evaluation
 from sgg_eval.metrics.result_facts import differences, facts_markdown, facts_of
+from sgg_eval.text.asmv2.evaluate import run_asmv2_evaluation
 
 BOX_DOC = {"protocol": "reference", "task": "sgdet", "metrics": {"R@50": 0.3},
            "counts": {"images_evaluated": 2177, "images_input": 2186, "images_skipped_no_pred": 0}}  # fmt: skip

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from sgvlm_fixture import toon, write_fixture
 
-from sgg_eval.boxes.sgvlm_evaluate import run_sgvlm_evaluation, sample_texts
 from sgg_eval.core.errors import InputError
-from sgg_eval.formats.toon import read_toon
 from sgg_eval.metrics.names import SGVLM_VALUES
-from sgg_eval.metrics.sgvlm import box_iou, sample_scores
+from sgg_eval.text.sgvlm.evaluate import run_sgvlm_evaluation, sample_texts
+from sgg_eval.text.sgvlm.metrics import box_iou, sample_scores
+from sgg_eval.text.sgvlm.toon import read_toon
 
 GOLDEN = Path(__file__).parent / "data" / "sgvlm_golden.json"
 OBJS = [(1, "Man", [10, 10, 50, 90]), (2, "horse", [40, 30, 140, 100])]

@@ -1,4 +1,4 @@
-"""`sgg-eval evaluate ANSWERS --text-graphs --gt SPLIT` (boxes/text_evaluate.py, issue 48): the sets protocol on every
+"""`sgg-eval evaluate ANSWERS --text-graphs --gt SPLIT` (text/sets_evaluate.py, issue 48): the sets protocol on every
 image of the split, unanswered and unreadable answers as empty ones, unknown names dropped and counted, by hand."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from sgg_eval.boxes.text_evaluate import run_text_evaluation
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.store import write_split
 from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.data.vg150_facts import vg150_vocabulary
+from sgg_eval.text.sets_evaluate import run_text_evaluation
 
 VOCAB = vg150_vocabulary()
 C, P = VOCAB.object_classes.index, VOCAB.predicate_classes.index

@@ -1,4 +1,4 @@
-"""The reader of text scene graphs in sgg-eval's JSONL (formats/text_graphs.py, issue 48): every problem of an
+"""The reader of text scene graphs in sgg-eval's JSONL (text/graphs.py, issue 48): every problem of an
 answer counted per image, none fatal; answers for another split refused in one line."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.formats.text_graphs import read_text_graphs
+from sgg_eval.text.graphs import read_text_graphs
 
 SIZES = {1: (640, 480), 2: (100, 200), 3: (50, 50), 4: (10, 10)}
 

@@ -1,4 +1,4 @@
-"""The sets protocol on other tools' files (``boxes/text_inputs.py``, issue 48): R1-SGG's answer folder and GT rows,
+"""The sets protocol on other tools' files (``text/inputs.py``, issue 48): R1-SGG's answer folder and GT rows,
 ASMv2's answers and question file, each read as the same answers written in sgg-eval's JSONL would be."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import pytest
 from asmv2_fixture import grid
 from r1sgg_fixture import write_fixture as write_r1sgg
 
-from sgg_eval.boxes.text_evaluate import run_text_evaluation
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
-from sgg_eval.formats.r1sgg_answers import read_r1sgg_folder
 from sgg_eval.io.jsonio import jsonl_lines
 from sgg_eval.metrics.names import text_set_name
+from sgg_eval.text.r1sgg.answers import read_r1sgg_folder
+from sgg_eval.text.r1sgg.rows import read_r1sgg_rows
+from sgg_eval.text.sets_evaluate import run_text_evaluation
 
 
 def test_r1sgg_files_score_as_their_jsonl(tmp_path):

@@ -1,4 +1,4 @@
-"""The names of text scene graphs mapped to a dataset's classes (data/text_names.py, issue 48): a class's own name
+"""The names of text scene graphs mapped to a dataset's classes (text/names.py, issue 48): a class's own name
 first, then the shipped table's entry for the dataset, never an entry over a class; every table mapping used is
 listed."""
 
@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from sgg_eval.data.psg_facts import psg_facts
-from sgg_eval.data.text_names import name_map, name_table, refine
 from sgg_eval.data.types import Vocabulary
 from sgg_eval.data.vg150_facts import vg150_vocabulary
+from sgg_eval.text.names import name_map, name_table, refine
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import yaml
 
-from sgg_eval.boxes.text_evaluate import run_text_evaluation
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.store import write_split
 from sgg_eval.data.types import GTImage, SplitMeta
@@ -22,6 +21,7 @@ from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.text_params import check_text
 from sgg_eval.report.text_table import text_graphs_table
 from sgg_eval.simulate.text_answers import simulated_answers
+from sgg_eval.text.sets_evaluate import run_text_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]
 VOCAB = vg150_vocabulary()

@@ -1,4 +1,4 @@
-"""The sets protocol's matching (metrics/text_sets.py, issue 48): one-to-one and maximum (checked against an
+"""The sets protocol's matching (text/sets.py, issue 48): one-to-one and maximum (checked against an
 exhaustive search on random small cases), repeats earn nothing, GC counts a pair once, IoU exactly 0.5 matches."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from sgg_eval.metrics.text_sets import _kuhn, match_image
+from sgg_eval.text.sets import _kuhn, match_image
 
 
 def _max_matching(candidates: list[list[int]]) -> int:
@@ -102,7 +102,7 @@ def _loop_values(images, num_predicates, variant):
 
 
 def test_totals_equal_the_loop_formulas():
-    from sgg_eval.metrics.text_sets import SetTotals
+    from sgg_eval.text.sets import SetTotals
 
     rng = np.random.default_rng(1)
     num_predicates, images = 5, []

@@ -347,9 +347,9 @@ def write_r1sgg_gathered(folder: Path) -> None:
     """R1-SGG's gathered file of the answers in ``folder`` (as its sgg_gather_preds.py writes it)."""
     from test_r1sgg import _gathered
 
-    from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
-    from sgg_eval.formats.r1sgg_answers import read_r1sgg_folder
-    from sgg_eval.metrics.r1sgg_names import R1Names
+    from sgg_eval.text.r1sgg.answers import read_r1sgg_folder
+    from sgg_eval.text.r1sgg.names import R1Names
+    from sgg_eval.text.r1sgg.rows import read_r1sgg_rows
 
     rows, vocab, dataset = read_r1sgg_rows(folder / "rows.jsonl")
     parsed, _ = read_r1sgg_folder(folder / "answers", {r.image_id: (r.width, r.height) for r in rows})

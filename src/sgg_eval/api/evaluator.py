@@ -30,7 +30,6 @@ from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.formats.eval_results import BOXLIST_GT_NAMES, BOXLIST_PRED_NAMES, validate_named
 from sgg_eval.metrics.engine import document
 from sgg_eval.metrics.longtail import add_group_recalls
-from sgg_eval.metrics.openvocab import PGSG_SKIPPED
 from sgg_eval.metrics.options import ORDERS
 from sgg_eval.metrics.ranking.blocks import block_images, rank_task
 from sgg_eval.metrics.ranking.gt_rows import zeroshot_table
@@ -96,7 +95,7 @@ class Evaluator:
         opts, zs = self._setup.opts, self._setup.zeroshot
         sizes = (self.vocab.num_objects, self.vocab.num_predicates)
         zs_keys = None if zs is None else triplet_key(zs[:, 0], zs[:, 1], zs[:, 2], *sizes)
-        self._collectors = (("boxes",) if opts.task_spec.detects else ()) + (("oiv6",) * (protocol == "oiv6"))
+        self._collectors = (("boxes",) if opts.task_spec.detects else ()) + opts.rules.collects
         zs_table = None if zs_keys is None else zeroshot_table(zs_keys, self.vocab)
         counts = None if train is None else train.triplet_counts
         self._fixed = (self.vocab, opts, SOURCE, zs_table, counts, self._collectors)
@@ -130,8 +129,8 @@ class Evaluator:
         images = [self._image(g, p, self._positions + k) for k, (g, p) in enumerate(zip(gts, preds))]
         start = self._positions
         self._positions += len(images)
-        if self._setup.opts.protocol == "pgsg":  # PGSG leaves out the first images of the test split
-            images = images[max(0, PGSG_SKIPPED - start) :]
+        skipped = self._setup.opts.rules.skips_first  # PGSG leaves out the first images of the test split
+        images = images[max(0, skipped - start) :]
         for image in images:
             self._pending.append(image)
             if len(self._pending) == self.block_images:
@@ -146,10 +145,11 @@ class Evaluator:
     def document(self) -> dict:
         """The whole document the command writes (``metrics``, ``per_predicate``, ``counts``, ``notes``, ...)
         but ``input`` (there is no file)."""
-        if self._setup.opts.protocol == "pgsg" and self._positions <= PGSG_SKIPPED:
+        skipped = self._setup.opts.rules.skips_first
+        if skipped and self._positions <= skipped:
             raise InputError(
-                f"{self._positions} images: PGSG does not evaluate the first {PGSG_SKIPPED:,} images of its test "
-                "split, so nothing is left to evaluate",
+                f"{self._positions} images: {self._setup.opts.protocol} does not evaluate the first {skipped:,} "
+                "images of its test split, so nothing is left to evaluate",
                 path=SOURCE,
             )
         totals = copy.deepcopy(self._totals)
@@ -178,8 +178,11 @@ class Evaluator:
             raise TypeError(f"can merge an Evaluator, not {type(other).__name__}")
         if not _same_setup(self, other):
             raise InputError("the evaluators differ in their options or statistics: nothing merged", path=SOURCE)
-        if self._setup.opts.protocol == "pgsg":
-            raise InputError("pgsg leaves out the first 5,000 images of one stream: evaluate it in one Evaluator")
+        if skipped := self._setup.opts.rules.skips_first:
+            raise InputError(
+                f"{self._setup.opts.protocol} leaves out the first {skipped:,} images of one stream: evaluate it in "
+                "one Evaluator"
+            )
         if self._pending:
             self._totals.add(rank_task(self._pending, [len(self._pending)], *self._fixed))
         self._totals.merge(copy.deepcopy(other._totals), shift=self._positions)

@@ -28,13 +28,31 @@ def evaluate_file(
     split_file: str | os.PathLike | None = None,
     longtail: str = LONGTAIL_RULE,
     jobs: int = 1,
+    text_graphs: bool = False,
+    wordnet: bool = False,
+    spacy: bool = False,
+    sbert: str | None = None,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> dict:
     """Evaluate the predictions in ``path`` as ``sgg-eval evaluate`` does with the same options (``--gt``,
     ``--psg``, ``--psg-root``, ``--boxes``, ``--protocol``, ``--stats``, ``--zeroshot``, ``--tau``,
     ``--iou-threshold``, ``--setting``, ``--split-file``, ``--longtail``, ``--jobs``). Box tasks take ``task``
     (predcls, sgcls, sgdet); panoptic SGG takes ``psg`` (``psg.json``) and ``psg_root`` (the folder its PNGs are
-    relative to) and is evaluated as sgdet. ``jobs`` processes rank blocks in parallel, with the same numbers."""
+    relative to) and is evaluated as sgdet. ``jobs`` processes rank blocks in parallel, with the same numbers.
+    ``text_graphs=True`` reads ``path`` as scene graphs written as text (``--text-graphs``), scored on ``gt`` under a
+    text protocol with its own options (``--wordnet``, ``--spacy``, ``--sbert``, ``--top-k``, ``--seed``)."""
     fs = _fspath
+    if text_graphs:
+        if task is not None or psg is not None or stats is not None or zeroshot is not None or setting or split_file:
+            raise InputError("text_graphs takes gt, protocol and the text protocols' options only", field="text_graphs")
+        from sgg_eval.text.evaluate import evaluate_text_graphs
+
+        return evaluate_text_graphs(
+            path, fs(gt), protocol, wordnet=wordnet, spacy=spacy, sbert=sbert, top_k=top_k, seed=seed
+        )
+    if wordnet or spacy or sbert is not None or top_k is not None or seed is not None:
+        raise InputError("wordnet, spacy, sbert, top_k and seed are options of text_graphs", field="text_graphs")
     if psg is not None:
         if task not in (None, SGDET.name):
             raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="task")

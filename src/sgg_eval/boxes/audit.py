@@ -12,6 +12,8 @@ from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.boxes.split_gt import clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.metrics.oiv6 import oiv6_values
 from sgg_eval.metrics.openvocab import OpenVocab
 from sgg_eval.metrics.openvocab_variants import as_dicts, match_novel, novel_markdown, novel_variants
@@ -46,7 +48,7 @@ def run_audit(
         clip_gt=clips_gt(protocol, source.gt_boxes),  # the GT as the protocol's loader (each of them clips) reads it
     )  # fmt: skip
     # only recall counts are needed (and, for OIv6, the OI evaluator's records): no detector boxes
-    collectors = ("oiv6",) if protocol == "oiv6" else ()
+    collectors = protocol_record(protocol).collects
     acc, counts, oi = accumulate(source, source.vocab, opts, source=path, jobs=jobs, collectors=collectors)
     first = first_oi = None
     if 0 < subset < counts["images_input"]:
@@ -54,9 +56,11 @@ def run_audit(
             replace(source, count=subset), source.vocab, opts, source=path, jobs=jobs, collectors=collectors
         )
     rows = variants(acc, first, subset)
-    if protocol == "oiv6":
+    if "oi_records" in collectors:
         sets = [("all", oi)] + ([(f"first {subset}", first_oi)] if first is not None else [])
-        rows = oiv6_variants(rows, [(name, oiv6_values(c["oiv6"], source.vocab.num_predicates)[0]) for name, c in sets])
+        rows = oiv6_variants(
+            rows, [(name, oiv6_values(c["oi_records"], source.vocab.num_predicates)[0]) for name, c in sets]
+        )
     return {
         "input": {"path": os.fspath(path), "format": source.fmt},
         "task": task,
@@ -146,7 +150,7 @@ def audit_markdown(doc: dict) -> str:
         f"({images['without_predicted_pairs']} without predicted pairs); percent, "
         + (
             "the variant PySGG's Open Images V6 evaluation reports in bold (protocol oiv6)"
-            if doc.get("protocol") == "oiv6"
+            if protocol_record(doc.get("protocol", PROTOCOL)).document == OPEN_IMAGES_DOCUMENT
             else "the reference variant in bold"
         ),
     )

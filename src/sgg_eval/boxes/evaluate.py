@@ -14,6 +14,8 @@ from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.boxes.split_gt import check_gt_boxes, clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PER_IMAGE_K, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.data.types import Vocabulary
@@ -167,9 +169,10 @@ def run_evaluation(
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
         raise InputError("class or predicate names differ from the predictions'", path=stats)
-    if protocol == "oiv6" and source.score_kind == "ranked":
+    if protocol_record(protocol).document == OPEN_IMAGES_DOCUMENT and source.score_kind == "ranked":
         raise InputError(
-            "--protocol oiv6 ranks triplets by score (subject x object x predicate), and this file has ranks only",
+            f"--protocol {protocol} ranks triplets by score (subject x object x predicate), and this file has ranks "
+            "only",
             path=predictions,
         )
     check_gt_boxes(protocol, source.gt_boxes, gt or predictions)

@@ -11,6 +11,7 @@ import numpy as np
 
 from sgg_eval.core.defaults import UNCLIPPED_GT_PROTOCOLS
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.types import GTImage, PredImage
 from sgg_eval.formats.eval_results import EvalResults
 
@@ -51,7 +52,7 @@ def check_gt_boxes(protocol: str, gt_boxes: str, path: str) -> None:
     if protocol not in UNCLIPPED_GT_PROTOCOLS or gt_boxes not in ("clipped", FILE_GT):
         return
     which = "this GT was clipped" if gt_boxes == "clipped" else "a file's own groundtruths may have been clipped"
-    key = "split_GLIPunseen" if protocol == "ovsgtr" else "split"
+    key = protocol_record(protocol).split_key
     raise InputError(
         f"{protocol}'s loader does not clip GT boxes to the image, and {which}: make the split with "
         f"`sgg-eval split --vg150-dir DIR --split-key {key} --no-clip` and pass it with --gt",

@@ -12,7 +12,6 @@ from sgg_eval.core.defaults import (
     OPENVOCAB_PROTOCOLS,
     OPENVOCAB_SETTINGS,
     PER_IMAGE_K,
-    PGSG_KS,
     PROTOCOL,
     PROVISION_SBERT_MODEL,
     PROVISION_TOP_K,
@@ -23,6 +22,8 @@ from sgg_eval.core.defaults import (
     TEXT_PROTOCOLS,
 )
 from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.names import metric_name
 
@@ -55,7 +56,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     if args.psg:
         return _evaluate_psg(args)
     if args.text_graphs:
-        from sgg_eval.cli.text_graphs import evaluate_text
+        from sgg_eval.cli.evaluate_text import evaluate_text
 
         return evaluate_text(args)
     if args.task is None:
@@ -86,7 +87,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
     )
     if args.output:
         write_json(args.output, result)
-    if args.protocol == "oiv6":
+    if protocol_record(args.protocol).document == OPEN_IMAGES_DOCUMENT:
         return _print_oiv6(result)
     if args.protocol in OPENVOCAB_PROTOCOLS:
         return _print_openvocab(result)
@@ -132,9 +133,9 @@ def _print_openvocab(result: dict) -> None:
     from sgg_eval.metrics.names import OV_SUBSETS, PGSG_MEANS, subset_name
 
     own, beyond, protocol = result["metrics"], result[BEYOND]["metrics"], result["protocol"]
-    if protocol == "pgsg":
+    if means_ks := protocol_record(protocol).means_ks:
         for family in ("R", "mR", *PGSG_MEANS):
-            print(" ".join(_shown(metric_name(family, k), own[metric_name(family, k)]) for k in PGSG_KS))
+            print(" ".join(_shown(metric_name(family, k), own[metric_name(family, k)]) for k in means_ks))
     else:
         print(" ".join(_shown(metric_name(f, k), own[metric_name(f, k)]) for f in ("R", "mR") for k in RECALL_KS))
         labels = {"novel_obj": "novel objects", "novel_rel": "novel relations"}
@@ -157,7 +158,7 @@ _PREPARED = {
 
 
 def _printed_as(protocol: str) -> str:
-    return {"ovsgtr": 'OvSGTR prints it as "zR"', "vs3": 'VS3 prints it as "zR"'}[protocol]
+    return protocol_record(protocol).printed_as
 
 
 def _evaluate_psg(args: argparse.Namespace) -> None:

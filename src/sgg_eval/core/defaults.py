@@ -7,7 +7,16 @@ for Hydra, and ``tests/test_defaults.py`` fails when ``conf/`` disagrees or anot
 
 from __future__ import annotations
 
-from sgg_eval.core.protocols import BOXES, PANOPTIC, REGISTRY, TEXT, names
+from sgg_eval.core.protocols import (  # noqa: F401  (ProVision's defaults: its record's options)
+    BOXES,
+    BY_NAME,
+    PANOPTIC,
+    PROVISION_SBERT_MODEL,
+    PROVISION_TOP_K,
+    REGISTRY,
+    TEXT,
+    names,
+)
 
 # The K of each family (docs/metrics.md). R@K, mR@K, ngR@K, zR@K, A@K, PR@K, F1@K: the reference evaluator's.
 RECALL_KS = (20, 50, 100)
@@ -17,8 +26,8 @@ IMR_KS = (10, 20, 50)
 TRIPLET_KS = (5, 10, 15, 20, 50)
 # Open Images V6's R@K (micro and per image): the K PySGG's OI evaluator computes (docs/oiv6.md).
 OIV6_RECALL_KS = (1, 5, 10, 20, 50, 100)
-# PGSG's (Pix2Grp, CVPR 2024) open-vocabulary R@K and mR@K: its evaluator's K (docs/openvocab.md).
-PGSG_KS = (20, 50, 100, 200, 300)
+# PGSG's (Pix2Grp, CVPR 2024) open-vocabulary R@K and mR@K: its evaluator's K (docs/openvocab.md), in its record.
+PGSG_KS = BY_NAME["pgsg"].means_ks
 # R@kx: K relative to the image's number of GT triplets, K = round(k · M).
 RELATIVE_KS = (1, 2, 10)
 
@@ -54,9 +63,6 @@ PSG_PROTOCOLS = names(PANOPTIC)
 # How each panoptic protocol's tool decodes a GT PNG (docs/metrics.md, "Reading the GT PNGs").
 PSG_PNG_READERS = {p.name: p.png_reader for p in REGISTRY if p.png_reader}
 TEXT_PROTOCOLS = names(TEXT)
-# ProVision's name reader and its random cut of an answer's relations (its script's defaults).
-PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-PROVISION_TOP_K = 50
 PSG_PROTOCOL = "sgbench"
 # Head/body/tail predicates (metrics.longtail): auto = PySGG's VG150 parts on VG150's predicates, else by the
 # training statistics' frequency; or one of the two everywhere.

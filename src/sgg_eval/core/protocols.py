@@ -16,6 +16,17 @@ from dataclasses import dataclass
 from sgg_eval.core.tasks import SGDET, TASKS
 
 BOXES, PANOPTIC, TEXT = "boxes", "panoptic", "text"
+# The document a box protocol writes: the reference's family, or Open Images V6's numbers first
+# (metrics/oiv6_document.py).
+REFERENCE_DOCUMENT, OPEN_IMAGES_DOCUMENT = "reference", "open-images"
+# How a panoptic protocol matches predicted instances to GT ones (panoptic/matching.py, panoptic/work.py): each
+# prediction to its best GT (several may take one), one-to-one, or each predicted triplet on its own (no mapping).
+EACH_TO_BEST, ONE_TO_ONE, PER_TRIPLET = "each to best", "one-to-one", "per triplet"
+# Its mean recall: the mean over every predicate (absent: 0), null while a predicate never occurs in the evaluated GT,
+# or the mean over images of each image's mean over its predicates.
+MR_OVER_PREDICATES, MR_NULL_IF_UNSEEN, MR_PER_IMAGE = "over predicates", "null if unseen", "per image"
+# Its PRk: none, every defined (image, predicate) cell pooled, or each image's cells averaged, then the images.
+PRK_NONE, PRK_POOLED, PRK_PER_IMAGE = "none", "pooled", "per image"
 PRODUCTS = (BOXES, PANOPTIC, TEXT)
 
 
@@ -35,7 +46,27 @@ class Protocol:
     ``text graphs``); ``scores``: the dataset a text protocol's answers are for, where it is fixed; ``gt_clipped``
     (boxes): whether its loader clips GT boxes to ``[0, W − 1] × [0, H − 1]``; ``png_reader`` (panoptic): how its
     tool decodes a GT PNG (``pillow``: the array as it is, RGB or RGBA; ``detectron2``: EXIF orientation applied,
-    any mode converted to RGB); ``settings``: its open-vocabulary settings (the first its default)."""
+    any mode converted to RGB); ``settings``: its open-vocabulary settings (the first its default).
+
+    Box protocols: ``counts_unpredicted``, whether an image without a predicted pair counts as all-miss (else it
+    is skipped, as the reference does); ``skips_first``, how many images at the head of the test split its loader
+    leaves out; ``collects``, what the engine gathers beside the ranking (``oiv6``: the Open Images evaluator's
+    records, for its own document); ``split_key``, the VG150 h5 key of its loader's split codes; ``printed_as``,
+    what its tool prints the novel subsets' recall as; ``tasks_why``, why it scores only its ``tasks``;
+    ``merges_gt``, whether its loader merges same-class GT boxes and caps them (OvSGTR's); ``reports_zero_shot``,
+    whether its metrics hold zR@K; ``means_ks``, the K of its own mean recalls over the novel and the seen
+    predicates, reported instead of the novel subsets' recall (PGSG's); ``document``, the document it writes.
+
+    Panoptic protocols: ``matching`` (``EACH_TO_BEST``, ``ONE_TO_ONE``, ``PER_TRIPLET``), ``graph_constrained``
+    (whether the graph constraint is applied to the predicted triplets, not taken as given), ``mean_recall``
+    (``MR_*``) and ``prk`` (``PRK_*``); ``counts_unpredicted`` says whether a test image without a prediction counts
+    as all-miss, as for boxes.
+
+    Text protocols: ``gt``, whether the answers are scored on a GT file (``required``), carry their GT
+    (``refused``) or either (``optional``); ``options``, the options only it takes (the command's names, ``-``
+    as ``_``), with their defaults; ``runner`` and ``printer``, the functions that score the answers
+    (``runner(answers, gt, **options) -> document``; ``gt`` left out where it is refused) and print the lines its
+    tool prints, as ``module:function`` so this record imports none of them."""
 
     name: str
     product: str
@@ -46,6 +77,24 @@ class Protocol:
     gt_clipped: bool | None = None
     png_reader: str | None = None
     settings: tuple[str, ...] = ()
+    counts_unpredicted: bool = False
+    skips_first: int = 0
+    collects: tuple[str, ...] = ()
+    split_key: str = "split"
+    printed_as: str = ""
+    merges_gt: bool = False
+    reports_zero_shot: bool = False
+    means_ks: tuple[int, ...] = ()
+    tasks_why: str = ""
+    document: str = REFERENCE_DOCUMENT
+    matching: str = ""
+    graph_constrained: bool = False
+    mean_recall: str = ""
+    prk: str = ""
+    gt: str = "optional"
+    options: tuple[tuple[str, object], ...] = ()
+    runner: str = ""
+    printer: str = ""
 
     @property
     def own(self) -> bool:
@@ -58,45 +107,75 @@ _SGB = "Scene-Graph-Benchmark.pytorch"
 _SGB_AT = "KaihuaTang/Scene-Graph-Benchmark.pytorch @ 6f75881"
 _SGB_EVAL = "maskrcnn_benchmark/data/datasets/evaluation/vg/sgg_eval.py"
 _TEXT = ("text graphs",)
+# ProVision's name reader and its random cut of an answer's relations (its script's defaults).
+PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+PROVISION_TOP_K = 50
+
+
+def _run(module: str, function: str) -> str:
+    return f"sgg_eval.text.{module}:{function}"
+
+
+def _show(name: str) -> str:
+    return f"sgg_eval.text.printed:show_{name}"
+
+
 _SEGMENTS = (SGDET.name,)  # PSG's task: the model finds the segments
+_OVSGTR_TASKS = (SGDET.name,)
+_OVSGTR_WHY = (
+    "OvSGTR evaluates every task in sgdet mode, over its own per-class NMS of the GT boxes; sgg-eval "
+    "reproduces its SGDet only"
+)
 
 REGISTRY: tuple[Protocol, ...] = (
     Protocol("reference", BOXES, "Scene-Graph-Benchmark.pytorch's evaluator: images without a predicted pair skipped",
              Source(_SGB, _SGB_AT, _SGB_EVAL), TASKS, gt_clipped=True),
     Protocol("strict", BOXES, "the reference, with an image without a predicted pair counted as all-miss",
-             Source(SGG_EVAL, "docs/definitions.md §2", "metrics/engine.py"), TASKS, gt_clipped=True),
+             Source(SGG_EVAL, "docs/definitions.md §2", "metrics/engine.py"), TASKS, gt_clipped=True,
+             counts_unpredicted=True),
     Protocol("oiv6", BOXES, "Open Images V6 as BGNN and PySGG score it: micro R@K, mR@50, wmAP_rel/phr, score_wtd",
              Source("PySGG", "SHTUPLUS/PySGG @ a63942a", "pysgg/data/datasets/evaluation/oi/oi_evaluation.py"),
-             TASKS, gt_clipped=True),
+             TASKS, gt_clipped=True, collects=("oi_records",), document=OPEN_IMAGES_DOCUMENT),
     Protocol("ovsgtr", BOXES, "OvSGTR's open-vocabulary recall: novel objects and relations, GT merged and cut",
-             Source("OvSGTR", "gpt4vision/OvSGTR @ 91afa5b", "datasets/sgg_eval.py"), TASKS, gt_clipped=False,
-             settings=("ovd+r", "ovd", "ovr")),
+             Source("OvSGTR", "gpt4vision/OvSGTR @ 91afa5b", "datasets/sgg_eval.py"), _OVSGTR_TASKS,
+             gt_clipped=False, settings=("ovd+r", "ovd", "ovr"), tasks_why=_OVSGTR_WHY, merges_gt=True,
+             reports_zero_shot=True, split_key="split_GLIPunseen", printed_as='OvSGTR prints it as "zR"'),
     Protocol("vs3", BOXES, "VS3's open-vocabulary recall of triplets with both ends novel",
-             Source("VS3", "zyong812/VS3_CVPR23 @ 2561388", _SGB_EVAL), TASKS, gt_clipped=True, settings=("ovd",)),
+             Source("VS3", "zyong812/VS3_CVPR23 @ 2561388", _SGB_EVAL), TASKS, gt_clipped=True, settings=("ovd",),
+             printed_as='VS3 prints it as "zR"'),
     Protocol("pgsg", BOXES, "PGSG's (Pix2Grp's) mean recall over its novel and seen predicates, K to 300",
              Source("Pix2Grp", "SHTUPLUS/Pix2Grp_CVPR2024 @ cff7420", "lavis/tasks/evaluation/sgg_vg_eval.py"),
-             TASKS, gt_clipped=False, settings=("ovr",)),
+             TASKS, gt_clipped=False, settings=("ovr",), skips_first=5000,
+             means_ks=(20, 50, 100, 200, 300)),
     Protocol("sgbench", PANOPTIC, "what the sgbench 1.0.0 command computes (the SGBench paper's tool)",
-             Source("sgbench", "PyPI sgbench 1.0.0", "sgbench/file.py"), _SEGMENTS, png_reader="pillow"),
+             Source("sgbench", "PyPI sgbench 1.0.0", "sgbench/file.py"), _SEGMENTS, png_reader="pillow",
+             counts_unpredicted=True, matching=EACH_TO_BEST, mean_recall=MR_NULL_IF_UNSEEN, prk=PRK_POOLED),
     Protocol("sgbench-paper", PANOPTIC, "the SGBench paper's algorithms: one prediction per GT, graph constraint",
              Source("SGBench paper", "arXiv 2404.09616 (Lorenz et al. 2024)", "Algorithms 2-6, Eq. 2"),
-             _SEGMENTS, png_reader="pillow"),
+             _SEGMENTS, png_reader="pillow", counts_unpredicted=True, matching=ONE_TO_ONE, graph_constrained=True,
+             mean_recall=MR_PER_IMAGE, prk=PRK_PER_IMAGE),
     Protocol("openpsg", PANOPTIC, "OpenPSG's evaluator: the numbers PSG papers publish",
              Source("OpenPSG", "Jingkang50/OpenPSG @ 34b2a89", "openpsg/evaluation/sgg_eval.py"), _SEGMENTS,
-             png_reader="detectron2"),
+             png_reader="detectron2", matching=PER_TRIPLET, mean_recall=MR_OVER_PREDICATES, prk=PRK_NONE),
     Protocol("sets", TEXT, "sgg-eval's own: an answer scored as a set of triplets, one-to-one",
-             Source(SGG_EVAL, "docs/text_graphs.md", "metrics/text_sets.py"), _TEXT),
+             Source(SGG_EVAL, "docs/text_graphs.md", "text/sets.py"), _TEXT, gt="required",
+             runner=_run("sets_evaluate", "run_text_evaluation"), printer=_show("sets")),
     Protocol("r1sgg", TEXT, "R1-SGG's recall loop and its Scene-Graph-Benchmark evaluator, with the tie range",
-             Source("R1-SGG", "gpt4vision/R1-SGG @ e4de64d", "src/vg150_eval.py"), _TEXT),
+             Source("R1-SGG", "gpt4vision/R1-SGG @ e4de64d", "src/vg150_eval.py"), _TEXT, gt="required",
+             options=(("wordnet", False),), runner=_run("r1sgg.evaluate", "run_r1sgg_evaluation"),
+             printer=_show("r1sgg")),
     Protocol("sgvlm", TEXT, "SceneGraphVLM's strict scores, Hungarian-matched",
              Source("SceneGraphVLM", "markus0440/SceneGraphVLM @ a6197da",
-                    "metrics/qwen-bench/eval/eval_sgg_metrics_with_qwen.py"), _TEXT, scores="psg"),
+                    "metrics/qwen-bench/eval/eval_sgg_metrics_with_qwen.py"), _TEXT, scores="psg", gt="refused",
+             runner=_run("sgvlm.evaluate", "run_sgvlm_evaluation"), printer=_show("sgvlm")),
     Protocol("asmv2", TEXT, "ASMv2's open-ended PSG recall over the answered questions",
              Source("ASMv2", "OpenGVLab/all-seeing @ 5cb8cea", "all-seeing-v2/llava/eval/eval_psg.py"), _TEXT,
-             scores="psg"),
+             scores="psg", gt="required", options=(("spacy", False),),
+             runner=_run("asmv2.evaluate", "run_asmv2_evaluation"), printer=_show("asmv2")),
     Protocol("provision", TEXT, "ProVision's scene-graph recall, names read by SBERT",
              Source("ProVision", "JieyuZ2/ProVision @ 579ef22", "osprey/eval/psg/get_scene_graph_metric.py"),
-             _TEXT, scores="psg"),
+             _TEXT, scores="psg", options=(("sbert", PROVISION_SBERT_MODEL), ("top_k", PROVISION_TOP_K), ("seed", 0)),
+             runner=_run("provision.evaluate", "run_provision"), printer=_show("provision")),
 )  # fmt: skip
 BY_NAME = {p.name: p for p in REGISTRY}
 
@@ -107,6 +186,14 @@ def protocol(name: str) -> Protocol:
         return BY_NAME[name]
     except KeyError:
         raise ValueError(f"protocol must be one of {', '.join(BY_NAME)}, got {name!r}") from None
+
+
+def resolve(ref: str):
+    """The function a record names as ``module:function`` (its ``runner``, its ``printer``)."""
+    from importlib import import_module
+
+    module, _, function = ref.partition(":")
+    return getattr(import_module(module), function)
 
 
 def names(product: str) -> tuple[str, ...]:

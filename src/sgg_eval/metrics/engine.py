@@ -29,7 +29,6 @@ from sgg_eval.metrics.longtail import subset_recalls
 from sgg_eval.metrics.misuse import SIGNAL_KEYS, misuse_warnings
 from sgg_eval.metrics.names import OV_SUBSETS, metric_name, subset_name
 from sgg_eval.metrics.oiv6_document import oiv6_document
-from sgg_eval.metrics.openvocab import PGSG_SKIPPED
 from sgg_eval.metrics.openvocab_document import openvocab_document
 from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
@@ -61,11 +60,11 @@ def evaluate(
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    collectors = (("boxes",) if opts.task_spec.detects else ()) + (("oiv6",) if opts.protocol == "oiv6" else ())
+    collectors = (("boxes",) if opts.task_spec.detects else ()) + opts.rules.collects
     if (opts.protocol in OPENVOCAB_PROTOCOLS) != (opts.openvocab is not None):
         raise ValueError("an open-vocabulary protocol needs its OpenVocab (metrics.openvocab.open_vocab)")
-    if opts.protocol == "pgsg":
-        pairs = skip_first(pairs, PGSG_SKIPPED, source)
+    if opts.rules.skips_first:
+        pairs = skip_first(pairs, opts.rules.skips_first, source)
     acc, counts, collected = accumulate(
         pairs,
         vocab,
@@ -124,14 +123,14 @@ def document(
         det, det_notes = box_map(collected["boxes"])
         doc["metrics"].update(det)
         doc["notes"] += det_notes
-    if "oiv6" in collected:
-        doc = oiv6_document(doc, collected["oiv6"], vocab)
+    if "oi_records" in collected:
+        doc = oiv6_document(doc, collected["oi_records"], vocab)
     if opts.openvocab is not None:
         doc = openvocab_document(
             doc, acc, vocab, opts.openvocab, num_pairs=num_pairs, tau=opts.tau, zeroshot=zeroshot is not None
         )
-        if opts.protocol == "pgsg":
-            doc["counts"]["images_not_evaluated_by_protocol"] = PGSG_SKIPPED
+        if opts.rules.skips_first:
+            doc["counts"]["images_not_evaluated_by_protocol"] = opts.rules.skips_first
     doc["notes"] = misuse_warnings(signals, opts.task) + doc["notes"]  # warnings first: they matter most
     return doc
 

@@ -22,7 +22,8 @@ The scheme:
 
 from __future__ import annotations
 
-from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, PGSG_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
+from sgg_eval.core.protocols import protocol as protocol_record
 
 # The families with an NG variant, and the families written per K of each list.
 NG_FAMILIES = ("R", "mR", "zR", "F1", "IMR", "wIMR")
@@ -53,18 +54,18 @@ OV_OURS_IMR = ("IMR", "wIMR")  # at IMR_KS
 TEXT_SET_VALUES = ("R", "R_pooled", "P", "P_pooled", "F1", "F1_pooled", "mR")
 
 
-# R1-SGG's own recall loop (``--protocol r1sgg``, ``metrics.r1sgg_loop``): any-match recall over every GT image, pooled
+# R1-SGG's own recall loop (``--protocol r1sgg``, ``text.r1sgg.loop``): any-match recall over every GT image, pooled
 # and per image, and its two mean recalls (predicates present in the GT, each rounded to 4 decimals).
 R1_LOOP_VALUES = ("ngR_loop", "ng-mR_loop", "ngR_loop_per_image", "ng-mR_loop_per_image")
-# SceneGraphVLM's strict numbers (``--protocol sgvlm``, ``metrics.sgvlm``), under the keys its evaluator writes: macro
-# means over every sample of object and relation precision, recall, F1, and their mean F1.
+# SceneGraphVLM's strict numbers (``--protocol sgvlm``, ``text.sgvlm.metrics``), under the keys its evaluator
+# writes: macro means over every sample of object and relation precision, recall, F1, and their mean F1.
 SGVLM_VALUES = ("Obj_P@50_strict", "Obj_Recall_strict", "Obj_F1_strict", "Rel_P@50_strict", "Rel_Recall_strict",
                 "Rel_F1_strict", "SGG_Score_strict")  # fmt: skip
-# ASMv2's open-ended PSG numbers (``--protocol asmv2``, ``metrics.asmv2``): any-match recall pooled over the answered
-# questions' GT tuples, and its mean over the predicates present.
+# ASMv2's open-ended PSG numbers (``--protocol asmv2``, ``text.asmv2.metrics``): any-match recall pooled over the
+# answered questions' GT tuples, and its mean over the predicates present.
 ASMV2_VALUES = ("ngR_asmv2", "ng-mR_asmv2")
-# ProVision's scene-graph numbers (``--protocol provision``, ``metrics.provision``): any-match recall pooled over the
-# GT triplets of the answers it reads, its mean over the predicates present, subject-only recall, box coverage.
+# ProVision's scene-graph numbers (``--protocol provision``, ``text.provision.metrics``): any-match recall pooled
+# over the GT triplets of the answers it reads, its mean over the predicates present, subject-only recall, box coverage.
 PROVISION_VALUES = ("ngR_provision", "ng-mR_provision", "objR_provision", "coverage_provision")
 
 
@@ -98,8 +99,8 @@ def openvocab_subsets(setting: str) -> tuple[str, ...]:
 def openvocab_metric_names(protocol: str, setting: str, gt_pairs: bool = False) -> list[str]:
     """Every name of the ``metrics`` of an open-vocabulary document (``--protocol ovsgtr|vs3|pgsg``); ``gt_pairs``:
     the task's predictions are given the GT boxes (PredCls, SGCls: A@K is reported)."""
-    if protocol == "pgsg":
-        return [metric_name(f, k) for f in ("R", "mR", *PGSG_MEANS) for k in PGSG_KS]
+    if protocol_record(protocol).means_ks:
+        return [metric_name(f, k) for f in ("R", "mR", *PGSG_MEANS) for k in protocol_record(protocol).means_ks]
     names = []
     for k in RECALL_KS:
         names += [
@@ -108,7 +109,7 @@ def openvocab_metric_names(protocol: str, setting: str, gt_pairs: bool = False) 
             metric_name("mR", k),
             metric_name("mR", k, ng=True),
         ]
-        names += [metric_name("zR", k)] if protocol == "ovsgtr" else []
+        names += [metric_name("zR", k)] if protocol_record(protocol).reports_zero_shot else []
         names += [metric_name("zR", k, ng=True)] + ([metric_name("A", k)] if gt_pairs else [])
         names += [subset_name("R", s, k) for s in openvocab_subsets(setting)]
     return names
@@ -117,7 +118,7 @@ def openvocab_metric_names(protocol: str, setting: str, gt_pairs: bool = False) 
 def openvocab_table(protocol: str, setting: str) -> tuple[str, ...]:
     """The columns of an open-vocabulary table: R@K, the protocol's novel numbers and mR@K, at K = 50 and 100."""
     ks = (50, 100)
-    if protocol == "pgsg":
+    if protocol_record(protocol).means_ks:
         novel = [metric_name(f, k) for f in PGSG_MEANS for k in ks]
     else:
         novel = [subset_name("R", s, k) for s in openvocab_subsets(setting) for k in ks]

@@ -39,8 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.core.defaults import OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PGSG_KS
+from sgg_eval.core.defaults import OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.openvocab import OpenVocabSplit
 from sgg_eval.data.types import GTImage, Vocabulary
 from sgg_eval.metrics.names import openvocab_subsets
@@ -49,7 +50,6 @@ MAX_BOXES = 100  # OvSGTR's num_obj: GT boxes kept per image
 MERGE_IOU = 0.9  # OvSGTR merges same-class GT boxes with IoU above this
 MERGE_EPS = np.float32(1e-6)  # added to the union, as util/box_ops.box_iou does
 CAP_SEED = 0  # the draw of the 100 boxes, seeded (OvSGTR's is not)
-PGSG_SKIPPED = 5000  # PGSG's loader drops the first images of its test split
 PGSG_MR_EPS = 0.001  # PGSG divides the sum of per-predicate recalls by C + this
 
 
@@ -73,17 +73,22 @@ class OpenVocab:
             return  # every rule, whatever the split has
         needs = {"novel_obj": ("novel object classes", self.novel_objects)}
         needs["novel_rel"] = ("novel predicates", self.novel_predicates)
-        for subset in ("novel_rel",) if self.protocol == "pgsg" else openvocab_subsets(self.setting):
+        for subset in ("novel_rel",) if self.rules.means_ks else openvocab_subsets(self.setting):
             what, ids = needs[subset]
             if not ids:
                 raise InputError(f"setting {self.setting} of {self.protocol} needs {what}, and the split has none")
+
+    @property
+    def rules(self):
+        """The protocol's record (``sgg_eval.core.protocols``)."""
+        return protocol_record(self.protocol)
 
     def subsets(self) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
         """The subsets this run accumulates, each with its K (None: the family's usual K)."""
         if self.audit:
             return (("novel_obj", None), ("either_obj", None), ("novel_rel", None))
-        if self.protocol == "pgsg":
-            return (("all", PGSG_KS),)
+        if self.rules.means_ks:
+            return (("all", self.rules.means_ks),)
         return tuple((subset, None) for subset in openvocab_subsets(self.setting))
 
 
@@ -141,7 +146,7 @@ class Prepared:
 def prepare_images(images: list, protocol: str, clip: bool, done: Prepared) -> list:
     """``(GT, prediction)`` pairs with each GT prepared (:func:`prepare_gt`); clipping looks at the block's boxes at
     once and touches only the images with a box past the border (most have none)."""
-    if protocol == "ovsgtr":
+    if protocol_record(protocol).merges_gt:
         return [(prepare_gt(gt, protocol, clip, done), pred) for gt, pred in images]
     if not clip:
         return list(images)
@@ -163,7 +168,7 @@ def prepare_images(images: list, protocol: str, clip: bool, done: Prepared) -> l
 def prepare_gt(gt: GTImage, protocol: str, clip: bool, done: Prepared) -> GTImage:
     """``gt`` as ``protocol``'s evaluator sees it (module docstring); ``clip``: whether other protocols clip (the
     split kept its boxes unclipped). Counts what changed in ``done``."""
-    if protocol != "ovsgtr":
+    if not protocol_record(protocol).merges_gt:
         if not clip or not len(gt.boxes) or gt.width <= 0 or gt.height <= 0:  # (a size unknown: taken as given)
             return gt
         clipped = gt.clipped()

@@ -22,7 +22,7 @@ from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import Vocabulary
 from sgg_eval.metrics.document import BEYOND
 from sgg_eval.metrics.names import OV_OURS, OV_OURS_IMR, PGSG_MEANS, metric_name, openvocab_metric_names, subset_name
-from sgg_eval.metrics.openvocab import PGSG_SKIPPED, OpenVocab, pgsg_mean_recalls
+from sgg_eval.metrics.openvocab import OpenVocab, pgsg_mean_recalls
 from sgg_eval.metrics.reduce import Accumulator, weighted_mean, wimr_weights
 
 SOURCES = {"ovsgtr": "OvSGTR's evaluator", "vs3": "VS3's evaluator", "pgsg": "PGSG's (Pix2Grp's) evaluator"}
@@ -39,12 +39,13 @@ def openvocab_document(
     engine, engine_pp = doc["metrics"], doc["per_predicate"]
     names = openvocab_metric_names(ov.protocol, ov.setting, gt_pairs=not task_spec(doc["task"]).detects)
     notes = [_about(ov)]
-    if ov.protocol == "pgsg":
+    if ov.rules.means_ks:
         own, own_pp = _pgsg_values(acc.subsets["all"], vocab, ov)
         notes.append(
-            f"protocol pgsg: the first {PGSG_SKIPPED:,} images of the split are not evaluated (PGSG's loader keeps "
-            f"image_index[{PGSG_SKIPPED}:]); mR@K = Σ_p p@K / ({vocab.num_predicates} + 0.001); mR_novel@K and "
-            "mR_seen@K are plain means of p@K over the novel and the other predicates (absent ones count 0)"
+            f"protocol pgsg: the first {ov.rules.skips_first:,} images of the split are not evaluated (PGSG's loader "
+            f"keeps image_index[{ov.rules.skips_first}:]); mR@K = Σ_p p@K / ({vocab.num_predicates} + 0.001); "
+            "mR_novel@K and mR_seen@K are plain means of p@K over the novel and the other predicates (absent ones "
+            "count 0)"
         )
     else:
         own = {name: engine.get(name) for name in names if name in engine}
@@ -61,7 +62,7 @@ def openvocab_document(
             if not images:
                 notes.append(f"no evaluated image has a GT triplet of subset {subset}: R_{subset}@K is null")
     ours, ours_pp = {}, {}
-    for subset, _ in ov.subsets() if ov.protocol != "pgsg" else ():
+    for subset, _ in ov.subsets() if not ov.rules.means_ks else ():
         values, per_c = subset_family(acc.subsets.get(subset), subset, num_pairs, tau, zeroshot)
         ours.update(values)
         ours_pp.update(per_c)

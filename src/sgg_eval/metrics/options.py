@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL, PROTOCOLS, TAU
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import Protocol
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import Task, task_spec
 from sgg_eval.metrics.openvocab import OpenVocab
 
@@ -60,6 +62,11 @@ class EvalOptions:
     per_image_ids: frozenset | None = None  # record only these images (None: every evaluated image)
 
     @property
+    def rules(self) -> Protocol:
+        """The protocol's record (``sgg_eval.core.protocols``): what it collects, skips and counts."""
+        return protocol_record(self.protocol)
+
+    @property
     def task_spec(self) -> Task:
         """What the task's predictions are given (``sgg_eval.core.tasks``)."""
         return task_spec(self.task)
@@ -77,9 +84,6 @@ class EvalOptions:
             check_option(name, getattr(self, name))
         if self.openvocab is not None and not self.openvocab.audit and self.openvocab.protocol != self.protocol:
             raise ValueError("an OpenVocab of another protocol")  # built by the entry points from the protocol
-        if self.protocol == "ovsgtr" and not self.task_spec.detects:
-            raise InputError(
-                "OvSGTR evaluates every task in sgdet mode, over its own per-class NMS of the GT boxes; sgg-eval "
-                "reproduces its SGDet only (evaluate PredCls and SGCls with --protocol vs3 or reference)",
-                field="protocol",
-            )
+        if self.task not in self.rules.tasks:
+            why = self.rules.tasks_why or f"{self.protocol} scores {', '.join(self.rules.tasks)} only"
+            raise InputError(f"{why} (evaluate {self.task} with another protocol, e.g. reference)", field="protocol")

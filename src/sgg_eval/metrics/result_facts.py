@@ -9,6 +9,7 @@ table setting an MLLM's no-constraint recall on 1,000 images beside graph-constr
 from __future__ import annotations
 
 from sgg_eval.core.defaults import RECALL_KS
+from sgg_eval.core.protocols import BY_NAME
 from sgg_eval.metrics.names import metric_name
 
 GRAPH = "graph constraint (one predicate per pair)"
@@ -38,7 +39,7 @@ def facts_of(doc: dict) -> list[dict]:
     counts = doc.get("counts", {})
     if "images_evaluated" not in counts or "images_input" not in counts:
         raise ValueError("not an sgg-eval metrics document (no facts, no image counts)")
-    strict = doc.get("protocol") == "strict"
+    strict = doc.get("protocol") in BY_NAME and BY_NAME[doc["protocol"]].counts_unpredicted
     rule = "images with GT relations" + (", those without a predicted pair as 0" if strict else ", those without a "
                                           "predicted pair skipped")  # fmt: skip
     failures = "ranked predictions: none"

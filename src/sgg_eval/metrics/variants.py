@@ -28,7 +28,9 @@ from sgg_eval.metrics.reduce import Accumulator, weighted_mean
 
 CONSTRAINTS = ("GC", "NG")
 AGGREGATIONS = {"R": ("per-image", "pooled"), "mR": ("per-image", "pooled", "present-only")}
-PROTOCOLS = ("skipped", "strict")
+# The variants' two treatments of an image without a predicted pair (the reference's, and strict's as all-miss).
+SKIPPED, AS_MISSES = "skipped", "strict"
+PROTOCOLS = (SKIPPED, AS_MISSES)
 FAMILY = {"GC": "gc", "NG": "ng"}
 
 
@@ -92,7 +94,7 @@ def recall(acc: Accumulator, constraint: str, k: int, aggregation: str, protocol
     family, i = FAMILY[constraint], acc.k_index(k)
     if family not in acc.families:
         return None
-    strict = protocol == "strict"
+    strict = protocol == AS_MISSES
     if aggregation == "per-image":
         return _ratio(acc.recall[family][i], acc.images + (acc.missed_images if strict else 0))
     rows = acc.rows_c[1:].sum() + (acc.missed_rows_c[1:].sum() if strict else 0)
@@ -107,7 +109,7 @@ def mean_recall(acc: Accumulator, constraint: str, k: int, aggregation: str, pro
     family, i = FAMILY[constraint], acc.k_index(k)
     if family not in acc.families:
         return None
-    strict = protocol == "strict"
+    strict = protocol == AS_MISSES
     if aggregation == "pooled":
         num = acc.pooled_hits[family][1:, i]
         den = acc.rows_c[1:] + (acc.missed_rows_c[1:] if strict else 0)

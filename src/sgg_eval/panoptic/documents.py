@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgg_eval.core.defaults import IOU_THRESHOLD
+from sgg_eval.core.protocols import PER_TRIPLET
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.stats import TrainingStats
 from sgg_eval.metrics.document import BEYOND
@@ -74,6 +76,7 @@ class Run:
 
 def _document(run: Run, r, protocol: str, gt: PsgGT, mode: str, inputs: dict | None) -> dict:
     """``protocol``'s metrics document from its reduction ``r`` (``work.Reduced``)."""
+    rules = protocol_record(protocol)
     metrics, per_predicate, notes = psg_metrics(
         r.acc,
         r.reach,
@@ -83,10 +86,10 @@ def _document(run: Run, r, protocol: str, gt: PsgGT, mode: str, inputs: dict | N
         gt.predicate_classes,
         run.has_ng,
         zs=run.train is not None,
-        absent_zs=0 if protocol == "openpsg" else run.absent_zs,
+        absent_zs=run.absent_zs if rules.counts_unpredicted else 0,
         wimr_weights=None if run.train is None else wimr_weights(run.train.num_pairs, run.tau),
     )
-    skipped = run.no_rows if protocol == "openpsg" else 0
+    skipped = 0 if rules.counts_unpredicted else run.no_rows
     _run_notes(notes, protocol, run, skipped)
     if r.empty_gt:
         notes.append(
@@ -138,5 +141,5 @@ def _run_notes(notes: list, protocol: str, run: Run, skipped: int) -> None:
             f"instances matched at IoU {run.iou_threshold:g}, not the protocol's {IOU_THRESHOLD:g}: a variant, not "
             "comparable with published numbers"
         )
-    if run.dropped and protocol != "openpsg":
+    if run.dropped and protocol_record(protocol).matching != PER_TRIPLET:
         notes.append(f"{run.dropped} duplicate triplets dropped (first kept)")

@@ -39,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.core.defaults import RECALL_KS, RELATIVE_KS
+from sgg_eval.core.protocols import MR_NULL_IF_UNSEEN, MR_PER_IMAGE, PRK_NONE, PRK_POOLED
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.metrics.document import Cell, Document, FamilyValues, Value, fill
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.metrics.reduce import Accumulator, f1_score, weighted_mean
@@ -117,8 +119,9 @@ class PanopticValues(FamilyValues):
         self.doc, self.acc, self.reach, self.prk_cells = doc, acc, reach, prk_cells
         self.protocol, self.has_ng, self.zs, self.wimr_weights = protocol, has_ng, zs, wimr_weights
         self.n = acc.images
-        self.over = self.n + (0 if protocol == "openpsg" else absent)
-        self.zs_over = acc.zs_images + (0 if protocol == "openpsg" else absent_zs)
+        counts_unpredicted = protocol_record(protocol).counts_unpredicted  # absent images: all-miss, or skipped
+        self.over = self.n + (absent if counts_unpredicted else 0)
+        self.zs_over = acc.zs_images + (absent_zs if counts_unpredicted else 0)
         self.images_c = acc.pred_images[1:]
 
     def _recall(self, total: float) -> float | None:
@@ -154,9 +157,10 @@ class PanopticValues(FamilyValues):
             return Value(None)
         seen = self.images_c > 0
         r_c = np.divide(sums, self.images_c, out=np.zeros(len(sums)), where=seen)
-        if self.protocol == "sgbench-paper":
+        rule = protocol_record(self.protocol).mean_recall
+        if rule == MR_PER_IMAGE:
             return Value(float(image_sum / self.over), per_predicate=r_c, listed=seen)
-        if self.protocol == "sgbench" and not seen.all():
+        if rule == MR_NULL_IF_UNSEEN and not seen.all():
             reason = (
                 f"mR-type metrics are undefined (null): {int((~seen).sum())} predicates never occur in the "
                 "GT of an evaluated image (sgbench prints NaN)"
@@ -214,13 +218,14 @@ class PanopticValues(FamilyValues):
     def predicate_rank(self, cell: Cell) -> Value:
         """sgbench pools every defined (image, predicate) cell; sgbench-paper averages each image's cells, then
         the images with one; openpsg has none."""
-        if self.protocol == "openpsg":
+        rule = protocol_record(self.protocol).prk
+        if rule == PRK_NONE:
             return Value(None, "PRk needs an instance mapping, which OpenPSG's per-triplet matching has not: null")
         cells = self.prk_cells
         defined = ~np.isnan(cells)
         if not defined.any():
             return Value(None, "PRk needs ng_triplets that hit a GT triplet; none does")
-        if self.protocol == "sgbench":
+        if rule == PRK_POOLED:
             return Value(float(cells[defined].mean()))
         has = defined.any(axis=1)
         per_image = np.where(defined, cells, 0.0).sum(axis=1)[has] / defined.sum(axis=1)[has]

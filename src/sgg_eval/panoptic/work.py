@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.core import tuning
+from sgg_eval.core.protocols import ONE_TO_ONE, PER_TRIPLET
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.stats import TrainingStats
 from sgg_eval.data.types import triplet_key
 from sgg_eval.io.processes import in_parts
@@ -141,15 +143,16 @@ def rank_image(
     out = {}
     for protocol in protocols:
         cells = np.full(gt.num_predicates, np.nan)
-        if protocol == "openpsg":
+        rules = protocol_record(protocol)
+        if rules.matching == PER_TRIPLET:
             if not len(pred.rows):
                 out[protocol] = None
                 continue
             match, gc = triplet_ok(iou, pred.labels, image.labels, threshold), pred.rows
         else:
-            matcher = assign if protocol == "sgbench" else assign_one_to_one
+            matcher = assign_one_to_one if rules.matching == ONE_TO_ONE else assign
             match = pred2gt = matcher(iou, pred.labels, image.labels, threshold)
-            gc = pred.triplets if protocol == "sgbench" else graph_constrained(pred.triplets)
+            gc = graph_constrained(pred.triplets) if rules.graph_constrained else pred.triplets
             cells = predicate_rank_cells(
                 image.triplets, len(image.labels), pred2gt, pred.ng_triplets, gt.num_predicates
             )

@@ -14,7 +14,8 @@ from dataclasses import fields
 from sgg_eval.boxes.splits import DATASET_KINDS, READERS
 from sgg_eval.core.defaults import IMR_KS, LONGTAIL_RULES, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, PROTOCOLS
 from sgg_eval.core.errors import InputError
-from sgg_eval.core.tasks import SGDET, TASKS
+from sgg_eval.core.protocols import protocol as protocol_record
+from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
@@ -101,10 +102,11 @@ def _check_openvocab(params: Mapping) -> None:
         check_choice(setting, "metrics.openvocab.setting", OPENVOCAB_SETTINGS[protocol])
     if split is not None and not isinstance(split, Mapping):
         raise InputError("must be null or a mapping (novel_objects, novel_predicates)", field="metrics.openvocab.split")
-    if protocol == "ovsgtr" and set(_get(params, "evaluation.tasks")) - {SGDET.name}:
+    rules = protocol_record(protocol)
+    if set(_get(params, "evaluation.tasks")) - set(rules.tasks):
         raise InputError(
-            "OvSGTR's protocol is SGDet only (its evaluator runs every task in sgdet mode over its own NMS of the GT "
-            "boxes): set evaluation.tasks=[sgdet]",
+            f"{rules.tasks_why or protocol + ' scores ' + ', '.join(rules.tasks) + ' only'}: set evaluation.tasks="
+            f"[{', '.join(rules.tasks)}]",
             field="evaluation.tasks",
         )
 

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.atomic import write_json
@@ -37,12 +39,13 @@ def run_tables(params: dict, folder: str) -> list[str]:
     tau = float(params["metrics"]["tau"])
     labels = {task: cfg["label"] for task, cfg in params["tasks"].items()}
     name, kind = params["dataset"]["name"], params["dataset"]["kind"]
-    if params["metrics"]["protocol"] == "oiv6":  # the captions say which R@K the columns hold
-        name = f"{name} (protocol oiv6: R@K micro, as Open Images V6 tables print it)"
+    protocol = params["metrics"]["protocol"]
+    open_images = protocol_record(protocol).document == OPEN_IMAGES_DOCUMENT
+    if open_images:  # the captions say which R@K the columns hold
+        name = f"{name} (protocol {protocol}: R@K micro, as Open Images V6 tables print it)"
     tables = paper_tables(results, entries, blind, simulated, tau, labels, name)
     tables.append(published_vs_reproduced(results, entries, simulated, tau, kind, name))
-    protocol = params["metrics"]["protocol"]
-    if protocol == "oiv6":
+    if open_images:
         tables.insert(0, oiv6_table(results, entries, simulated, labels, params["dataset"]["name"]))
     if protocol in OPENVOCAB_PROTOCOLS:
         setting = params["metrics"]["openvocab"]["setting"] or OPENVOCAB_SETTINGS[protocol][0]

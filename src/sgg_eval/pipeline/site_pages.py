@@ -9,6 +9,8 @@ import os
 import shutil
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, RECALL_KS
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.document import BEYOND
 from sgg_eval.metrics.names import OIV6_TABLE, metric_name, openvocab_table
@@ -71,8 +73,9 @@ def vg_boards(params: dict, folder: str) -> list[Board]:
             if t == task
         ]
         simulated = any(doc["entry"]["simulated"] for (_, t), doc in results.items() if t == task)
-        oiv6, openvocab = m["protocol"] == "oiv6", m["protocol"] in OPENVOCAB_PROTOCOLS
-        protocol = "oiv6: R@50 micro, as the OIv6 tables" if oiv6 else m["protocol"]
+        oiv6 = protocol_record(m["protocol"]).document == OPEN_IMAGES_DOCUMENT
+        openvocab = m["protocol"] in OPENVOCAB_PROTOCOLS
+        protocol = f"{m['protocol']}: R@50 micro, as the OIv6 tables" if oiv6 else m["protocol"]
         title = f"{dataset} · {label} (protocol {protocol}, tau = {m['tau']:g})"
         # a protocol's own columns (BGNN's; the open-vocabulary table's), then sgg-eval's IMR@20 (beyond the
         # protocol) in the chooser's column

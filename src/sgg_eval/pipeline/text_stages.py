@@ -17,9 +17,9 @@ def text_results_folder(params: dict) -> str:
 
 def run_text_evaluate(params: dict) -> list[str]:
     """Score every text entry; the folder exists even without one (it is the stage's output)."""
-    from sgg_eval.boxes.text_evaluate import run_text_evaluation
     from sgg_eval.data.store import SplitStore
     from sgg_eval.simulate.text_answers import simulated_answers
+    from sgg_eval.text.evaluate import evaluate_text_graphs
 
     results = text_results_folder(params)
     os.makedirs(results, exist_ok=True)
@@ -33,7 +33,7 @@ def run_text_evaluate(params: dict) -> list[str]:
             write_text(answers, text)
         else:
             answers = cfg["files"]["answers"]
-        doc = run_text_evaluation(answers, gt_split(params), cfg["protocol"])
+        doc = evaluate_text_graphs(answers, gt_split(params), cfg["protocol"])
         doc["entry"] = {"name": name, "backbone": cfg.get("backbone", name), "method": cfg.get("method", ""),
                         "simulated": cfg["source"] == "simulated"}  # fmt: skip
         doc["input"] = {"answers": os.path.basename(answers), "gt": "test split"}  # no machine paths in results

@@ -1,5 +1,5 @@
 """SIMULATED answers of a multimodal LLM that writes scene graphs as text (issue 48): sgg-eval's JSONL of answers
-(``formats.text_graphs``) for the images of a GT split, made from their GT so that the pipeline can show a text
+(``text.graphs``) for the images of a GT split, made from their GT so that the pipeline can show a text
 model beside ranked ones on the simulated benchmark. Not a model of any real MLLM: what each knob does is all there is.
 
 Per image, with a generator seeded by ``seed`` and the image's position (the same answers for any number of images
@@ -19,8 +19,8 @@ import json
 
 import numpy as np
 
-from sgg_eval.data.text_names import name_table, table_for
 from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.text.names import name_table, table_for
 
 
 def simulated_answers(images: list[GTImage], vocab: Vocabulary, knobs: dict) -> str:

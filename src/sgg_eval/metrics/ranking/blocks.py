@@ -64,7 +64,7 @@ def rank_block(
     with_gt_pairs = opts.task_spec.gt_boxes
     flat_counts = triplet_counts.reshape(-1) if triplet_counts is not None else None
     n_rels = np.array([len(gt.rels) for gt, _ in block], dtype=np.int64)
-    no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (opts.protocol != "strict")
+    no_pred = np.array([len(pred.pairs) == 0 for _, pred in block]) & (not opts.rules.counts_unpredicted)
     counts["images_input"] += len(block)
     counts["images_skipped_no_gt"] += int(np.count_nonzero(n_rels == 0))
     counts["images_skipped_no_pred"] += int(np.count_nonzero(no_pred & (n_rels > 0)))
@@ -227,7 +227,7 @@ def accumulate(
 ) -> tuple[Accumulator, dict, dict]:
     """All images accumulated block by block (on ``jobs`` processes), merged in block order; the counts hold
     the image counts (``COUNT_KEYS``) and the misuse signals (``misuse.SIGNAL_KEYS``); the last item holds
-    each of ``collectors`` (``COLLECTORS``: ``boxes``, the objects for the detector's box mAP; ``oiv6``, the
+    each of ``collectors`` (``COLLECTORS``: ``boxes``, the objects for the detector's box mAP; ``oi_records``, the
     Open Images V6 protocol's records) over every image.
 
     ``images`` is a stream of (GT, prediction) pairs, or an :class:`ImageSource`: then, where processes fork,

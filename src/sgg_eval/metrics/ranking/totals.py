@@ -18,7 +18,7 @@ from sgg_eval.metrics.reduce import Accumulator
 # (the next tasks', in order); none looks beyond an image, so grouping and workers change nothing.
 COLLECTORS = {
     "boxes": lambda opts: BoxCollector(),  # the detector's box mAP (SGDet)
-    "oiv6": lambda opts: OICollector(score_kind=opts.score_kind),  # the Open Images V6 protocol's records
+    "oi_records": lambda opts: OICollector(score_kind=opts.score_kind),  # the Open Images V6 protocol's records
 }
 
 

@@ -1,5 +1,5 @@
 """SceneGraphVLM's strict scores of one answer against its GT (issue 48, ``--protocol sgvlm``; its evaluator at
-a6197da, ``--strict-only``, the recommended mode; both scenes read by ``formats.toon``):
+a6197da, ``--strict-only``, the recommended mode; both scenes read by ``text.sgvlm.toon``):
 
 - **objects**: a Hungarian assignment (scipy's ``linear_sum_assignment``) on minus the IoU of every GT and
   answered box, continuous IoU ``inter / (area_a + area_b - inter)`` (0 for an empty union); assigned pairs
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sgg_eval.formats.toon import ToonScene
+from sgg_eval.text.sgvlm.toon import ToonScene
 
 IOU = 0.5
 

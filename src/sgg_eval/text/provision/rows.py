@@ -5,7 +5,7 @@
   ``pred_boxes`` (its regions' boxes in pixels), and the image's GT: ``gt_labels`` ``[[s, o, p], ...]``,
   ``gt_object_labels``, ``gt_boxes``. No ``--gt``;
 - **GPT scene graphs**: ``id`` and ``updated_sg`` (``{id: {name, bbox, rel: {predicate: [ids]}}}``), written as
-  mode-0 text (``formats.provision_text.gpt_text``); the GT comes from ``--gt`` by ``id``. A file is of this kind
+  mode-0 text (``text.provision.answers.gpt_text``); the GT comes from ``--gt`` by ``id``. A file is of this kind
   when any line has ``updated_sg``, as a pandas column decides it there.
 
 A line that is not a JSON object is counted and left out (pandas stops on it there); an answer ProVision's script
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.provision_gt import GroundTruth, check_gt
-from sgg_eval.formats.provision_text import CRASHED, Parsed, gpt_text, parse_scene_graph
 from sgg_eval.io.jsonio import parse_json, read_bytes
+from sgg_eval.text.provision.answers import CRASHED, Parsed, gpt_text, parse_scene_graph
+from sgg_eval.text.provision.gt import GroundTruth, check_gt
 
 MAX_ANSWERS_BYTES = 1 << 33
 E2E_GT = ("gt_labels", "gt_object_labels", "gt_boxes")

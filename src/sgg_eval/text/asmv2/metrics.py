@@ -27,8 +27,8 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.formats.asmv2_answers import RawTuple
 from sgg_eval.metrics.torch_box_iou import box_iou
+from sgg_eval.text.asmv2.answers import RawTuple
 
 BBOX_SCALE = 999
 Lemmas = Callable[[str], list[str]]

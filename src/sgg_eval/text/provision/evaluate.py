@@ -1,10 +1,10 @@
 """``sgg-eval evaluate ANSWERS.jsonl --text-graphs --protocol provision [--gt GT.json]``: text scene graphs scored
-as ProVision scores them (issue 48; ``metrics.provision``, ``formats.provision_rows``), over the images it keeps.
+as ProVision scores them (issue 48; ``text.provision.metrics``, ``text.provision.rows``), over the images it keeps.
 
 Its numbers are pooled over the GT triplets of the answers it reads: an answer it drops (its ``ValueError``) takes
 its GT with it, an answer without ``Relations:`` is scored as empty. sgg-eval drops what would stop its script too,
 and counts each case. An answer keeps a random ``top_k`` of its relations when it has more, drawn with ``seed``.
-Names are read by SBERT (``encode``: :func:`metrics.provision.sbert_encoder`, the optional extra).
+Names are read by SBERT (``encode``: :func:`text.provision.metrics.sbert_encoder`, the optional extra).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import numpy as np
 
 from sgg_eval.core.defaults import PROVISION_TOP_K
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.provision_gt import psg_names, read_provision_gt
-from sgg_eval.formats.provision_rows import read_provision_answers
-from sgg_eval.formats.provision_text import CRASHED, DROPPED
-from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.metrics.names import PROVISION_VALUES
-from sgg_eval.metrics.provision import (
+from sgg_eval.metrics.result_facts import ANY, POOLED, fact
+from sgg_eval.text.graphs import refuse_foreign
+from sgg_eval.text.provision.answers import CRASHED, DROPPED
+from sgg_eval.text.provision.gt import psg_names, read_provision_gt
+from sgg_eval.text.provision.metrics import (
     Encoder,
     NearestClass,
     coverage,
@@ -30,8 +30,15 @@ from sgg_eval.metrics.provision import (
     object_query,
     predicate_query,
     sample_top_k,
+    sbert_encoder,
 )
-from sgg_eval.metrics.result_facts import ANY, POOLED, fact
+from sgg_eval.text.provision.rows import read_provision_answers
+
+
+def run_provision(answers: str, gt: str | None, *, sbert: str, top_k: int, seed: int) -> dict:
+    """:func:`run_provision_evaluation` with names read by the SentenceTransformer ``sbert`` (the runner its
+    protocol record names)."""
+    return run_provision_evaluation(answers, gt, sbert_encoder(sbert), model=sbert, top_k=top_k, seed=seed)
 
 
 def run_provision_evaluation(

@@ -29,9 +29,9 @@ from glob import escape, glob
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.r1sgg_rows import refine_id
-from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.io.jsonio import read_bytes
+from sgg_eval.text.graphs import refuse_foreign
+from sgg_eval.text.r1sgg.rows import refine_id
 
 MAX_FILE_BYTES = 1 << 26  # 64 MiB for one image's answer: far beyond any model's output
 DEFAULT_SCALE = (1000.0, 1000.0)

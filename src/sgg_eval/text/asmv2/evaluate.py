@@ -1,5 +1,5 @@
 """``sgg-eval evaluate ANSWERS.jsonl --text-graphs --gt psg_eval.jsonl --protocol asmv2``: text scene graphs scored as
-ASMv2 scores its open-ended PSG task (issue 48; ``metrics.asmv2``), over the answered questions only, as it does.
+ASMv2 scores its open-ended PSG task (issue 48; ``text.asmv2.metrics``), over the answered questions only, as it does.
 
 The answers are ``model_vqa_loader.py``'s JSONL (``question_id``, ``text``); every answer line is scored. A line
 that is not a JSON object with a ``question_id`` is counted and left out; an answer whose ``text`` is not text is
@@ -15,12 +15,12 @@ from collections import defaultdict
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.asmv2_questions import read_asmv2_questions
-from sgg_eval.formats.asmv2_answers import NO_ID, answer_lines, parse_answer
-from sgg_eval.formats.text_graphs import refuse_foreign
-from sgg_eval.metrics.asmv2 import asmv2_synonyms, expand, hits, spacy_lemmas, word_lemmas
 from sgg_eval.metrics.names import ASMV2_VALUES
 from sgg_eval.metrics.result_facts import ANY, POOLED, fact
+from sgg_eval.text.asmv2.answers import NO_ID, answer_lines, parse_answer
+from sgg_eval.text.asmv2.metrics import asmv2_synonyms, expand, hits, spacy_lemmas, word_lemmas
+from sgg_eval.text.asmv2.questions import read_asmv2_questions
+from sgg_eval.text.graphs import refuse_foreign
 
 
 def run_asmv2_evaluation(answers: str, gt: str, *, spacy: bool = False) -> dict:

@@ -1,5 +1,5 @@
 """How R1-SGG reads an answer's names as classes and predicates (issue 48, ``--protocol r1sgg``; its
-``sgg_gather_preds.py`` at commit e4de64d), on answers parsed by ``formats.r1sgg_answers``:
+``sgg_gather_preds.py`` at commit e4de64d), on answers parsed by ``text.r1sgg.answers``:
 
 - **object**: the class is the id's text before the first ``.``. A name that is not a target is looked up in
   R1-SGG's table (``resources/r1sgg_tables.json``); a name the table lacks is tried in WordNet (below). The
@@ -29,9 +29,9 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.data.r1sgg_rows import refine_id
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.formats.r1sgg_answers import MappedAnswer, ParsedAnswer
+from sgg_eval.text.r1sgg.answers import MappedAnswer, ParsedAnswer
+from sgg_eval.text.r1sgg.rows import refine_id
 
 Synsets = Callable[[str], list[list[str]]]  # a word's synsets, each as its lemma names, in WordNet's order
 

@@ -2,15 +2,15 @@
 sgg-eval's own protocol scores R1-SGG's or ASMv2's outputs as fairly as its own JSONL.
 
 GT (``read_gt``): a split store (``.h5``); R1-SGG's GT rows (JSON/JSONL with ``relationships``,
-``data.r1sgg_rows``); ASMv2's ``psg_eval.jsonl`` (``relation_tuples``, ``data.asmv2_questions``: each question's
+``text.r1sgg.rows``); ASMv2's ``psg_eval.jsonl`` (``relation_tuples``, ``text.asmv2.questions``: each question's
 objects are its tuples' distinct ``(name, box)``, classes by PSG's raw names).
 
-Answers (``read_answers``), as :class:`formats.text_graphs.TextGraph` by GT image id:
-- sgg-eval's JSONL (``image_id``, ``objects``, ``relations``; ``formats.text_graphs``);
-- R1-SGG's folder of per-image files, read by its own rules of what a failure is (``formats.r1sgg_answers``): an
+Answers (``read_answers``), as :class:`text.graphs.TextGraph` by GT image id:
+- sgg-eval's JSONL (``image_id``, ``objects``, ``relations``; ``text.graphs``);
+- R1-SGG's folder of per-image files, read by its own rules of what a failure is (``text.r1sgg.answers``): an
   object's name is its id's text before the first ``.``, a relation names objects by id (the first of a
   repeated id);
-- ASMv2's answers JSONL (``question_id``, ``text``; ``formats.asmv2_answers``): an object is a box's first name
+- ASMv2's answers JSONL (``question_id``, ``text``; ``text.asmv2.answers``): an object is a box's first name
   (``Unknown`` without one) with the box in pixels as ASMv2 computes it; a tuple whose box is not 4 numbers is
   dropped and counted; an answer whose ``text`` is not text is a failure.
 Names are then read by the ``sets`` protocol's own table, never the tools'.
@@ -25,8 +25,8 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, Vocabulary
-from sgg_eval.formats.text_graphs import AnswerReport, TextGraph, read_text_graphs, refuse_foreign
 from sgg_eval.io.jsonio import jsonl_lines, read_text
+from sgg_eval.text.graphs import AnswerReport, TextGraph, read_text_graphs, refuse_foreign
 
 MAX_SNIFF = 1 << 20
 
@@ -65,7 +65,7 @@ def read_gt(gt: str) -> tuple[list[GTImage], Vocabulary, str]:
         raise InputError("file not found" if not os.path.exists(gt) else "not a file", path=gt)
     row = _first_row(gt)
     if isinstance(row, dict) and "relationships" in row:
-        from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
+        from sgg_eval.text.r1sgg.rows import read_r1sgg_rows
 
         rows, vocab, _ = read_r1sgg_rows(gt)
         return [r.gt_image() for r in rows], vocab, "r1sgg"
@@ -75,8 +75,8 @@ def read_gt(gt: str) -> tuple[list[GTImage], Vocabulary, str]:
 
 
 def _asmv2_gt(path: str) -> tuple[list[GTImage], Vocabulary]:
-    from sgg_eval.data.asmv2_questions import read_asmv2_questions
-    from sgg_eval.data.r1sgg_rows import psg_vocabulary
+    from sgg_eval.text.asmv2.questions import read_asmv2_questions
+    from sgg_eval.text.r1sgg.rows import psg_vocabulary
 
     vocab = psg_vocabulary()
     class_id = {c: i for i, c in enumerate(vocab.object_classes, 1)}
@@ -114,7 +114,7 @@ def read_answers(answers: str, images: list[GTImage]) -> tuple[dict, AnswerRepor
 
 
 def _r1sgg_answers(folder: str, sizes: dict) -> tuple[dict, AnswerReport]:
-    from sgg_eval.formats.r1sgg_answers import read_r1sgg_folder
+    from sgg_eval.text.r1sgg.answers import read_r1sgg_folder
 
     by_text = {str(k): k for k in sizes}
     parsed, found = read_r1sgg_folder(folder, {str(k): v for k, v in sizes.items()})
@@ -140,8 +140,8 @@ def _r1sgg_answers(folder: str, sizes: dict) -> tuple[dict, AnswerReport]:
 
 
 def _asmv2_answers(path: str, sizes: dict) -> tuple[dict, AnswerReport]:
-    from sgg_eval.formats.asmv2_answers import NO_ID, answer_lines, parse_answer
-    from sgg_eval.metrics.asmv2 import answer_box
+    from sgg_eval.text.asmv2.answers import NO_ID, answer_lines, parse_answer
+    from sgg_eval.text.asmv2.metrics import answer_box
 
     by_text, report, graphs, foreign = {str(k): k for k in sizes}, AnswerReport(), {}, []
     for qid, text in answer_lines(path):

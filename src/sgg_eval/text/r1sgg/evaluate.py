@@ -1,10 +1,10 @@
 """``sgg-eval evaluate ANSWERS --text-graphs --gt ROWS --protocol r1sgg``: text scene graphs scored exactly as R1-SGG
 scores them (issue 48; ``gpt4vision/R1-SGG`` at commit e4de64d: ``sgg_gather_preds.py``, then ``vg150_eval.py``).
 
-- answers: its folder of per-image files (``formats.r1sgg_answers``: what is a failure; names:
-  ``metrics.r1sgg_names``: what is kept), or its gathered file (``formats.r1sgg_gathered``: already read and
+- answers: its folder of per-image files (``text.r1sgg.answers``: what is a failure; names:
+  ``text.r1sgg.names``: what is kept), or its gathered file (``text.r1sgg.gathered``: already read and
   mapped; its failures are placeholders, so the failure rate is unknown);
-- **metric A**, R1-SGG's own loop (``metrics.r1sgg_loop``), over every GT row;
+- **metric A**, R1-SGG's own loop (``text.r1sgg.loop``), over every GT row;
 - **metric B**, its ``SggEvaluator`` (the Scene-Graph-Benchmark evaluator, SGDet), over the answered images only:
   sgg-eval's ``reference`` protocol on the answers made predictions as R1-SGG makes them. Every kept object has
   score 1 and every kept relation a one-hot predicate row, in answer order: R@K takes the first K relations as
@@ -15,9 +15,9 @@ scores them (issue 48; ``gpt4vision/R1-SGG`` at commit e4de64d: ``sgg_gather_pre
   top 100 after the answered ones, and can hit GT rows, are the ones that sort gives (the same numpy on the same
   CPU gives the same order; the engine is handed scores that encode that order). Because that order moves with
   numpy's version and the CPU, the document's ``ties`` says how many hits it decided and the ng numbers' range
-  over tie orders (``metrics.r1sgg_ties``: the same evaluation with the ties ordered best and worst). zR uses
+  over tie orders (``text.r1sgg.ties``: the same evaluation with the ties ordered best and worst). zR uses
   R1-SGG's zero-shot list, the VG150 one, also on PSG (its 0-based PSG class ids read against VG ids, as there).
-  ``det_mAP@50`` and ``det_mAP`` are its COCO box AP50 and AP over the answered images (``metrics.r1sgg_box_ap``).
+  ``det_mAP@50`` and ``det_mAP`` are its COCO box AP50 and AP over the answered images (``text.r1sgg.box_ap``).
 - the failure rate is failures / answer files.
 """
 
@@ -31,18 +31,18 @@ import numpy as np
 from sgg_eval.boxes.evaluate import load_zeroshot
 from sgg_eval.core.defaults import PROTOCOL, RECALL_KS
 from sgg_eval.core.tasks import SGDET
-from sgg_eval.data.r1sgg_rows import read_r1sgg_rows
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
-from sgg_eval.formats.r1sgg_answers import MappedAnswer, read_r1sgg_folder
-from sgg_eval.formats.r1sgg_gathered import read_r1sgg_gathered
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.names import DETECTOR, R1_LOOP_VALUES, metric_name
 from sgg_eval.metrics.options import EvalOptions
-from sgg_eval.metrics.r1sgg_box_ap import r1sgg_box_ap
-from sgg_eval.metrics.r1sgg_loop import LoopTotals, image_hits
-from sgg_eval.metrics.r1sgg_names import R1Names, nltk_synsets, r1sgg_tables
-from sgg_eval.metrics.r1sgg_ties import ORDERS, cell_hits, hits_within, orders
 from sgg_eval.metrics.result_facts import ANY, PER_IMAGE, POOLED, fact
+from sgg_eval.text.r1sgg.answers import MappedAnswer, read_r1sgg_folder
+from sgg_eval.text.r1sgg.box_ap import r1sgg_box_ap
+from sgg_eval.text.r1sgg.gathered import read_r1sgg_gathered
+from sgg_eval.text.r1sgg.loop import LoopTotals, image_hits
+from sgg_eval.text.r1sgg.names import R1Names, nltk_synsets, r1sgg_tables
+from sgg_eval.text.r1sgg.rows import read_r1sgg_rows
+from sgg_eval.text.r1sgg.ties import ORDERS, cell_hits, hits_within, orders
 
 RANKED = [(f, ng) for f in ("R", "mR", "zR") for ng in (False, True)]
 NOWHERE = -1e6  # the placeholder's box: no IoU with any box of an image
@@ -115,7 +115,7 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
 
 def r1_predictions(gt: GTImage, answer: MappedAnswer | None, vocab: Vocabulary) -> dict[str, tuple]:
     """The answer as R1-SGG hands it to its ``SggEvaluator`` (module docstring; ``None`` for a failure), once per
-    order of its tied ng cells (``metrics.r1sgg_ties.ORDERS``): ``{order: (PredImage, cell order, cell hits)}``."""
+    order of its tied ng cells (``text.r1sgg.ties.ORDERS``): ``{order: (PredImage, cell order, cell hits)}``."""
     width = vocab.num_predicates + 1
     if answer is None or answer.placeholder:
         box = np.full((1, 4), NOWHERE, np.float32)

@@ -23,9 +23,9 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.formats.r1sgg_answers import MappedAnswer
-from sgg_eval.formats.text_graphs import refuse_foreign
 from sgg_eval.io.jsonio import load_json
+from sgg_eval.text.graphs import refuse_foreign
+from sgg_eval.text.r1sgg.answers import MappedAnswer
 
 
 def read_r1sgg_gathered(path: str | os.PathLike, gt_ids: set, vocab: Vocabulary, dataset: str) -> dict:

@@ -1,9 +1,9 @@
 """``sgg-eval evaluate ANSWERS --text-graphs --gt SPLIT``: scene graphs written as text by a multimodal LLM, scored
-as sets (issue 48; ``metrics.text_sets``) on every image of the GT split.
+as sets (issue 48; ``text.sets``) on every image of the GT split.
 
 The images are the split's: an image with a GT relation is evaluated whether answered or not (an unanswered image,
 and one whose answer could not be read, is an empty answer: recall 0), so a subset of answers is never compared
-with a full split. An answer's names are read as classes by ``data.text_names``; an object whose name is no class
+with a full split. An answer's names are read as classes by ``text.names``; an object whose name is no class
 is dropped with its relations, a relation whose predicate is no predicate is dropped, and every one is counted.
 """
 
@@ -13,21 +13,17 @@ import os
 
 import numpy as np
 
-from sgg_eval.boxes.text_inputs import read_answers, read_gt
-from sgg_eval.core.defaults import TEXT_PROTOCOLS
-from sgg_eval.core.errors import InputError
-from sgg_eval.data.text_names import name_map
-from sgg_eval.formats.text_graphs import TextGraph
 from sgg_eval.metrics.names import TEXT_SET_VALUES, text_set_name
 from sgg_eval.metrics.result_facts import PER_IMAGE, POOLED, fact
-from sgg_eval.metrics.text_sets import SetTotals, match_image
+from sgg_eval.text.graphs import TextGraph
+from sgg_eval.text.inputs import read_answers, read_gt
+from sgg_eval.text.names import name_map
+from sgg_eval.text.sets import SetTotals, match_image
 
 
-def run_text_evaluation(answers: str, gt: str, protocol: str = "sets") -> dict:
-    """The metrics document of the answers ``answers`` on the GT ``gt`` (any of the files ``text_inputs`` reads:
+def run_text_evaluation(answers: str, gt: str) -> dict:
+    """The metrics document of the answers ``answers`` on the GT ``gt`` (any of the files ``inputs`` reads:
     sgg-eval's JSONL, R1-SGG's folder or ASMv2's answers; a split store, R1-SGG's rows or ASMv2's questions)."""
-    if protocol != "sets":
-        raise InputError(f"{protocol!r}: this is the sets protocol (the others: {', '.join(TEXT_PROTOCOLS[1:])})")
     images, vocab, _ = read_gt(gt)
     graphs, report = read_answers(answers, images)
     names = name_map(vocab)
@@ -58,7 +54,7 @@ def run_text_evaluation(answers: str, gt: str, protocol: str = "sets") -> dict:
     ]  # fmt: skip
     return {
         "task": "text graphs",
-        "protocol": protocol,
+        "protocol": "sets",
         "facts": facts,
         "metrics": metrics,
         "counts": counts,

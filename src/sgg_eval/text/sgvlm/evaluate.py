@@ -6,7 +6,7 @@ The file is its predictions JSONL: one sample per line, the GT scene as TOON tex
 ``predict`` (else the ``conversations`` turns from ``gpt`` and ``predict``, else the first ``assistant`` message):
 the GT travels with each answer, so ``--gt`` is not taken. A sample without both texts, or whose answer has no
 object row, is **invalid**: every score 0, counted in ``invalid_rate`` (its "Failure_Rate_%" ÷ 100). Each number
-is the macro mean over every sample (``metrics.sgvlm``). The optional LLM judge of names (its ``_Qwen`` keys)
+is the macro mean over every sample (``text.sgvlm.metrics``). The optional LLM judge of names (its ``_Qwen`` keys)
 needs a 4B-parameter model: not reproduced. A line that is not a JSON object is counted and left out
 (SceneGraphVLM's evaluator stops there).
 """
@@ -19,11 +19,11 @@ import os
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.formats.toon import read_toon
 from sgg_eval.io.jsonio import jsonl_lines, read_text
 from sgg_eval.metrics.names import SGVLM_VALUES
 from sgg_eval.metrics.result_facts import fact
-from sgg_eval.metrics.sgvlm import sample_scores
+from sgg_eval.text.sgvlm.metrics import sample_scores
+from sgg_eval.text.sgvlm.toon import read_toon
 
 MAX_SAMPLES_BYTES = 1 << 32
 
