@@ -19,10 +19,9 @@ from sgg_eval.core.defaults import (
     PSG_PROTOCOLS,
     RECALL_KS,
     TAU,
-    TEXT_PROTOCOLS,
 )
 from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, registered
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.names import metric_name
@@ -248,7 +247,7 @@ def add(sub) -> None:
     p.add_argument("--task", choices=TASKS, help="required, except with --psg (sgdet)")
     p.add_argument(
         "--protocol",
-        choices=[*BOX_PROTOCOLS, *PSG_PROTOCOLS, *TEXT_PROTOCOLS],
+        choices=[p.name for p in registered()],
         help="reference: images without predicted pairs are skipped (as Scene-Graph-Benchmark.pytorch); "
         "strict: they count as misses (default: reference); oiv6: Open Images V6 as PySGG/BGNN score it (R@50 "
         "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); ovsgtr, vs3, pgsg: open-vocabulary SGG as "

@@ -7,21 +7,22 @@ import argparse
 import dataclasses
 import json
 
-from sgg_eval.core.protocols import PRODUCTS, REGISTRY
+from sgg_eval.core.protocols import PRODUCTS, registered
 
 
 def run_protocols(args: argparse.Namespace) -> None:
+    every = registered()
     if args.json:
-        print(json.dumps([dataclasses.asdict(p) for p in REGISTRY], indent=1))
+        print(json.dumps([dataclasses.asdict(p) for p in every], indent=1))
         return
     for product in PRODUCTS:
-        mine = [p for p in REGISTRY if p.product == product]
+        mine = [p for p in every if p.product == product]
         print(f"{product} ({len(mine)}; --protocol, default {mine[0].name}):")
         for p in mine:
             scores = f" (scores {p.scores.upper()})" if p.scores else ""
             print(f"  {p.name:<14} {p.summary}{scores}")
             print(f"  {'':<14} source: {p.source.tool}, {p.source.where}: {p.source.file}")
-    print(f"{len(REGISTRY)} protocols; docs: docs/metrics.md, docs/openvocab.md, docs/oiv6.md, docs/text_graphs.md")
+    print(f"{len(every)} protocols; docs: docs/metrics.md, docs/openvocab.md, docs/oiv6.md, docs/text_graphs.md")
 
 
 def add(sub) -> None:

@@ -66,7 +66,8 @@ class Protocol:
     (``refused``) or either (``optional``); ``options``, the options only it takes (the command's names, ``-``
     as ``_``), with their defaults; ``runner`` and ``printer``, the functions that score the answers
     (``runner(answers, gt, **options) -> document``; ``gt`` left out where it is refused) and print the lines its
-    tool prints, as ``module:function`` so this record imports none of them."""
+    tool prints, as ``module:function`` so this record imports none of them; ``in_pipeline``, whether the pipeline
+    can score a text model with it (it reads the GT from a split store, as ``sets`` does)."""
 
     name: str
     product: str
@@ -92,6 +93,7 @@ class Protocol:
     mean_recall: str = ""
     prk: str = ""
     gt: str = "optional"
+    in_pipeline: bool = False
     options: tuple[tuple[str, object], ...] = ()
     runner: str = ""
     printer: str = ""
@@ -159,7 +161,8 @@ REGISTRY: tuple[Protocol, ...] = (
              png_reader="detectron2", matching=PER_TRIPLET, mean_recall=MR_OVER_PREDICATES, prk=PRK_NONE),
     Protocol("sets", TEXT, "sgg-eval's own: an answer scored as a set of triplets, one-to-one",
              Source(SGG_EVAL, "docs/text_graphs.md", "text/sets.py"), _TEXT, gt="required",
-             runner=_run("sets_evaluate", "run_text_evaluation"), printer=_show("sets")),
+             runner=_run("sets_evaluate", "run_text_evaluation"), printer=_show("sets"),
+             in_pipeline=True),
     Protocol("r1sgg", TEXT, "R1-SGG's recall loop and its Scene-Graph-Benchmark evaluator, with the tie range",
              Source("R1-SGG", "gpt4vision/R1-SGG @ e4de64d", "src/vg150_eval.py"), _TEXT, gt="required",
              options=(("wordnet", False),), runner=_run("r1sgg.evaluate", "run_r1sgg_evaluation"),
@@ -186,6 +189,24 @@ def protocol(name: str) -> Protocol:
         return BY_NAME[name]
     except KeyError:
         raise ValueError(f"protocol must be one of {', '.join(BY_NAME)}, got {name!r}") from None
+
+
+def register(record: Protocol) -> None:
+    """Add ``record`` to the registry: a new protocol (CONTRIBUTING.md, "Adding a protocol"). Every layer that
+    lists protocols asks :func:`registered` or :func:`names` when it runs, so the command's choices, the API and the
+    params check find it."""
+    global REGISTRY
+    if record.name in BY_NAME:
+        raise ValueError(f"a protocol called {record.name!r} is registered already")
+    if record.product not in PRODUCTS:
+        raise ValueError(f"product must be one of {', '.join(PRODUCTS)}, got {record.product!r}")
+    REGISTRY = (*REGISTRY, record)
+    BY_NAME[record.name] = record
+
+
+def registered() -> tuple[Protocol, ...]:
+    """Every protocol, built-in and registered, in the registry's order."""
+    return REGISTRY
 
 
 def resolve(ref: str):

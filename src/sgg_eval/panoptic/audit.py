@@ -2,11 +2,11 @@
 which of them a published PSG number is.
 
 The variants are R@K, mR@K, ngR@K and ng-mR@K (K = 20, 50, 100) under the protocols ``openpsg``, ``sgbench``
-and ``sgbench-paper`` (``metrics.panoptic_reduce``), on masks and, when the submission has boxes, on boxes.
+and ``sgbench-paper`` (``panoptic.reduce``), on masks and, when the submission has boxes, on boxes.
 Each mode is one pass over the images (``psg_evaluate.evaluate_protocols``). The reference variant is the
 one behind the numbers PSG papers publish: ``openpsg`` on masks. A published value matches a variant within
 half a unit of its last printed digit (``metrics.variants.match_published``). A variant its protocol's source
-does not report (ngR under ``openpsg`` or ``sgbench``: ``metrics.panoptic_reduce.PROTOCOL_METRICS``) is
+does not report (ngR under ``openpsg`` or ``sgbench``: ``panoptic.reduce.PROTOCOL_METRICS``) is
 computed by sgg-eval under that protocol's matching, and is labelled and listed as such, apart.
 """
 

@@ -1,8 +1,8 @@
 """``sgg-eval evaluate PRED --psg psg.json --psg-root ROOT``: a panoptic SGG submission against PSG's test split.
 
 PRED is an SGBench ZIP or folder (masks: evaluated on masks) or its JSON alone (boxes); ``boxes=True`` forces
-boxes. OpenPSG's ``--submit`` folder (``formats.openpsg_submit``) is read too, matched by position. The
-protocol (``metrics.panoptic_reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
+boxes. OpenPSG's ``--submit`` folder (``panoptic.openpsg_submit``) is read too, matched by position. The
+protocol (``panoptic.reduce``) is ``sgbench`` (what the sgbench 1.0.0 command computes),
 ``sgbench-paper`` (the SGBench paper's definitions) or ``openpsg`` (OpenPSG's evaluator, behind most
 published PSG numbers). Images are matched by id (value and type, as the files have them); an image of the
 test split absent from the predictions is counted and noted, never silent. Work is spread over ``jobs``
@@ -44,7 +44,7 @@ def run_psg_evaluation(
 ) -> dict:
     """The metrics document: ``task``, ``protocol``, ``mode``, ``tau``, ``iou_threshold``, ``metrics`` and
     ``per_predicate`` (the numbers the protocol's source reports), ``beyond_protocol`` (the rest, with what
-    they are: ``metrics.panoptic_reduce.PROTOCOL_METRICS``), ``counts``, ``notes``. ``stats``: statistics of
+    they are: ``panoptic.reduce.PROTOCOL_METRICS``), ``counts``, ``notes``. ``stats``: statistics of
     PSG's training split (``sgg-eval stats --psg``), for zR@K and wIMR@K (exponent ``tau``).
     ``iou_threshold``: instances match at this IoU (every protocol's is 0.5; another value is a variant, said
     in the notes). ``longtail``: the head/body/tail rule (:func:`evaluate_protocols`)."""

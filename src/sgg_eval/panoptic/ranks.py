@@ -1,11 +1,11 @@
 """Panoptic SGG: one image's first-match ranks, whatever the protocol: the records ``metrics.reduce`` reduces
-into the metric family, as for boxes (``metrics.ranks``).
+into the metric family, as for boxes (``metrics.ranking``).
 
 A protocol (``psg_evaluate``) gives each image two things:
 
 - ``ok [P, G]`` bool, predicted instance q may stand for GT instance g. Protocols ``sgbench`` and
-  ``sgbench-paper``: ``pred2gt[q] = g`` (one GT instance per prediction: ``panoptic.assign``,
-  ``panoptic.assign_one_to_one``), given as ``pred2gt [P]`` itself (−1: none), which ranks by keys in linear
+  ``sgbench-paper``: ``pred2gt[q] = g`` (one GT instance per prediction: ``panoptic.matching.assign``,
+  ``panoptic.matching.assign_one_to_one``), given as ``pred2gt [P]`` itself (−1: none), which ranks by keys in linear
   time; ``openpsg``: :func:`triplet_ok`, same class and IoU ≥ 0.5, so per triplet a prediction may stand for
   several GT instances.
 - the ranked lists (subject, object, predicate), best first: ``gc`` (sgbench: ``triplets`` de-duplicated;

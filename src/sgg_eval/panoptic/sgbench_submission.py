@@ -11,7 +11,7 @@ ranking) and ``ng_triplets`` index the instances; exact duplicate rows are dropp
 does. ``scores`` (one per triplet) is our extension, read and checked but not used by the sgbench protocol.
 
 TIFF: one layer per instance (any non-zero pixel is in the mask; layers may overlap), as ``tifffile`` writes
-them (``formats.tiff_layers``).
+them (``panoptic.tiff_layers``).
 ZIP members are read in memory (never extracted) and checked as they are read, by the one ZIP reader
 (``io.archive``), with their sizes bounded (a ZIP bomb is refused before any member is read); names must stay
 inside the archive and be unique.

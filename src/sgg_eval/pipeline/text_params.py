@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import TEXT as TEXT_PRODUCT
+from sgg_eval.core.protocols import registered
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.param_types import check_choice, check_mapping, check_number
 
 TEXT = "text"  # a model file's `benchmark` for text-graph models
-PIPELINE_TEXT_PROTOCOLS = ("sets",)  # the others read their tools' own GT files, which the pipeline has not
+
+
+def pipeline_text_protocols() -> tuple[str, ...]:
+    """The text protocols the pipeline can run: those that read the GT from a split store (the others read their
+    tools' own GT files, which the pipeline has not)."""
+    return tuple(p.name for p in registered() if p.product == TEXT_PRODUCT and p.in_pipeline)
+
+
 # the simulated answers' knobs: (low, high) of each share, and the seed
 SIM_KNOBS = {"seed": (0, 2**32 - 1), "answered": (0.0, 1.0), "failures": (0.0, 1.0), "recall": (0.0, 1.0),
              "wrong": (0.0, 10.0), "duplicates": (0.0, 1.0), "jitter": (0.0, 1.0), "plural": (0.0, 1.0)}  # fmt: skip
@@ -38,7 +47,7 @@ def check_text(params: Mapping) -> None:
                 field=f"evaluation.text_entries[{i}]",
             )
         key = f"models.{name}"
-        check_choice(_get(params, f"{key}.protocol"), f"{key}.protocol", PIPELINE_TEXT_PROTOCOLS)
+        check_choice(_get(params, f"{key}.protocol"), f"{key}.protocol", pipeline_text_protocols())
         if check_choice(_get(params, f"{key}.source"), f"{key}.source", ("simulated", "file")) == "file":
             files = check_mapping(_get(params, f"{key}.files"), f"{key}.files", ["answers"])
             if not isinstance(files.get("answers"), str) or not files["answers"].strip():

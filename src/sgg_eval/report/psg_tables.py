@@ -10,7 +10,7 @@ published beside ours, as Markdown, LaTeX and CSV (``report.tables.Table``).
 Inputs are the ``psg_evaluate`` documents (entry info plus one metrics document per protocol). With several
 protocols, each column appears once per protocol, side by side (``R@50 (sgbench)``, ``R@50 (openpsg)``);
 every caption names the protocols and τ, and the columns a protocol's source does not report (computed by
-sgg-eval under its matching: ``metrics.panoptic_reduce.PROTOCOL_METRICS``).
+sgg-eval under its matching: ``panoptic.reduce.PROTOCOL_METRICS``).
 """
 
 from __future__ import annotations
