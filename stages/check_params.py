@@ -12,10 +12,10 @@ one knob leaves them unchanged, so it reruns only the stages that list that knob
 from sgg_eval.io.atomic import write_json
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import link_files
+from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.psg_params import is_psg_model
-from sgg_eval.pipeline.text_params import is_text_model
 
 WORLDS = {"dataset": "simulation", "psg_dataset": "psg_simulation"}  # the catalogue part with the world's shape
 

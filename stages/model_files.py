@@ -6,8 +6,8 @@ one model's file depend on that model's JSON only (``sgg_eval.pipeline.fingerpri
 from sgg_eval.data.types import TASKS
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import write_tree
+from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.psg_params import is_psg_model
-from sgg_eval.pipeline.text_params import is_text_model
 
 OUTPUT = "data/model_files"
 CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-256: a file is hashed once

@@ -1,7 +1,7 @@
 """DVC stage text_evaluate: every text-graph model of evaluation.text_entries scored on the test split (issue 48)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.text_stages import run_text_evaluate
+from sgg_eval.pipeline.mllm_stages import run_text_evaluate
 
 
 def main() -> None:

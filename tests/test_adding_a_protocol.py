@@ -77,7 +77,7 @@ def test_the_api_finds_it_and_equals_the_command(tmp_path, toy):
 
 def test_the_params_check_accepts_it_where_it_names_a_text_model(toy):
     from sgg_eval.pipeline.catalogue import resolve
-    from sgg_eval.pipeline.text_params import check_text
+    from sgg_eval.pipeline.mllm_params import check_text
 
     params = resolve(yaml.safe_load((ROOT / "params.yaml").read_text()), ROOT / "conf")
     mine = copy.deepcopy(params)

@@ -1,5 +1,5 @@
-"""Text-graph models in the pipeline (issue 48): their schema (``text_params``), the simulated answers, and the table
-that sets them beside the ranked models (``report.text_table``)."""
+"""Text-graph models in the pipeline (issue 48): their schema (``mllm_params``), the simulated answers, and the table
+that sets them beside the ranked models (``report.mllm_table``)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from sgg_eval.data.types import GTImage, SplitMeta
 from sgg_eval.data.vg150_facts import vg150_vocabulary
 from sgg_eval.metrics.names import text_set_name
 from sgg_eval.pipeline.catalogue import resolve
+from sgg_eval.pipeline.mllm_params import check_text
 from sgg_eval.pipeline.params_check import check_params
-from sgg_eval.pipeline.text_params import check_text
-from sgg_eval.report.text_table import text_graphs_table
-from sgg_eval.simulate.text_answers import simulated_answers
+from sgg_eval.report.mllm_table import text_graphs_table
+from sgg_eval.simulate.mllm_answers import simulated_answers
 from sgg_eval.text.sets_evaluate import run_text_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """The VG150 half of the pipeline's parameter schema about models (``params_check`` runs it; PSG's models:
-``psg_params``; text-graph models: ``text_params``): each model of ``conf/model``, the entries evaluated
+``psg_params``; text-graph models: ``mllm_params``): each model of ``conf/model``, the entries evaluated
 (``<model>``, ``<model>_pko``, ``pko_only``), the figures' models, and the prediction file every evaluated task
 needs."""
 
@@ -11,9 +11,9 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import TASKS
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
+from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_types import check_choice
 from sgg_eval.pipeline.psg_params import is_psg_model
-from sgg_eval.pipeline.text_params import is_text_model
 from sgg_eval.simulate.params import METHODS
 
 MODEL_SOURCES = ("simulated", "file")

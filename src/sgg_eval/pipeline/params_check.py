@@ -19,11 +19,11 @@ from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.options import RANGES, check_option
 from sgg_eval.pipeline.catalogue import DATA_LAYOUT, PSG_LAYOUT, SIM_KNOBS
 from sgg_eval.pipeline.catalogue import lookup as _get
+from sgg_eval.pipeline.mllm_params import check_text
 from sgg_eval.pipeline.model_params import check_models
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.pipeline.psg_params import check_psg
 from sgg_eval.pipeline.s2g_params import S2G_KEYS, check_s2g
-from sgg_eval.pipeline.text_params import check_text
 from sgg_eval.simulate.params import Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 

@@ -16,10 +16,10 @@ from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import metric_name, mlflow_key
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results, model_label
+from sgg_eval.pipeline.mllm_stages import load_text_results
 from sgg_eval.pipeline.model_stages import open_model
 from sgg_eval.pipeline.paths import gt_split, metrics_file, per_predicate_file, stats_file
-from sgg_eval.pipeline.text_stages import load_text_results
-from sgg_eval.report.text_table import text_graphs_table
+from sgg_eval.report.mllm_table import text_graphs_table
 
 
 def run_tables(params: dict, folder: str) -> list[str]:
@@ -157,7 +157,7 @@ def child_tags(task: str, dataset: str, entry: str, family: str) -> dict[str, st
 def _text_children(params: dict, common: dict) -> list:
     """One nested run per text-graph model (``<dataset>/<entry>/text``): its protocol's numbers as metrics
     ``text/<name>``, its document as an artifact."""
-    from sgg_eval.pipeline.text_stages import load_text_results, text_results_folder
+    from sgg_eval.pipeline.mllm_stages import load_text_results, text_results_folder
     from sgg_eval.pipeline.tracking import ChildRun, metrics_of
 
     dataset = params["dataset"]["name"]

@@ -3,7 +3,7 @@ are scene graphs written as text, scored on the VG150 half's test split by the `
 stage) and shown beside the ranked models (``tables``). ``evaluation.text_entries`` lists them (may be empty).
 
 A text model is ``source: file`` with ``files: {answers: <sgg-eval JSONL of answers>}`` (docs/text_graphs.md), or
-``source: simulated`` with ``sim`` knobs (``simulate.text_answers``) on a simulated dataset.
+``source: simulated`` with ``sim`` knobs (``simulate.mllm_answers``) on a simulated dataset.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The DVC stage ``text_evaluate`` (issue 48): every model of ``evaluation.text_entries`` scored on the test split by
 its protocol (``sets``), one metrics document per model in ``<results>/text/``, which the ``tables`` stage shows
-beside the ranked models. A simulated model's answers are made first (``simulate.text_answers``), beside its
+beside the ranked models. A simulated model's answers are made first (``simulate.mllm_answers``), beside its
 metrics as ``<model>.answers.jsonl``; a real one's are its ``files.answers``."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def text_results_folder(params: dict) -> str:
 def run_text_evaluate(params: dict) -> list[str]:
     """Score every text entry; the folder exists even without one (it is the stage's output)."""
     from sgg_eval.data.store import SplitStore
-    from sgg_eval.simulate.text_answers import simulated_answers
+    from sgg_eval.simulate.mllm_answers import simulated_answers
     from sgg_eval.text.evaluate import evaluate_text_graphs
 
     results = text_results_folder(params)
