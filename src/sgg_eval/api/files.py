@@ -42,56 +42,55 @@ def evaluate_file(
     relative to) and is evaluated as sgdet. ``jobs`` processes rank blocks in parallel, with the same numbers.
     ``text_graphs=True`` reads ``path`` as scene graphs written as text (``--text-graphs``), scored on ``gt`` under a
     text protocol with its own options (``--wordnet``, ``--spacy``, ``--sbert``, ``--top-k``, ``--seed``)."""
-    fs = _fspath
+    given = {"task": task, "gt": gt, "psg": psg, "psg_root": psg_root, "boxes": boxes, "protocol": protocol,
+             "stats": stats, "zeroshot": zeroshot, "tau": tau, "iou_threshold": iou_threshold, "setting": setting,
+             "split_file": split_file, "longtail": longtail, "jobs": jobs, "wordnet": wordnet, "spacy": spacy,
+             "sbert": sbert, "top_k": top_k, "seed": seed}  # fmt: skip
     if text_graphs:
-        if task is not None or psg is not None or stats is not None or zeroshot is not None or setting or split_file:
-            raise InputError("text_graphs takes gt, protocol and the text protocols' options only", field="text_graphs")
-        from sgg_eval.text.evaluate import evaluate_text_graphs
-
-        return evaluate_text_graphs(
-            path, fs(gt), protocol, wordnet=wordnet, spacy=spacy, sbert=sbert, top_k=top_k, seed=seed
-        )
+        return _text_graphs(path, given)
     if wordnet or spacy or sbert is not None or top_k is not None or seed is not None:
         raise InputError("wordnet, spacy, sbert, top_k and seed are options of text_graphs", field="text_graphs")
-    if psg is not None:
-        if task not in (None, SGDET.name):
-            raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="task")
-        if gt is not None or zeroshot is not None or setting or split_file:
-            raise InputError("psg takes no gt, zeroshot, setting or split_file", field="psg")
-        from sgg_eval.panoptic.evaluate import run_psg_evaluation
+    return _panoptic(path, given) if psg is not None else _boxes(path, given)
 
-        return run_psg_evaluation(
-            fs(path),
-            fs(psg),
-            fs(psg_root),
-            protocol=protocol or PSG_PROTOCOL,
-            boxes=boxes,
-            stats=fs(stats),
-            tau=tau,
-            jobs=jobs,
-            iou_threshold=iou_threshold,
-            longtail=longtail,
-        )
-    if task is None:
+
+def _text_graphs(path, o: dict) -> dict:
+    if any(o[name] for name in ("task", "setting", "split_file")) or any(
+        o[name] is not None for name in ("psg", "stats", "zeroshot")
+    ):
+        raise InputError("text_graphs takes gt, protocol and the text protocols' options only", field="text_graphs")
+    from sgg_eval.text.evaluate import evaluate_text_graphs
+
+    options = {name: o[name] for name in ("wordnet", "spacy", "sbert", "top_k", "seed")}
+    return evaluate_text_graphs(path, _fspath(o["gt"]), o["protocol"], **options)
+
+
+def _panoptic(path, o: dict) -> dict:
+    if o["task"] not in (None, SGDET.name):
+        raise InputError("panoptic SGG is evaluated as sgdet (predicted masks or boxes)", field="task")
+    if o["gt"] is not None or o["zeroshot"] is not None or o["setting"] or o["split_file"]:
+        raise InputError("psg takes no gt, zeroshot, setting or split_file", field="psg")
+    from sgg_eval.panoptic.evaluate import run_psg_evaluation
+
+    fs = _fspath
+    return run_psg_evaluation(
+        fs(path), fs(o["psg"]), fs(o["psg_root"]), protocol=o["protocol"] or PSG_PROTOCOL, boxes=o["boxes"],
+        stats=fs(o["stats"]), tau=o["tau"], jobs=o["jobs"], iou_threshold=o["iou_threshold"], longtail=o["longtail"],
+    )  # fmt: skip
+
+
+def _boxes(path, o: dict) -> dict:
+    if o["task"] is None:
         raise InputError("task is required (predcls, sgcls or sgdet), unless psg is given", field="task")
-    if protocol in PSG_PROTOCOLS or boxes or psg_root:
-        raise InputError(f"protocol {protocol}, boxes and psg_root are for panoptic SGG: give psg", field="psg")
+    if o["protocol"] in PSG_PROTOCOLS or o["boxes"] or o["psg_root"]:
+        raise InputError(f"protocol {o['protocol']}, boxes and psg_root are for panoptic SGG: give psg", field="psg")
     from sgg_eval.boxes.evaluate import run_evaluation
 
+    fs = _fspath
     return run_evaluation(
-        fs(path),
-        task,
-        gt=fs(gt),
-        protocol=protocol or PROTOCOL,
-        stats=fs(stats),
-        zeroshot=zeroshot,
-        tau=tau,
-        iou_threshold=iou_threshold,
-        jobs=jobs,
-        setting=setting,
-        split_file=fs(split_file),
-        longtail=longtail,
-    )
+        fs(path), o["task"], gt=fs(o["gt"]), protocol=o["protocol"] or PROTOCOL, stats=fs(o["stats"]),
+        zeroshot=o["zeroshot"], tau=o["tau"], iou_threshold=o["iou_threshold"], jobs=o["jobs"], setting=o["setting"],
+        split_file=fs(o["split_file"]), longtail=o["longtail"],
+    )  # fmt: skip
 
 
 def _fspath(value):

@@ -7,7 +7,11 @@ import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
 from sgg_eval.core.defaults import PROTOCOL
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, registered
 from sgg_eval.core.tasks import SGDET, TASKS
+
+# --protocol openvocab: every open-vocabulary protocol's rules of novel and zero-shot recall at once (not a protocol)
+OPENVOCAB_AUDIT = "openvocab"
 
 _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
   sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
@@ -24,54 +28,12 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
 
 
 def run_audit(args: argparse.Namespace) -> None:
-    from sgg_eval.core.errors import InputError
+    """``sgg-eval audit``: metrics documents compared, or a prediction file's variants (PSG or boxes)."""
     from sgg_eval.io.atomic import write_json, write_text
-    from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.compare or _is_result(args.predictions):
         return _audit_results(args)
-    if args.psg:
-        from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
-
-        if (
-            args.task not in (None, SGDET.name)
-            or args.gt
-            or args.iou_threshold is not None
-            or args.subset is not None
-            or args.protocol
-        ):
-            raise InputError(
-                "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image, under every protocol: no --gt, "
-                "--protocol, other --task, --iou-threshold or --subset",
-                field="--psg",
-            )
-        doc = run_psg_audit(
-            args.predictions,
-            args.psg,
-            args.psg_root or "",
-            published=tuple(args.published),
-            jobs=args.jobs or default_jobs(),
-        )
-        text = psg_audit_markdown(doc)
-    else:
-        from sgg_eval.boxes.audit import audit_markdown, run_audit, run_openvocab_audit
-
-        if args.task is None:
-            raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
-        if args.psg_root:
-            raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
-        given = {k: v for k, v in (("iou_threshold", args.iou_threshold), ("subset", args.subset)) if v is not None}
-        if (args.split_file or args.zeroshot) and args.protocol != "openvocab":
-            raise InputError("--split-file and --zeroshot are for --protocol openvocab", field="--protocol")
-        if args.protocol == "openvocab" and given:
-            raise InputError("--protocol openvocab audits every image at IoU 0.5: no --subset or --iou-threshold")
-        common = {"gt": args.gt, "published": tuple(args.published), "jobs": args.jobs or default_jobs()}
-        if args.protocol == "openvocab":
-            extra = {"split_file": args.split_file, "zeroshot": args.zeroshot}
-            doc = run_openvocab_audit(args.predictions, args.task, **common, **extra)
-        else:
-            doc = run_audit(args.predictions, args.task, **common, protocol=args.protocol or PROTOCOL, **given)
-        text = audit_markdown(doc)
+    doc, text = _audit_psg(args) if args.psg else _audit_boxes(args)
     if args.output:
         write_json(args.output, doc)
     if args.md:
@@ -79,6 +41,47 @@ def run_audit(args: argparse.Namespace) -> None:
     print(text, end="")
     if any(not p.get("reference", True) and p["matches"] for p in doc["published"]):
         print("warning: a published value matches a variant other than the reference", file=sys.stderr)
+
+
+def _audit_psg(args: argparse.Namespace) -> tuple[dict, str]:
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
+
+    others = args.gt or args.iou_threshold is not None or args.subset is not None or args.protocol
+    if args.task not in (None, SGDET.name) or others:
+        raise InputError(
+            "--psg audits panoptic SGG (sgdet) at IoU 0.5 on every test image, under every protocol: no --gt, "
+            "--protocol, other --task, --iou-threshold or --subset",
+            field="--psg",
+        )
+    jobs = args.jobs or default_jobs()
+    doc = run_psg_audit(args.predictions, args.psg, args.psg_root or "", published=tuple(args.published), jobs=jobs)
+    return doc, psg_audit_markdown(doc)
+
+
+def _audit_boxes(args: argparse.Namespace) -> tuple[dict, str]:
+    from sgg_eval.boxes.audit import audit_markdown, run_audit, run_openvocab_audit
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+
+    if args.task is None:
+        raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
+    if args.psg_root:
+        raise InputError("--psg-root is for panoptic SGG: give --psg", field="--psg")
+    given = {k: v for k, v in (("iou_threshold", args.iou_threshold), ("subset", args.subset)) if v is not None}
+    openvocab = args.protocol == OPENVOCAB_AUDIT
+    if (args.split_file or args.zeroshot) and not openvocab:
+        raise InputError("--split-file and --zeroshot are for --protocol openvocab", field="--protocol")
+    if openvocab and given:
+        raise InputError("--protocol openvocab audits every image at IoU 0.5: no --subset or --iou-threshold")
+    common = {"gt": args.gt, "published": tuple(args.published), "jobs": args.jobs or default_jobs()}
+    if openvocab:
+        extra = {"split_file": args.split_file, "zeroshot": args.zeroshot}
+        doc = run_openvocab_audit(args.predictions, args.task, **common, **extra)
+    else:
+        doc = run_audit(args.predictions, args.task, **common, protocol=args.protocol or PROTOCOL, **given)
+    return doc, audit_markdown(doc)
 
 
 def _is_result(path: str) -> bool:
@@ -160,7 +163,7 @@ def add(sub) -> None:
     )
     p.add_argument(
         "--protocol",
-        choices=["reference", "oiv6", "openvocab"],
+        choices=[PROTOCOL, *(p.name for p in registered() if p.document == OPEN_IMAGES_DOCUMENT), OPENVOCAB_AUDIT],
         default=None,
         help="oiv6: an Open Images V6 result, audited against the OI evaluator's R@K too (micro, the tables' R@50, "
         "and per image; docs/oiv6.md); openvocab: a novel or zero-shot number (zR@K, R_novel_obj@K, R_novel_rel@K, "

@@ -42,6 +42,20 @@ examples:
 
 def run_split(args: argparse.Namespace) -> None:
     from sgg_eval.boxes.splits import build_splits, open_dataset
+
+    _check_split_flags(args)
+    conf = _dataset_conf(args)
+    dataset = open_dataset(conf)
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
+    counts = build_splits(dataset, paths, conf.get("raw") or (conf["files"].h5 if "files" in conf else None))
+    key = f" (split codes from the h5 key {args.split_key})" if args.split_key != SPLIT_KEY else ""
+    for split, n in counts.items():
+        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}{key}")
+
+
+def _check_split_flags(args: argparse.Namespace) -> None:
+    """One source, and each source's own flags with it only."""
     from sgg_eval.core.errors import InputError
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
@@ -57,14 +71,6 @@ def run_split(args: argparse.Namespace) -> None:
         raise InputError("--no-clip is for VG150's boxes: give it with --vg150-dir or --h5", field="--no-clip")
     if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
         raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
-    conf = _dataset_conf(args)
-    dataset = open_dataset(conf)
-    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
-    paths = {s: os.path.join(args.out_dir, f"{s}.h5") for s in splits}
-    counts = build_splits(dataset, paths, conf.get("raw") or (conf["files"].h5 if "files" in conf else None))
-    key = f" (split codes from the h5 key {args.split_key})" if args.split_key != SPLIT_KEY else ""
-    for split, n in counts.items():
-        print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}{key}")
 
 
 def _dataset_conf(args: argparse.Namespace) -> dict:

@@ -46,9 +46,8 @@ examples:
 
 
 def run_evaluate(args: argparse.Namespace) -> None:
+    """``sgg-eval evaluate``: the product its options name (``--psg``, ``--text-graphs``, else boxes)."""
     from sgg_eval.core.errors import InputError
-    from sgg_eval.io.atomic import write_json
-    from sgg_eval.metrics.ranking.blocks import default_jobs
 
     if args.per_image and (args.psg or args.text_graphs):
         raise InputError("--per-image is for box tasks (--task), not --psg or --text-graphs", field="--per-image")
@@ -58,6 +57,14 @@ def run_evaluate(args: argparse.Namespace) -> None:
         from sgg_eval.cli.evaluate_text import evaluate_text
 
         return evaluate_text(args)
+    return _evaluate_boxes(args)
+
+
+def _evaluate_boxes(args: argparse.Namespace) -> None:
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json
+    from sgg_eval.metrics.ranking.blocks import default_jobs
+
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
     if args.protocol in PSG_PROTOCOLS or args.boxes or args.psg_root:
@@ -86,9 +93,15 @@ def run_evaluate(args: argparse.Namespace) -> None:
     )
     if args.output:
         write_json(args.output, result)
-    if protocol_record(args.protocol).document == OPEN_IMAGES_DOCUMENT:
+    _print_boxes(result, args.protocol)
+
+
+def _print_boxes(result: dict, protocol: str) -> None:
+    """The protocol's headline numbers (its own printer for OIv6's and the open-vocabulary documents), then the
+    counts."""
+    if protocol_record(protocol).document == OPEN_IMAGES_DOCUMENT:
         return _print_oiv6(result)
-    if args.protocol in OPENVOCAB_PROTOCOLS:
+    if protocol in OPENVOCAB_PROTOCOLS:
         return _print_openvocab(result)
     m = result["metrics"]
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]

@@ -77,13 +77,7 @@ def read_caption_graphs(path: str, num_predicates: int) -> CaptionGraphs:
                          field="idx_to_meta_predicate")  # fmt: skip
     objects, predicates = _names(doc, "cap_category", path), _names(doc, "cap_predicate", path)
     known_objects, known_predicates = set(objects), set(predicates)
-    coco_of = {}
-    for position, (image, coco, valid) in enumerate(zip(ids, cocos, valids)):
-        where = {"path": path, "position": position, "field": "vg_image_ids/vg_coco_ids/vg_valids"}
-        if _int(valid, where) not in (0, 1):
-            raise InputError(f"vg_valids holds {valid}, not 0 or 1", **where)
-        if valid:
-            coco_of[_int(image, where)] = _int(coco, where)
+    coco_of = _coco_ids(ids, cocos, valids, path)
     raw = doc["vg_coco_id_to_capgraphs"]
     if not isinstance(raw, dict):
         raise InputError("must map COCO ids to caption graphs", path=path, field="vg_coco_id_to_capgraphs")
@@ -94,6 +88,18 @@ def read_caption_graphs(path: str, num_predicates: int) -> CaptionGraphs:
             raise InputError("a COCO id (digits) must map to a list of caption graphs", **where)
         graphs[int(key)] = _merged(captions, known_objects, known_predicates, where)
     return CaptionGraphs(coco_of, {int(k): v for k, v in meta.items()}, objects, predicates, graphs)
+
+
+def _coco_ids(ids: list, cocos: list, valids: list, path: str) -> dict[int, int]:
+    """VG image id -> COCO id, for the images ``vg_valids`` marks 1."""
+    coco_of = {}
+    for position, (image, coco, valid) in enumerate(zip(ids, cocos, valids)):
+        where = {"path": path, "position": position, "field": "vg_image_ids/vg_coco_ids/vg_valids"}
+        if _int(valid, where) not in (0, 1):
+            raise InputError(f"vg_valids holds {valid}, not 0 or 1", **where)
+        if valid:
+            coco_of[_int(image, where)] = _int(coco, where)
+    return coco_of
 
 
 def _merged(captions: list, objects: set, predicates: set, where: dict) -> CaptionGraph:

@@ -100,7 +100,11 @@ def _check_simulation(params: Mapping) -> None:
     for key in ("multi_predicate_rate", "no_relation_rate"):
         check_number(world.get(key, 0.0), f"psg_simulation.world.{key}", 0.0, 1.0)
     check_number(sim.get("seed"), "psg_simulation.seed", 0, 2**32 - 1, integer=True)
-    detectors = sim.get("detectors")
+    _check_methods(sim.get("methods"), _check_detectors(sim.get("detectors")))
+
+
+def _check_detectors(detectors) -> Mapping:
+    """``psg_simulation.detectors``: a name for each, with its settings."""
     if not isinstance(detectors, Mapping) or not detectors:
         raise InputError("must map detector names to settings", field="psg_simulation.detectors")
     for name, det in detectors.items():
@@ -110,7 +114,11 @@ def _check_simulation(params: Mapping) -> None:
         for k in ("detect_related", "detect_other"):
             check_number(det.get(k), f"{key}.{k}", 0.0, 1.0)
         check_number(det.get("false_detections"), f"{key}.false_detections", 0, 16, integer=True)
-    methods = sim.get("methods")
+    return detectors
+
+
+def _check_methods(methods, detectors: Mapping) -> None:
+    """``psg_simulation.methods``: a name for each, on one of ``detectors``, with its knobs."""
     if not isinstance(methods, Mapping) or not methods:
         raise InputError("must map method names to settings", field="psg_simulation.methods")
     for name, method in methods.items():

@@ -74,21 +74,7 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
     metrics = dict(loop.values())
     metrics.update({n: ranked["metrics"][n] for f, ng in RANKED for n in (metric_name(f, k, ng=ng) for k in RECALL_KS)})
     metrics.update(zip(DETECTOR[::-1], r1sgg_box_ap(images, answered, dataset == "psg"), strict=True))
-    read = found["files"] - found["unreadable_files"]
-    counts = {
-        "images_gt": len(images),
-        "images_gt_with_relations": sum(len(img.rels) > 0 for img in images),
-        "answer_files": found["files"],
-        "unreadable_files": found["unreadable_files"],
-        "duplicate_answers": found["duplicate_answers"],
-        "failures": found["failures"],
-        "failure_rate": found["failures"] / read if read and found["failures"] is not None else None,
-        "placeholders": sum(a is None or a.placeholder for a in answered.values()),
-        "images_ranked": ranked["counts"]["images_evaluated"],
-        **{k: v for k, v in ranked["counts"].items() if k.startswith("images_skipped")},
-        **{k: names.counts[k] for k in ("objects_dropped", "relations_dropped", "names_wordnet_not_tried")},
-        "answers_nonfinite_boxes": found["nonfinite_boxes"] if os.path.isdir(answers) else None,
-    }
+    counts = _counts(images, answered, found, ranked, names, os.path.isdir(answers))
     placeholder = "a failure or an answer without a kept object is R1-SGG's placeholder: 0"
     facts = [
         fact(R1_LOOP_VALUES, len(images), len(images), "every GT image (unanswered: 0)", ANY,
@@ -111,6 +97,27 @@ def run_r1sgg_evaluation(answers: str, gt: str, *, wordnet: bool = False) -> dic
         "notes": _notes(counts, wordnet, ties),
         "input": {"answers": os.fspath(answers), "gt": os.fspath(gt)},
     }
+
+
+def _counts(images: list, answered: dict, found: Counter, ranked: dict, names: R1Names, folder: bool) -> dict:
+    """The document's counts: GT images, answer files and failures, placeholders, images ranked and skipped, names
+    dropped (``folder``: the answers are R1-SGG's folder, not its gathered file)."""
+    read = found["files"] - found["unreadable_files"]
+    counts = {
+        "images_gt": len(images),
+        "images_gt_with_relations": sum(len(img.rels) > 0 for img in images),
+        "answer_files": found["files"],
+        "unreadable_files": found["unreadable_files"],
+        "duplicate_answers": found["duplicate_answers"],
+        "failures": found["failures"],
+        "failure_rate": found["failures"] / read if read and found["failures"] is not None else None,
+        "placeholders": sum(a is None or a.placeholder for a in answered.values()),
+        "images_ranked": ranked["counts"]["images_evaluated"],
+        **{k: v for k, v in ranked["counts"].items() if k.startswith("images_skipped")},
+        **{k: names.counts[k] for k in ("objects_dropped", "relations_dropped", "names_wordnet_not_tried")},
+        "answers_nonfinite_boxes": found["nonfinite_boxes"] if folder else None,
+    }
+    return counts
 
 
 def r1_predictions(gt: GTImage, answer: MappedAnswer | None, vocab: Vocabulary) -> dict[str, tuple]:
