@@ -161,6 +161,24 @@ def add(sub) -> None:
         help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
         "restrict the match to no-graph-constraint variants",
     )
+    _add_variants(p)
+    add_iou_threshold(p, default=None)
+    add_jobs(p)
+    p.add_argument(
+        "--compare",
+        metavar="RESULT",
+        action="append",
+        default=[],
+        help="PREDICTIONS is a metrics JSON sgg-eval wrote: say what it and each RESULT were computed over (images, "
+        "constraint, pooling, failures, K) and flag the pairs that cannot be compared",
+    )
+    p.add_argument("-o", "--output", help="write the audit JSON here")
+    p.add_argument("--md", help="write the audit as Markdown here")
+    p.set_defaults(func=run_audit)
+
+
+def _add_variants(p: argparse.ArgumentParser) -> None:
+    """The options that choose which variants are audited."""
     p.add_argument(
         "--protocol",
         choices=[PROTOCOL, *(p.name for p in registered() if p.document == OPEN_IMAGES_DOCUMENT), OPENVOCAB_AUDIT],
@@ -180,16 +198,3 @@ def add(sub) -> None:
         default=None,
         help="also report the first N images (0: no subset; default: 1000)",
     )
-    add_iou_threshold(p, default=None)
-    add_jobs(p)
-    p.add_argument(
-        "--compare",
-        metavar="RESULT",
-        action="append",
-        default=[],
-        help="PREDICTIONS is a metrics JSON sgg-eval wrote: say what it and each RESULT were computed over (images, "
-        "constraint, pooling, failures, K) and flag the pairs that cannot be compared",
-    )
-    p.add_argument("-o", "--output", help="write the audit JSON here")
-    p.add_argument("--md", help="write the audit as Markdown here")
-    p.set_defaults(func=run_audit)

@@ -164,6 +164,11 @@ def run_params(args: argparse.Namespace) -> None:
 
 def add_datasets(sub) -> None:
     """The sub-commands ``split`` and ``stats`` of ``sub``."""
+    _add_split(sub)
+    _add_stats(sub)
+
+
+def _add_split(sub) -> None:
     p = sub.add_parser(
         "split",
         help="write split stores from real VG150, GQA, GQA200 or Open Images V6 files or the simulator",
@@ -171,6 +176,11 @@ def add_datasets(sub) -> None:
         epilog=_EPILOG_SPLIT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_split_sources(p)
+    _add_split_options(p)
+
+
+def _add_split_sources(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("source (choose one)")
     src.add_argument("--simulated", action="store_true", help="the embedded SIMULATED VG150-like benchmark")
     src.add_argument("--vg150-dir", help="folder holding the three VG150 files under their usual names")
@@ -195,6 +205,9 @@ def add_datasets(sub) -> None:
         "vrd-{train,val,test}-anno.json (in the folder or its annotations/); images without a box or a relation "
         "are dropped, the others numbered 0.. in file order (the evaluator's image ids)",
     )
+
+
+def _add_split_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--exclude-left-right",
         action="store_true",
@@ -233,6 +246,8 @@ def add_datasets(sub) -> None:
     )
     p.set_defaults(func=run_split)
 
+
+def _add_stats(sub) -> None:
     p = sub.add_parser(
         "stats",
         help="training statistics (triplet counts, n_c, zero-shot set, density)",

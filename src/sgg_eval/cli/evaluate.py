@@ -270,6 +270,40 @@ def add(sub) -> None:
         "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish); the JSON's metrics hold what "
         "the protocol's tool reports, beyond_protocol the rest sgg-eval computes under its matching",
     )
+    _add_openvocab(p)
+    _add_text_graphs(p)
+    _add_psg(p)
+    p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
+    p.add_argument(
+        "--zeroshot",
+        help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
+        "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
+    )
+    p.add_argument("--tau", type=option("tau"), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})")
+    p.add_argument(
+        "--longtail",
+        choices=LONGTAIL_RULES,
+        default=LONGTAIL_RULE,
+        help="head/body/tail predicates for R_head@K, mR_head@K, ... R_tail@K, mR_tail@K: pysgg (PySGG's VG150 "
+        "parts), frequency (by the training counts of --stats, PySGG's group sizes scaled) or auto (pysgg on VG150's "
+        "predicates, else frequency; the default)",
+    )
+    add_iou_threshold(p, default=None)
+    add_jobs(p)
+    p.add_argument("-o", "--output", help="write the metrics JSON here")
+    p.add_argument(
+        "--per-image",
+        metavar="FILE",
+        help=f"box tasks: write every evaluated image's graphs here as JSON lines (GT triplets with their first-hit "
+        f"rank, the top {PER_IMAGE_K} predicted triplets with the GT rows they hit; docs/per_image.md)",
+    )
+    p.set_defaults(func=run_evaluate)
+
+    _add_psg_pack(sub)
+
+
+def _add_openvocab(p: argparse.ArgumentParser) -> None:
+    """The open-vocabulary protocols' options."""
     ov = p.add_argument_group("open-vocabulary SGG (docs/openvocab.md)")
     ov.add_argument(
         "--setting",
@@ -284,6 +318,10 @@ def add(sub) -> None:
         help="your own base/novel split (YAML or JSON: novel_objects, novel_predicates as names or indices) instead "
         "of the protocol's shipped one",
     )
+
+
+def _add_text_graphs(p: argparse.ArgumentParser) -> None:
+    """--text-graphs and the text protocols' own options."""
     text = p.add_argument_group("scene graphs written as text by multimodal LLMs (issue 48; --protocol sets, ...)")
     text.add_argument(
         "--text-graphs",
@@ -326,38 +364,20 @@ def add(sub) -> None:
         metavar="N",
         help="provision: the seed of that sample (ProVision's is unseeded; default: 0)",
     )
+
+
+def _add_psg(p: argparse.ArgumentParser) -> None:
+    """Panoptic SGG's options."""
     psg = p.add_argument_group("panoptic SGG (PSG)")
     psg.add_argument("--psg", metavar="PSG_JSON", help="OpenPSG's psg.json: evaluate its test split")
     psg.add_argument(
         "--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to (mask mode)"
     )
     psg.add_argument("--boxes", action="store_true", help="evaluate on boxes even when the submission has masks")
-    p.add_argument("--stats", help="training statistics from `sgg-eval stats` (wIMR, wR_tr, zero-shot set)")
-    p.add_argument(
-        "--zeroshot",
-        help="zero-shot triplet file (torch format, [Z, 3] subject, object, predicate); "
-        "'vg150' = the reference codebase's VG150 list, shipped with sgg-eval",
-    )
-    p.add_argument("--tau", type=option("tau"), default=None, help=f"wIMR exponent in [0, 1] (default: {TAU})")
-    p.add_argument(
-        "--longtail",
-        choices=LONGTAIL_RULES,
-        default=LONGTAIL_RULE,
-        help="head/body/tail predicates for R_head@K, mR_head@K, ... R_tail@K, mR_tail@K: pysgg (PySGG's VG150 "
-        "parts), frequency (by the training counts of --stats, PySGG's group sizes scaled) or auto (pysgg on VG150's "
-        "predicates, else frequency; the default)",
-    )
-    add_iou_threshold(p, default=None)
-    add_jobs(p)
-    p.add_argument("-o", "--output", help="write the metrics JSON here")
-    p.add_argument(
-        "--per-image",
-        metavar="FILE",
-        help=f"box tasks: write every evaluated image's graphs here as JSON lines (GT triplets with their first-hit "
-        f"rank, the top {PER_IMAGE_K} predicted triplets with the GT rows they hit; docs/per_image.md)",
-    )
-    p.set_defaults(func=run_evaluate)
 
+
+def _add_psg_pack(sub) -> None:
+    """The sub-command ``psg-pack``."""
     p = sub.add_parser(
         "psg-pack",
         help="write an SGBench submission ZIP from an SGBench JSON and a folder of masks",

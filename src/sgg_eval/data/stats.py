@@ -108,14 +108,7 @@ def compute_stats(
         pending["objects"].append(img.labels)
         n = len(img.labels)
         density.append(len(img.rels) / (n * (n - 1)) if n > 1 else 0.0)
-        off_diag = ~np.eye(n, dtype=bool)
-        pairs = (
-            off_diag & _intersecting(img.boxes[:, None], img.boxes[None, :]) if background_must_overlap else off_diag
-        )
-        if background_must_overlap and not pairs.any():
-            pairs = off_diag
-        si, oi = np.nonzero(pairs)
-        pending["background"].append(img.labels[si] * n_obj + img.labels[oi])
+        pending["background"].append(_background_keys(img, n_obj, background_must_overlap))
         if count % 4096 == 0:
             flush()
     flush()
@@ -134,6 +127,18 @@ def compute_stats(
         simulated,
         source,
     )
+
+
+def _background_keys(img: GTImage, n_obj: int, must_overlap: bool) -> np.ndarray:
+    """The (subject class, object class) keys of the image's ordered object pairs that count as background: every
+    pair, or (``must_overlap``, the reference's rule) those whose boxes intersect, all pairs when none does."""
+    n = len(img.labels)
+    off_diag = ~np.eye(n, dtype=bool)
+    pairs = off_diag & _intersecting(img.boxes[:, None], img.boxes[None, :]) if must_overlap else off_diag
+    if must_overlap and not pairs.any():
+        pairs = off_diag
+    si, oi = np.nonzero(pairs)
+    return img.labels[si] * n_obj + img.labels[oi]
 
 
 def _triplet_set(images: Iterable[GTImage], sizes: tuple[int, int]) -> np.ndarray:

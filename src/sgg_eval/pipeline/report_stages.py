@@ -78,14 +78,38 @@ def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: in
     return [with_tau(result, predicates, num_pairs, t)["metrics"][metric_name("wIMR", k)] for t in taus]
 
 
+def _score_panels(params: dict, stats, task: str, shown: str) -> list[tuple]:
+    """Figure 2's panels: the biased model's mean logits, the debiased model's mean logits and softmax."""
+    import numpy as np
+
+    from sgg_eval.boxes.pko import to_logits
+    from sgg_eval.metrics.ranking.candidates import softmax
+    from sgg_eval.report import figures as fg
+
+    f, panels = params["figures"], []
+    for title, model, transform in (
+        ("biased logits", f["biased_model"], "logits"),
+        ("debiased logits", f["debiased_model"], "logits"),
+        ("debiased softmax", f["debiased_model"], "softmax"),
+    ):
+        unit = "mean softmax probability" if transform == "softmax" else "mean logit"
+        source = open_model(params, model, task, stats)
+
+        def logits_of(x, kind=source.score_kind, transform=transform):
+            z = to_logits(x, kind, 1e-12)
+            return softmax(z).astype(np.float64) if transform == "softmax" else z
+
+        m, _ = fg.mean_score_vectors(source.pairs(), stats.vocab.num_predicates, logits_of)
+        panels.append((f"{title} ({model}{shown})", unit, m))
+    return panels
+
+
 def run_figures(params: dict, folder: str) -> list[str]:
     """Figures 2-5 and the wIMR-τ curve into ``folder`` (PNG and SVG)."""
     import numpy as np
 
-    from sgg_eval.boxes.pko import to_logits
     from sgg_eval.data.stats import frequency_order
     from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.ranking.candidates import softmax
     from sgg_eval.metrics.reduce import wimr_weights
     from sgg_eval.report import figures as fg
 
@@ -100,22 +124,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
     task = PREDCLS.name if PREDCLS.name in tasks else tasks[0]
     shown = "" if task == PREDCLS.name else f", {task}"
 
-    panels = []
-    for title, model, transform in (
-        ("biased logits", f["biased_model"], "logits"),
-        ("debiased logits", f["debiased_model"], "logits"),
-        ("debiased softmax", f["debiased_model"], "softmax"),
-    ):
-        unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, task, stats)
-
-        def logits_of(x, kind=source.score_kind, transform=transform):
-            z = to_logits(x, kind, 1e-12)
-            return softmax(z).astype(np.float64) if transform == "softmax" else z
-
-        m, _ = fg.mean_score_vectors(source.pairs(), len(names), logits_of)
-        panels.append((f"{title} ({model}{shown})", unit, m))
-    written += fg.score_heatmaps(panels, names, folder, simulated)
+    written += fg.score_heatmaps(_score_panels(params, stats, task, shown), names, folder, simulated)
     compared = [(f"{m}{shown}", results[m, task]["confusion"]) for m in dict.fromkeys((f["biased_model"],
                 f["debiased_model"])) if (m, task) in results and "confusion" in results[m, task]]  # fmt: skip
     order = frequency_order(stats.predicate_counts[1:])
@@ -217,28 +226,10 @@ def _s2g_children(params: dict, common: dict) -> list:
     return children
 
 
-def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
-    """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
-    (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), or per PSG entry ×
-    protocol (``<psg_dataset>/<entry>/<protocol>``)."""
-    from sgg_eval.pipeline.eval_stages import SUMMARY_METRICS
-    from sgg_eval.pipeline.psg_reports import psg_runs
-    from sgg_eval.pipeline.tracking import ChildRun, default_uri, git_commit, log_runs, metrics_of, share_view
+def _box_children(params: dict, results: dict, common: dict) -> list:
+    """One nested MLflow run per VG150 entry × task: its parameters, metrics, files and tags."""
+    from sgg_eval.pipeline.tracking import ChildRun, metrics_of
 
-    t = params["tracking"]
-    results = load_results(params)
-    uri = t["uri"] or default_uri(root)
-    common = {
-        "dataset": params["dataset"]["name"],
-        "protocol": params["metrics"]["protocol"],
-        "tau": params["metrics"]["tau"],
-        "iou_threshold": params["metrics"]["iou_threshold"],
-        "recall_ks": list(RECALL_KS),
-        "imr_ks": list(IMR_KS),
-        "triplet_ks": list(TRIPLET_KS),
-        "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
-        "git_commit": git_commit(root),
-    }
     children = []
     for (entry, task), doc in sorted(results.items()):
         info = doc["entry"]
@@ -258,6 +249,32 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
                 tags=child_tags(task, params["dataset"]["name"], entry, method_family(info["method"])),
             )
         )
+    return children
+
+
+def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
+    """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
+    (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), or per PSG entry ×
+    protocol (``<psg_dataset>/<entry>/<protocol>``)."""
+    from sgg_eval.pipeline.eval_stages import SUMMARY_METRICS
+    from sgg_eval.pipeline.psg_reports import psg_runs
+    from sgg_eval.pipeline.tracking import default_uri, git_commit, log_runs, share_view
+
+    t = params["tracking"]
+    results = load_results(params)
+    uri = t["uri"] or default_uri(root)
+    common = {
+        "dataset": params["dataset"]["name"],
+        "protocol": params["metrics"]["protocol"],
+        "tau": params["metrics"]["tau"],
+        "iou_threshold": params["metrics"]["iou_threshold"],
+        "recall_ks": list(RECALL_KS),
+        "imr_ks": list(IMR_KS),
+        "triplet_ks": list(TRIPLET_KS),
+        "pko": {"lam": params["pko"]["lam"], "eps": params["pko"]["eps"]},
+        "git_commit": git_commit(root),
+    }
+    children = _box_children(params, results, common)
     children += _text_children(params, common)
     children += _s2g_children(params, common)
     reports = params["paths"]["reports"]

@@ -21,6 +21,14 @@ def published_rows(name: str = "li2022_tables.csv") -> list[dict]:
 PUBLISHED_ON = ("vg150", "simulated")
 
 
+def _compared(pub: dict, col: str, ours: float | None) -> Row:
+    """One cell of ours beside the published one: the difference (ours - published) and the relative one."""
+    p = float(pub[col]) / 100
+    diff = None if ours is None else ours - p
+    values = {"published": p, "reproduced": ours, "difference": diff, "relative": None if diff is None else diff / p}
+    return Row((pub["task"], pub["backbone"], pub["method"], col), values)
+
+
 def published_vs_reproduced(
     results: dict[tuple[str, str], dict],
     entries: list[str],
@@ -42,21 +50,7 @@ def published_vs_reproduced(
             info = doc["entry"]
             if (info["backbone"], info["method"]) != (pub["backbone"], pub["method"]):
                 continue
-            for col in PAPER_COLUMNS:
-                ours = doc["metrics"].get(col)
-                p = float(pub[col]) / 100
-                diff = None if ours is None else ours - p
-                rows.append(
-                    Row(
-                        (pub["task"], pub["backbone"], pub["method"], col),
-                        {
-                            "published": p,
-                            "reproduced": ours,
-                            "difference": diff,
-                            "relative": None if diff is None else diff / p,
-                        },
-                    )
-                )
+            rows += [_compared(pub, col, doc["metrics"].get(col)) for col in PAPER_COLUMNS]
     what = "SIMULATED vs published" if simulated else "Published vs reproduced"
     base = [r for r in rows if r.labels[2] == "Baseline" and r.values["relative"] is not None]
     if base:

@@ -59,21 +59,9 @@ def run_provision_evaluation(
     objects, predicates = psg_names()
     object_names = NearestClass(encode, objects, object_query)
     predicate_names = NearestClass(encode, predicates, predicate_query)
-    rng, outcomes = random.Random(seed), Counter(r.parsed.outcome for r in rows)
-    hits, subject_hits, gt_predicates, shares, cut = [], [], [], [], 0
-    for row in rows:
-        if row.parsed.outcome in (DROPPED, CRASHED):
-            continue
-        image_gt = truth[row.key] if gpt else row.gt
-        names, triplets = row.parsed.names, row.parsed.triplets
-        labels = predicate_names.labels([t[2] for t in triplets])
-        kept = sample_top_k([(s, o, p) for (s, o, _), p in zip(triplets, labels)], rng, top_k)
-        cut += len(triplets) - len(kept)
-        hit, subject_hit = image_hits(image_gt, (kept, object_names.labels(names), row.boxes))
-        hits.append(hit)
-        subject_hits.append(subject_hit)
-        gt_predicates += [p for _, _, p in image_gt[0]]
-        shares.append(coverage(image_gt[2], row.boxes))
+    outcomes = Counter(r.parsed.outcome for r in rows)
+    scored = [(row, truth[row.key] if gpt else row.gt) for row in rows if row.parsed.outcome not in (DROPPED, CRASHED)]
+    hits, subject_hits, gt_predicates, shares, cut = _score(scored, object_names, predicate_names, top_k, seed)
     counts = {
         "answer_lines": len(rows) + unreadable,
         "unreadable_lines": unreadable,
@@ -106,6 +94,24 @@ def run_provision_evaluation(
         "notes": _notes(counts, top_k, seed),
         "input": {"answers": path, **({"gt": os.fspath(gt)} if gpt else {})},
     }
+
+
+def _score(scored: list, object_names: NearestClass, predicate_names: NearestClass, top_k: int, seed: int) -> tuple:
+    """Each scored answer's GT-triplet hits and subject hits, its GT predicates and box coverage, and how many
+    relations the random cut to ``top_k`` left out (one ``random.Random(seed)`` over the answers in order)."""
+    rng = random.Random(seed)
+    hits, subject_hits, gt_predicates, shares, cut = [], [], [], [], 0
+    for row, image_gt in scored:
+        names, triplets = row.parsed.names, row.parsed.triplets
+        labels = predicate_names.labels([t[2] for t in triplets])
+        kept = sample_top_k([(s, o, p) for (s, o, _), p in zip(triplets, labels)], rng, top_k)
+        cut += len(triplets) - len(kept)
+        hit, subject_hit = image_hits(image_gt, (kept, object_names.labels(names), row.boxes))
+        hits.append(hit)
+        subject_hits.append(subject_hit)
+        gt_predicates += [p for _, _, p in image_gt[0]]
+        shares.append(coverage(image_gt[2], row.boxes))
+    return hits, subject_hits, gt_predicates, shares, cut
 
 
 def _values(hit: np.ndarray, subject_hit: np.ndarray, gt_predicates: list, shares: list) -> tuple:
