@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.core.defaults import IOU_THRESHOLD
-from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.iou import sgb_iou_matrix
 from sgg_eval.metrics.rank_records import ImageRanks
 from sgg_eval.metrics.ranking.families import (
     NO_MATCH,
@@ -32,7 +32,7 @@ def object_matches(gt_boxes, gt_labels, pred_boxes, pred_labels, iou_threshold: 
     same = np.asarray(gt_labels)[:, None] == np.asarray(pred_labels)[None, :]
     if not same.any():
         return same
-    return same & (iou_matrix(gt_boxes, pred_boxes) >= np.float32(iou_threshold))
+    return same & (sgb_iou_matrix(gt_boxes, pred_boxes) >= np.float32(iou_threshold))
 
 
 def ng_top(probs: np.ndarray, per_pair: np.ndarray, pair_best: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

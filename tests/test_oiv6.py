@@ -281,11 +281,11 @@ def test_num_val_im_is_refused_with_oiv6(oiv6, tmp_path):
 def test_the_generated_predictions_have_boxes_at_iou_exactly_half(oiv6):
     """The files PySGG's values were taken on hold the threshold's edge case: a box at IoU 0.5 with its GT."""
     from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.boxes import iou_matrix
+    from sgg_eval.metrics.iou import sgb_iou_matrix
 
     with SplitStore(oiv6 / "splits/test.h5") as split:
         vocab = split.vocab
     at_half = 0
     for gt, pred in EvalResults(oiv6 / "oiv6/eval_results_sgdet.pytorch", vocab).pairs():
-        at_half += int((iou_matrix(pred.boxes[: len(gt.boxes)], gt.boxes).diagonal() == 0.5).sum())
+        at_half += int((sgb_iou_matrix(pred.boxes[: len(gt.boxes)], gt.boxes).diagonal() == 0.5).sum())
     assert at_half >= 5, at_half

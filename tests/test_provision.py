@@ -16,8 +16,8 @@ from provision_fixture import embed, write_fixture
 from provision_reference import reference, torch_iou
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.metrics.iou import torchvision_iou, torchvision_pair_iou
 from sgg_eval.metrics.names import PROVISION_VALUES
-from sgg_eval.metrics.torch_box_iou import box_iou, pair_iou
 from sgg_eval.text.provision.answers import gpt_text, parse_scene_graph
 from sgg_eval.text.provision.evaluate import run_provision_evaluation
 from sgg_eval.text.provision.gt import psg_names, read_provision_gt
@@ -70,17 +70,19 @@ def test_a_gpt_graph_is_written_as_process_gpt_sg_writes_it():
 def test_iou_in_the_types_torch_computes_in():
     big, half = [0, 0, 16777217, 1], [0, 0, 8388608, 1]
     assert 8388608 / 16777217 < 0.5 and torch_iou(big, half) == 0.5  # int64, then float32: meets the threshold
-    assert pair_iou([big], [half])[0, 0] == np.float32(0.5)
-    assert pair_iou([[float(v) for v in big]], [half])[0, 0] == np.float32(0.5)  # float32 rounds the box itself
-    assert pair_iou([[0, 0, 10, 10]], [[0, 0, 20, 10]])[0, 0] == 0.5  # exactly 0.5
-    assert np.isnan(pair_iou([[1, 1, 1, 1]], [[1, 1, 1, 1]])[0, 0])  # zero union: never a match
+    assert torchvision_pair_iou([big], [half])[0, 0] == np.float32(0.5)
+    assert torchvision_pair_iou([[float(v) for v in big]], [half])[0, 0] == np.float32(
+        0.5
+    )  # float32 rounds the box itself
+    assert torchvision_pair_iou([[0, 0, 10, 10]], [[0, 0, 20, 10]])[0, 0] == 0.5  # exactly 0.5
+    assert np.isnan(torchvision_pair_iou([[1, 1, 1, 1]], [[1, 1, 1, 1]])[0, 0])  # zero union: never a match
     rng = np.random.default_rng(3)
     a = [[int(v) for v in rng.integers(0, 50, 4)] for _ in range(20)] + [[1.5, 2.0, 30.25, 40.0]]
     b = [[int(v) for v in rng.integers(0, 50, 4)] for _ in range(15)] + [[0.5, 1, 20, 33.5]]
-    got = pair_iou(a, b)
+    got = torchvision_pair_iou(a, b)
     want = np.array([[torch_iou(x, y) for y in b] for x in a], dtype=np.float32)
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(box_iou(np.array(a[:20]), np.array(b[:15])), want[:20, :15])
+    np.testing.assert_array_equal(torchvision_iou(np.array(a[:20]), np.array(b[:15])), want[:20, :15])
 
 
 def test_names_go_to_the_nearest_class():

@@ -14,9 +14,10 @@ import pytest
 from sgvlm_fixture import toon, write_fixture
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.metrics.iou import sgvlm_iou
 from sgg_eval.metrics.names import SGVLM_VALUES
 from sgg_eval.text.sgvlm.evaluate import run_sgvlm_evaluation, sample_texts
-from sgg_eval.text.sgvlm.metrics import box_iou, sample_scores
+from sgg_eval.text.sgvlm.metrics import sample_scores
 from sgg_eval.text.sgvlm.toon import read_toon
 
 GOLDEN = Path(__file__).parent / "data" / "sgvlm_golden.json"
@@ -60,14 +61,14 @@ def _reference(gt, pred, thr=0.5):
     g, p = len(gt.objects), len(pred.objects)
     if g and p:
         for cols in itertools.permutations(range(p), min(g, p)) if g <= p else ():
-            total = sum(box_iou(gt.objects[i][2], pred.objects[c][2]) for i, c in enumerate(cols))
+            total = sum(sgvlm_iou(gt.objects[i][2], pred.objects[c][2]) for i, c in enumerate(cols))
             if total > best_sum + 1e-12:
                 best, best_sum = list(enumerate(cols)), total
         for rows in itertools.permutations(range(g), p) if g > p else ():
-            total = sum(box_iou(gt.objects[r][2], pred.objects[j][2]) for j, r in enumerate(rows))
+            total = sum(sgvlm_iou(gt.objects[r][2], pred.objects[j][2]) for j, r in enumerate(rows))
             if total > best_sum + 1e-12:
                 best, best_sum = [(r, j) for j, r in enumerate(rows)], total
-    kept = [(i, j) for i, j in best if box_iou(gt.objects[i][2], pred.objects[j][2]) >= thr]
+    kept = [(i, j) for i, j in best if sgvlm_iou(gt.objects[i][2], pred.objects[j][2]) >= thr]
     tp_obj = sum(gt.objects[i][1] == pred.objects[j][1] for i, j in kept)
     gt_of = {}
     for i, j in sorted(kept):

@@ -23,10 +23,11 @@ from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PSG_PNG_READERS
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.data.types import check_xyxy
+from sgg_eval.metrics.iou import sgbench_box_iou
 from sgg_eval.metrics.options import check_option
 from sgg_eval.panoptic.documents import Run, documents
 from sgg_eval.panoptic.evaluate import check_id_type
-from sgg_eval.panoptic.matching import box_ious, mask_ious
+from sgg_eval.panoptic.matching import mask_ious
 from sgg_eval.panoptic.panoptic_png import segment_index
 from sgg_eval.panoptic.psg_json import read_psg
 from sgg_eval.panoptic.sgbench_submission import check_categories, checked_rows
@@ -208,7 +209,7 @@ class PsgEvaluator:
             if len(boxes) != n:
                 raise InputError(f"{len(boxes)} boxes for {n} labels", field="boxes", **where)
             boxes = boxes.astype(np.float64, copy=False)
-            iou = box_ious(image.boxes, boxes)
+            iou = sgbench_box_iou(image.boxes, boxes)
         else:
             boxes = np.zeros((n, 4))
             seg, gt_area = segment_index(self.gt, image, PSG_PNG_READERS[self.protocol])

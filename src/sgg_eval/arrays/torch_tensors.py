@@ -1,6 +1,6 @@
 """What ``torch.tensor`` makes of JSON numbers (issue 48: the MLLM evaluators build their box tensors from the
 answers' JSON): a list of Python ints becomes int64, one with a float float32; a bool or an int beyond int64 is
-not read alike (torch mixes a bool in, or overflows). ``metrics.torch_box_iou`` computes in these types."""
+not read alike (torch mixes a bool in, or overflows). ``metrics.iou.torchvision_iou`` computes in these types."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def run_audit(args: argparse.Namespace) -> None:
 
 def _audit_psg(args: argparse.Namespace) -> tuple[dict, str]:
     from sgg_eval.core.errors import InputError
-    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.io.processes import default_jobs
     from sgg_eval.panoptic.audit import psg_audit_markdown, run_psg_audit
 
     others = args.gt or args.iou_threshold is not None or args.subset is not None or args.protocol
@@ -63,7 +63,7 @@ def _audit_psg(args: argparse.Namespace) -> tuple[dict, str]:
 def _audit_boxes(args: argparse.Namespace) -> tuple[dict, str]:
     from sgg_eval.boxes.audit import audit_markdown, run_audit, run_openvocab_audit
     from sgg_eval.core.errors import InputError
-    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.io.processes import default_jobs
 
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")

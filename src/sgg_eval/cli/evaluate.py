@@ -63,7 +63,7 @@ def run_evaluate(args: argparse.Namespace) -> None:
 def _evaluate_boxes(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
     from sgg_eval.io.atomic import write_json
-    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.io.processes import default_jobs
 
     if args.task is None:
         raise InputError("--task is required (predcls, sgcls or sgdet), unless --psg is given", field="--task")
@@ -176,7 +176,7 @@ def _printed_as(protocol: str) -> str:
 def _evaluate_psg(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
     from sgg_eval.io.atomic import write_json
-    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.io.processes import default_jobs
     from sgg_eval.panoptic.evaluate import run_psg_evaluation
 
     if args.task not in (None, SGDET.name):

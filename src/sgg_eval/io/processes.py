@@ -34,6 +34,11 @@ from sgg_eval.core.errors import InputError
 T = TypeVar("T")
 
 
+def default_jobs() -> int:
+    """Every core this process may use: the default of ``--jobs`` and of the pipeline's evaluation."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def run_isolated(func: Callable[..., T], *args, timeout: float | None = None) -> T:
     """``func(*args)`` computed in a forked child; its result is returned, its exception re-raised here (and
     ``TimeoutError`` after ``timeout`` seconds, the child killed)."""

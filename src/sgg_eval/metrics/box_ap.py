@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sgg_eval.arrays.segments import expand_segments
+from sgg_eval.metrics.iou import coco_iou
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
@@ -82,7 +83,7 @@ def match(gt: np.ndarray, det: np.ndarray, void: np.ndarray | None = None) -> Ma
     which, within = expand_segments(hi - lo)
     pd = kept[which]
     pg = g_order[lo[which] + within]
-    iou = _iou(det[pd, 1:5], gt[pg, 1:5])
+    iou = coco_iou(det[pd, 1:5], gt[pg, 1:5])
     tp = np.zeros(len(det), dtype=np.uint16)
     for t, threshold in enumerate(IOU_THRESHOLDS):
         taken = np.zeros(len(gt), dtype=bool)
@@ -106,13 +107,6 @@ def match(gt: np.ndarray, det: np.ndarray, void: np.ndarray | None = None) -> Ma
         tp[kept],
         np.bincount(gt[:, 5].astype(np.int64)),
     )
-
-
-def _iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
-    w = np.minimum(d[:, 0] + d[:, 2], g[:, 0] + g[:, 2]) - np.maximum(d[:, 0], g[:, 0])
-    h = np.minimum(d[:, 1] + d[:, 3], g[:, 1] + g[:, 3]) - np.maximum(d[:, 1], g[:, 1])
-    inter = np.where((w > 0) & (h > 0), w * h, 0.0)
-    return inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
 
 
 def average_precision(parts: list[Matched]) -> tuple[float, float]:

@@ -26,7 +26,7 @@ import numpy as np
 from sgg_eval.arrays.rowwise import row_reduce
 from sgg_eval.core.defaults import IOU_THRESHOLD, RECALL_KS
 from sgg_eval.core.tasks import task_spec
-from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.iou import sgb_iou_matrix
 from sgg_eval.metrics.names import metric_name
 
 SUMMED_KEYS = (
@@ -80,7 +80,7 @@ def _pairs_are_gt(gt, pred, boxes_are_gt: bool) -> bool:
         return False
     if boxes_are_gt:
         return bool(np.array_equal(cand, gt_pairs))
-    near = iou_matrix(pred.boxes, gt.boxes) >= np.float32(IOU_THRESHOLD)  # [pred object, GT object]
+    near = sgb_iou_matrix(pred.boxes, gt.boxes) >= np.float32(IOU_THRESHOLD)  # [pred object, GT object]
     # match[c, g]: candidate pair c overlaps GT pair g on both ends
     match = near[cand[:, 0]][:, gt_pairs[:, 0]] & near[cand[:, 1]][:, gt_pairs[:, 1]]
     return bool(match.any(axis=1).all() and match.any(axis=0).all())

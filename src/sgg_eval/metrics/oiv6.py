@@ -10,7 +10,7 @@ Per image (:func:`image_records`):
   scores' dtype (float32); all ``2P`` are ordered by ``s`` descending, the first ``TOP`` (100) kept, then those
   with ``s <= SCORE_FLOOR`` (1e-5, compared in the scores' dtype) dropped;
 - a candidate hits a GT row when subject class, predicate and object class are equal and both boxes have
-  IoU >= 0.5 (``metrics.boxes.iou``: float32, +1 pixel); a GT row counts once, however many candidates hit it;
+  IoU >= 0.5 (``metrics.iou.sgb_iou``: float32, +1 pixel); a GT row counts once, however many candidates hit it;
   ``hits_K`` = the GT rows hit by the first K candidates;
 - for AP, a candidate's overlap with a GT row of its predicate is ``min(IoU_s, IoU_o)`` (rel) or the IoU of the
   union boxes (phr), 0 where a class differs; it claims the row of largest overlap (the first on ties) when that
@@ -39,7 +39,7 @@ import numpy as np
 
 from sgg_eval.arrays.segments import first_seen
 from sgg_eval.core.defaults import OIV6_RECALL_KS as KS
-from sgg_eval.metrics.boxes import iou
+from sgg_eval.metrics.iou import sgb_iou
 from sgg_eval.metrics.names import OIV6_AP, metric_name
 
 TOP = 100  # candidates kept per image
@@ -102,11 +102,11 @@ def image_records(
     same_predicate = predicate[:, None] == g_p[None, :]
     d_s, d_o = boxes[subj].astype(np.float32)[:, None, :], boxes[obj].astype(np.float32)[:, None, :]
     t_s, t_o = gt_boxes[g_s].astype(np.float32)[None, :, :], gt_boxes[g_o].astype(np.float32)[None, :, :]
-    iou_s, iou_o = iou(d_s, t_s), iou(d_o, t_o)
+    iou_s, iou_o = sgb_iou(d_s, t_s), sgb_iou(d_o, t_o)
     hit = same_classes & same_predicate & (iou_s >= RECALL_IOU) & (iou_o >= RECALL_IOU)
     first_hit = np.where(hit.any(axis=0), hit.argmax(axis=0), TOP) if len(hit) else np.full(len(gt_rels), TOP)
     rel = np.minimum(iou_s, iou_o)
-    phr = iou(_union(d_s, d_o), _union(t_s, t_o))
+    phr = sgb_iou(_union(d_s, d_o), _union(t_s, t_o))
     return ImageRecords(
         first_hit.astype(np.int64),
         g_p.astype(np.int64),

@@ -44,11 +44,11 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.openvocab import OpenVocabSplit
 from sgg_eval.data.types import GTImage, Vocabulary
+from sgg_eval.metrics.iou import ovsgtr_iou
 from sgg_eval.metrics.names import openvocab_subsets
 
 MAX_BOXES = 100  # OvSGTR's num_obj: GT boxes kept per image
 MERGE_IOU = 0.9  # OvSGTR merges same-class GT boxes with IoU above this
-MERGE_EPS = np.float32(1e-6)  # added to the union, as util/box_ops.box_iou does
 CAP_SEED = 0  # the draw of the 100 boxes, seeded (OvSGTR's is not)
 PGSG_MR_EPS = 0.001  # PGSG divides the sum of per-predicate recalls by C + this
 
@@ -195,25 +195,12 @@ def cap_boxes(boxes: np.ndarray, labels: np.ndarray, rels: np.ndarray) -> tuple[
     return boxes[drawn], labels[drawn], rels.reshape(-1, 3).astype(np.int64)
 
 
-def plain_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``[N, M]`` IoU without the +1 pixel, ``inter / (union + 1e-6)`` in float32 (OvSGTR's ``box_iou``)."""
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = np.clip(rb - lt, 0, None)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    union = area_a[:, None] + area_b[None, :] - inter
-    return inter / (union + MERGE_EPS)
-
-
 def merge_plan(boxes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """OvSGTR's merge of same-class boxes (module docstring): the kept boxes' indices, and each box's new index."""
     n = len(boxes)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    match = (plain_iou(boxes, boxes) > MERGE_IOU) & (labels[:, None] == labels[None, :])
+    match = (ovsgtr_iou(boxes, boxes) > MERGE_IOU) & (labels[:, None] == labels[None, :])
     np.fill_diagonal(match, True)  # a zero-area box would match nothing, not even itself (module docstring)
     keep, new_id, free = [], np.full(n, -1, dtype=np.int64), np.ones(n, dtype=bool)
     for e in range(n):

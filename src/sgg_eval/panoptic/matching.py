@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.core.defaults import IOU_THRESHOLD as IOU  # the PSG protocols' threshold (sgbench, its paper, OpenPSG)
+from sgg_eval.metrics.iou import sgbench_box_iou
 
 
 def match_masks(seg_index: np.ndarray, gt_labels: np.ndarray, masks: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -95,21 +96,7 @@ def assign_one_to_one(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray
 
 def match_boxes(gt_boxes: np.ndarray, gt_labels: np.ndarray, boxes: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """``pred2gt[P]`` for xyxy boxes, the float64 operations in sgbench's order."""
-    return assign(box_ious(gt_boxes, boxes), labels, gt_labels)
-
-
-def box_ious(gt_boxes: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """``[P, G]`` IoU of xyxy boxes; two empty boxes: 0."""
-    if len(boxes) == 0:
-        return np.zeros((0, len(gt_boxes)))
-    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    gt_area = (gt_boxes[:, 2] - gt_boxes[:, 0]) * (gt_boxes[:, 3] - gt_boxes[:, 1])
-    lt = np.maximum(boxes[:, None, :2], gt_boxes[:, :2])
-    rb = np.minimum(boxes[:, None, 2:], gt_boxes[:, 2:])
-    wh = np.clip(rb - lt, 0, None)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    union = area[:, None] + gt_area - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return assign(sgbench_box_iou(gt_boxes, boxes), labels, gt_labels)
 
 
 def assign(iou: np.ndarray, labels: np.ndarray, gt_labels: np.ndarray, threshold: float = IOU) -> np.ndarray:

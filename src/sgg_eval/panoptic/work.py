@@ -20,9 +20,10 @@ from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.stats import TrainingStats
 from sgg_eval.data.types import triplet_key
 from sgg_eval.io.processes import in_parts
+from sgg_eval.metrics.iou import sgbench_box_iou
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.reduce import Accumulator
-from sgg_eval.panoptic.matching import IOU, assign, assign_one_to_one, box_ious, mask_ious
+from sgg_eval.panoptic.matching import IOU, assign, assign_one_to_one, mask_ious
 from sgg_eval.panoptic.panoptic_png import segment_indexes
 from sgg_eval.panoptic.ranks import (
     graph_constrained,
@@ -119,7 +120,7 @@ def _chunk(
                 out.update(rank_image(gt, image, pred, iou, group, has_ng, zeroshot, threshold, empty))
             ranked.append({p: out[p] for p in protocols})
         else:
-            iou = box_ious(image.boxes, pred.boxes)
+            iou = sgbench_box_iou(image.boxes, pred.boxes)
             ranked.append(rank_image(gt, image, pred, iou, protocols, has_ng, zeroshot, threshold))
     return reduce_ranked(gt, ranked, protocols, zeroshot)
 

@@ -68,7 +68,7 @@ def browser_images(params: dict) -> frozenset:
 def run_evaluate(params: dict, entry: str, task: str) -> dict:
     """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
     from sgg_eval.boxes.evaluate import run_evaluation
-    from sgg_eval.metrics.ranking.blocks import default_jobs
+    from sgg_eval.io.processes import default_jobs
 
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]

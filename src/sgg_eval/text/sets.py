@@ -8,9 +8,9 @@ Per image, with the answer's objects already mapped to class ids and its predica
   its **pairs** the distinct ``(subject class, subject box, object class, object box)``, each with the set of
   predicates the answer gives it;
 - a triplet is compatible with GT row ``r`` when both classes and the predicate are equal and both boxes overlap
-  their GT boxes at IoU >= 0.5 (the reference evaluator's +1-pixel float32 IoU, ``metrics.boxes``: an answer is
-  matched exactly as a trained model's prediction is); a pair is compatible with ``r`` when the classes and boxes
-  are and ``r``'s predicate is one of the pair's;
+  their GT boxes at IoU >= 0.5 (the reference evaluator's +1-pixel float32 IoU, ``metrics.iou.sgb_iou_matrix``: an
+  answer is matched exactly as a trained model's prediction is); a pair is compatible with ``r`` when the classes and
+  boxes are and ``r``'s predicate is one of the pair's;
 - ``NG``: a maximum one-to-one matching of triplets to GT rows; ``GC`` (one predicate per pair): of pairs to GT
   rows, so a pair answered with several predicates counts once, right or wrong;
 - the matching is Kuhn's augmenting paths, GT rows in order, candidates in answer order: its size is the maximum
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.iou import sgb_iou_matrix
 
 IOU = 0.5
 
@@ -58,8 +58,8 @@ def match_image(
     if not m or not len(pairs):
         return SetMatch(np.zeros(m, bool), np.zeros(m, bool), len(triplets), len(pairs))
     thr = np.float32(iou_threshold)
-    ok_s = iou_matrix(gt_boxes[gt_rels[:, 0]], boxes[[s for s, _ in pairs]]) >= thr  # [rows, pairs]
-    ok_o = iou_matrix(gt_boxes[gt_rels[:, 1]], boxes[[o for _, o in pairs]]) >= thr
+    ok_s = sgb_iou_matrix(gt_boxes[gt_rels[:, 0]], boxes[[s for s, _ in pairs]]) >= thr  # [rows, pairs]
+    ok_o = sgb_iou_matrix(gt_boxes[gt_rels[:, 1]], boxes[[o for _, o in pairs]]) >= thr
     same = (gt_labels[gt_rels[:, 0]][:, None] == labels[[s for s, _ in pairs]][None, :]) & (
         gt_labels[gt_rels[:, 1]][:, None] == labels[[o for _, o in pairs]][None, :]
     )

@@ -17,7 +17,7 @@ import numpy as np
 
 from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_offsets
 from sgg_eval.core.defaults import IOU_THRESHOLD
-from sgg_eval.metrics.boxes import iou
+from sgg_eval.metrics.iou import sgb_iou
 from sgg_eval.metrics.rank_records import BlockRanks
 from sgg_eval.metrics.ranking.candidates import CandidateBlock, ImageScores
 from sgg_eval.metrics.ranking.families import NO_MATCH, Candidates, first_match, key_image, pair_key
@@ -76,7 +76,7 @@ def block_ranks(
     same = np.flatnonzero(ok)
     gt_boxes = np.concatenate([np.asarray(g.boxes, np.float32).reshape(-1, 4) for g in gts])
     boxes = block.boxes
-    ok[same] = iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
+    ok[same] = sgb_iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
     ok_off = segment_offsets(n_gt * n_obj)
 
     def matches(g: np.ndarray, q: np.ndarray, img: np.ndarray) -> np.ndarray:

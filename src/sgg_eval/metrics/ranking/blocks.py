@@ -13,7 +13,6 @@ flat however long the file is.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
@@ -41,11 +40,6 @@ from sgg_eval.metrics.reduce import Accumulator
 def block_images(task: str) -> int:
     """Images per block for ``task``."""
     return max(1, tuning.BLOCK_IMAGES // tuning.SGDET_BLOCK_DIVISOR) if task_spec(task).detects else tuning.BLOCK_IMAGES
-
-
-def default_jobs() -> int:
-    """Every core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def rank_block(

@@ -10,7 +10,7 @@
   (landscape) or ``(H - W) // 2`` off x (portrait): the square padding undone; a box that is not 4 numbers is
   skipped (ASMv2 skips what torch cannot read, and stops on more than 4);
 - **match**: a GT tuple is hit when **any** answered tuple has both names, the predicate as written (case and
-  spaces count), and IoU >= 0.5 on both boxes (torchvision's ``box_iou``, ``metrics.torch_box_iou``: continuous,
+  spaces count), and IoU >= 0.5 on both boxes (torchvision's ``box_iou``, ``metrics.iou.torchvision_iou``: continuous,
   float32);
 - ``ngR_asmv2`` = hits / GT tuples pooled over the **answered** questions (a question answered twice counts
   twice); ``ng-mR_asmv2`` = the mean over the predicates present in that GT of their pooled recall;
@@ -27,7 +27,7 @@ from importlib import resources
 import numpy as np
 
 from sgg_eval.core.errors import InputError
-from sgg_eval.metrics.torch_box_iou import box_iou
+from sgg_eval.metrics.iou import torchvision_iou
 from sgg_eval.text.asmv2.answers import RawTuple
 
 BBOX_SCALE = 999
@@ -121,5 +121,7 @@ def hits(question, scored: tuple) -> np.ndarray:
     same = np.array([[gs == s and go == o and gp == p for s, o, p in zip(subjects, objects, predicates)]
                      for gs, go, gp in zip(question.subjects, question.objects, question.predicates)])  # fmt: skip
     half = np.float32(0.5)
-    near = (box_iou(question.subject_boxes, s_boxes) >= half) & (box_iou(question.object_boxes, o_boxes) >= half)
+    near = (torchvision_iou(question.subject_boxes, s_boxes) >= half) & (
+        torchvision_iou(question.object_boxes, o_boxes) >= half
+    )
     return (same & near).any(axis=1)

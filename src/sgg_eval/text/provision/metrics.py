@@ -10,7 +10,7 @@
 - **match** (``_eval_sg``): a GT triplet ``(s, o, p)`` is hit when **any** kept answered triplet has s's class
   with IoU(subject boxes) >= 0.5, o's class with IoU(object boxes) >= 0.5 and p's class; a triplet whose region
   number points past the objects or boxes is skipped (-1 is the last one). IoU is torchvision's
-  (``metrics.torch_box_iou``), each box its own tensor;
+  (``metrics.iou.torchvision_iou``), each box its own tensor;
 - ``ngR_provision`` = hits / GT triplets pooled over the scored images; ``ng-mR_provision`` = the mean over the
   predicates present in that GT (in order of first appearance, as it sums) of each one's pooled recall;
   ``objR_provision`` = the share of GT triplets whose **subject** alone is matched;
@@ -29,7 +29,7 @@ import numpy as np
 from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.defaults import PROVISION_SBERT_MODEL
 from sgg_eval.core.errors import InputError
-from sgg_eval.metrics.torch_box_iou import box_iou, pair_iou
+from sgg_eval.metrics.iou import torchvision_iou, torchvision_pair_iou
 
 Encoder = Callable[[list[str]], np.ndarray]
 
@@ -116,7 +116,7 @@ def image_hits(gt: tuple, answer: tuple) -> tuple[np.ndarray, np.ndarray]:
     if not len(rows) or not gt_triplets:
         return hit, subject_hit
     gs, go, gp = np.array(gt_triplets, dtype=np.int64).T
-    near = pair_iou(gt_boxes, boxes) >= np.float32(0.5)
+    near = torchvision_pair_iou(gt_boxes, boxes) >= np.float32(0.5)
     label, gt_label = np.array(classes, dtype=np.int64), np.array(gt_classes, dtype=np.int64)
     subject = (label[rows[:, 0]][None, :] == gt_label[gs][:, None]) & near[gs][:, rows[:, 1]]
     obj = (label[rows[:, 2]][None, :] == gt_label[go][:, None]) & near[go][:, rows[:, 3]]
@@ -135,5 +135,5 @@ def coverage(gt_boxes: list, boxes: list) -> float:
         return 0.0
     if not gt_boxes:
         return 1.0
-    best = box_iou(as_tensor(gt_boxes), as_tensor(boxes)).max(axis=1)
+    best = torchvision_iou(as_tensor(gt_boxes), as_tensor(boxes)).max(axis=1)
     return float(np.float32(np.count_nonzero(best > np.float32(0.5))) / np.float32(len(gt_boxes)))

@@ -18,20 +18,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from sgg_eval.metrics.iou import r1sgg_iou
 from sgg_eval.metrics.names import R1_LOOP_VALUES
-
-
-def continuous_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU ``[len(a), len(b)]`` of xyxy float64 boxes as R1-SGG's ``compute_iou`` computes it (same operations in
-    the same order, so the same float64 values); a box with a NaN coordinate overlaps nothing."""
-    iw = np.maximum(0.0, np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]))
-    ih = np.maximum(0.0, np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]))
-    inter = iw * ih
-    union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[:, None] + ((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]))[None]
-    union = union - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        iou = np.where(union == 0, 0.0, inter / np.where(union == 0, 1.0, union))
-    return np.where(np.isnan(b).any(axis=1)[None, :], 0.0, iou)
 
 
 def image_hits(gt, answer) -> np.ndarray:
@@ -42,8 +30,8 @@ def image_hits(gt, answer) -> np.ndarray:
     s, o, p = gt.rels[:, 0], gt.rels[:, 1], gt.rels[:, 2]
     ok = (p[:, None] == answer.predicates[None]) & (gt.labels[s][:, None] == answer.labels[answer.subjects][None])
     ok &= gt.labels[o][:, None] == answer.labels[answer.objects][None]
-    ok &= continuous_iou(gt.boxes[s], answer.boxes[answer.subjects]) >= 0.5
-    ok &= continuous_iou(gt.boxes[o], answer.boxes[answer.objects]) >= 0.5
+    ok &= r1sgg_iou(gt.boxes[s], answer.boxes[answer.subjects]) >= 0.5
+    ok &= r1sgg_iou(gt.boxes[o], answer.boxes[answer.objects]) >= 0.5
     return ok.any(axis=1)
 
 

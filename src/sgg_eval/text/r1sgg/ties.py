@@ -15,7 +15,7 @@ Three orders of the cells, each a permutation of ``range(n · C)`` with the valu
 - ``worst``: within each run, the cells that hit no GT row not yet hit come first, then greedily the fewest.
 
 A cell ``(i, c)`` hits GT row ``(s, o, p)`` when ``c = p`` and relation ``i``'s subject and object boxes each have
-the GT box's label and IoU ≥ 0.5 with it (``metrics.boxes.iou``, the reference's +1-pixel float32 IoU). The greedy
+the GT box's label and IoU ≥ 0.5 with it (``metrics.iou.sgb_iou``, the reference's +1-pixel float32 IoU). The greedy
 orders reach the fewest and the most GT rows any order can at every K whenever each cell's rows are either disjoint
 from or equal to another's (every case but a cell hitting two GT rows of which another cell hits one).
 ``hits_decided(K)`` is how many GT rows are hit within the first K cells under ``best`` and not under ``worst``.
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from sgg_eval.data.types import GTImage
-from sgg_eval.metrics.boxes import iou_matrix
+from sgg_eval.metrics.iou import sgb_iou_matrix
 
 ORDERS = ("numpy", "best", "worst")
 
@@ -37,7 +37,7 @@ def cell_hits(gt: GTImage, labels, boxes, subjects, objects, predicates, num_pre
     hits = np.zeros((n * num_predicates, rows), dtype=bool)
     if not n or not rows:
         return hits
-    ok = (iou_matrix(boxes, gt.boxes) >= np.float32(0.5)) & (np.asarray(labels)[:, None] == gt.labels[None, :])
+    ok = (sgb_iou_matrix(boxes, gt.boxes) >= np.float32(0.5)) & (np.asarray(labels)[:, None] == gt.labels[None, :])
     s, o, p = gt.rels[:, 0], gt.rels[:, 1], gt.rels[:, 2]
     both = ok[np.asarray(subjects)][:, s] & ok[np.asarray(objects)][:, o]  # [n, R]: the pair stands for the row's
     for i, r in zip(*np.nonzero(both)):

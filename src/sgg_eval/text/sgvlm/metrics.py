@@ -18,36 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sgg_eval.metrics.iou import sgvlm_iou_matrix
 from sgg_eval.text.sgvlm.toon import ToonScene
 
 IOU = 0.5
-
-
-def box_iou(a: list, b: list) -> float:
-    """The continuous IoU of two sorted xyxy boxes, with Python's own ``max``/``min`` (what they do with ``nan``)."""
-    iw = max(0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = max(0, a[2] - a[0]) * max(0, a[3] - a[1]) + max(0, b[2] - b[0]) * max(0, b[3] - b[1]) - inter
-    return 0.0 if union <= 0 else inter / union
-
-
-def iou_matrix(gt: list, pred: list) -> np.ndarray:
-    """``[len(gt), len(pred)]`` IoU of the scenes' boxes: float64 arrays, the same operations as :func:`box_iou`
-    (for finite boxes they give the same values); boxes with a non-finite coordinate go through
-    :func:`box_iou` itself."""
-    a, b = np.array(gt, dtype=np.float64).reshape(-1, 4), np.array(pred, dtype=np.float64).reshape(-1, 4)
-    iw = np.maximum(0, np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]))
-    ih = np.maximum(0, np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]))
-    inter = iw * ih
-    area_a = np.maximum(0, a[:, 2] - a[:, 0]) * np.maximum(0, a[:, 3] - a[:, 1])
-    area_b = np.maximum(0, b[:, 2] - b[:, 0]) * np.maximum(0, b[:, 3] - b[:, 1])
-    union = area_a[:, None] + area_b[None, :] - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        iou = np.where(union <= 0, 0.0, inter / np.where(union <= 0, 1.0, union))
-    for i, j in zip(*np.nonzero(~np.isfinite(a).all(axis=1)[:, None] | ~np.isfinite(b).all(axis=1)[None, :])):
-        iou[i, j] = box_iou(gt[i], pred[j])
-    return np.where(np.isnan(iou), 0.0, iou)
 
 
 def prf(tp: int, n_pred: int, n_gt: int) -> tuple[float, float, float]:
@@ -62,7 +36,7 @@ def sample_scores(gt: ToonScene, pred: ToonScene, iou_threshold: float = IOU) ->
 
     matches = []
     if gt.objects and pred.objects:
-        iou = iou_matrix([o[2] for o in gt.objects], [o[2] for o in pred.objects])
+        iou = sgvlm_iou_matrix([o[2] for o in gt.objects], [o[2] for o in pred.objects])
         rows, cols = linear_sum_assignment(-iou)
         matches = [(g, q) for g, q in zip(rows.tolist(), cols.tolist()) if iou[g, q] >= iou_threshold]
     tp_obj = sum(gt.objects[g][1] == pred.objects[q][1] for g, q in matches)
