@@ -16,31 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sgg_eval.core.defaults import IMR_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
-from sgg_eval.metrics.names import metric_name
-
-
-@dataclass(frozen=True)
-class Block:
-    """Families written together at each K of ``ks`` (``None``: a family without K): at each K, ``families`` on
-    the GC list, then (``ng``) their NG variants, then ``plain`` (families without an NG variant)."""
-
-    ks: tuple
-    families: tuple[str, ...]
-    ng: bool = False
-    plain: tuple[str, ...] = ()
-    relative: bool = False
-
-
-# Every family either product writes, in document order (docs/metrics.md defines each).
-TABLE = (
-    Block(RECALL_KS, ("R", "mR", "F1", "zR"), ng=True, plain=("A", "PR")),
-    Block(IMR_KS, ("IMR", "wIMR"), ng=True),
-    Block(TRIPLET_KS, ("R_tr", "wR_tr")),
-    Block((None,), ("PRk", "InstR")),
-    Block(("inf",), ("R", "mR")),
-    Block(RELATIVE_KS, ("R", "mR"), relative=True),
-)
+from sgg_eval.metrics.names import TABLE, Block, metric_name  # noqa: F401  (Block: the table's rows)
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,42 @@ The scheme:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sgg_eval.core.defaults import IMR_KS, OIV6_RECALL_KS, RECALL_KS, RELATIVE_KS, TRIPLET_KS
 from sgg_eval.core.protocols import protocol as protocol_record
 
-# The families with an NG variant, and the families written per K of each list.
-NG_FAMILIES = ("R", "mR", "zR", "F1", "IMR", "wIMR")
-BY_K = {RECALL_KS: ("R", "mR", "zR", "F1", "A", "PR"), IMR_KS: ("IMR", "wIMR"), TRIPLET_KS: ("R_tr", "wR_tr")}
-RELATIVE_FAMILIES = ("R", "mR")
-WITHOUT_K = ("PRk", "InstR")
+
+@dataclass(frozen=True)
+class Block:
+    """Families written together at each K of ``ks`` (``None``: a family without K): at each K, ``families`` on
+    the GC list, then (``ng``) their NG variants, then ``plain`` (families without an NG variant)."""
+
+    ks: tuple
+    families: tuple[str, ...]
+    ng: bool = False
+    plain: tuple[str, ...] = ()
+    relative: bool = False
+
+
+# Every family either product writes, in document order (docs/metrics.md defines each): the one table of the
+# families, which the document (``metrics.document``), the names below and the tests read.
+TABLE = (
+    Block(RECALL_KS, ("R", "mR", "F1", "zR"), ng=True, plain=("A", "PR")),
+    Block(IMR_KS, ("IMR", "wIMR"), ng=True),
+    Block(TRIPLET_KS, ("R_tr", "wR_tr")),
+    Block((None,), ("PRk", "InstR")),
+    Block(("inf",), ("R", "mR")),
+    Block(RELATIVE_KS, ("R", "mR"), relative=True),
+)
+
+
+# The families with an NG variant, the families written per K of each list, the relative ones and those without K:
+# read off the table.
+NG_FAMILIES = tuple(dict.fromkeys(f for b in TABLE if b.ng for f in b.families))
+BY_K = {b.ks: b.families + b.plain for b in TABLE if not b.relative and None not in b.ks and "inf" not in b.ks}
+RELATIVE_FAMILIES = tuple(f for b in TABLE if b.relative for f in b.families)
+WITHOUT_K = tuple(f for b in TABLE if b.ks == (None,) for f in b.families)
 DETECTOR = ("det_mAP@50", "det_mAP")
 # Open Images V6 (``--protocol oiv6``, docs/oiv6.md): the OI evaluator's R@K (micro, as the tables print it) and
 # ``R_per_image@K`` at its own K; the VG-style evaluator's per-image graph-constrained recall, renamed
