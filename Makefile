@@ -32,8 +32,14 @@ lock:
 	  .venv-lock/bin/python -m pip freeze --exclude-editable | LC_ALL=C sort -f; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
+# The suite on every core (pytest-xdist; TEST_JOBS=0: in this process); a module's tests stay in one worker
+# (--dist loadgroup, each module a group: tests/conftest.py), so a module-scoped fixture (a pipeline run, a
+# project's copy) is built once, and a long test that needs none of its module's runs beside the rest.
+TEST_JOBS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+
 test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # The optional extra sgg-eval[s2g] (torch, CPU build) for S2G's retrieval model: its tests run in `make test`.
 install-s2g: $(S2G_STAMP)
@@ -57,7 +63,7 @@ lint: $(STAMP)
 
 # The inner loop: unit tests only (no pipeline, DVC, MLflow, simulator at scale or outside tool), < 1 min.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration"
+	$(PYTEST) -m "not integration"
 
 # sgbench 1.0.0, the panoptic parity test's reference tool, in its own virtualenv (it pins numpy < 2).
 .venv-sgbench/.installed: requirements-sgbench.lock
@@ -68,7 +74,7 @@ test-fast: $(STAMP)
 
 # The slow cases at full size (CI runs them reduced).
 test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
-	SGG_EVAL_FULL=1 $(BIN)/python -m pytest -q
+	SGG_EVAL_FULL=1 $(PYTEST)
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps
 # dvc's exit status).

@@ -153,3 +153,13 @@ def short_head(monkeypatch, skipped: int) -> None:
     from sgg_eval.core import protocols
 
     monkeypatch.setitem(protocols.BY_NAME, "pgsg", replace(protocols.BY_NAME["pgsg"], skips_first=skipped))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) a module's tests run in one worker, so a
+    module-scoped fixture (a pipeline run, a project's copy) is built once; a test marked
+    ``xdist_group("...")`` runs in that group instead, beside the rest (a long test that needs no fixture of its
+    module's)."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
