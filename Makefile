@@ -33,10 +33,9 @@ lock:
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
 # The suite on every core (pytest-xdist; TEST_JOBS=0: in this process); a module's tests stay in one worker
-# (--dist loadgroup, each module a group: tests/conftest.py), so a module-scoped fixture (a pipeline run, a
-# project's copy) is built once, and a long test that needs none of its module's runs beside the rest.
+# (--dist loadfile), so a module-scoped fixture (a pipeline run, a project's copy) is built once.
 TEST_JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 	$(PYTEST)

@@ -155,11 +155,13 @@ def short_head(monkeypatch, skipped: int) -> None:
     monkeypatch.setitem(protocols.BY_NAME, "pgsg", replace(protocols.BY_NAME["pgsg"], skips_first=skipped))
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``make test``: ``-n auto --dist loadgroup``) a module's tests run in one worker, so a
-    module-scoped fixture (a pipeline run, a project's copy) is built once; a test marked
-    ``xdist_group("...")`` runs in that group instead, beside the rest (a long test that needs no fixture of its
-    module's)."""
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+# The modules that take minutes (each runs the pipeline or trains a model), started first so that `make test`'s
+# workers (pytest-xdist, --dist loadfile: a module per worker) end together rather than one waiting on the last.
+SLOWEST_FIRST = ("test_readme", "test_params_tracked", "test_pipeline", "test_s2g_world", "test_pipeline_psg_real",
+                 "test_dvc_team", "test_pipeline_real_formats")  # fmt: skip
+
+
+def pytest_collection_modifyitems(items):
+    """The slowest modules first (:data:`SLOWEST_FIRST`); the rest, and every module's own tests, keep their order."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.module.__name__, len(SLOWEST_FIRST)))
