@@ -95,7 +95,7 @@ class Evaluator:
         opts, zs = self._setup.opts, self._setup.zeroshot
         sizes = (self.vocab.num_objects, self.vocab.num_predicates)
         zs_keys = None if zs is None else triplet_key(zs[:, 0], zs[:, 1], zs[:, 2], *sizes)
-        self._collectors = (("boxes",) if opts.task_spec.detects else ()) + opts.rules.collects
+        self._collectors = opts.collectors
         zs_table = None if zs_keys is None else zeroshot_table(zs_keys, self.vocab)
         counts = None if train is None else train.triplet_counts
         self._fixed = (self.vocab, opts, SOURCE, zs_table, counts, self._collectors)

@@ -48,7 +48,9 @@ def evaluate_file(
              "sbert": sbert, "top_k": top_k, "seed": seed}  # fmt: skip
     if text_graphs:
         return _text_graphs(path, given)
-    if wordnet or spacy or sbert is not None or top_k is not None or seed is not None:
+    from sgg_eval.text.evaluate import text_options
+
+    if any(given[name] is not None and given[name] is not False for name in text_options()):
         raise InputError("wordnet, spacy, sbert, top_k and seed are options of text_graphs", field="text_graphs")
     return _panoptic(path, given) if psg is not None else _boxes(path, given)
 
@@ -58,9 +60,9 @@ def _text_graphs(path, o: dict) -> dict:
         o[name] is not None for name in ("psg", "stats", "zeroshot")
     ):
         raise InputError("text_graphs takes gt, protocol and the text protocols' options only", field="text_graphs")
-    from sgg_eval.text.evaluate import evaluate_text_graphs
+    from sgg_eval.text.evaluate import evaluate_text_graphs, text_options
 
-    options = {name: o[name] for name in ("wordnet", "spacy", "sbert", "top_k", "seed")}
+    options = {name: o[name] for name in text_options()}
     return evaluate_text_graphs(path, _fspath(o["gt"]), o["protocol"], **options)
 
 

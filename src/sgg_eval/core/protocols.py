@@ -50,9 +50,9 @@ class Protocol:
 
     Box protocols: ``counts_unpredicted``, whether an image without a predicted pair counts as all-miss (else it
     is skipped, as the reference does); ``skips_first``, how many images at the head of the test split its loader
-    leaves out; ``collects``, what the engine gathers beside the ranking (``oiv6``: the Open Images evaluator's
-    records, for its own document); ``split_key``, the VG150 h5 key of its loader's split codes; ``printed_as``,
-    what its tool prints the novel subsets' recall as; ``tasks_why``, why it scores only its ``tasks``;
+    leaves out; ``collects``, what the engine gathers beside the ranking (``oi_records``: the Open Images
+    evaluator's records, for its own document); ``split_key``, the VG150 h5 key of its loader's split codes;
+    ``printed_as``, what its tool prints the novel subsets' recall as; ``tasks_why``, why it scores only its ``tasks``;
     ``merges_gt``, whether its loader merges same-class GT boxes and caps them (OvSGTR's); ``reports_zero_shot``,
     whether its metrics hold zR@K; ``means_ks``, the K of its own mean recalls over the novel and the seen
     predicates, reported instead of the novel subsets' recall (PGSG's); ``document``, the document it writes.

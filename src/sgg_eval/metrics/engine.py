@@ -60,7 +60,7 @@ def evaluate(
     """
     sizes = (vocab.num_objects, vocab.num_predicates)
     zs_keys = None if zeroshot is None else triplet_key(zeroshot[:, 0], zeroshot[:, 1], zeroshot[:, 2], *sizes)
-    collectors = (("boxes",) if opts.task_spec.detects else ()) + opts.rules.collects
+    collectors = opts.collectors
     if (opts.protocol in OPENVOCAB_PROTOCOLS) != (opts.openvocab is not None):
         raise ValueError("an open-vocabulary protocol needs its OpenVocab (metrics.openvocab.open_vocab)")
     if opts.rules.skips_first:

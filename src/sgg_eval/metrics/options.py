@@ -67,6 +67,12 @@ class EvalOptions:
         return protocol_record(self.protocol)
 
     @property
+    def collectors(self) -> tuple[str, ...]:
+        """What the ranking gathers beside the ranks (``metrics.ranking.totals.COLLECTORS``): the detector's boxes
+        when the task detects, and what the protocol collects."""
+        return (("boxes",) if self.task_spec.detects else ()) + self.rules.collects
+
+    @property
     def task_spec(self) -> Task:
         """What the task's predictions are given (``sgg_eval.core.tasks``)."""
         return task_spec(self.task)

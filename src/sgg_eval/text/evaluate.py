@@ -20,6 +20,11 @@ def text_protocol(name: str | None):
     return record
 
 
+def text_options() -> tuple[str, ...]:
+    """Every option a text protocol owns (the command's names, ``-`` as ``_``), in the registry's order."""
+    return tuple(dict.fromkeys(name for p in names(TEXT) for name, _ in protocol(p).options))
+
+
 def check_text_options(record, gt, options: dict) -> dict:
     """The options ``record``'s runner takes, its defaults filled in; :class:`InputError` for a GT it refuses or
     lacks, or an option of another protocol (``options``: the command's names, ``-`` as ``_``; unset ones are
