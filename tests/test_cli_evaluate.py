@@ -123,7 +123,8 @@ def test_prediction_store_without_gt_is_a_clear_error(tmp_path, capsys):
 
 
 def test_bundled_vg150_zeroshot_list(tmp_path):
-    from sgg_eval.boxes.evaluate import load_zeroshot, run_evaluation
+    from sgg_eval.boxes.evaluate import run_evaluation
+    from sgg_eval.formats.zeroshot import load_zeroshot
 
     zs, source = load_zeroshot("vg150")
     assert zs.shape == (5971, 3) and "5971 triplets" in source

@@ -79,14 +79,18 @@ def test_the_architecture_check_can_fail():
     }
 
 
+OTHER_PROJECTS = ("torch.", "numpy.", "zipfile.")  # other projects' names (``torch.save``), not modules of ours
+
+
 def _docstring_names(package: Path) -> list[str]:
     """The ``dotted`` names a package's docstring gives in double backticks that look like module paths."""
     import ast
 
     doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
     names = re.findall(r"``([a-z_0-9]+(?:\.[a-z_0-9]+)*)``", doc)
-    outside = ("torch.", "numpy.", "zipfile.")  # other projects' names (``torch.save``)
-    return [n for n in names if not n.endswith((".yaml", ".json", ".pytorch", ".py")) and not n.startswith(outside)]
+    return [
+        n for n in names if not n.endswith((".yaml", ".json", ".pytorch", ".py")) and not n.startswith(OTHER_PROJECTS)
+    ]
 
 
 def _resolves(name: str, package: str) -> bool:

@@ -91,9 +91,9 @@ def run_openvocab_audit(
     """Every rule papers call novel or zero-shot recall (``metrics/openvocab_variants.py``) on one file, with the
     shipped splits (OvSGTR's objects and predicates, PGSG's predicates) or ``split_file``, and a verdict per
     published value (``"zR@50=12.3"``)."""
-    from sgg_eval.boxes.evaluate import load_zeroshot
     from sgg_eval.data.openvocab import read_split_file, shipped_split
     from sgg_eval.data.types import triplet_key
+    from sgg_eval.formats.zeroshot import load_zeroshot
 
     for text in published:
         try:

@@ -19,8 +19,7 @@ from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.formats.torch.reader import load
-from sgg_eval.formats.torch.tensor_table import LazyTensor
+from sgg_eval.formats.zeroshot import load_zeroshot
 from sgg_eval.io.atomic import atomic_output
 from sgg_eval.metrics.engine import evaluate, require_evaluated
 from sgg_eval.metrics.longtail import add_group_recalls, predicate_groups
@@ -52,24 +51,6 @@ class _Progress:
     def close(self) -> None:
         if self.tty and self.done:
             print(file=sys.stderr)
-
-
-def load_zeroshot(spec: str) -> tuple[np.ndarray, str]:
-    """A zero-shot triplet file ([Z, 3] subject, object, predicate; torch format), or ``vg150`` for the
-    reference codebase's own list shipped with sgg-eval."""
-    if spec == "vg150":
-        from importlib import resources
-
-        spec = str(resources.files("sgg_eval.data").joinpath("resources/zeroshot_triplet.pytorch"))
-    obj = load(spec)
-    raw = obj.numpy() if isinstance(obj, LazyTensor) else None
-    if raw is None or raw.ndim != 2 or raw.shape[1] != 3 or raw.dtype.kind not in "iu":
-        what = f"shape {list(raw.shape)} dtype {raw.dtype}" if raw is not None else type(obj).__name__
-        raise InputError(
-            f"expected one integer tensor [Z, 3] (subject, object, predicate), got {what}", path=spec, field="zeroshot"
-        )
-    zs = np.asarray(raw, dtype=np.int64)
-    return zs, f"file {os.path.basename(spec)} ({len(zs)} triplets)"
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,10 @@ from collections import Counter
 
 import numpy as np
 
-from sgg_eval.boxes.evaluate import load_zeroshot
 from sgg_eval.core.defaults import PROTOCOL, RECALL_KS
 from sgg_eval.core.tasks import SGDET
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
+from sgg_eval.formats.zeroshot import load_zeroshot
 from sgg_eval.metrics.engine import evaluate
 from sgg_eval.metrics.names import DETECTOR, R1_LOOP_VALUES, metric_name
 from sgg_eval.metrics.options import EvalOptions
