@@ -1,7 +1,7 @@
-"""DVC stage figures: the paper's Figures 2-5 and the wIMR-tau curve, PNG and SVG."""
+"""DVC stage figures: the paper's Figures 4 and 5 and the wIMR-tau curve, PNG and SVG (they show tau)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
-from sgg_eval.pipeline.report_stages import run_figures
+from sgg_eval.pipeline.figure_stages import run_figures
 
 
 def main() -> None:

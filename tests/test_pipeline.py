@@ -85,6 +85,7 @@ def test_repro_produces_tables_figures_and_runs(project):
         "blind_replace",
         "evaluate@",
         "tables",
+        "score_figures",
         "figures",
         "psg_data",
         "psg_stats",

@@ -90,7 +90,8 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         "evaluate@real_motifs_pko-predcls",
         "evaluate@pko_only-predcls",
     }
-    after = {"check_params", "reduce", "tables", "figures", "site", "track"}  # its links; what follows the metrics
+    # its links; what follows the metrics; the score figures draw its scores
+    after = {"check_params", "reduce", "tables", "score_figures", "figures", "site", "track"}
     assert reads <= ran <= reads | after, sorted(ran)
     new = json.loads(metrics_json.read_text())["metrics"]
     direct = run_evaluation(

@@ -96,6 +96,12 @@ def run_evaluate(params: dict, entry: str, task: str) -> dict:
 SUMMARY_METRICS = tuple(metric_name(f, k) for f, k in (("R", 50), ("mR", 50), ("IMR", 20), ("wIMR", 20)))
 
 
+def is_simulated(params: dict, entry: str) -> bool:
+    """Whether ``entry``'s numbers are SIMULATED: its dataset is the simulated benchmark or its model is."""
+    base = params["models"][entry_info(params, entry)["base_model"]]
+    return params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"
+
+
 def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     """Every ranked document at the configured τ with its row labels: the metrics JSON and per-predicate CSV
     of each entry × task, and a small summary (the DVC metrics file: ``dvc exp show`` stays readable)."""
@@ -110,7 +116,6 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     out = {}
     for entry in params["evaluation"]["entries"]:
         info = entry_info(params, entry)
-        base = params["models"][info["base_model"]]
         for task in params["evaluation"]["tasks"]:
             with open(ranked_file(params, entry, task), encoding="utf-8") as fh:
                 doc = with_tau(json.load(fh), stats.vocab.predicate_classes, stats.num_pairs, tau)
@@ -119,7 +124,7 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
                 "backbone": info["backbone"],
                 "method": info["method"],
                 "dataset": params["dataset"]["name"],
-                "simulated": params["dataset"]["kind"] == "simulated" or base["source"] == "simulated",
+                "simulated": is_simulated(params, entry),
             }
             write_json(metrics_file(params, entry, task), doc)
             out[entry, task] = merged(doc)  # a protocol's own numbers and the rest, as the reports read them

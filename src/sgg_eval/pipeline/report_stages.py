@@ -1,6 +1,6 @@
-"""The DVC stages after ``reduce``: the paper's tables, its figures and the MLflow runs, from the metrics
-documents ``reduce`` wrote (``pipeline.paths`` has the paths; ``model_stages`` and ``eval_stages`` the stages
-before)."""
+"""The DVC stages after ``reduce``: the paper's tables and the MLflow runs, from the metrics documents ``reduce``
+wrote (``pipeline.paths`` has the paths; ``model_stages`` and ``eval_stages`` the stages before,
+``figure_stages`` the figures)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,12 @@ from pathlib import Path
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
 from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
 from sgg_eval.core.protocols import protocol as protocol_record
-from sgg_eval.core.tasks import PREDCLS
-from sgg_eval.data.stats import read_stats
 from sgg_eval.io.atomic import write_json
-from sgg_eval.metrics.names import metric_name, mlflow_key
+from sgg_eval.metrics.names import mlflow_key
 from sgg_eval.pipeline.entries import method_family
-from sgg_eval.pipeline.eval_stages import load_results, model_label
+from sgg_eval.pipeline.eval_stages import load_results
 from sgg_eval.pipeline.mllm_stages import load_text_results
-from sgg_eval.pipeline.model_stages import open_model
-from sgg_eval.pipeline.paths import gt_split, metrics_file, per_predicate_file, stats_file
+from sgg_eval.pipeline.paths import metrics_file, per_predicate_file
 from sgg_eval.report.mllm_table import text_graphs_table
 
 
@@ -69,92 +66,6 @@ def run_tables(params: dict, folder: str) -> list[str]:
     if s2g is not None:
         tables.append(s2g)
     return [p for t in tables for p in t.write(folder)]
-
-
-def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: int) -> list[float]:
-    """wIMR@k for each τ from a metrics document (``engine.with_tau``: the evaluator's formula, exact)."""
-    from sgg_eval.metrics.engine import with_tau
-
-    return [with_tau(result, predicates, num_pairs, t)["metrics"][metric_name("wIMR", k)] for t in taus]
-
-
-def _score_panels(params: dict, stats, task: str, shown: str) -> list[tuple]:
-    """Figure 2's panels: the biased model's mean logits, the debiased model's mean logits and softmax."""
-    import numpy as np
-
-    from sgg_eval.boxes.pko import to_logits
-    from sgg_eval.metrics.ranking.candidates import softmax
-    from sgg_eval.report import figures as fg
-
-    f, panels = params["figures"], []
-    for title, model, transform in (
-        ("biased logits", f["biased_model"], "logits"),
-        ("debiased logits", f["debiased_model"], "logits"),
-        ("debiased softmax", f["debiased_model"], "softmax"),
-    ):
-        unit = "mean softmax probability" if transform == "softmax" else "mean logit"
-        source = open_model(params, model, task, stats)
-
-        def logits_of(x, kind=source.score_kind, transform=transform):
-            z = to_logits(x, kind, 1e-12)
-            return softmax(z).astype(np.float64) if transform == "softmax" else z
-
-        m, _ = fg.mean_score_vectors(source.pairs(), stats.vocab.num_predicates, logits_of)
-        panels.append((f"{title} ({model}{shown})", unit, m))
-    return panels
-
-
-def run_figures(params: dict, folder: str) -> list[str]:
-    """Figures 2-5 and the wIMR-τ curve into ``folder`` (PNG and SVG)."""
-    import numpy as np
-
-    from sgg_eval.data.stats import frequency_order
-    from sgg_eval.data.store import SplitStore
-    from sgg_eval.metrics.reduce import wimr_weights
-    from sgg_eval.report import figures as fg
-
-    stats = read_stats(stats_file(params))
-    names = list(stats.vocab.predicate_classes)
-    results = load_results(params)
-    simulated = any(doc["entry"]["simulated"] for doc in results.values())
-    f = params["figures"]
-    written = []
-    # the paper's figures are PredCls's; a run without PredCls (OvSGTR's protocol is SGDet only) draws its first task
-    tasks = list(params["evaluation"]["tasks"])
-    task = PREDCLS.name if PREDCLS.name in tasks else tasks[0]
-    shown = "" if task == PREDCLS.name else f", {task}"
-
-    written += fg.score_heatmaps(_score_panels(params, stats, task, shown), names, folder, simulated)
-    compared = [(f"{m}{shown}", results[m, task]["confusion"]) for m in dict.fromkeys((f["biased_model"],
-                f["debiased_model"])) if (m, task) in results and "confusion" in results[m, task]]  # fmt: skip
-    order = frequency_order(stats.predicate_counts[1:])
-    written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
-    written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
-
-    doc = results[f["per_predicate_model"], task]
-    mr50 = np.array([doc["per_predicate"][metric_name("mR", 50)][n] for n in names])
-    imr20 = np.array([doc["per_predicate"][metric_name("IMR", 20)][n] for n in names])
-    label = f["per_predicate_model"] + shown
-    written += fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], label, folder, simulated)
-
-    gt_counts = np.zeros(len(names))
-    with SplitStore(gt_split(params)) as split:
-        for gt in split:
-            gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
-    tau = float(params["metrics"]["tau"])
-    written += fg.predicate_weights(
-        names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau), tau, folder, simulated
-    )
-
-    k = int(params["metrics"]["imr_k"])
-    taus = np.round(np.linspace(0, 1, 11), 2)
-    curves = {
-        model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
-        for (entry, t), doc in results.items()
-        if t == task
-    }
-    written += fg.wimr_vs_tau(curves, k, folder, simulated)
-    return written
 
 
 def child_tags(task: str, dataset: str, entry: str, family: str) -> dict[str, str]:

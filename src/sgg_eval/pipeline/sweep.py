@@ -49,7 +49,7 @@ def sweep_rows(params: dict, tau: float, k: int) -> list[dict]:
 
 def _row(entry: str, task: str, backbone: str, method: str, doc: dict, stats, tau: float, k: int) -> dict:
     """One sweep row: wIMR@k at τ from ``doc``'s per-predicate IMR@k and n_c of ``stats``, and IMR@k."""
-    from sgg_eval.pipeline.report_stages import wimr_curve
+    from sgg_eval.pipeline.figure_stages import wimr_curve
 
     wimr = wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, [tau], k)[0]
     return {
