@@ -146,6 +146,15 @@ def case(fuzz_seeds, tmp_path, monkeypatch):
     return folder
 
 
+@pytest.fixture(scope="session")
+def reproduced_base(tmp_path_factory):
+    """The quick start's `make repro` in a fresh clone at the tiny scale, built once per session and shared by
+    every xdist worker (tests/reproduced.py); copy it with ``reproduced.copy_of`` before changing anything."""
+    from reproduced import reproduced, shared_root
+
+    return reproduced(shared_root(tmp_path_factory.getbasetemp()))
+
+
 def short_head(monkeypatch, skipped: int) -> None:
     """PGSG's record with a head of ``skipped`` images left out, not its 5,000 (a test's split is small)."""
     from dataclasses import replace
@@ -157,8 +166,11 @@ def short_head(monkeypatch, skipped: int) -> None:
 
 # The modules that take minutes (each runs the pipeline or trains a model), started first so that `make test`'s
 # workers (pytest-xdist, --dist loadfile: a module per worker) end together rather than one waiting on the last.
-SLOWEST_FIRST = ("test_readme", "test_params_tracked", "test_pipeline", "test_s2g_world", "test_pipeline_psg_real",
-                 "test_dvc_team", "test_pipeline_real_formats")  # fmt: skip
+# The second trains S2G models, not the pipeline: one worker builds the shared reproduced project
+# (tests/reproduced.py) while the other trains instead of waiting for it.
+SLOWEST_FIRST = ("test_readme_queue", "test_s2g_world", "test_params_tracked", "test_pipeline", "test_readme",
+                 "test_readme_real_data", "test_readme_other_datasets", "test_pipeline_real_formats",
+                 "test_readme_experiments", "test_pipeline_psg_real", "test_dvc_team")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items):

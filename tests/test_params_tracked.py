@@ -2,9 +2,9 @@
 `params`, interpolated in its definition, or through a file of data/params/ that check_params writes from the
 key's section), and changing any leaf of params.yaml is reported by `dvc status` for every stage that reads it.
 
-What a stage reads is recorded, not guessed: the pipeline runs once on tiny simulated data with
-SGG_EVAL_PARAMS_TRACE set (src/sgg_eval/pipeline/param_reads.py), which notes every value each stage takes
-from params.yaml."""
+What a stage reads is recorded, not guessed: the shared `make repro` on tiny simulated data runs with
+SGG_EVAL_PARAMS_TRACE set (tests/reproduced.py; src/sgg_eval/pipeline/param_reads.py), which notes every value
+each stage takes from params.yaml."""
 
 from __future__ import annotations
 
@@ -16,27 +16,25 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_pipeline import copy_project, params_with, run
+from reproduced import copy_of
+from test_pipeline import params_with, run
 
-from sgg_eval.pipeline.param_reads import CARRIERS, ENV
+from sgg_eval.pipeline.param_reads import CARRIERS
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 ROOT = Path(__file__).resolve().parents[1]
-OVERRIDES = ("dataset.sim.scale=tiny", "psg_dataset.sim.scale=tiny")
 # keys read by DVC itself from dvc.yaml's text: ${paths.data}, ${dataset.raw}, a matrix over ${pko.apply_to}
 INTERPOLATED = re.compile(r"\$\{([a-z_]+(?:\.[a-z_]+)+)\}")
 
 
 @pytest.fixture(scope="module")
-def traced(tmp_path_factory):
-    """A tiny project after one traced `dvc repro`: (project, {stage: keys it read})."""
-    p = copy_project(tmp_path_factory.mktemp("params_tracked"))
-    trace = tmp_path_factory.mktemp("trace")
-    params_with(p, *OVERRIDES, f"tracking.uri=sqlite:///{p / 'mlruns.db'}")
-    run([sys.executable, "-m", "dvc", "repro"], p, env={ENV: str(trace)})
+def traced(reproduced_base, tmp_path_factory):
+    """A copy of the reproduced tiny project and what each stage read while `make repro` ran it with
+    SGG_EVAL_PARAMS_TRACE set (tests/reproduced.py): (project, {stage: keys it read})."""
+    p = copy_of(reproduced_base, tmp_path_factory.mktemp("params_tracked") / "project")
     reads: dict[str, set[str]] = defaultdict(set)
-    for file in trace.glob("*.json"):
+    for file in reproduced_base.trace.glob("*.json"):
         doc = json.loads(file.read_text())
         reads[doc["stage"]] |= set(doc["reads"])
     assert "check_params" in reads and any(s.startswith("evaluate@") for s in reads), sorted(reads)
@@ -177,7 +175,7 @@ def test_a_new_panoptic_seed_regenerates_the_panoptic_world(traced):
     assert gt and tables
     before = {f: f.read_bytes() for f in gt + tables}
     original = (p / "params.yaml").read_text()
-    params_with(p, *OVERRIDES, f"tracking.uri=sqlite:///{p / 'mlruns.db'}", "psg_dataset.sim.seed=1")
+    params_with(p, "psg_dataset.sim.seed=1")  # conf/ holds the tiny scale
     try:
         out = run([sys.executable, "-m", "dvc", "repro"], p)
         assert "Running stage 'psg_data'" in out and "Running stage 'psg_tables'" in out

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from reproduced import copy_of
 
 from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.document import every_metric
@@ -64,13 +65,11 @@ def mlflow_runs(uri: str) -> list:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    p = copy_project(tmp_path_factory.mktemp("pipeline"))
-    uri = f"sqlite:///{p / 'mlruns.db'}"
-    overrides = ["dataset.sim.scale=tiny", "psg_dataset.sim.scale=tiny", f"tracking.uri={uri}"]
-    params_with(p, *overrides)
-    first = run([sys.executable, "-m", "dvc", "repro"], p)
-    return p, uri, overrides, first
+def project(reproduced_base, tmp_path_factory):
+    """A copy of the quick start's reproduced project (tests/reproduced.py: tiny simulated data in conf/, MLflow
+    in its mlflow.db): (folder, tracking URI, the overrides that recompose its params.yaml, `make repro`'s output)."""
+    p = copy_of(reproduced_base, tmp_path_factory.mktemp("pipeline") / "project")
+    return p, f"sqlite:///{p / 'mlflow.db'}", [], reproduced_base.make_repro
 
 
 def test_repro_produces_tables_figures_and_runs(project):

@@ -13,7 +13,8 @@ import zipfile
 import pytest
 import tifffile
 from psg_fixture import _tiff, write_psg_fixture
-from test_pipeline import copy_project, mlflow_runs, params_with, run
+from reproduced import copy_of
+from test_pipeline import mlflow_runs, params_with, run
 
 from sgg_eval.metrics.document import every_metric
 
@@ -21,8 +22,10 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    p = copy_project(tmp_path_factory.mktemp("psg_real"))
+def project(reproduced_base, tmp_path_factory):
+    """A copy of the reproduced quick start (tests/reproduced.py) switched to the fixture as real PSG: its VG150
+    side is reproduced already, so only the panoptic side (and what reads it) runs."""
+    p = copy_of(reproduced_base, tmp_path_factory.mktemp("psg_real") / "project")
     raw = p / "psg_files"
     files = write_psg_fixture(raw, seed=5, test=14, other=12, min_false=1)
     (p / "submissions").mkdir()
@@ -34,15 +37,13 @@ def project(tmp_path_factory):
         (p / f"conf/model/{name}.yaml").write_text(
             f"name: {name}\nbenchmark: psg\nmethod: MyPSG {name[-6:]}\nsource: file\nfiles:\n  psg: {path}\n"
         )
-    uri = f"sqlite:///{p / 'mlflow.db'}"
+    uri = f"sqlite:///{p / 'mlflow.db'}"  # the project's own store (tracking.uri empty)
     params_with(
         p,
-        "dataset.sim.scale=tiny",
         "psg_dataset=psg",
         f"psg_dataset.raw={raw}",
         "evaluation.psg_entries=[my_psg,my_psg_folder]",
         "evaluation.psg_protocols=[sgbench,openpsg]",
-        f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
     return p, files, uri, out
