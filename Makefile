@@ -33,9 +33,11 @@ lock:
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
 # The suite on every core (pytest-xdist; TEST_JOBS=0: in this process); a module's tests stay in one worker
-# (--dist loadfile), so a module-scoped fixture (a pipeline run, a project's copy) is built once.
+# (--dist loadfile), so a module-scoped fixture (a pipeline run, a project's copy) is built once; modules start in
+# the order tests/conftest.py gives them (--no-loadscope-reorder: xdist would start the modules with most tests
+# first, and the slowest, a single test, last).
 TEST_JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 	$(PYTEST)

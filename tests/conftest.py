@@ -164,13 +164,13 @@ def short_head(monkeypatch, skipped: int) -> None:
     monkeypatch.setitem(protocols.BY_NAME, "pgsg", replace(protocols.BY_NAME["pgsg"], skips_first=skipped))
 
 
-# The modules that take minutes (each runs the pipeline or trains a model), started first so that `make test`'s
-# workers (pytest-xdist, --dist loadfile: a module per worker) end together rather than one waiting on the last.
-# The second trains S2G models, not the pipeline: one worker builds the shared reproduced project
-# (tests/reproduced.py) while the other trains instead of waiting for it.
-SLOWEST_FIRST = ("test_readme_queue", "test_s2g_world", "test_params_tracked", "test_pipeline", "test_readme",
-                 "test_readme_real_data", "test_readme_other_datasets", "test_pipeline_real_formats",
-                 "test_readme_experiments", "test_pipeline_psg_real", "test_dvc_team")  # fmt: skip
+# The modules that take minutes (each runs the pipeline or trains a model), started first, longest first, so that
+# `make test`'s workers (pytest-xdist, --dist loadfile: a module per worker; --no-loadscope-reorder keeps this
+# order) end together rather than one waiting on the last. The second trains S2G models and the ninth runs its own
+# pipeline: a worker builds the shared reproduced project (tests/reproduced.py) while the other works on them.
+SLOWEST_FIRST = ("test_readme_real_data", "test_s2g_world", "test_pipeline", "test_readme_queue", "test_readme",
+                 "test_params_tracked", "test_readme_other_datasets", "test_pipeline_psg_real",
+                 "test_pipeline_real_formats", "test_readme_experiments", "test_bench", "test_dvc_team")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items):
