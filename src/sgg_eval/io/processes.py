@@ -171,11 +171,31 @@ def _failure(exc: BaseException) -> bytes:
         return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-def worker_pool(jobs: int, initializer: Callable | None = None, initargs: tuple = ()) -> multiprocessing.pool.Pool:
+@contextlib.contextmanager
+def worker_pool(
+    jobs: int, initializer: Callable | None = None, initargs: tuple = ()
+) -> Iterator[multiprocessing.pool.Pool]:
     """A pool of ``jobs`` worker processes, forked where the platform can (the workers inherit the imported modules
-    and what ``initializer`` set up, with no re-import and no pickling), else spawned."""
+    and what ``initializer`` set up, with no re-import and no pickling), else spawned.
+
+    It ends with ``close`` and ``join``, also when the block raises an ``Exception`` (a bad image, a worker's
+    error): the tasks already queued run to their end, then the workers exit. ``Pool.terminate`` (what
+    ``with Pool(...)`` does) can hang forever: its task-feeding thread, blocked putting a task on the queue to
+    workers it has just killed, is joined and never returns (seen under ``make test``, in
+    ``test_cli_evaluate``). Only an interrupt (Ctrl-C, ``SystemExit``) terminates, as the workers may be gone."""
     method = "fork" if can_fork() else "spawn"
-    return multiprocessing.get_context(method).Pool(jobs, initializer=initializer, initargs=initargs)
+    pool = multiprocessing.get_context(method).Pool(jobs, initializer=initializer, initargs=initargs)
+    try:
+        yield pool
+    except Exception:
+        pool.close()
+        pool.join()
+        raise
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.close()
+    pool.join()
 
 
 def can_fork() -> bool:
