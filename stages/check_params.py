@@ -3,21 +3,20 @@
 Every other stage runs after it (each depends on one of its outputs), so a bad value (e.g.
 `dvc exp run -S metrics.tau=2`) stops the pipeline here, before DVC removes a single output. It writes what
 the stages read beyond their params: the datasets, VG150 and panoptic (with the simulated worlds' shapes),
-the catalogue (the models, task labels and simulation settings params.yaml names) and links to every real
-model file (DVC follows them: new content in a file reruns ``model_files`` and ``inputs``; a text-graph model's
-answers, ``text_evaluate``). A valid change of
-one knob leaves them unchanged, so it reruns only the stages that list that knob as a param.
+the catalogue (the models, task labels and simulation settings params.yaml names) in one file per product
+(``pipeline.catalogue_files``), and links to every real model file (DVC follows them: new content in a file
+reruns ``model_files`` and ``inputs``; a text-graph model's answers, ``text_evaluate``). A valid change of one
+knob leaves them unchanged, so it reruns only the stages that list that knob as a param.
 """
 
 from sgg_eval.io.atomic import write_json
+from sgg_eval.pipeline.catalogue_files import WORLDS, catalogue_files
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import link_files
 from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.psg_params import is_psg_model
-
-WORLDS = {"dataset": "simulation", "psg_dataset": "psg_simulation"}  # the catalogue part with the world's shape
 
 
 def main() -> None:
@@ -46,9 +45,8 @@ def main() -> None:
         if carried["kind"] == "simulated":
             carried["world"] = params[WORLDS[section]]["world"]
         write_json(path, carried)
-    write_json(
-        "data/params/catalogue.json", {k: params[k] for k in ("models", "tasks", "simulation", "psg_simulation")}
-    )
+    for path, part in catalogue_files(params).items():  # one per product: a stage depends on what it reads
+        write_json(path, part)
     print(f"check_params: params.yaml and the {len(params['models'])} models it names are valid")
 
 

@@ -3,11 +3,11 @@ and SHA-256 of a real model's file (simulated: only that). It depends on ``data/
 to the real files, which DVC follows), so it runs when a file's content changes, and the stages reading
 one model's file depend on that model's JSON only (``sgg_eval.pipeline.fingerprint``)."""
 
+from sgg_eval.core.protocols import BOXES
 from sgg_eval.data.types import TASKS
+from sgg_eval.pipeline.catalogue_files import models_of
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.fingerprint import write_tree
-from sgg_eval.pipeline.mllm_params import is_text_model
-from sgg_eval.pipeline.psg_params import is_psg_model
 
 OUTPUT = "data/model_files"
 CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-256: a file is hashed once
@@ -16,9 +16,8 @@ CACHE = "data/.model_files_cache.json"  # (device, inode, size, mtime) -> SHA-25
 def main() -> None:
     params = load_params()
     files, labels = {}, {}
-    for name, cfg in params["models"].items():
-        if is_psg_model(cfg) or is_text_model(cfg):
-            continue  # one submission per PSG dataset (the inputs stage's); text answers: text_evaluate's
+    # box models only: a PSG model's submission is the inputs stage's, a text model's answers text_evaluate's
+    for name, cfg in models_of(params, BOXES).items():
         for task in TASKS:
             if cfg["source"] == "simulated":
                 files[name, task] = None

@@ -19,6 +19,8 @@ import yaml
 from reproduced import copy_of
 from test_pipeline import params_with, run
 
+from sgg_eval.pipeline.catalogue import resolve
+from sgg_eval.pipeline.catalogue_files import SECTIONS, carriers_of
 from sgg_eval.pipeline.param_reads import CARRIERS
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -112,6 +114,74 @@ def test_the_check_fails_for_an_undeclared_read(traced):
     finally:
         (p / "dvc.yaml").write_text(text)
     assert not any(under("psg_dataset.sim.seed", d) for d in mine)
+
+
+CATALOGUE = {"models", *(section for sections in SECTIONS.values() for section in sections)}
+
+
+def uncarried(p: Path, reads: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each stage -> the catalogue keys it read that no catalogue file it depends on carries."""
+    models = resolve(yaml.safe_load((p / "params.yaml").read_text()), p / "conf")["models"]
+    defs = stage_defs(p)
+    missing = {}
+    for stage, keys in reads.items():
+        deps = set(defs[stage.split("@")[0]].get("deps", []))
+        if "conf" in deps:
+            continue  # check_params reads conf/ itself
+        lost = sorted(k for k in keys if k.split(".")[0] in CATALOGUE and not carriers_of(k, models) & deps)
+        if lost:
+            missing[stage] = lost
+    return missing
+
+
+def test_every_catalogue_key_a_stage_reads_reaches_it_through_a_file(traced):
+    """The models, task labels and simulators a stage read (not knobs: conf/ holds them) are carried by a
+    catalogue file it depends on, one per product (pipeline/catalogue_files.py)."""
+    p, reads = traced
+    assert any(k.startswith("models.sim_psg_") for k in reads["psg_simulate"]), sorted(reads["psg_simulate"])
+    assert not uncarried(p, reads)
+
+
+def test_the_catalogue_check_fails_for_a_missing_product(traced):
+    """It can fail: without the panoptic catalogue, psg_evaluate's reads of its model are carried by nothing."""
+    p, reads = traced
+    text = (p / "dvc.yaml").read_text()
+    broken = re.sub(r"(?s)(  psg_evaluate:.*?)      - data/params/catalogue_panoptic.json\n", r"\1", text, count=1)
+    assert broken != text
+    (p / "dvc.yaml").write_text(broken)
+    try:
+        lost = uncarried(p, reads)
+    finally:
+        (p / "dvc.yaml").write_text(text)
+    assert set(lost) == {s for s in reads if s.startswith("psg_evaluate@")}, lost
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "mine", "theirs"),
+    [
+        ("sim_psg_imp", "method: IMP\n", "psg_evaluate@sim_psg_imp", ("evaluate@", "simulate", "apply_pko", "reduce")),
+        ("sim_motifs_tde", "method: TDE\n", "evaluate@sim_motifs_tde-predcls", ("psg_",)),
+    ],
+)
+def test_a_model_of_one_product_reruns_no_stage_of_another(traced, model, field, mine, theirs):
+    """A PSG model's new method name reruns its PSG stages and no VG150 stage; a VG150 model's, no PSG stage
+    (before, one catalogue file for both re-ranked every entry of the other benchmark)."""
+    from dvc.repo import Repo
+
+    p, _ = traced
+    conf = p / "conf/model" / f"{model}.yaml"
+    original = conf.read_text()
+    assert field in original
+    conf.write_text(original.replace(field, field.replace("\n", "-renamed\n")))
+    try:
+        run([sys.executable, "stages/check_params.py"], p)  # as the pipeline's first stage writes the catalogue
+        with Repo(str(p)) as repo:
+            named = {re.sub(r"^.*dvc\.yaml:", "", s) for s in repo.status()}
+    finally:
+        conf.write_text(original)
+        run([sys.executable, "stages/check_params.py"], p)
+    assert mine in named, sorted(named)
+    assert not [s for s in named if s.startswith(theirs)], sorted(named)
 
 
 def changed_value(value):

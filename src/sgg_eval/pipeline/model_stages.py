@@ -9,15 +9,15 @@ from collections import defaultdict
 
 from sgg_eval.boxes.pko import PKOParams, blind_replacement, pko_predictions
 from sgg_eval.boxes.sources import PredictionSource, open_predictions
+from sgg_eval.core.protocols import BOXES
 from sgg_eval.data.stats import TrainingStats, read_stats
 from sgg_eval.io.atomic import write_json
-from sgg_eval.pipeline.mllm_params import is_text_model
+from sgg_eval.pipeline.catalogue_files import models_of
 from sgg_eval.pipeline.paths import (
     gt_split,
     prediction_file,
     stats_file,
 )
-from sgg_eval.pipeline.psg_params import is_psg_model
 from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
 
 
@@ -33,8 +33,8 @@ def run_simulate(params: dict) -> list[str]:
     os.makedirs(f"{params['paths']['predictions']}/simulated", exist_ok=True)
     stats = read_stats(stats_file(params))
     by_backbone: dict[str, dict[str, str]] = defaultdict(dict)
-    for name, cfg in params["models"].items():
-        if cfg["source"] == "simulated" and not (is_psg_model(cfg) or is_text_model(cfg)):  # psg_, mllm_stages
+    for name, cfg in models_of(params, BOXES).items():  # PSG's: psg_stages; text graphs': mllm_stages
+        if cfg["source"] == "simulated":
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
     method_params = MethodParams(**sim["methods"])

@@ -7,9 +7,9 @@ from __future__ import annotations
 from sgg_eval.pipeline.psg_stages import any_simulated, load_psg_results
 
 
-def _setting(params: dict, results: dict[str, dict]) -> tuple[list[str], str, bool, float]:
+def _setting(params: dict, results: dict[str, dict]) -> tuple[list[str], str, bool]:
     protocols = list(params["evaluation"]["psg_protocols"])
-    return protocols, params["psg_dataset"]["name"], any_simulated(params, results), float(params["metrics"]["tau"])
+    return protocols, params["psg_dataset"]["name"], any_simulated(params, results)
 
 
 def run_psg_tables(params: dict, folder: str) -> list[str]:
@@ -17,7 +17,8 @@ def run_psg_tables(params: dict, folder: str) -> list[str]:
     from sgg_eval.report.psg_tables import psg_tables, published_vs_ours
 
     results = load_psg_results(params)
-    protocols, dataset, simulated, tau = _setting(params, results)
+    protocols, dataset, simulated = _setting(params, results)
+    tau = float(params["metrics"]["tau"])
     tables = psg_tables(results, protocols, dataset, simulated, tau, float(params["metrics"]["iou_threshold"]))
     tables.append(published_vs_ours(results, protocols[0], dataset, simulated))
     return [path for table in tables for path in table.write(folder)] + _confusions(params, results, folder)
@@ -44,13 +45,14 @@ def _confusions(params: dict, results: dict[str, dict], folder: str) -> list[str
 
 
 def run_psg_figures(params: dict, folder: str) -> list[str]:
-    """Fig. 3 (PR@50 against PRk) under the first protocol of ``evaluation.psg_protocols``."""
+    """Fig. 3 (PR@50 against PRk) under the first protocol of ``evaluation.psg_protocols``, from the ranked
+    documents: neither number depends on τ, so ``metrics.tau`` does not redraw it."""
     from sgg_eval.metrics.document import every_metric
     from sgg_eval.metrics.names import metric_name
     from sgg_eval.report.psg_figures import pr_vs_prank
 
-    results = load_psg_results(params)
-    protocols, dataset, simulated, tau = _setting(params, results)
+    results = load_psg_results(params, ranked=True)
+    protocols, dataset, simulated = _setting(params, results)
     protocol = protocols[0]
     points = {
         doc["entry"]["method"]: (

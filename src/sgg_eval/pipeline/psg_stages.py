@@ -199,13 +199,15 @@ def run_psg_reduce(params: dict) -> dict[str, dict]:
     return out
 
 
-def load_psg_results(params: dict) -> dict[str, dict]:
-    """Every PSG entry's metrics document that exists, in ``evaluation.psg_entries`` order."""
+def load_psg_results(params: dict, ranked: bool = False) -> dict[str, dict]:
+    """Every PSG entry's metrics document that exists, in ``evaluation.psg_entries`` order; ``ranked``: its
+    ranked document instead (``psg_evaluate``'s, wIMR at the default τ), for a reader that shows no number τ moves,
+    so that ``metrics.tau`` does not rerun it."""
     import json
 
     out = {}
     for entry in params["evaluation"]["psg_entries"]:
-        path = psg_metrics_file(params, entry)
+        path = psg_ranked_file(params, entry) if ranked else psg_metrics_file(params, entry)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as fh:
                 out[entry] = json.load(fh)

@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import BOXES, OPEN_IMAGES_DOCUMENT, PANOPTIC, TEXT
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import mlflow_key
+from sgg_eval.pipeline.catalogue_files import FILES as CATALOGUE_FILES
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results
 from sgg_eval.pipeline.mllm_stages import load_text_results
@@ -193,14 +194,15 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))
     # the inputs' hashes (dvc.lock) and the configuration (the knobs, and the models and simulation settings
     # they name) travel as files, not as a truncated parameter
-    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml", "data/params/catalogue.json")]
+    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml")]
+    catalogue = {product: os.path.join(root, path) for product, path in CATALOGUE_FILES.items()}
     ids = log_runs(
         uri,
         t["experiment"],
         f"pipeline {params['dataset']['name']}",
         {**common, "dataset": params["dataset"]["name"]},
         children,
-        parent_artifacts=figures + tables + inputs,
+        parent_artifacts=figures + tables + inputs + [catalogue[BOXES], catalogue[TEXT]],
         parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["dataset"]["name"]},
     )
     # the panoptic benchmark: its own parent run, so its tables never mix with VG150's
@@ -212,7 +214,7 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         f"pipeline {params['psg_dataset']['name']}",
         psg_common,
         psg_children,
-        parent_artifacts=psg_files + inputs,
+        parent_artifacts=psg_files + inputs + [catalogue[PANOPTIC]],
         parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["psg_dataset"]["name"]},
     )
     tasks = list(params["evaluation"]["tasks"])
