@@ -16,9 +16,10 @@ def per_predicate_rows(result: dict, stats: TrainingStats) -> list[dict]:
     """Rows ``{predicate, train_count, num_pairs, <metric>: value, ...}`` in predicate id order."""
     names = stats.vocab.predicate_classes
     metrics = sorted(result["per_predicate"])
+    num_pairs = stats.num_pairs  # a reduction of the triplet counts, computed on each read
     rows = []
     for c, name in enumerate(names, 1):
-        row = {"predicate": name, "train_count": int(stats.predicate_counts[c]), "num_pairs": int(stats.num_pairs[c])}
+        row = {"predicate": name, "train_count": int(stats.predicate_counts[c]), "num_pairs": int(num_pairs[c])}
         for m in metrics:
             value = result["per_predicate"][m].get(name)
             row[m] = "" if value is None else repr(float(value))
