@@ -7,9 +7,16 @@ import sys
 
 # as sgg_eval.retrieval.training sets it before torch starts: here torch may be imported first (by a test module)
 os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+# Under pytest-xdist each worker (and what it starts: DVC stages, `make s2g-example`) takes its share of the cores.
+# Torch and BLAS otherwise start a thread per core in every worker: on 2 cores beside a busy worker, S2G's training
+# took 132 s with 2 threads and 78 s with 1 (tests/test_s2g_world.py, measured). Set before numpy or torch loads.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
-import numpy as np
-import pytest
+import numpy as np  # noqa: E402  (after the thread counts above)
+import pytest  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))  # test helper modules (vg150_fixture)
 
