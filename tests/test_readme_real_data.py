@@ -1,6 +1,6 @@
 """The README's sections on your own data, run as written: the real VG150 split with your model, the real PSG
 files with yours (stand-ins for both, tests/readme_standins.py). Each switches a dataset, so each works on its own
-copy of the reproduced quick start."""
+copy of the reproduced quick start: only that dataset's side of the pipeline reruns."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
 def test_real_vg150_with_your_model(reproduced_base, tmp_path):
-    """The README's `conf/model/motifs.yaml`, its files standing in; the PSG side stays as it was."""
+    """The README's `conf/model/motifs.yaml`, its files standing in: the PSG side stays as it was."""
     project = copy_of(reproduced_base, tmp_path / "project")
     yaml_block = re.search(r"```yaml\n(# conf/model/motifs.yaml\n.*?)```", README, re.S).group(1)
     readme_standins.real_vg150(project, yaml_block, tmp_path / "ckpt")
     sh(".venv/bin/sgg-eval params dataset=vg150 experiment=one_model evaluation.model=motifs", project)
     out = sh(".venv/bin/dvc repro", project)
     assert {"load_split", "evaluate", "tables", "track"} <= stages_run(out), out[-2000:]
+    assert not {"psg_simulate", "psg_evaluate"} & stages_run(out), out[-2000:]  # no PSG matching
     for entry in ("motifs", "motifs_pko", "pko_only"):
         for task in ("predcls", "sgcls", "sgdet"):
             doc = json.loads((project / f"data/vg150/results/metrics/{entry}/{task}.json").read_text())
@@ -30,13 +31,14 @@ def test_real_vg150_with_your_model(reproduced_base, tmp_path):
 
 
 def test_real_psg_with_your_model(reproduced_base, tmp_path):
-    """The README's `conf/model/my_psg.yaml`, its file standing in."""
+    """The README's `conf/model/my_psg.yaml`, its file standing in: the PSG side reruns, the VG150 side does not."""
     project = copy_of(reproduced_base, tmp_path / "project")
     yaml_block = re.search(r"```yaml\n(# conf/model/my_psg.yaml\n.*?)```", README, re.S).group(1)
     readme_standins.real_psg(project, yaml_block, tmp_path / "elsewhere")
     sh(".venv/bin/sgg-eval params psg_dataset=psg 'evaluation.psg_entries=[my_psg]'", project)
     out = sh(".venv/bin/dvc repro", project)
     assert {"psg_data", "psg_stats", "psg_evaluate", "psg_tables", "track"} <= stages_run(out), out[-2000:]
+    assert not {"load_split", "simulate", "apply_pko", "evaluate"} & stages_run(out), out[-2000:]  # no VG ranking
     doc = json.loads((project / "data/psg/results/metrics/my_psg.json").read_text())
     assert doc["entry"]["simulated"] is False and doc["protocols"]["sgbench"]["counts"]["images_evaluated"] > 0
     assert "| MyPSG" in (project / "reports/psg/tables/psg_table1_recall.md").read_text()
