@@ -17,10 +17,21 @@ export MPLBACKEND := Agg
 
 install: $(STAMP)
 
+# uv installs the locks: the same packages as pip, in about 25 s where pip took 1.5 to 2.5 min of a fresh clone's
+# `make test` (measured on 2 cores, docs/decisions.md). It is pinned in the lock, bootstrapped by pip, and given
+# the wheel folders and index pip is configured with (PIP_* variables, pip.conf), e.g. a machine's local wheels of
+# torch's CPU build.
+UV_VERSION = $(shell sed -n 's/^uv==//p' $(LOCK))
+pip_setting = $(or $(PIP_$(1)),$(shell $(PYTHON) -m pip config get global.$(2) 2>/dev/null))
+UV_SOURCES = $(foreach d,$(call pip_setting,FIND_LINKS,find-links),--find-links $(d)) \
+             $(foreach u,$(call pip_setting,INDEX_URL,index-url),--index-url $(u))
+UV_INSTALL = $(BIN)/uv pip install --quiet $(UV_SOURCES)
+
 $(STAMP): pyproject.toml $(LOCK)
 	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	@touch $@
 
 # Re-resolve pyproject.toml's ranges in a throwaway virtualenv and pin the result (commit the lock).
@@ -46,15 +57,14 @@ test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 install-s2g: $(S2G_STAMP)
 
 $(S2G_STAMP): $(STAMP) requirements-s2g.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -r requirements-s2g.lock
+	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -r requirements-s2g.lock
 	@touch $@
 
 # The optional extra sgg-eval[torchmetrics] (sgg_eval.SceneGraphMetric, on the torch above): tested in `make test`.
 install-torchmetrics: $(TM_STAMP)
 
 $(TM_STAMP): $(S2G_STAMP) requirements-torchmetrics.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -c requirements-s2g.lock \
-	    -r requirements-torchmetrics.lock
+	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -c requirements-s2g.lock -r requirements-torchmetrics.lock
 	@touch $@
 
 # ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
@@ -67,10 +77,9 @@ test-fast: $(STAMP)
 	$(PYTEST) -m "not integration"
 
 # sgbench 1.0.0, the panoptic parity test's reference tool, in its own virtualenv (it pins numpy < 2).
-.venv-sgbench/.installed: requirements-sgbench.lock
-	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
+.venv-sgbench/.installed: requirements-sgbench.lock | $(STAMP)
 	$(PYTHON) -m venv .venv-sgbench
-	.venv-sgbench/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sgbench.lock
+	$(UV_INSTALL) --python .venv-sgbench/bin/python -r requirements-sgbench.lock
 	@touch $@
 
 # The slow cases at full size (CI runs them reduced).
