@@ -1,4 +1,4 @@
-"""DVC stage figures: the paper's Figures 4 and 5 and the wIMR-tau curve, PNG and SVG (they show tau)."""
+"""DVC stage figures: the paper's Figure 5, the wIMR weights at metrics.tau, PNG and SVG (it shows tau)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.figure_stages import run_figures

@@ -1,4 +1,4 @@
-"""DVC stage score_figures: the paper's Figures 2 and 3 and the confusion matrices, PNG and SVG (no tau)."""
+"""DVC stage score_figures: the paper's Figures 2-4, the confusion matrices and wIMR against tau (no metrics.tau)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage
 from sgg_eval.pipeline.figure_stages import run_score_figures

@@ -102,6 +102,19 @@ def is_simulated(params: dict, entry: str) -> bool:
     return params["dataset"]["kind"] == "simulated" or base["source"] == "simulated"
 
 
+def entry_record(params: dict, entry: str) -> dict:
+    """What a metrics document says of the evaluated entry (its ``entry`` field): name, backbone, method, dataset
+    and whether its numbers are SIMULATED."""
+    info = entry_info(params, entry)
+    return {
+        "name": entry,
+        "backbone": info["backbone"],
+        "method": info["method"],
+        "dataset": params["dataset"]["name"],
+        "simulated": is_simulated(params, entry),
+    }
+
+
 def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     """Every ranked document at the configured τ with its row labels: the metrics JSON and per-predicate CSV
     of each entry × task, and a small summary (the DVC metrics file: ``dvc exp show`` stays readable)."""
@@ -115,17 +128,11 @@ def run_reduce(params: dict) -> dict[tuple[str, str], dict]:
     tau = float(params["metrics"]["tau"])
     out = {}
     for entry in params["evaluation"]["entries"]:
-        info = entry_info(params, entry)
+        record = entry_record(params, entry)
         for task in params["evaluation"]["tasks"]:
             with open(ranked_file(params, entry, task), encoding="utf-8") as fh:
                 doc = with_tau(json.load(fh), stats.vocab.predicate_classes, stats.num_pairs, tau)
-            doc["entry"] = {
-                "name": entry,
-                "backbone": info["backbone"],
-                "method": info["method"],
-                "dataset": params["dataset"]["name"],
-                "simulated": is_simulated(params, entry),
-            }
+            doc["entry"] = record
             write_json(metrics_file(params, entry, task), doc)
             out[entry, task] = merged(doc)  # a protocol's own numbers and the rest, as the reports read them
             write_per_predicate_csv(per_predicate_file(params, entry, task), out[entry, task], stats)

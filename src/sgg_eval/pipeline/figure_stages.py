@@ -1,10 +1,10 @@
-"""The paper's figures as two DVC stages, split by what they read so that τ reruns only the figures that show it.
+"""The paper's figures as two DVC stages, split by what they read so that τ reruns only the figure that shows it.
 
-- ``score_figures`` (Figure 2, the score heatmaps; Figure 3, the composable pairs; the confusion matrices): the
-  predictions, the training statistics and the ranked documents ``evaluate`` wrote, none of which depends on τ.
-  It is the slow one (two heatmaps of every predicate pair, drawn twice: PNG and SVG).
-- ``figures`` (Figure 4, mR against IMR; Figure 5, the wIMR weights; wIMR against τ): the metrics documents
-  ``reduce`` wrote at ``metrics.tau``.
+- ``score_figures`` (Figure 2, the score heatmaps; Figure 3, the composable pairs; the confusion matrices; Figure 4,
+  mR against IMR; wIMR against τ): the predictions, the training statistics and the ranked documents ``evaluate``
+  wrote, none of which depends on the configured τ (Figure 4's numbers do not depend on τ at all, and the curve
+  computes wIMR at each τ it draws from the per-predicate IMR, as ``reduce`` does). It is the slow one.
+- ``figures`` (Figure 5, the wIMR weights at ``metrics.tau``): the training statistics and the test split.
 
 Both draw the paper's task, PredCls, or a run's first task if it has no PredCls (OvSGTR's protocol is SGDet only).
 """
@@ -15,8 +15,9 @@ import json
 
 from sgg_eval.core.tasks import PREDCLS
 from sgg_eval.data.stats import read_stats
+from sgg_eval.metrics.document import merged
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.pipeline.eval_stages import is_simulated, load_results, model_label
+from sgg_eval.pipeline.eval_stages import entry_record, is_simulated, model_label
 from sgg_eval.pipeline.model_stages import open_model
 from sgg_eval.pipeline.paths import gt_split, ranked_file, stats_file
 
@@ -50,7 +51,34 @@ def run_score_figures(params: dict, folder: str) -> list[str]:
     order = frequency_order(stats.predicate_counts[1:])
     written += fg.confusion_heatmaps(compared, order, params["tasks"][task]["label"], folder, simulated)
     written += fg.composable_pairs(names, stats.num_pairs[1:], folder, simulated)
+    written += _ranking_figures(params, stats, task, shown, folder, simulated)
     return written
+
+
+def _ranking_figures(params: dict, stats, task: str, shown: str, folder: str, simulated: bool) -> list[str]:
+    """Figure 4 (mR@50 against IMR@20 per predicate of ``figures.per_predicate_model``) and wIMR@``metrics.imr_k``
+    against τ of every entry, from the ranked documents of ``task``: neither depends on the configured τ."""
+    import numpy as np
+
+    from sgg_eval.report import figures as fg
+
+    names = list(stats.vocab.predicate_classes)
+    docs = {}
+    for entry in params["evaluation"]["entries"]:
+        with open(ranked_file(params, entry, task), encoding="utf-8") as fh:
+            docs[entry] = merged({**json.load(fh), "entry": entry_record(params, entry)})
+    model = params["figures"]["per_predicate_model"]
+    mr50 = np.array([docs[model]["per_predicate"][metric_name("mR", 50)][n] for n in names])
+    imr20 = np.array([docs[model]["per_predicate"][metric_name("IMR", 20)][n] for n in names])
+    written = fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], model + shown, folder, simulated)
+
+    k = int(params["metrics"]["imr_k"])
+    taus = np.round(np.linspace(0, 1, 11), 2)
+    curves = {
+        model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
+        for doc in docs.values()
+    }
+    return written + fg.wimr_vs_tau(curves, k, folder, simulated)
 
 
 def _score_panels(params: dict, stats, task: str, shown: str) -> list[tuple]:
@@ -80,7 +108,7 @@ def _score_panels(params: dict, stats, task: str, shown: str) -> list[tuple]:
 
 
 def run_figures(params: dict, folder: str) -> list[str]:
-    """Figures 4 and 5 and the wIMR-τ curve into ``folder`` (PNG and SVG), from the metrics at ``metrics.tau``."""
+    """Figure 5, the wIMR weights at ``metrics.tau`` beside each predicate's counts, into ``folder`` (PNG and SVG)."""
     import numpy as np
 
     from sgg_eval.data.store import SplitStore
@@ -89,35 +117,15 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
     stats = read_stats(stats_file(params))
     names = list(stats.vocab.predicate_classes)
-    results = load_results(params)
-    simulated = any(doc["entry"]["simulated"] for doc in results.values())
-    f = params["figures"]
-    task, shown = drawn_task(params)
-
-    doc = results[f["per_predicate_model"], task]
-    mr50 = np.array([doc["per_predicate"][metric_name("mR", 50)][n] for n in names])
-    imr20 = np.array([doc["per_predicate"][metric_name("IMR", 20)][n] for n in names])
-    label = f["per_predicate_model"] + shown
-    written = fg.mr_vs_imr(names, mr50, imr20, stats.predicate_counts[1:], label, folder, simulated)
-
+    simulated = any(is_simulated(params, entry) for entry in params["evaluation"]["entries"])
     gt_counts = np.zeros(len(names))
     with SplitStore(gt_split(params)) as split:
         for gt in split:
             gt_counts += np.bincount(gt.rels[:, 2] - 1, minlength=len(names))
     tau = float(params["metrics"]["tau"])
-    written += fg.predicate_weights(
+    return fg.predicate_weights(
         names, gt_counts, stats.predicate_counts[1:], wimr_weights(stats.num_pairs, tau), tau, folder, simulated
     )
-
-    k = int(params["metrics"]["imr_k"])
-    taus = np.round(np.linspace(0, 1, 11), 2)
-    curves = {
-        model_label(doc["entry"]): (taus, wimr_curve(doc, stats.vocab.predicate_classes, stats.num_pairs, taus, k))
-        for (entry, t), doc in results.items()
-        if t == task
-    }
-    written += fg.wimr_vs_tau(curves, k, folder, simulated)
-    return written
 
 
 def wimr_curve(result: dict, predicates: tuple[str, ...], num_pairs, taus, k: int) -> list[float]:
