@@ -19,7 +19,7 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(reproduced_base, t
     project = copy_of(reproduced_base, tmp_path / "project")
     assert ". .venv/bin/activate" in RUN_OTHERWISE  # `active=True`: the commands below run in an activated shell
     sh("dvc exp run --queue -S metrics.tau=0.25", project, active=True)
-    sh("dvc exp run --queue -S metrics.protocol=strict", project, active=True)
+    sh("dvc exp run --queue -S metrics.tau=0.75", project, active=True)
     sh("dvc queue start -j 2", project, active=True)
     deadline = time.time() + 900
     while time.time() < deadline:
@@ -40,8 +40,8 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(reproduced_base, t
     )
     assert status.count("Success") == 2, status
     shown = sh("dvc exp show --only-changed", project, active=True)
-    assert "0.25" in shown and "strict" in shown, shown
+    assert "0.25" in shown and "0.75" in shown, shown
     children = [
         r.data.params for r in mlflow_runs(f"sqlite:///{project / 'mlflow.db'}") if "mlflow.parentRunId" in r.data.tags
     ]
-    assert any(c["tau"] == "0.25" for c in children) and any(c["protocol"] == "strict" for c in children)
+    assert {c.get("tau") for c in children} >= {"0.25", "0.75"}, [c.get("tau") for c in children]
