@@ -29,6 +29,11 @@ def drawn_task(params: dict) -> tuple[str, str]:
     return task, "" if task == PREDCLS.name else f", {task}"
 
 
+def _any_simulated(params: dict) -> bool:
+    """Whether any evaluated entry's numbers are SIMULATED: the figures' captions then say so."""
+    return any(is_simulated(params, entry) for entry in params["evaluation"]["entries"])
+
+
 def run_score_figures(params: dict, folder: str) -> list[str]:
     """Figures 2 and 3 and the confusion matrices of ``figures.biased_model`` and ``figures.debiased_model`` into
     ``folder`` (PNG and SVG), from what no τ changes."""
@@ -37,7 +42,7 @@ def run_score_figures(params: dict, folder: str) -> list[str]:
 
     stats = read_stats(stats_file(params))
     names = list(stats.vocab.predicate_classes)
-    simulated = any(is_simulated(params, entry) for entry in params["evaluation"]["entries"])
+    simulated = _any_simulated(params)
     f = params["figures"]
     task, shown = drawn_task(params)
     written = fg.score_heatmaps(_score_panels(params, stats, task, shown), names, folder, simulated)
@@ -117,7 +122,7 @@ def run_figures(params: dict, folder: str) -> list[str]:
 
     stats = read_stats(stats_file(params))
     names = list(stats.vocab.predicate_classes)
-    simulated = any(is_simulated(params, entry) for entry in params["evaluation"]["entries"])
+    simulated = _any_simulated(params)
     gt_counts = np.zeros(len(names))
     with SplitStore(gt_split(params)) as split:
         for gt in split:
