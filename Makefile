@@ -17,7 +17,7 @@ export MPLBACKEND := Agg
 
 install: $(STAMP)
 
-# uv installs the locks: the same packages as pip, in about 25 s where pip took 1.5 to 2.5 min of a fresh clone's
+# uv installs the locks: the same packages as pip, in about 25 s where pip took 1.5 to 2.7 min of a fresh clone's
 # `make test` (measured on 2 cores, docs/decisions.md). It is pinned in the lock, bootstrapped by pip, and given
 # the wheel folders and index pip is configured with (PIP_* variables, pip.conf), e.g. a machine's local wheels of
 # torch's CPU build.
