@@ -107,10 +107,14 @@ def differences(text: str) -> dict[str, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    diff = differences((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
-    for name, missing in diff.items():
-        print(f"{name}: runs but does not depend on {missing}")
-    return 1 if diff else 0
+    from sgg_eval.pipeline.paths import PIPELINE_FILES
+
+    failed = False
+    for pipeline in PIPELINE_FILES:
+        for name, missing in differences((ROOT / pipeline).read_text(encoding="utf-8")).items():
+            print(f"{pipeline}: {name}: runs but does not depend on {missing}")
+            failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-from reproduced import ACTIVE, ROOT, bash
+from reproduced import ACTIVE, ROOT, bash, ran_stages
 
 README = (ROOT / "README.md").read_text()
 EXCUSED = {
@@ -70,7 +70,7 @@ def sh(command: str, cwd: Path, active: bool = False, timeout: float = 1200, env
 
 
 def stages_run(out: str) -> set[str]:
-    return {s.split("@")[0] for s in re.findall(r"Running stage '([\w@.-]+)'", out)}
+    return {s.split("@")[0] for s in ran_stages(out)}
 
 
 def commands_run(folder: Path = ROOT / "tests") -> list[re.Pattern]:

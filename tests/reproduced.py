@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -46,6 +47,17 @@ def bash(command: str, cwd: Path, env: dict | None = None, timeout: float = 1200
         proc = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=out, stderr=err, env=full_env, timeout=timeout)
         stdout, stderr = (f.seek(0) or f.read().decode("utf-8", "replace") for f in (out, err))
     return proc.returncode, stdout, stderr
+
+
+def stage_name(addressing: str) -> str:
+    """A stage as DVC addresses it (``per_model/dvc.yaml:evaluate@x-predcls``) -> its name (``evaluate@x-predcls``):
+    names are unique across the pipeline's dvc.yaml files (tests/test_params_tracked.py checks it)."""
+    return re.sub(r"^.*dvc\.yaml:", "", addressing)
+
+
+def ran_stages(out: str) -> list[str]:
+    """The stages DVC's output says it ran, in order, by name (:func:`stage_name`)."""
+    return [stage_name(s) for s in re.findall(r"Running stage '([^']+)'", out)]
 
 
 def git(cwd: Path, *args: str) -> str:

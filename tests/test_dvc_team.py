@@ -4,11 +4,10 @@ result without recomputing it (issue 10). Experiments queued and run by DVC's ow
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 import pytest
-from reproduced import copy_of
+from reproduced import copy_of, ran_stages
 from test_pipeline import run
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -37,5 +36,5 @@ def test_push_to_a_remote_and_pull_into_a_fresh_clone_without_recomputing(repo, 
     # nothing is recomputed: what may run is the bookkeeping whose outputs DVC does not cache (so neither pushes
     # nor pulls): check_params' links to the user's model files, the files' fingerprints, and the MLflow runs,
     # logged into the teammate's own store; their outputs are as before, so no stage after them reruns
-    ran = set(re.findall(r"Running stage '([\w@.-]+)'", out))
+    ran = set(ran_stages(out))
     assert ran <= {"check_params", "model_files", "inputs", "track"}, sorted(ran)

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reproduced import copy_of
+from reproduced import copy_of, ran_stages, stage_name
 from test_pipeline import params_with, run
 
 from sgg_eval.pipeline.catalogue import resolve
 from sgg_eval.pipeline.catalogue_files import SECTIONS, carriers_of
 from sgg_eval.pipeline.param_reads import CARRIERS
+from sgg_eval.pipeline.paths import PIPELINE_FILES
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -38,7 +39,7 @@ def traced(reproduced_base, tmp_path_factory):
     reads: dict[str, set[str]] = defaultdict(set)
     for file in reproduced_base.trace.glob("*.json"):
         doc = json.loads(file.read_text())
-        reads[doc["stage"]] |= set(doc["reads"])
+        reads[stage_name(doc["stage"])] |= set(doc["reads"])
     assert "check_params" in reads and any(s.startswith("evaluate@") for s in reads), sorted(reads)
     return p, dict(reads)
 
@@ -56,9 +57,21 @@ def under(key: str, prefix: str) -> bool:
     return key == prefix or key.startswith(prefix + ".")
 
 
+def pipeline_file(p: Path, stage: str) -> Path:
+    """The dvc.yaml of ``p`` that defines ``stage`` (a name without ``@``)."""
+    (found,) = [p / f for f in PIPELINE_FILES if stage in yaml.safe_load((p / f).read_text())["stages"]]
+    return found
+
+
 def stage_defs(p: Path) -> dict[str, dict]:
-    """Each stage's name (a matrix stage's `name@...` instances share it) -> its dvc.yaml definition."""
-    return yaml.safe_load((p / "dvc.yaml").read_text())["stages"]
+    """Each stage's name (a matrix stage's `name@...` instances share it) -> its definition, from every dvc.yaml
+    of the pipeline."""
+    defs: dict[str, dict] = {}
+    for f in PIPELINE_FILES:
+        stages = yaml.safe_load((p / f).read_text())["stages"]
+        assert not set(stages) & set(defs), f"{f} repeats a stage name"
+        defs.update(stages)
+    return defs
 
 
 def declared(p: Path, stage: str, knobs: set[str]) -> set[str]:
@@ -102,17 +115,18 @@ def test_the_check_fails_for_an_undeclared_read(traced):
     """The check can fail: without `psg_dataset` among check_params' params (this issue's hole), psg_data's
     reads of psg_dataset.sim.* are carried by a file no declared key rewrites."""
     p, reads = traced
-    text = (p / "dvc.yaml").read_text()
+    pipeline = pipeline_file(p, "psg_data")
+    text = pipeline.read_text()
     knobs = set(yaml.safe_load((p / "params.yaml").read_text()))
     psg_data = [s for s in reads if s == "psg_data"]
     assert psg_data and any(under(k, "psg_dataset.sim") for k in reads["psg_data"])
     broken = text.replace("      - data/params/psg_dataset.json\n", "", 1)
     assert broken != text
-    (p / "dvc.yaml").write_text(broken)
+    pipeline.write_text(broken)
     try:
         mine = declared(p, "psg_data", knobs)
     finally:
-        (p / "dvc.yaml").write_text(text)
+        pipeline.write_text(text)
     assert not any(under("psg_dataset.sim.seed", d) for d in mine)
 
 
@@ -145,14 +159,15 @@ def test_every_catalogue_key_a_stage_reads_reaches_it_through_a_file(traced):
 def test_the_catalogue_check_fails_for_a_missing_product(traced):
     """It can fail: without the panoptic catalogue, psg_evaluate's reads of its model are carried by nothing."""
     p, reads = traced
-    text = (p / "dvc.yaml").read_text()
+    pipeline = pipeline_file(p, "psg_evaluate")
+    text = pipeline.read_text()
     broken = re.sub(r"(?s)(  psg_evaluate:.*?)      - data/params/catalogue_panoptic.json\n", r"\1", text, count=1)
     assert broken != text
-    (p / "dvc.yaml").write_text(broken)
+    pipeline.write_text(broken)
     try:
         lost = uncarried(p, reads)
     finally:
-        (p / "dvc.yaml").write_text(text)
+        pipeline.write_text(text)
     assert set(lost) == {s for s in reads if s.startswith("psg_evaluate@")}, lost
 
 
@@ -176,7 +191,7 @@ def test_a_model_of_one_product_reruns_no_stage_of_another(traced, model, field,
     try:
         run([sys.executable, "stages/check_params.py"], p)  # as the pipeline's first stage writes the catalogue
         with Repo(str(p)) as repo:
-            named = {re.sub(r"^.*dvc\.yaml:", "", s) for s in repo.status()}
+            named = {stage_name(s) for s in repo.status()}
     finally:
         conf.write_text(original)
         run([sys.executable, "stages/check_params.py"], p)
@@ -201,7 +216,7 @@ def stale_by_params(repo) -> set[str]:
     from dvc.dependency.param import ParamsDependency
 
     return {
-        re.sub(r"^.*dvc\.yaml:", "", stage.addressing)
+        stage_name(stage.addressing)
         for stage in repo.index.stages
         if any(isinstance(dep, ParamsDependency) and dep.status() for dep in stage.deps)
     }
@@ -239,7 +254,7 @@ def test_changing_any_leaf_is_seen_by_dvc_status(traced):
                 full = interpolated or cross_checked < 3
                 if full:
                     with Repo(str(p)) as repo:
-                        named = {re.sub(r"^.*dvc\.yaml:", "", s) for s in repo.status()}
+                        named = {stage_name(s) for s in repo.status()}
                 if not interpolated:
                     fast = stale_by_params(loaded)
                     if full:
@@ -274,7 +289,7 @@ def test_a_new_panoptic_seed_regenerates_the_panoptic_world(traced):
     params_with(p, "psg_dataset.sim.seed=1")  # conf/ holds the tiny scale
     try:
         out = run([sys.executable, "-m", "dvc", "repro"], p)
-        assert "Running stage 'psg_data'" in out and "Running stage 'psg_tables'" in out
+        assert {"psg_data", "psg_tables"} <= set(ran_stages(out)), out
         assert any(f.read_bytes() != before[f] for f in gt), "the PSG ground truth did not change"
         assert any(f.read_bytes() != before[f] for f in tables), "the PSG tables did not change"
     finally:

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 from readme_standins import model_output
+from reproduced import ran_stages
 from test_pipeline import copy_project, mlflow_runs, params_with, run
 from torch_writer import eval_results_object, save_legacy
 from vg150_fixture import write_vg150_fixture
@@ -57,7 +58,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    assert "Running stage 'evaluate@real_motifs-predcls'" in out
+    assert "evaluate@real_motifs-predcls" in ran_stages(out)
     assert "is empty" not in out  # no simulated model: the simulate stage's folder holds its (empty) index
     doc = json.loads((p / "data/vg150/results/metrics/real_motifs/predcls.json").read_text())
     assert doc["input"]["format"] == "eval_results" and doc["counts"]["images_evaluated"] == 2
@@ -79,7 +80,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     old = json.loads(metrics_json.read_text())["metrics"]
     write_model(model_file)
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    ran = set(re.findall(r"Running stage '([\w@-]+)'", out))
+    ran = set(ran_stages(out))
     reads = {
         "model_files",
         "apply_pko@real_motifs-predcls",
@@ -138,7 +139,7 @@ def test_gqa200_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    assert "Running stage 'evaluate@gqa_motifs-predcls'" in out
+    assert "evaluate@gqa_motifs-predcls" in ran_stages(out)
     doc = json.loads((p / "data/gqa200/results/metrics/gqa_motifs/predcls.json").read_text())
     assert doc["counts"]["images_input"] == len(cases) and doc["entry"]["simulated"] is False
     direct = run_evaluation(

@@ -44,8 +44,8 @@ def test_tau_experiment_reruns_only_what_reads_tau_then_back(project):
     assert re.search(r"metrics\.tau\s+0\.5\s+0\b", sh(".venv/bin/dvc params diff", project))
     sh("make plots", project)
     assert "per_predicate" in (project / "reports/plots/index.html").read_text()
-    sh("git checkout -- params.yaml dvc.lock && .venv/bin/dvc checkout", project)
-    assert git(project, "status", "--porcelain", "params.yaml", "dvc.lock") == ""
+    sh("git checkout -- params.yaml dvc.lock per_model/dvc.lock && .venv/bin/dvc checkout", project)
+    assert git(project, "status", "--porcelain", "params.yaml", "dvc.lock", "per_model/dvc.lock") == ""
     summary = json.loads((project / "data/vg150_sim/results/summary.json").read_text())
     assert summary["predcls"]["wIMR@20"] != summary["predcls"]["IMR@20"]  # the outputs are back at tau 0.5
 

@@ -13,6 +13,13 @@ from __future__ import annotations
 from sgg_eval.core.errors import InputError
 from sgg_eval.pipeline.entries import PKO_ONLY, Entry, parse_entry
 
+# The pipeline's two DVC files and their locks. DVC rewrites a dvc.yaml's whole lock after each stage it runs, so
+# the stages that exist once per model (and task) have their own file: the other stages (tau's reductions
+# among them) then rewrite a lock a third the size (docs/decisions.md, "The per-model stages have their own
+# dvc.yaml").
+PIPELINE_FILES = ("dvc.yaml", "per_model/dvc.yaml")
+LOCK_FILES = tuple(f.removesuffix(".yaml") + ".lock" for f in PIPELINE_FILES)
+
 
 def gt_split(params: dict) -> str:
     return f"{params['paths']['splits']}/test.h5"

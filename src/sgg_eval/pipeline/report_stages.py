@@ -16,7 +16,7 @@ from sgg_eval.pipeline.catalogue_files import FILES as CATALOGUE_FILES
 from sgg_eval.pipeline.entries import method_family
 from sgg_eval.pipeline.eval_stages import load_results
 from sgg_eval.pipeline.mllm_stages import load_text_results
-from sgg_eval.pipeline.paths import metrics_file, per_predicate_file
+from sgg_eval.pipeline.paths import LOCK_FILES, metrics_file, per_predicate_file
 from sgg_eval.report.mllm_table import text_graphs_table
 
 
@@ -192,9 +192,10 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png"))
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))
-    # the inputs' hashes (dvc.lock) and the configuration (the knobs, and the models and simulation settings
-    # they name) travel as files, not as a truncated parameter
-    inputs = [os.path.join(root, name) for name in ("dvc.lock", "params.yaml")]
+    # the inputs' hashes (both dvc.lock files: the per-model stages have their own) and the configuration (the
+    # knobs, and the models and simulation settings they name) travel as files, not as a truncated parameter
+    inputs = [(os.path.join(root, lock), os.path.dirname(lock) or None) for lock in LOCK_FILES]
+    inputs.append(os.path.join(root, "params.yaml"))
     catalogue = {product: os.path.join(root, path) for product, path in CATALOGUE_FILES.items()}
     ids = log_runs(
         uri,

@@ -91,11 +91,13 @@ def log_runs(
     parent_name: str,
     parent_params: dict,
     children: Iterable[ChildRun],
-    parent_artifacts: Iterable[str] = (),
+    parent_artifacts: Iterable[str | tuple[str, str | None]] = (),
     parent_tags: dict | None = None,
 ) -> dict | None:
     """Log a parent run and its children; returns ``{"parent": id, "children": {name: id}}``, or None (with one
-    warning) when the tracking store is unavailable. Existing runs with the same content key are reused."""
+    warning) when the tracking store is unavailable. Existing runs with the same content key are reused. A parent
+    artifact is a path (logged at the run's artifact root) or ``(path, folder)``: two files of one name (the two
+    ``dvc.lock``) must not overwrite each other."""
     children = list(children)
     try:
         mlflow, client, exp_id = _client(uri, experiment)
@@ -114,9 +116,10 @@ def log_runs(
                 tags={KEY_TAG: parent_key, **_commit_tags(parent_params), **(parent_tags or {})},
             ) as parent:
                 mlflow.log_params(_flat(_without_commit(parent_params)))
-                for path in parent_artifacts:
+                for artifact in parent_artifacts:
+                    path, folder = (artifact, None) if isinstance(artifact, str) else artifact
                     if os.path.exists(path):
-                        mlflow.log_artifact(path)
+                        mlflow.log_artifact(path, folder)
                 out["parent"] = parent.info.run_id
         for child, key in zip(children, child_keys):
             out["children"][child.name] = _log_child_run(mlflow, client, exp_id, out["parent"], child, key)
