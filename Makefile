@@ -17,15 +17,16 @@ export MPLBACKEND := Agg
 
 install: $(STAMP)
 
-# uv installs the locks: the same packages as pip, in about 25 s where pip took 1.5 to 2.7 min of a fresh clone's
-# `make test` (measured on 2 cores, docs/decisions.md). It is pinned in the lock, bootstrapped by pip, and given
+# uv installs the locks: the same packages as pip, in about 55 s where pip took 1.5 to 2.7 min of a fresh clone's
+# `make test` (measured on 2 cores, docs/decisions.md), their bytecode compiled as pip does (uv's default is not to,
+# and where PYTHONDONTWRITEBYTECODE is set every process then compiles mlflow, dvc and pandas again). It is pinned in the lock, bootstrapped by pip, and given
 # the wheel folders and index pip is configured with (PIP_* variables, pip.conf), e.g. a machine's local wheels of
 # torch's CPU build.
 UV_VERSION = $(shell sed -n 's/^uv==//p' $(LOCK))
 pip_setting = $(or $(PIP_$(1)),$(shell $(PYTHON) -m pip config get global.$(2) 2>/dev/null))
 UV_SOURCES = $(foreach d,$(call pip_setting,FIND_LINKS,find-links),--find-links $(d)) \
              $(foreach u,$(call pip_setting,INDEX_URL,index-url),--index-url $(u))
-UV_INSTALL = $(BIN)/uv pip install --quiet $(UV_SOURCES)
+UV_INSTALL = $(BIN)/uv pip install --quiet --compile-bytecode $(UV_SOURCES)
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
