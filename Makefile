@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: install install-s2g install-torchmetrics lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
+.PHONY: bytecode install install-s2g install-torchmetrics lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -35,6 +35,12 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	@touch $@
 
+# The bytecode of the project's own modules (src/ is installed editable, so the install above compiles only the
+# packages). Where PYTHONDONTWRITEBYTECODE is set, every DVC stage and `sgg-eval` process compiled them again:
+# 18% of a simulated evaluate stage at the tiny scale (py-spy, docs/decisions.md). A no-op when nothing changed.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q src
+
 # Re-resolve pyproject.toml's ranges in a throwaway virtualenv and pin the result (commit the lock).
 lock:
 	@test -n "$(PYTHON)" || { echo "Python 3.11 not found (set PYTHON=...)"; exit 1; }
@@ -51,7 +57,7 @@ lock:
 TEST_JOBS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
-test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
+test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed bytecode
 	$(PYTEST)
 
 # The optional extra sgg-eval[s2g] (torch, CPU build) for S2G's retrieval model: its tests run in `make test`.
@@ -89,7 +95,7 @@ test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps
 # dvc's exit status).
-repro: $(STAMP) .dvc/plots_offline.html
+repro: $(STAMP) .dvc/plots_offline.html bytecode
 	$(BIN)/sgg-eval params
 	@if [ -n "$$($(BIN)/dvc remote list)" ]; then $(BIN)/dvc repro; \
 	else bash -o pipefail -c '$(BIN)/dvc repro | sed -u "/^Use .dvc push. to send/d"'; fi
@@ -115,7 +121,7 @@ clean-venv:
 # against PySGG's own evaluator: OIV6_ARGS="--pysgg ~/PySGG --pysgg-python ~/pysgg-env/bin/python" (docs/oiv6.md);
 # open-vocabulary SGG against OvSGTR's, VS3's and PGSG's own: OPENVOCAB_ARGS="--python PY --ovsgtr DIR --vs3 DIR
 # --pgsg DIR" (docs/openvocab.md).
-bench: $(STAMP) .venv-sgbench/.installed
+bench: $(STAMP) .venv-sgbench/.installed bytecode
 	$(BIN)/python scripts/bench.py $(ARGS)
 	$(BIN)/python scripts/bench_psg.py $(PSG_ARGS)
 	$(BIN)/python scripts/bench_oiv6.py $(OIV6_ARGS)
@@ -156,11 +162,14 @@ s2g-example: $(S2G_STAMP)
 	    --test data/examples/s2g/baseline.test.h5 --splits data/examples/s2g/splits \
 	    --captions data/examples/s2g/captions.json --epochs 4 --lr 0.001 -o data/examples/s2g_baseline.json
 
-# The MLflow UI on the local store, bound to loopback only.
+# The MLflow UI on the local store, bound to loopback only. One viewer: one server process, and none of MLflow's
+# job runners (GenAI jobs; they are not needed to browse runs). MLflow's defaults (4 workers, 3 job processes) took
+# 14 processes and 14 s to the first page here; these settings 2 and 7 s.
 UI_PORT ?= 5000
 ui: $(STAMP)
 	@echo "MLflow UI, the runs of this project: $$($(BIN)/python scripts/mlflow_url.py $(UI_PORT))  (Ctrl-C to stop)"
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db \
+	    --host 127.0.0.1 --port $(UI_PORT) --workers 1
 
 # All plots as one offline HTML page (vega inlined from npm, no CDN): reports/plots/index.html
 plots: $(STAMP) .dvc/plots_offline.html
