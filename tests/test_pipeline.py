@@ -491,7 +491,9 @@ def test_s2g_stage_switched_on_writes_its_table_and_runs(project):
     and nothing upstream of them. The table holds the simulated model and both bounds; MLflow a run per model."""
     pytest.importorskip("torch", reason="the S2G extra; make test installs it")
     p, uri, overrides, _ = project
-    params_with(p, *overrides, "s2g.run=true", "s2g.epochs=2", "s2g.train_images=200")
+    # one epoch on 100 images: the stage, its table and runs are under test here, not what training learns
+    # (tests/test_s2g_world.py)
+    params_with(p, *overrides, "s2g.run=true", "s2g.epochs=1", "s2g.train_images=100")
     try:
         out = run([sys.executable, "-m", "dvc", "repro"], p)
         ran = set(ran_stages(out))
@@ -500,7 +502,7 @@ def test_s2g_stage_switched_on_writes_its_table_and_runs(project):
         assert "S2G Recall@K per model on vg150_sim (SIMULATED captions and models)" in table
         for row in ("| Motifs (SIMULATED) | Baseline |", "| GT graphs | perfect SGDet |", "| random graphs | chance |"):
             assert row in table, table
-        assert "trained 2 epochs on" in table and "base learning rate 0.001" in table
+        assert "trained 1 epoch on " in table and "base learning rate 0.001" in table
         names = {r.info.run_name for r in mlflow_runs(uri)}
         assert {f"vg150_sim/{e}/s2g" for e in ("sim_motifs_baseline", "gt_graphs", "random_graphs")} <= names
     finally:

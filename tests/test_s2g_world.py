@@ -23,7 +23,7 @@ from s2g_fixture import simulated_world  # noqa: E402
 from sgg_eval.retrieval.evaluate import run_s2g  # noqa: E402
 
 pytestmark = pytest.mark.integration
-EPOCHS, LR = 4, 0.001
+EPOCHS, LR = 3, 0.001  # 3 epochs: the perfect model's R_within@10 is 0.30 against 0.21 needed
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,10 @@ def world(tmp_path_factory):
     return root, files, splits
 
 
-def _run(world, name: str, seed: int = 0) -> dict:
+def _run(world, name: str, seed: int = 0, epochs: int = EPOCHS) -> dict:
     root, files, gts = world
     f = files[name]
-    return run_s2g(f["train"], f["val"], f["test"], str(root / "captions.json"), gts=gts, epochs=EPOCHS, seed=seed,
+    return run_s2g(f["train"], f["val"], f["test"], str(root / "captions.json"), gts=gts, epochs=epochs, seed=seed,
                    base_lr=LR)  # fmt: skip
 
 
@@ -77,6 +77,7 @@ def test_random_graphs_retrieve_at_chance(docs):
 def test_the_same_seed_gives_the_same_document_and_another_seed_another(world, docs):
     again = _run(world, "gt")
     assert json.dumps(again, sort_keys=True) == json.dumps(docs["gt"], sort_keys=True)
-    other = _run(world, "gt", seed=1)
-    assert other["history"] != docs["gt"]["history"]
-    assert not np.isclose(other["history"][-1]["loss"], docs["gt"]["history"][-1]["loss"], rtol=1e-9)
+    # another seed: other initial weights, shuffles and negatives, so another first epoch (one is enough to see it)
+    other = _run(world, "gt", seed=1, epochs=1)
+    assert other["history"][0] != docs["gt"]["history"][0]
+    assert not np.isclose(other["history"][0]["loss"], docs["gt"]["history"][0]["loss"], rtol=1e-9)

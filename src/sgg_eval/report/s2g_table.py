@@ -43,8 +43,9 @@ def s2g_table(docs: dict[str, dict], dataset: str = "") -> Table | None:
     rows = [row for size in sizes for row in _gallery_rows(docs, size)]
     first = next(iter(docs.values()))
     t = first["training"]
+    epochs = f"{t['epochs']} epoch" + ("" if t["epochs"] == 1 else "s")
     trained = (
-        f"trained {t['epochs']} epochs on {first['images']['train']:,} images, base learning rate "
+        f"trained {epochs} on {first['images']['train']:,} images, base learning rate "
         f"{t['solver']['base_lr']:g} (x {t['solver']['batch']}), seed {t['seed']}"
     )
     simulated = any(doc["entry"]["simulated"] for doc in docs.values())
