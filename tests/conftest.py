@@ -173,11 +173,13 @@ def short_head(monkeypatch, skipped: int) -> None:
 
 # The modules that take minutes (each runs the pipeline or trains a model), started first, longest first, so that
 # `make test`'s workers (pytest-xdist, --dist loadfile: a module per worker; --no-loadscope-reorder keeps this
-# order) end together rather than one waiting on the last. The second trains S2G models and the ninth runs its own
-# pipeline: a worker builds the shared reproduced project (tests/reproduced.py) while the other works on them.
-SLOWEST_FIRST = ("test_readme_real_data", "test_s2g_world", "test_pipeline", "test_readme_queue", "test_readme",
-                 "test_params_tracked", "test_readme_other_datasets", "test_pipeline_psg_real",
-                 "test_pipeline_real_formats", "test_readme_experiments", "test_bench", "test_dvc_team")  # fmt: skip
+# order) end together rather than one waiting on the last. The first worker builds the shared reproduced project
+# (tests/reproduced.py, about 2.5 minutes) and is given the third module at once (xdist gives a worker its next module
+# while two of its tests are left); the second trains S2G models, then takes the fourth, which runs its own
+# pipelines: neither waits for the build (with a module that needed it fourth, the second worker sat idle for 61 s).
+SLOWEST_FIRST = ("test_readme_real_data", "test_s2g_world", "test_pipeline", "test_pipeline_real_formats",
+                 "test_readme_queue", "test_readme", "test_params_tracked", "test_readme_other_datasets",
+                 "test_pipeline_psg_real", "test_readme_experiments", "test_bench", "test_dvc_team")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items):
