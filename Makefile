@@ -80,7 +80,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests stages scripts
 
 # The inner loop: unit tests only (no pipeline, DVC, MLflow, simulator at scale or outside tool), < 1 min.
-test-fast: $(STAMP)
+test-fast: $(STAMP) bytecode
 	$(PYTEST) -m "not integration"
 
 # sgbench 1.0.0, the panoptic parity test's reference tool, in its own virtualenv (it pins numpy < 2).
@@ -90,7 +90,7 @@ test-fast: $(STAMP)
 	@touch $@
 
 # The slow cases at full size (CI runs them reduced).
-test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed
+test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed bytecode
 	SGG_EVAL_FULL=1 $(PYTEST)
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps
@@ -163,8 +163,7 @@ s2g-example: $(S2G_STAMP)
 	    --captions data/examples/s2g/captions.json --epochs 4 --lr 0.001 -o data/examples/s2g_baseline.json
 
 # The MLflow UI on the local store, bound to loopback only. One viewer: one server process, and none of MLflow's
-# job runners (GenAI jobs; they are not needed to browse runs). MLflow's defaults (4 workers, 3 job processes) took
-# 14 processes and 14 s to the first page here; these settings 2 and 7 s.
+# job runners (GenAI jobs; not needed to browse runs): 2 processes where the defaults start 14 (docs/decisions.md).
 UI_PORT ?= 5000
 ui: $(STAMP)
 	@echo "MLflow UI, the runs of this project: $$($(BIN)/python scripts/mlflow_url.py $(UI_PORT))  (Ctrl-C to stop)"
