@@ -116,10 +116,10 @@ def test_text_graphs_examples_and_table(project):
 def test_s2g_example(project):
     """The S2G section's tiny run: the generated case, the command's epochs and its gallery lines, the document."""
     out = sh("make s2g-example", project)
-    assert "tiny SIMULATED S2G case" in out and "s2g: epoch 4/4" in out, out[-2000:]
+    assert "tiny SIMULATED S2G case" in out and "s2g: epoch 2/2" in out, out[-2000:]
     assert "the whole test block (" in out and "gallery of 1,000 not reported" in out
     doc = json.loads((project / "data/examples/s2g_baseline.json").read_text())
-    assert doc["training"]["epochs"] == 4 and doc["training"]["solver"]["base_lr"] == 0.001
+    assert doc["training"]["epochs"] == 2 and doc["training"]["solver"]["base_lr"] == 0.001
     assert doc["images"]["test_block"] > 100 and doc["collapsed"] is None
 
 
