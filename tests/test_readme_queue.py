@@ -29,9 +29,7 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(reproduced_base, t
     sh("dvc queue start -j 2", project, active=True)
     deadline = time.time() + 900
     while time.time() < deadline:
-        status = subprocess.run(
-            [str(VENV / "bin/dvc"), "queue", "status"], cwd=project, capture_output=True, text=True
-        ).stdout
+        status = dvc(project, "queue", "status")
         if not re.search(r"\b(Queued|Running)\b", status):
             break
         time.sleep(3)
@@ -66,7 +64,8 @@ def test_queued_pair_runs_two_at_a_time_and_both_reach_mlflow(reproduced_base, t
 
 
 def dvc(project: Path, *args: str) -> str:
-    """A DVC command the README does not spell out (its arguments come from this run); its output."""
+    """A DVC command the README does not spell out (a status to poll, or arguments that come from this run); its
+    output."""
     return subprocess.run(
         [str(VENV / "bin/dvc"), *args], cwd=project, check=True, capture_output=True, text=True
     ).stdout
