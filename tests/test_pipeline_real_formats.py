@@ -20,6 +20,9 @@ from sgg_eval.boxes.evaluate import run_evaluation
 from sgg_eval.data.vg150 import VG150Files, read_vg150_split
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+# The panoptic side of the pipeline with one simulated model, not eight: these tests check the box side on real
+# formats, and seven more psg_evaluate stages (and their lock rewrites) cost each of them 7 to 10 s (measured alone).
+PSG_ONE_MODEL = "evaluation.psg_entries=[sim_psg_imp]"
 
 
 def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
@@ -55,6 +58,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         "evaluation.tasks=[predcls]",
         "pko.blind_max_n=2",
         "psg_dataset.sim.scale=tiny",
+        PSG_ONE_MODEL,
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
@@ -136,6 +140,7 @@ def test_gqa200_fixture_and_eval_results_model_end_to_end(tmp_path):
         "evaluation.tasks=[predcls]",
         "pko.blind_max_n=2",
         "psg_dataset.sim.scale=tiny",
+        PSG_ONE_MODEL,
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
