@@ -17,8 +17,10 @@ from test_psg_pack import unpack
 from torch_writer import eval_results_object, save_legacy, save_zip
 from vg150_fixture import write_vg150_fixture
 
+from sgg_eval.boxes.splits import build_splits
 from sgg_eval.data.store import SplitStore
 from sgg_eval.data.types import GTImage, PredImage
+from sgg_eval.simulate.world import SimParams, SimulatedWorld
 
 
 def model_output(gt: GTImage, rng: np.random.Generator, columns: int = 51) -> PredImage:
@@ -43,12 +45,9 @@ def command_line_files(project: Path) -> None:
     all over the tiny simulated test split (the README's `sgg-eval split --simulated` writes the default one,
     whose 2,000 test images made the commands after it, `simulate` and `blind-replace` among them, take 26 s
     more of a test run alone, 38 s against 12 s, and show nothing more)."""
-    from sgg_eval.boxes.splits import build_splits, open_dataset
-
     split = project / "standins/test.h5"
     split.parent.mkdir()
-    world = open_dataset({"kind": "simulated", "name": "simulated", "sim": {"seed": 0, "scale": "tiny"}})
-    build_splits(world, {"test": str(split)}, None)
+    build_splits(SimulatedWorld(SimParams(scale="tiny")), {"test": str(split)})
     cases = split_cases(split)
     (project / "path/to").mkdir(parents=True)
     save_zip(eval_results_object(cases), project / "path/to/eval_results.pytorch")
