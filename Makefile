@@ -8,12 +8,13 @@ STAMP  := $(VENV)/.installed
 LOCK   := requirements.lock
 S2G_STAMP := $(VENV)/.installed-s2g
 TM_STAMP := $(VENV)/.installed-torchmetrics
+SERVICE_STAMP := $(VENV)/.installed-service
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 # Quiet, offline-friendly tools: no telemetry, no update checks.
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: bytecode install install-s2g install-torchmetrics lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
+.PHONY: bytecode install install-s2g install-torchmetrics install-service serve serve-admin lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -57,7 +58,7 @@ lock:
 TEST_JOBS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
-test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed bytecode
+test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) $(SERVICE_STAMP) .venv-sgbench/.installed bytecode
 	$(PYTEST)
 
 # The optional extra sgg-eval[s2g] (torch, CPU build) for S2G's retrieval model: its tests run in `make test`.
@@ -73,6 +74,24 @@ install-torchmetrics: $(TM_STAMP)
 $(TM_STAMP): $(S2G_STAMP) requirements-torchmetrics.lock
 	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -c requirements-s2g.lock -r requirements-torchmetrics.lock
 	@touch $@
+
+# The optional extra sgg-eval[service] (the benchmarking service, docs/service.md): `make serve`, and `make test`.
+install-service: $(SERVICE_STAMP)
+
+$(SERVICE_STAMP): $(STAMP) requirements-service.lock
+	$(UV_INSTALL) --python $(BIN)/python -c $(LOCK) -r requirements-service.lock
+	@touch $@
+
+# The benchmarking service on its embedded default (SQLite, a local folder, SIMULATED benchmarks made on first
+# start) at http://127.0.0.1:8000/; HOST, PORT and SERVICE_HOME change it. An admin: `make serve-admin`.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SERVICE_HOME ?= service
+serve: $(SERVICE_STAMP) bytecode
+	$(BIN)/sgg-eval serve --host $(HOST) --port $(PORT) --home $(SERVICE_HOME)
+
+serve-admin: $(SERVICE_STAMP)
+	$(BIN)/sgg-eval manage --home $(SERVICE_HOME) createsuperuser
 
 # ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
 lint: $(STAMP)
@@ -90,7 +109,7 @@ test-fast: $(STAMP) bytecode
 	@touch $@
 
 # The slow cases at full size (CI runs them reduced).
-test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) .venv-sgbench/.installed bytecode
+test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) $(SERVICE_STAMP) .venv-sgbench/.installed bytecode
 	SGG_EVAL_FULL=1 $(PYTEST)
 
 # DVC ends every repro with "Use `dvc push` ...": dropped while no DVC remote is configured (pipefail keeps

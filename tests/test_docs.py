@@ -95,9 +95,14 @@ def _docstring_names(package: Path) -> list[str]:
 
 def _resolves(name: str, package: str) -> bool:
     """``name`` is a module or package of sgg_eval, relative to ``package`` or to the root, or an attribute of
-    one (``reader.load``)."""
+    one (``reader.load``). A module's file is found before anything is imported: the service's modules import
+    Django's configured settings."""
     import importlib
 
+    for base in (package, "sgg_eval"):
+        path = PKG.joinpath(*f"{base}.{name}".split(".")[1:])
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return True
     for base in (package, "sgg_eval"):
         parts = f"{base}.{name}".split(".")
         for cut in (len(parts), len(parts) - 1):

@@ -27,7 +27,7 @@ LAYERS = (
         ),
     ),
     ("public API", ("sgg_eval.api",)),
-    ("pipeline and CLI", ("sgg_eval.pipeline", "sgg_eval.cli")),
+    ("pipeline, CLI and service", ("sgg_eval.pipeline", "sgg_eval.cli", "sgg_eval.service")),
 )
 
 

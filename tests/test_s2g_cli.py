@@ -48,10 +48,13 @@ def test_without_torch_the_command_says_how_to_install_it(case, tmp_path):
     assert not (tmp_path / "s2g.json").exists()
 
 
-def test_every_other_module_imports_without_torch():
+def test_every_other_module_imports_without_torch(tmp_path):
     """Only the retrieval model and its training import torch, and the torchmetrics adapter: the rest of
     sgg-eval works without the extras."""
     code = NO_TORCH + (
+        # the service's modules need Django's settings (its folder: a temporary one)
+        f"import os, django; os.environ['SGG_EVAL_SERVICE_HOME'] = {str(tmp_path)!r}\n"
+        "os.environ['DJANGO_SETTINGS_MODULE'] = 'sgg_eval.service.settings'; django.setup()\n"
         "import importlib, pkgutil, sgg_eval\n"
         "skip = {'sgg_eval.retrieval.model', 'sgg_eval.retrieval.training', 'sgg_eval.api.metric'}\n"
         "names = [m.name for m in pkgutil.walk_packages(sgg_eval.__path__, 'sgg_eval.')\n"

@@ -1,7 +1,8 @@
 """The ``sgg-eval`` command line. Each sub-command is one library call; bad input exits 2 with one line.
 
-One module per group of commands (``data``, ``evaluate``, ``protocols``, ``audit``, ``s2g``, ``scores``), each
-with its parsers (``add...(sub)``) and a ``run_<command>(args)`` per command; ``options`` holds what they share."""
+One module per group of commands (``data``, ``evaluate``, ``protocols``, ``audit``, ``s2g``, ``scores``,
+``service``), each with its parsers (``add...(sub)``) and a ``run_<command>(args)`` per command; ``options`` holds
+what they share."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sgg_eval.cli.evaluate as evaluate
 import sgg_eval.cli.protocols as protocols
 import sgg_eval.cli.s2g as s2g
 import sgg_eval.cli.scores as scores
+import sgg_eval.cli.service as service
 from sgg_eval.cli.options import Parser
 from sgg_eval.core.errors import EXIT_USER, guarded
 
@@ -37,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_simulate(sub)
     scores.add(sub)
     data.add_params(sub)
+    service.add(sub)
     return parser
 
 

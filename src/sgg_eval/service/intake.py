@@ -1,0 +1,58 @@
+"""Taking in an upload, the same for the web form and the API: the daily limit, the size limit, the SHA-256, the
+record, and the task on the queue."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from sgg_eval.service.models import Benchmark, Submission
+from sgg_eval.service.queue import enqueue
+
+
+class Refused(Exception):
+    """An upload the service does not take; the message says why, in one line."""
+
+
+def submit(user, benchmark: Benchmark, upload, *, method: str, paper_url="", code_url="", public=False) -> Submission:
+    if not benchmark.active:
+        raise Refused(f"benchmark {benchmark.name} takes no new submissions")
+    if upload is None or not upload.name:
+        raise Refused("no file was uploaded")
+    if upload.size > settings.SUBMISSION_MAX_BYTES:
+        raise Refused(f"the file is {upload.size} bytes; the limit is {settings.SUBMISSION_MAX_BYTES}")
+    if not method.strip():
+        raise Refused("name the method")
+    since = timezone.now() - timedelta(days=1)
+    today = Submission.objects.filter(owner=user, benchmark=benchmark, created__gte=since).count()
+    if today >= benchmark.daily_limit and not user.is_staff:
+        raise Refused(f"{benchmark.name} takes {benchmark.daily_limit} submissions a day per user; try again later")
+    sha = hashlib.sha256()
+    for chunk in upload.chunks():
+        sha.update(chunk)
+    upload.seek(0)
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            benchmark=benchmark,
+            owner=user,
+            file=upload,
+            filename=upload.name[:255],
+            sha256=sha.hexdigest(),
+            method=method.strip()[:120],
+            paper_url=paper_url,
+            code_url=code_url,
+            public=public,
+        )
+        enqueue(submission)
+    return submission
+
+
+def visible(submission: Submission, user) -> bool:
+    """Its owner and the admins see a submission; everyone else only a published or approved, unhidden one."""
+    if user.is_authenticated and (user.is_staff or submission.owner_id == user.pk):
+        return True
+    return (submission.public or submission.approved) and not submission.hidden

@@ -1,0 +1,161 @@
+"""``sgg-eval serve`` and ``sgg-eval worker``: the database migrated, the benchmarks' file read into it, the
+simulated benchmarks made on first start, a worker and the web server started."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from sgg_eval.core.errors import InputError, os_error_reason
+
+SYSTEM_USER = "sgg-eval"  # the owner of the pre-loaded rows (no password: it never logs in)
+
+
+def setup(home: str | None) -> None:
+    """Django set up for ``home`` (SGG_EVAL_SERVICE_HOME when None)."""
+    if home:
+        os.environ["SGG_EVAL_SERVICE_HOME"] = str(Path(home).resolve())
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sgg_eval.service.settings")
+    import django
+
+    django.setup()
+
+
+def prepare(simulated_scale: str) -> list[str]:
+    """Migrate, collect the static files, bring the benchmarks in step with their file; the names offered."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from sgg_eval.service.benchmarks import prepare_simulated, read_benchmarks
+
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    if settings.BENCHMARKS_FILE:
+        specs = read_benchmarks(Path(settings.BENCHMARKS_FILE))
+    else:
+        specs = prepare_simulated(settings.HOME, simulated_scale)
+    _sync(specs)
+    return [s.name for s in specs]
+
+
+def _sync(specs) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.files import File
+    from django.db import transaction
+
+    from sgg_eval.service.models import Benchmark, Submission
+    from sgg_eval.service.queue import enqueue
+
+    with transaction.atomic():
+        Benchmark.objects.exclude(name__in=[s.name for s in specs]).update(active=False)
+        system, _ = get_user_model().objects.get_or_create(username=SYSTEM_USER, defaults={"is_active": False})
+        for spec in specs:
+            fields = {
+                "title": spec.title,
+                "description": spec.description,
+                "arguments": spec.arguments(),
+                "protocol": spec.protocol,
+                "task": spec.task,
+                "headline": list(spec.headline),
+                "daily_limit": spec.daily_limit,
+                "simulated": spec.simulated,
+                "active": True,
+            }
+            bench, _ = Benchmark.objects.update_or_create(name=spec.name, defaults=fields)
+            for path, method, paper in spec.preload:
+                if Submission.objects.filter(benchmark=bench, owner=system, method=method).exists():
+                    continue
+                with open(path, "rb") as f:
+                    sha = hashlib.file_digest(f, "sha256").hexdigest()
+                    f.seek(0)
+                    s = Submission(
+                        benchmark=bench,
+                        owner=system,
+                        filename=Path(path).name,
+                        sha256=sha,
+                        method=method,
+                        paper_url=paper,
+                        code_url=_code(),
+                        public=True,
+                        approved=True,
+                    )
+                    s.file.save(Path(path).name, File(f), save=True)
+                enqueue(s)
+
+
+def _code() -> str:
+    from sgg_eval.service.benchmarks import SIM_CODE
+
+    return SIM_CODE
+
+
+def worker_command(concurrency: int) -> list[str]:
+    """A Celery worker of the service's queue: its tasks run in threads, each evaluation in a child process."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "--quiet",
+        "-A",
+        "sgg_eval.service.queue",
+        "worker",
+        "--loglevel",
+        "ERROR",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
+    """The web server bound first (a taken port is one line, before anything starts), then the worker."""
+    from django.conf import settings
+    from waitress import create_server
+
+    names = prepare(simulated_scale)
+    from sgg_eval.service.wsgi import application  # after prepare(): WhiteNoise reads the collected static files
+
+    try:
+        server = create_server(application, host=host, port=port, threads=8)
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        raise InputError(f"cannot listen on {host}:{port}: {os_error_reason(exc)}") from None
+    worker = subprocess.Popen(worker_command(workers), env=os.environ.copy()) if workers else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the worker is stopped below
+    db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    broker = settings.CELERY_BROKER_URL
+    queue = "embedded" if broker == settings.EMBEDDED_BROKER else broker.split("://")[0]
+    print(
+        f"sgg-eval service on http://{host}:{port}/ (home {settings.HOME}; database {db}; queue {queue}; "
+        f"{workers} local worker{'s' if workers != 1 else ''}; benchmarks: {', '.join(names)})",
+        flush=True,
+    )
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
+def run_worker(concurrency: int) -> None:
+    os.execv(sys.executable, worker_command(concurrency))
+
+
+def have_service() -> bool:
+    """The extra sgg-eval[service] is installed."""
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("django", "waitress", "whitenoise"))

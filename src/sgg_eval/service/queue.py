@@ -1,0 +1,37 @@
+"""The task queue: Celery, configured from Django's settings (``CELERY_*``). Embedded, its broker is a folder of
+``HOME`` (kombu's filesystem transport, as DVC's own queue uses it): workers on this machine, no server. At scale
+``SGG_EVAL_SERVICE_BROKER`` names Redis or RabbitMQ and ``sgg-eval worker`` runs on any machine that sees the
+database, the uploads folder and the benchmarks' ground truth."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sgg_eval.service.settings")
+
+app = Celery("sgg_eval.service")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+@app.task(name="sgg_eval.service.score")
+def score(submission_id: int) -> None:
+    """Score one submission (``jobs.run_score``); Django is set up by the worker before any task runs."""
+    from sgg_eval.service.jobs import run_score
+
+    run_score(submission_id)
+
+
+def enqueue(submission) -> None:
+    """Queue ``submission`` for scoring once the transaction that saved it commits (a worker must find it)."""
+    from django.db import transaction
+
+    transaction.on_commit(lambda: score.delay(submission.pk))
+
+
+@app.on_after_finalize.connect
+def _django(**_) -> None:
+    import django
+
+    django.setup()

@@ -1,0 +1,377 @@
+"""The benchmarking service (issue 66) as its users meet it: the real server (`sgg-eval serve`, waitress), a real
+Celery worker on the embedded queue and a real SQLite database, started once for the module at the tiny simulated
+scale. Accounts and tokens are made through the pages, files go up with `sgg-eval submit` and the API, and every
+number is checked against `sgg-eval evaluate` on the same file. The browser test drives Chromium through the pages
+(tests/browser.py) as a new user would."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+import service_servers
+from browser import Browser, browser_or_skip
+from reproduced import ROOT, shell_env
+
+from sgg_eval.core.protocols import BY_NAME
+
+pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
+
+SGG = [sys.executable, "-m", "sgg_eval.cli"]
+PREDCLS = "vg150-sim-predcls"
+PASSWORD = "a-long-passphrase-7"
+
+
+class Service:
+    def __init__(self, mode: str, home: Path, port: int, env: dict, processes: list, log: Path):
+        self.mode, self.home, self.url, self.env = mode, home, f"http://127.0.0.1:{port}", env
+        self.process, self.processes, self.log = processes[0], processes, log
+        self.root_before: set[str] = set()
+
+    def output(self, name: str) -> Path:
+        """A SIMULATED model's output the service made for its approved board (tiny scale)."""
+        return self.home / "simulated/outputs" / name
+
+    def evaluate(self, file: Path, task: str = "predcls") -> dict:
+        """`sgg-eval evaluate` on ``file``, with the benchmark's ground truth: the numbers the board must show."""
+        sim = self.home / "simulated"
+        out = file.parent / f"{file.name}.cli.json"
+        args = [str(file), "--gt", str(sim / "splits/test.h5"), "--task", task, "--protocol", "reference"]
+        subprocess.run(
+            [*SGG, "evaluate", *args, "--stats", str(sim / "stats.h5"), "-o", str(out)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        return json.loads(out.read_text())["metrics"]
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    with _started("embedded", tmp_path_factory) as svc:
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def scaled(tmp_path_factory):
+    with _started("scale", tmp_path_factory) as svc:
+        yield svc
+
+
+@pytest.fixture(params=["embedded", "scaled"])
+def service(request):
+    """Each test of both modes runs on both services."""
+    return request.getfixturevalue(request.param)
+
+
+@contextlib.contextmanager
+def _started(mode: str, tmp_path_factory):
+    """Embedded: the README's `make serve`, run as written, with its port, its folder and the tiny simulated scale
+    from the environment. Scale: real PostgreSQL and Redis servers (tests/service_servers.py), `sgg-eval serve
+    --workers 0` and two `sgg-eval worker` processes, as docs/service.md runs them on several machines. Both get an
+    admin made with Django's own command, as `make serve-admin` makes one (without its prompt)."""
+    with contextlib.ExitStack() as stack:
+        home = tmp_path_factory.mktemp(f"service-{mode}")
+        port, log = service_servers.free_port(), home / "serve.log"
+        env = {**shell_env(), "SGG_EVAL_SERVICE_HOME": str(home), "SGG_EVAL_SERVICE_SIMULATED_SCALE": "tiny"}
+        if mode == "embedded":
+            commands = [(["make", "serve"], {**env, "PORT": str(port), "SERVICE_HOME": str(home)})]
+        else:
+            if not service_servers.available():
+                if os.environ.get("SGG_EVAL_SCALE_REQUIRED") == "1":
+                    pytest.fail("no PostgreSQL or redis-server here, and SGG_EVAL_SCALE_REQUIRED=1")
+                pytest.skip("no PostgreSQL or redis-server (apt install postgresql redis-server); CI installs them")
+            env["SGG_EVAL_SERVICE_DATABASE"] = stack.enter_context(service_servers.postgres())
+            env["SGG_EVAL_SERVICE_BROKER"] = stack.enter_context(service_servers.redis())
+            serve = [*SGG, "serve", "--port", str(port), "--workers", "0"]
+            commands = [(serve, env), ([*SGG, "worker"], env), ([*SGG, "worker"], env)]
+        before = set(os.listdir(ROOT))
+        processes = []
+        with open(log, "w") as out:
+            for command, command_env in commands:
+                processes.append(subprocess.Popen(command, cwd=ROOT, env=command_env, stdout=out,
+                                                  stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
+                stack.callback(_stop, processes[-1])
+        svc = Service(mode, home, port, env, processes, log)
+        svc.root_before = before
+        deadline = time.time() + 300
+        while "sgg-eval service on" not in log.read_text() or not _up(svc.url):
+            assert all(p.poll() is None for p in processes) and time.time() < deadline, log.read_text()
+            time.sleep(0.5)
+        subprocess.run(
+            [*SGG, "manage", "createsuperuser", "--noinput", "--username", "admin", "--email", "a@b.org"],
+            env={**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        yield svc
+
+
+def _stop(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=60)
+
+
+def _up(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def signed_up(service: Service, name: str) -> requests.Session:
+    """A new account, made through the sign-up page (its CSRF token and all); the session is logged in."""
+    web = requests.Session()
+    page = web.get(f"{service.url}/signup/")
+    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": name, "password1": PASSWORD, "password2": PASSWORD}
+    reply = web.post(f"{service.url}/signup/", data=form, headers={"Referer": f"{service.url}/signup/"})
+    assert reply.status_code == 200 and f">{name}</a>" in reply.text, reply.text[-2000:]
+    return web
+
+
+def logged_in(service: Service, name: str) -> requests.Session:
+    web = requests.Session()
+    page = web.get(f"{service.url}/login/")
+    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": name, "password": PASSWORD}
+    assert f">{name}</a>" in web.post(f"{service.url}/login/", data=form, headers={"Referer": page.url}).text
+    return web
+
+
+def new_token(service: Service, web: requests.Session) -> str:
+    page = web.get(f"{service.url}/tokens/")
+    reply = web.post(
+        page.url, data={"csrfmiddlewaretoken": _csrf(page.text), "name": "script"}, headers={"Referer": page.url}
+    )
+    return re.search(r'id="new-token">([^<]+)<', reply.text).group(1)
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+
+
+def submit(service: Service, token: str, file: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SGG_EVAL_SERVER": service.url, "SGG_EVAL_TOKEN": token}
+    env.pop("SGG_EVAL_SERVICE_HOME", None)
+    return subprocess.run(
+        [*SGG, "submit", str(file), "--benchmark", PREDCLS, *args], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def api(service: Service, token: str | None, path: str, method: str = "get", **kw) -> requests.Response:
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    return getattr(requests, method)(f"{service.url}{path}", headers=headers, timeout=60, **kw)
+
+
+def submitted_id(out: str) -> int:
+    return int(re.search(r"submitted #(\d+)", out).group(1))
+
+
+def test_the_approved_board_is_preloaded_with_the_simulated_methods(service):
+    board = requests.get(f"{service.url}/b/{PREDCLS}/approved.json").json()
+    deadline = time.time() + 240
+    while len(board["rows"]) < 4 and time.time() < deadline:
+        time.sleep(1)
+        board = requests.get(f"{service.url}/b/{PREDCLS}/approved.json").json()
+    by_method = {r["method"]: r for r in board["rows"]}
+    assert set(by_method) == {"Motifs", "Motifs + TDE", "VCTree", "VCTree + TDE"}, board
+    assert by_method["Motifs"]["paper"] == "https://arxiv.org/abs/1711.06640"
+    expected = service.evaluate(service.output("sim_motifs_baseline_predcls.h5"))
+    assert by_method["Motifs"]["R@50"] == expected["R@50"] and by_method["Motifs"]["mR@100"] == expected["mR@100"]
+    page = html.unescape(requests.get(f"{service.url}/b/{PREDCLS}/approved/").text)
+    ref = BY_NAME["reference"]
+    assert "SIMULATED" in page and f"Protocol reference: {ref.summary} ({ref.source.tool}, {ref.source.where})" in page
+    ranked = [r["R@50"] for r in board["rows"]]
+    assert ranked == sorted(ranked, reverse=True)
+    by_mr = requests.get(f"{service.url}/b/{PREDCLS}/approved.json", params={"sort": "mR@50"}).json()["rows"]
+    assert [r["mR@50"] for r in by_mr] == sorted((r["mR@50"] for r in by_mr), reverse=True)
+    csv = requests.get(f"{service.url}/b/{PREDCLS}/approved.csv").text.splitlines()
+    assert (
+        csv[0].startswith("rank,id,method,paper,code,date,protocol,sgg_eval_version,sha256,url,R@50") and len(csv) == 5
+    )
+
+
+def test_submit_with_a_token_scores_the_file_as_the_command_does(service, tmp_path):
+    web = signed_up(service, "alice")
+    token = new_token(service, web)
+    file = service.output("sim_motifs_baseline_predcls.h5")
+    done = submit(service, token, file, "--method", "Alice's Motifs", "--public", "--wait")
+    assert done.returncode == 0, done.stderr
+    sid = submitted_id(done.stdout)
+    body = api(service, token, f"/api/submissions/{sid}").json()
+    assert body["status"] == "done" and body["protocol"] == "reference" and body["sgg_eval_version"]
+    import hashlib
+
+    assert body["sha256"] == hashlib.sha256(file.read_bytes()).hexdigest()
+    assert body["metrics"] == service.evaluate(file)  # every number, to the last bit
+    rows = requests.get(f"{service.url}/b/{PREDCLS}/public.json").json()["rows"]
+    assert [r["id"] for r in rows if r["method"] == "Alice's Motifs"] == [sid]
+
+
+def test_a_revoked_token_is_refused(service):
+    web = signed_up(service, "frank")
+    token = new_token(service, web)
+    page = web.get(f"{service.url}/tokens/")
+    revoke = re.findall(r'action="(/tokens/\d+/revoke)"', page.text)[0]  # the newest first
+    web.post(f"{service.url}{revoke}", data={"csrfmiddlewaretoken": _csrf(page.text)}, headers={"Referer": page.url})
+    refused = submit(service, token, service.output("sim_motifs_baseline_predcls.h5"))
+    refusal = "a valid API token is required (Authorization: Token ...)"
+    assert refused.returncode == 2 and refused.stderr.strip().endswith(refusal), refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert api(service, token, "/api/submissions/1/approve", "post").status_code == 401
+
+
+def test_a_private_submission_is_invisible_to_everyone_else(service):
+    bob_web = signed_up(service, "bob")
+    bob = new_token(service, bob_web)
+    done = submit(service, bob, service.output("sim_vctree_baseline_predcls.h5"), "--method", "Bob's secret", "--wait")
+    assert done.returncode == 0, done.stderr
+    sid = submitted_id(done.stdout)
+    carol_web = signed_up(service, "carol")
+    carol = new_token(service, carol_web)
+    assert bob_web.get(f"{service.url}/s/{sid}/").status_code == 200  # its owner sees it
+    assert api(service, bob, f"/api/submissions/{sid}").status_code == 200
+    for guess in (f"/s/{sid}/",):  # another account, and nobody, by guessing its address
+        assert carol_web.get(f"{service.url}{guess}").status_code == 404
+        assert requests.get(f"{service.url}{guess}").status_code == 404
+    assert api(service, carol, f"/api/submissions/{sid}").status_code == 404
+    assert api(service, None, f"/api/submissions/{sid}").status_code == 404
+    for board in ("public", "approved"):
+        rows = requests.get(f"{service.url}/b/{PREDCLS}/{board}.json").json()["rows"]
+        assert sid not in [r["id"] for r in rows]
+    # only an admin puts a row on the approved board
+    assert api(service, bob, f"/api/submissions/{sid}/approve", "post").status_code == 403
+    assert api(service, carol, f"/api/submissions/{sid}/approve", "post").status_code == 403
+    admin = new_token(service, logged_in(service, "admin"))
+    assert api(service, admin, f"/api/submissions/{sid}/approve", "post").json()["approved"] is True
+    rows = requests.get(f"{service.url}/b/{PREDCLS}/approved.json").json()["rows"]
+    assert sid in [r["id"] for r in rows]
+
+
+def test_a_file_the_command_refuses_fails_with_its_line_and_the_service_stays_up(service, tmp_path):
+    web = signed_up(service, "dave")
+    token = new_token(service, web)
+    bad = tmp_path / "broken.h5"
+    bad.write_bytes(b"not an HDF5 file\n" * 10)
+    failed = submit(service, token, bad, "--wait")
+    assert failed.returncode == 2
+    sid = submitted_id(failed.stdout)
+    body = api(service, token, f"/api/submissions/{sid}").json()
+    command = subprocess.run(
+        [*SGG, "evaluate", "broken.h5", "--gt", str(service.home / "simulated/splits/test.h5"), "--task", "predcls"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert command.returncode == 2 and body["status"] == "failed"
+    assert body["message"] == command.stderr.strip(), (body["message"], command.stderr)
+    assert failed.stderr.strip().endswith(f"scoring failed: {body['message']}"), failed.stderr
+    assert len(failed.stderr.strip().splitlines()) == 1
+    print(failed.stderr)
+    assert all(p.poll() is None for p in service.processes) and _up(service.url)
+    ok = submit(service, token, service.output("sim_motifs_tde_predcls.h5"), "--wait")
+    assert ok.returncode == 0, ok.stderr  # the worker goes on
+
+
+def test_a_new_user_signs_up_uploads_through_the_form_and_sees_the_public_board(embedded, tmp_path):
+    """On the README's service; the pages are the same at scale."""
+    service = embedded
+    browser_or_skip()
+    file = service.output("sim_motifs_baseline_predcls.h5")
+    with Browser() as b:
+        page = b.open(f"{service.url}/signup/")
+        password = json.dumps(PASSWORD)
+        page.eval(
+            "(() => {const f = document.getElementById('signup'); f.username.value = 'erin';"
+            f" f.password1.value = {password}; f.password2.value = {password}; f.submit();}})()"
+        )
+        page.wait_until("document.querySelector('.me a') && document.querySelector('.me a').textContent === 'erin'")
+        page.goto(f"{service.url}/b/{PREDCLS}/submit")
+        page.eval("document.querySelector('#upload [name=method]').value = 'Erin Motifs'")
+        page.eval("document.querySelector('#upload [name=public]').checked = true")
+        node = page.send("Runtime.evaluate", expression="document.querySelector('#upload [name=file]')")["result"]
+        page.send("DOM.setFileInputFiles", files=[str(file)], objectId=node["objectId"])
+        page.eval("document.getElementById('upload').submit()")
+        page.wait_until("location.pathname.startsWith('/s/')")
+        page.wait_until("document.getElementById('status').textContent === 'done'", timeout=120)
+        sid = int(page.eval("location.pathname.split('/')[2]"))
+        page.screenshot(os.environ.get("SGG_EVAL_SHOT_DIR", str(tmp_path)) + "/submission.png")
+        page.goto(f"{service.url}/b/{PREDCLS}/public/")
+        assert "Erin Motifs" in page.eval("document.getElementById('board').innerText")
+        assert "SIMULATED" in page.eval("document.body.innerText")
+        page.screenshot(os.environ.get("SGG_EVAL_SHOT_DIR", str(tmp_path)) + "/board.png")
+        assert not page.errors, page.errors
+    row = [r for r in requests.get(f"{service.url}/b/{PREDCLS}/public.json").json()["rows"] if r["id"] == sid]
+    expected = service.evaluate(file)
+    assert row and all(row[0][m] == expected[m] for m in ("R@50", "R@100", "mR@50", "mR@100"))
+
+
+def admin_action(web: requests.Session, service: Service, action: str, sid: int) -> None:
+    """One of the admin's actions on the submissions' list page, as the admin's form posts it."""
+    page = web.get(f"{service.url}/admin/service/submission/")
+    data = {"csrfmiddlewaretoken": _csrf(page.text), "action": action, "_selected_action": [str(sid)], "index": "0"}
+    assert web.post(page.url, data=data, headers={"Referer": page.url}).status_code == 200
+
+
+def test_the_admin_hides_shows_and_rescores_keeping_the_old_numbers(service):
+    token = new_token(service, signed_up(service, "gina"))
+    done = submit(service, token, service.output("sim_vctree_tde_predcls.h5"), "--method", "Gina", "--public", "--wait")
+    assert done.returncode == 0, done.stderr
+    sid = submitted_id(done.stdout)
+    admin = logged_in(service, "admin")
+    on_board = lambda: sid in [r["id"] for r in requests.get(f"{service.url}/b/{PREDCLS}/public.json").json()["rows"]]  # noqa: E731
+    assert on_board()
+    admin_action(admin, service, "hide", sid)
+    assert not on_board() and requests.get(f"{service.url}/s/{sid}/").status_code == 404
+    admin_action(admin, service, "unhide", sid)
+    assert on_board()
+    before = api(service, token, f"/api/submissions/{sid}").json()
+    admin_action(admin, service, "rescore", sid)
+    deadline = time.time() + 120
+    while api(service, token, f"/api/submissions/{sid}").json()["status"] != "done" or _scores(service, sid) < 2:
+        assert time.time() < deadline
+        time.sleep(0.5)
+    after = api(service, token, f"/api/submissions/{sid}").json()
+    assert after["metrics"] == before["metrics"] and _scores(service, sid) == 2  # the old score is kept
+
+
+def _scores(service: Service, sid: int) -> int:
+    code = f"from sgg_eval.service.models import Score; print(Score.objects.filter(submission={sid}).count())"
+    run = subprocess.run([*SGG, "manage", "shell", "-c", code], env=service.env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    return int(run.stdout.split()[-1])
+
+
+def test_the_service_writes_nothing_outside_its_folder(service):
+    """Its database, uploads, queue (kombu's control folder too) and simulated data are all in SERVICE_HOME."""
+    assert set(os.listdir(ROOT)) == service.root_before
+    kept = {"uploads", "simulated", "secret_key"} | ({"db.sqlite3", "queue"} if service.mode == "embedded" else set())
+    assert kept <= set(os.listdir(service.home))
+
+
+def test_at_scale_both_workers_score_and_the_numbers_are_the_same(scaled):
+    """The pre-loaded rows (12 evaluations at start) are shared by the two worker processes; each number equals
+    the command's, whichever worker computed it."""
+    service = scaled
+    code = "import json; from sgg_eval.service.models import Score as S; "
+    code += "print(json.dumps(sorted(set(S.objects.values_list('worker', flat=True)))))"
+    deadline = time.time() + 240
+    while len(requests.get(f"{service.url}/b/vg150-sim-sgdet/approved.json").json()["rows"]) < 4:
+        assert time.time() < deadline
+        time.sleep(1)
+    run = subprocess.run([*SGG, "manage", "shell", "-c", code], env=service.env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    workers = json.loads(run.stdout.strip().splitlines()[-1])
+    assert len(workers) == 2, workers
+    rows = requests.get(f"{service.url}/b/vg150-sim-sgdet/approved.json").json()["rows"]
+    motifs = next(r for r in rows if r["method"] == "Motifs")
+    expected = service.evaluate(service.output("sim_motifs_baseline_sgdet.h5"), task="sgdet")
+    assert all(motifs[m] == expected[m] for m in ("R@50", "R@100", "mR@50", "mR@100"))

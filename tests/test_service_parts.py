@@ -1,0 +1,143 @@
+"""The service's parts that need no server: the benchmarks' file, the limits of one evaluation, `sgg-eval submit`
+without a server, and that `import sgg_eval` and the command load none of the service's packages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sgg_eval.core.errors import InputError
+from sgg_eval.service.benchmarks import read_benchmarks
+from sgg_eval.service.scoring import evaluate_in_child
+
+
+def test_the_command_and_the_package_load_none_of_the_service():
+    code = "import sys, sgg_eval, sgg_eval.cli; sgg_eval.cli.build_parser(); print(sorted(m for m in sys.modules if "
+    code += "m.split('.')[0] in ('django', 'waitress', 'whitenoise', 'celery', 'kombu')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_benchmarks_file_gives_the_commands_arguments(tmp_path):
+    for name in ("splits/test.h5", "stats.h5", "psg/psg.json"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    specs = read_benchmarks(
+        write(
+            tmp_path,
+            """benchmarks:
+  - {name: vg-predcls, task: predcls, protocol: reference, gt: splits/test.h5, stats: stats.h5, daily_limit: 3}
+  - {name: psg, task: sgdet, protocol: sgbench, gt: psg/psg.json, gt_root: psg, headline: [R@20, mR@20]}
+""",
+        )
+    )
+    box, psg = specs
+    assert box.arguments() == ["--gt", str(tmp_path / "splits/test.h5"), "--task", "predcls", "--protocol",
+                               "reference", "--stats", str(tmp_path / "stats.h5")]  # fmt: skip
+    assert box.daily_limit == 3 and box.headline == ("R@50", "R@100", "mR@50", "mR@100") and not box.simulated
+    assert psg.arguments() == ["--psg", str(tmp_path / "psg/psg.json"), "--psg-root", str(tmp_path / "psg"),
+                               "--protocol", "sgbench"]  # fmt: skip
+    assert psg.headline == ("R@20", "mR@20")
+
+
+@pytest.mark.parametrize(
+    "text, field, says",
+    [
+        ("benchmarks: []", "benchmarks", "expected a list"),
+        ("benchmarks:\n  - {name: a, task: predcls, protocol: reference}", "benchmarks[0]", "missing gt"),
+        ("benchmarks:\n  - {name: a, task: predcls, protocol: nope, gt: x}", "benchmarks[0]", "protocol must be"),
+        ("benchmarks:\n  - {name: a, task: predcls, protocol: sets, gt: x}", "benchmarks[0]", "protocol must be"),
+        ("benchmarks:\n  - {name: a, task: predcls, protocol: ovsgtr, gt: x}", "benchmarks[0]", "scores sgdet"),
+        (
+            "benchmarks:\n  - {name: a, task: predcls, protocol: reference, gt: x}\n  - {name: a, task: sgcls, "
+            "protocol: reference, gt: y}",
+            "benchmarks[1]",
+            "appears twice",
+        ),  # fmt: skip
+        ("benchmarks: [1]", "benchmarks[0]", "expected a mapping"),
+        (
+            "benchmarks:\n  - {name: a, task: predcls, protocol: reference, gt: x, daily_limit: lots}",
+            "benchmarks[0]",
+            "daily_limit must be",
+        ),  # fmt: skip
+        (
+            "benchmarks:\n  - {name: a, task: predcls, protocol: reference, gt: absent.h5}",
+            "benchmarks[0]",
+            "gt: no such file or folder",
+        ),  # fmt: skip
+        ("benchmarks: [", "", "cannot read"),
+    ],
+)
+def test_a_bad_benchmarks_file_is_one_line_naming_the_file_and_the_entry(tmp_path, text, field, says):
+    (tmp_path / "x").write_bytes(b"")
+    (tmp_path / "y").write_bytes(b"")
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as caught:
+        read_benchmarks(path)
+    assert str(caught.value).startswith(str(path)) and says in str(caught.value)
+    assert caught.value.field == (field or None)
+
+
+def test_an_evaluation_past_its_time_limit_is_stopped_with_a_line_that_says_so(tmp_path):
+    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=8192, timeout_s=0.01)
+    assert out.document is None and out.message == "the evaluation took longer than the limit of 0.01 s and was stopped"
+
+
+def test_an_evaluation_past_its_memory_limit_fails_and_the_caller_goes_on(tmp_path):
+    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=40, timeout_s=120)
+    assert out.document is None and out.message and "\n" not in out.message
+
+
+def test_a_refusal_names_the_file_as_it_was_uploaded(tmp_path):
+    stored = tmp_path / "uploads/a8f3_predictions.h5"
+    stored.parent.mkdir()
+    stored.write_bytes(b"junk")
+    out = evaluate_in_child(stored, ["--task", "predcls"], memory_mb=8192, timeout_s=120, shown_as="predictions.h5")
+    assert out.document is None and "predictions.h5: " in out.message and str(tmp_path) not in out.message
+
+
+def test_submit_without_a_server_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("SGG_EVAL_SERVER", "SGG_EVAL_TOKEN")}
+    env["HOME"] = str(tmp_path)  # no ~/.config/sgg-eval/service.yaml
+    run = subprocess.run([sys.executable, "-m", "sgg_eval.cli", "submit", "f.h5", "--benchmark", "b"], env=env,
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "set SGG_EVAL_SERVER and SGG_EVAL_TOKEN" in run.stderr
+    env.update(SGG_EVAL_SERVER="http://127.0.0.1:9", SGG_EVAL_TOKEN="sgg_x")
+    (tmp_path / "f.h5").write_bytes(b"x")
+    run = subprocess.run([sys.executable, "-m", "sgg_eval.cli", "submit", "f.h5", "--benchmark", "b"], env=env,
+                         capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 2 and "cannot reach the service at http://127.0.0.1:9" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_taken_port_or_a_bad_database_address_is_one_line(tmp_path):
+    import socket
+
+    (tmp_path / "x.h5").write_bytes(b"")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "SGG_EVAL_SERVICE_BENCHMARKS": str(write(tmp_path, "benchmarks:\n  - {name: a, task: "
+               "predcls, protocol: reference, gt: x.h5}\n"))}  # fmt: skip
+        args = [sys.executable, "-m", "sgg_eval.cli", "serve", "--home", str(tmp_path / "home"), "--port", str(port)]
+        run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        f"sgg-eval serve: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ], run.stderr
+    assert "service on" not in run.stdout
+    env["SGG_EVAL_SERVICE_DATABASE"] = "mysql://u@h/db"
+    run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "SGG_EVAL_SERVICE_DATABASE must be postgresql://" in run.stderr
