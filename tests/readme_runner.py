@@ -39,12 +39,20 @@ EXCUSED = {
         "placeholders for real files; `make s2g-example` runs the same command on generated ones"
     ),
     "sgg-eval params s2g.run=true": "the switch; tests/test_pipeline.py turns it on, checks stage, table and runs",
+    "make serve-admin": "it asks for a password; tests/test_service.py makes the admin with the same Django command "
+    "(createsuperuser --noinput)",
+    "export SGG_EVAL_SERVER=http://127.0.0.1:8000 SGG_EVAL_TOKEN=sgg_...": "a token's placeholder; "
+    "tests/test_service.py sets both to the service it started and a token it made on the tokens page",
+    "sgg-eval submit service/simulated/outputs/sim_motifs_baseline_predcls.h5 --benchmark vg150-sim-predcls "
+    "--public --wait": "the service's folder is the test's own; tests/test_service.py submits that file with those "
+    "options",
 }
 # run verbatim, but not through sh()
 RUN_OTHERWISE = {
     "make repro": "tests/reproduced.py runs it in the fresh clone every README module copies",
     ". .venv/bin/activate": "sh(..., active=True): the commands after it run in the activated shell",
     "make ui": "tests/test_readme.py::test_mlflow_ui_serves_the_runs starts it and reads its page",
+    "make serve": "tests/test_service.py starts it (its port and folder from PORT and SERVICE_HOME) and uses it",
 }
 
 
