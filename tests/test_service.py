@@ -11,6 +11,7 @@ import html
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,8 +63,9 @@ def embedded(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def scaled(tmp_path_factory):
-    with _started("scale", tmp_path_factory) as svc:
+def scaled(embedded, tmp_path_factory):
+    """Its simulated benchmarks copied from the embedded service's (made once: `serve` finds them made)."""
+    with _started("scale", tmp_path_factory, simulated=embedded.home / "simulated") as svc:
         yield svc
 
 
@@ -74,13 +76,15 @@ def service(request):
 
 
 @contextlib.contextmanager
-def _started(mode: str, tmp_path_factory):
+def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
     """Embedded: the README's `make serve`, run as written, with its port, its folder and the tiny simulated scale
     from the environment. Scale: real PostgreSQL and Redis servers (tests/service_servers.py), `sgg-eval serve
     --workers 0` and two `sgg-eval worker` processes, as docs/service.md runs them on several machines. Both get an
     admin made with Django's own command, as `make serve-admin` makes one (without its prompt)."""
     with contextlib.ExitStack() as stack:
         home = tmp_path_factory.mktemp(f"service-{mode}")
+        if simulated is not None:
+            shutil.copytree(simulated, home / "simulated")
         port, log = service_servers.free_port(), home / "serve.log"
         env = {**shell_env(), "SGG_EVAL_SERVICE_HOME": str(home), "SGG_EVAL_SERVICE_SIMULATED_SCALE": "tiny"}
         if mode == "embedded":
@@ -375,3 +379,17 @@ def test_at_scale_both_workers_score_and_the_numbers_are_the_same(scaled):
     motifs = next(r for r in rows if r["method"] == "Motifs")
     expected = service.evaluate(service.output("sim_motifs_baseline_sgdet.h5"), task="sgdet")
     assert all(motifs[m] == expected[m] for m in ("R@50", "R@100", "mR@50", "mR@100"))
+
+
+def test_the_daily_limit_refuses_the_next_upload_with_a_line_that_says_so(service, tmp_path):
+    token = new_token(service, signed_up(service, "hugo"))
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"junk")  # refused by the command at once: cheap to score
+    for _ in range(5):  # the benchmark's daily_limit
+        assert submit(service, token, junk).returncode == 0
+    refused = submit(service, token, junk)
+    limit = f"{PREDCLS} takes 5 submissions a day per user; try again later"
+    assert refused.returncode == 2 and refused.stderr.strip().endswith(limit), refused.stderr
+    reply = api(service, token, "/api/submissions", "post", data={"benchmark": PREDCLS, "method": "m"},
+                files={"file": ("junk.h5", b"junk")})  # fmt: skip
+    assert reply.status_code == 429 and reply.json() == {"error": limit}
