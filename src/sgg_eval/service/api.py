@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from sgg_eval.service import tokens
 from sgg_eval.service.boards import BOARDS, as_records, rows
-from sgg_eval.service.forms import SubmissionForm
+from sgg_eval.service.forms import SubmissionForm, submission_fields
 from sgg_eval.service.intake import Refused, submit, visible
 from sgg_eval.service.models import Benchmark, Submission
 
@@ -59,9 +59,9 @@ def create(request):
         return _error(f"{field}: {errors[0]}", 400)
     data = form.cleaned_data
     try:
-        s = submit(user, benchmark, data["file"], **{k: data[k] for k in ("method", "paper_url", "code_url", "public")})
+        s = submit(user, benchmark, data["file"], **submission_fields(data))
     except Refused as exc:
-        return _error(str(exc), 429 if "a day" in str(exc) else 400)
+        return _error(str(exc), exc.status)
     return JsonResponse(_status(request, s), status=201)
 
 

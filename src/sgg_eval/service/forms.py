@@ -11,5 +11,10 @@ class SubmissionForm(forms.Form):
     public = forms.BooleanField(required=False, help_text="show it on the public board once scored")
 
 
+def submission_fields(data: dict) -> dict:
+    """What ``intake.submit`` takes from a valid form, besides the file."""
+    return {k: data[k] for k in ("method", "paper_url", "code_url", "public")}
+
+
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, initial="script")

@@ -15,7 +15,12 @@ from sgg_eval.service.queue import enqueue
 
 
 class Refused(Exception):
-    """An upload the service does not take; the message says why, in one line."""
+    """An upload the service does not take; the message says why, in one line, and ``status`` is the HTTP status
+    the API answers with (429 for the daily limit, 400 otherwise)."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
 
 
 def submit(user, benchmark: Benchmark, upload, *, method: str, paper_url="", code_url="", public=False) -> Submission:
@@ -30,7 +35,8 @@ def submit(user, benchmark: Benchmark, upload, *, method: str, paper_url="", cod
     since = timezone.now() - timedelta(days=1)
     today = Submission.objects.filter(owner=user, benchmark=benchmark, created__gte=since).count()
     if today >= benchmark.daily_limit and not user.is_staff:
-        raise Refused(f"{benchmark.name} takes {benchmark.daily_limit} submissions a day per user; try again later")
+        limit = f"{benchmark.name} takes {benchmark.daily_limit} submissions a day per user; try again later"
+        raise Refused(limit, status=429)
     sha = hashlib.sha256()
     for chunk in upload.chunks():
         sha.update(chunk)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from sgg_eval.core.errors import InputError, os_error_reason
+from sgg_eval.service.benchmarks import SIM_CODE
 
 SYSTEM_USER = "sgg-eval"  # the owner of the pre-loaded rows (no password: it never logs in)
 
@@ -79,18 +80,12 @@ def _sync(specs) -> None:
                         sha256=sha,
                         method=method,
                         paper_url=paper,
-                        code_url=_code(),
+                        code_url=SIM_CODE,
                         public=True,
                         approved=True,
                     )
                     s.file.save(Path(path).name, File(f), save=True)
                 enqueue(s)
-
-
-def _code() -> str:
-    from sgg_eval.service.benchmarks import SIM_CODE
-
-    return SIM_CODE
 
 
 def worker_command(concurrency: int) -> list[str]:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from sgg_eval.core.protocols import BY_NAME
 from sgg_eval.service import tokens
 from sgg_eval.service.boards import APPROVED, BOARDS, PUBLIC, rows, shown
-from sgg_eval.service.forms import SubmissionForm, TokenForm
+from sgg_eval.service.forms import SubmissionForm, TokenForm, submission_fields
 from sgg_eval.service.intake import Refused, submit, visible
 from sgg_eval.service.models import ApiToken, Benchmark, Submission
 
@@ -69,16 +69,12 @@ def upload(request, name: str):
     form = SubmissionForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            s = submit(request.user, benchmark, form.cleaned_data["file"], **_fields(form.cleaned_data))
+            s = submit(request.user, benchmark, form.cleaned_data["file"], **submission_fields(form.cleaned_data))
         except Refused as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("submission", pk=s.pk)
     return render(request, "service/upload.html", {"benchmark": benchmark, "form": form})
-
-
-def _fields(data: dict) -> dict:
-    return {k: data[k] for k in ("method", "paper_url", "code_url", "public")}
 
 
 @login_required
