@@ -16,9 +16,11 @@ from browser import Browser, browser_or_skip
 from site_checks import check_model_page, ready
 
 from sgg_eval.metrics.names import metric_name
-from sgg_eval.report.site import Board, SiteRow, entry_page_name, write_site
+from sgg_eval.report.model_page import entry_body
+from sgg_eval.report.site import Board, SiteRow, entry_page_name, entry_parts, write_site
 
 R50, MR50 = metric_name("R", 50), metric_name("mR", 50)
+BROWSER_SECTION = '<h2 id="images">Images</h2>\n<div id="browser"></div>\n'
 
 
 def _boards() -> list[Board]:
@@ -65,6 +67,21 @@ def _column(page, table: int, col: int) -> list[str]:
     return page.eval(
         f"Array.from(document.querySelectorAll('table')[{table}].tBodies[0].rows).map(r => r.cells[{col}].textContent)"
     )
+
+
+def test_a_page_without_the_image_browser_has_the_rest_and_links_back_where_told():
+    """The benchmarking service's result page (its ground truth hidden): no browser, no link to it; the rest the
+    site's, the same bytes but for these."""
+    board = _boards()[0]
+    parts = entry_parts(board, board.rows[1])
+    site_body = entry_body(**parts)
+    body = entry_body(**parts, back=("/b/x/public/", "the leaderboard"), browser=False)
+    assert 'id="browser"' in site_body and 'href="#images"' in site_body and 'href="../index.html"' in site_body
+    assert 'id="browser"' not in body and "#images" not in body and "Images</h2>" not in body
+    assert '<a href="/b/x/public/">&larr; the leaderboard</a>' in body
+    expected = site_body.replace('<a href="../index.html">&larr; all results</a>', "")
+    expected = expected.replace('· <a href="#images">images</a> ', "").replace(BROWSER_SECTION, "")
+    assert body.replace('<a href="/b/x/public/">&larr; the leaderboard</a>', "") == expected
 
 
 def test_in_a_real_browser_sorting_choosing_and_opening_an_entry(site):

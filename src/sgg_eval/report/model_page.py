@@ -89,13 +89,11 @@ def _table(items: dict[str, str]) -> str:
     return f"<table><tbody>{lines}</tbody></table>"
 
 
-def entry_page(
+def entry_body(
     *,
-    title: str,
     label: str,
     entry: str,
     board_title: str,
-    board_key: str,
     simulated: bool,
     metrics: dict[str, float | None],
     beyond: set[str],
@@ -104,19 +102,24 @@ def entry_page(
     settings: dict[str, str],
     inputs: dict[str, str],
     confusions: list[str],
-    style: str,
+    back: tuple[str, str] = ("../index.html", "all results"),
+    browser: bool = True,
 ) -> str:
-    """The HTML of one model's page (its charts are drawn from ``../data/<board_key>.js``)."""
+    """The page's content (what ``assets/model_page.js`` fills in): ``back`` is the link above it (address, words);
+    ``browser``: whether it has the image browser (the benchmarking service's pages do not: their ground truth
+    is hidden)."""
     sim = ' <span class="sim">SIMULATED data: not results on a real dataset</span>' if simulated else ""
     note = f'<p class="note">\u2020 {html.escape(beyond_label)}</p>' if beyond else ""
     words = "".join(f"<li>{html.escape(line)}</li>" for line in confusions)
-    body = f"""<p><a href="../index.html">&larr; all results</a></p>
+    images = '· <a href="#images">images</a> ' if browser else ""
+    browse = '<h2 id="images">Images</h2>\n<div id="browser"></div>\n' if browser else ""
+    return f"""<p><a href="{html.escape(back[0])}">&larr; {html.escape(back[1])}</a></p>
 <h1>{html.escape(label)} <span class="note">({html.escape(entry)})</span></h1>
 <p>{html.escape(board_title)}{sim}</p>
 <p class="compare"><label>compare with <select id="compare"><option value="">(none)</option></select></label>
 <span class="note" id="compare-note"></span></p>
 <nav><a href="#metrics">metrics</a> · <a href="#per-predicate">per predicate</a> · <a href="#confusion">confusion</a>
-· <a href="#images">images</a> · <a href="#settings">settings</a></nav>
+{images}· <a href="#settings">settings</a></nav>
 <h2 id="metrics">Metrics</h2>{note}
 <p class="note">Percent (PRk: a mean rank, lower is better). With a model to compare, each cell shows the difference
 (this model minus the other), green where this model is higher.</p>
@@ -132,16 +135,19 @@ compare, its values are the black ticks, and the chart below gives the differenc
 Each row is the GT predicate's share (training-frequency order); the diagonal is outlined.</p>
 <div id="confusion-chart" class="chart"></div>
 <ol class="confusions">{words}</ol>
-<h2 id="images">Images</h2>
-<div id="browser"></div>
-<h2 id="settings">Settings</h2>
+{browse}<h2 id="settings">Settings</h2>
 {_table(settings)}
 <h2>Input files</h2>
 {_table(inputs)}"""
+
+
+def entry_page(*, title: str, board_key: str, style: str, **parts) -> str:
+    """The HTML of one model's page (its charts are drawn from ``../data/<board_key>.js``); ``parts`` are
+    :func:`entry_body`'s."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{style}</style>"
         f'<script src="../data/{html.escape(board_key)}.js"></script>'
         '<script src="../assets/model_page.js"></script>'
-        f'</head><body data-entry="{html.escape(entry)}">\n{body}\n</body></html>\n'
+        f'</head><body data-entry="{html.escape(parts["entry"])}">\n{entry_body(**parts)}\n</body></html>\n'
     )

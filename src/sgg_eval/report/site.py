@@ -165,18 +165,18 @@ def _board_html(board: Board, n: int) -> str:
     )
 
 
-def _entry_html(board: Board, row: SiteRow) -> str:
+def entry_parts(board: Board, row: SiteRow) -> dict:
+    """The arguments of ``report.model_page.entry_body`` for ``row`` of ``board`` (the site's and the benchmarking
+    service's pages): its numbers, the board's columns and the confusions in words."""
     confusion = board.data.get("entries", {}).get(row.entry, {}).get("confusion")
     words = []
     if confusion is not None:
         matrix = {"predicates": board.data["predicates"], "counts": confusion}
         words = [in_words(gt, top, share) + f" ({rows} rows)" for gt, top, share, rows in top_confusions(matrix)]
-    return entry_page(
-        title=f"{row.label}: {board.title}",
+    return dict(
         label=row.label,
         entry=row.entry,
         board_title=board.title,
-        board_key=board.key,
         simulated=board.simulated,
         metrics={**row.beyond, **row.metrics},
         beyond=set(row.beyond) - set(row.metrics),
@@ -185,8 +185,12 @@ def _entry_html(board: Board, row: SiteRow) -> str:
         settings=row.settings,
         inputs=row.inputs,
         confusions=words,
-        style=STYLE + PAGE_STYLE,
     )
+
+
+def _entry_html(board: Board, row: SiteRow) -> str:
+    title = f"{row.label}: {board.title}"
+    return entry_page(title=title, board_key=board.key, style=STYLE + PAGE_STYLE, **entry_parts(board, row))
 
 
 def board_script(board: Board) -> str:
