@@ -243,9 +243,14 @@ def test_a_private_submission_is_invisible_to_everyone_else(service):
     carol = new_token(service, carol_web)
     assert bob_web.get(f"{service.url}/s/{sid}/").status_code == 200  # its owner sees it
     assert api(service, bob, f"/api/submissions/{sid}").status_code == 200
-    for guess in (f"/s/{sid}/",):  # another account, and nobody, by guessing its address
+    for guess in (f"/s/{sid}/", f"/s/{sid}/data.js"):  # another account, and nobody, by guessing its address
         assert carol_web.get(f"{service.url}{guess}").status_code == 404
         assert requests.get(f"{service.url}{guess}").status_code == 404
+    # nor among the results a public page compares with, except for its owner
+    approved = requests.get(f"{service.url}/b/{PREDCLS}/approved.json").json()["rows"][0]["id"]
+    assert "Bob's secret" in bob_web.get(f"{service.url}/s/{approved}/data.js").text
+    for web in (carol_web, requests):
+        assert "Bob's secret" not in web.get(f"{service.url}/s/{approved}/data.js").text
     assert api(service, carol, f"/api/submissions/{sid}").status_code == 404
     assert api(service, None, f"/api/submissions/{sid}").status_code == 404
     for board in ("public", "approved"):
@@ -307,6 +312,19 @@ def test_a_new_user_signs_up_uploads_through_the_form_and_sees_the_public_board(
         page.wait_until("location.pathname.startsWith('/s/')")
         page.wait_until("document.getElementById('status').textContent === 'done'", timeout=120)
         sid = int(page.eval("location.pathname.split('/')[2]"))
+        # the result's page is the results site's model page: its grid, per-predicate and confusion charts
+        page.wait_until("document.body.getAttribute('data-ready') === '1'")
+        cells = "[...document.querySelectorAll('table.grid td[data-m]')].map(c => [c.dataset.m, c.dataset.v])"
+        shown = dict(page.eval(cells))
+        assert page.eval("document.querySelectorAll('#pp-chart svg rect').length") > 0
+        assert page.eval("document.querySelectorAll('#confusion-chart svg rect').length") > 0
+        assert page.eval("document.getElementById('browser') === null")  # no image browser: the GT is hidden
+        # compared with a pre-loaded method: the difference of every cell
+        others = page.eval("[...document.getElementById('compare').options].map(o => o.textContent)")
+        assert any(o.startswith("Motifs + TDE") for o in others), others
+        page.eval("(() => {const s = document.getElementById('compare'); s.value = s.options[1].value;"
+                  " s.dispatchEvent(new Event('change'));})()")  # fmt: skip
+        assert page.eval("document.getElementById('compare-note').textContent").startswith("differences: Erin Motifs")
         page.screenshot(os.environ.get("SGG_EVAL_SHOT_DIR", str(tmp_path)) + "/submission.png")
         page.goto(f"{service.url}/b/{PREDCLS}/public/")
         assert "Erin Motifs" in page.eval("document.getElementById('board').innerText")
@@ -316,6 +334,7 @@ def test_a_new_user_signs_up_uploads_through_the_form_and_sees_the_public_board(
     row = [r for r in requests.get(f"{service.url}/b/{PREDCLS}/public.json").json()["rows"] if r["id"] == sid]
     expected = service.evaluate(file)
     assert row and all(row[0][m] == expected[m] for m in ("R@50", "R@100", "mR@50", "mR@100"))
+    assert {m: float(v) for m, v in shown.items() if v} == {m: v for m, v in expected.items() if v is not None}
 
 
 def admin_action(web: requests.Session, service: Service, action: str, sid: int) -> None:

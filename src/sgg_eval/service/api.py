@@ -4,6 +4,7 @@ cookie, so no CSRF), and the boards' CSV and JSON exports. Errors are JSON ``{"e
 from __future__ import annotations
 
 import csv
+import functools
 import io
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -26,6 +27,19 @@ def _error(message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
+def _token_required(view):
+    """``view`` for a request with a valid token, its user as ``request.api_user``; a 401 for any other."""
+
+    @functools.wraps(view)
+    def checked(request, *args, **kwargs):
+        request.api_user = _user(request)
+        if request.api_user is None:
+            return _error("a valid API token is required (Authorization: Token ...)", 401)
+        return view(request, *args, **kwargs)
+
+    return checked
+
+
 def _status(request, s: Submission) -> dict:
     score = s.score
     return {
@@ -46,10 +60,8 @@ def _status(request, s: Submission) -> dict:
 
 @csrf_exempt
 @require_POST
+@_token_required
 def create(request):
-    user = _user(request)
-    if user is None:
-        return _error("a valid API token is required (Authorization: Token ...)", 401)
     benchmark = Benchmark.objects.filter(name=request.POST.get("benchmark", ""), active=True).first()
     if benchmark is None:
         return _error(f"no benchmark named {request.POST.get('benchmark', '')!r}", 404)
@@ -59,7 +71,7 @@ def create(request):
         return _error(f"{field}: {errors[0]}", 400)
     data = form.cleaned_data
     try:
-        s = submit(user, benchmark, data["file"], **submission_fields(data))
+        s = submit(request.api_user, benchmark, data["file"], **submission_fields(data))
     except Refused as exc:
         return _error(str(exc), exc.status)
     return JsonResponse(_status(request, s), status=201)
@@ -76,12 +88,10 @@ def detail(request, pk: int):
 
 @csrf_exempt
 @require_POST
+@_token_required
 def approve(request, pk: int):
     """Put a submission on the approved board (or take it off: ``approved=0``); admins only."""
-    user = _user(request)
-    if user is None:
-        return _error("a valid API token is required (Authorization: Token ...)", 401)
-    if not user.is_staff:
+    if not request.api_user.is_staff:
         return _error("only an admin approves a submission", 403)
     s = get_object_or_404(Submission, pk=pk)
     s.approved = request.POST.get("approved", "1") != "0"

@@ -59,6 +59,7 @@ def _sync(specs) -> None:
                 "title": spec.title,
                 "description": spec.description,
                 "arguments": spec.arguments(),
+                "stats": spec.stats,
                 "protocol": spec.protocol,
                 "task": spec.task,
                 "headline": list(spec.headline),

@@ -17,6 +17,8 @@ class Benchmark(models.Model):
     arguments = models.JSONField(default=list)
     protocol = models.CharField(max_length=40)
     task = models.CharField(max_length=40)
+    # its training statistics (an .h5 on the server): a result page's predicate order and head/body/tail groups
+    stats = models.CharField(max_length=1000, blank=True)
     # the metrics a board shows, in order; the first sorts it by default
     headline = models.JSONField(default=list)
     daily_limit = models.PositiveIntegerField(default=5)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -106,6 +107,8 @@ USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "static/"
 STATIC_ROOT = HOME / "static"
+# the results site's model-page script, which a result's page runs too (static/sgg_eval/model_page.js)
+STATICFILES_DIRS = [("sgg_eval", str(resources.files("sgg_eval.report") / "assets"))]
 MEDIA_ROOT = HOME / "uploads"
 # an upload is read into a temporary file past 2.5 MB; past this size it is refused (a PSG ZIP with masks is large)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 2**20

@@ -13,6 +13,7 @@ urlpatterns = [
     path("b/<slug:name>/<slug:which>.<slug:fmt>", api.export, name="export"),
     path("b/<slug:name>/submit", views.upload, name="upload"),
     path("s/<int:pk>/", views.submission, name="submission"),
+    path("s/<int:pk>/data.js", views.submission_data, name="submission_data"),
     path("s/<int:pk>/publish", views.publish, name="publish"),
     path("s/<int:pk>/withdraw", views.withdraw, name="withdraw"),
     path("me/", views.mine, name="mine"),

@@ -7,13 +7,15 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from sgg_eval.core.protocols import BY_NAME
-from sgg_eval.service import tokens
-from sgg_eval.service.boards import APPROVED, BOARDS, PUBLIC, rows, shown
+from sgg_eval.report.site import PAGE_STYLE
+from sgg_eval.service import result_page, tokens
+from sgg_eval.service.boards import APPROVED, BOARDS, PUBLIC, rows
 from sgg_eval.service.forms import SubmissionForm, TokenForm, submission_fields
 from sgg_eval.service.intake import Refused, submit, visible
 from sgg_eval.service.models import ApiToken, Benchmark, Submission
@@ -47,20 +49,40 @@ def board(request, name: str, which: str = PUBLIC):
     return render(request, "service/board.html", context)
 
 
-def submission(request, pk: int):
+def _visible_submission(request, pk: int) -> Submission:
     s = get_object_or_404(Submission.objects.select_related("benchmark", "owner"), pk=pk)
     if not visible(s, request.user):
         raise Http404  # as for an address that does not exist: guessing one tells nothing
+    return s
+
+
+def submission(request, pk: int):
+    """A result's page: its status and file, and once scored the results site's model page
+    (:mod:`sgg_eval.service.result_page`)."""
+    s = _visible_submission(request, pk)
     score = s.score
-    metrics = [(k, shown(v)) for k, v in sorted((score.document.get("metrics") or {}).items())] if score else []
-    context = {
-        "s": s,
-        "score": score,
-        "metrics": metrics,
-        "caption": caption(s.benchmark),
-        "mine": s.owner == request.user,
-    }
+    context = {"s": s, "score": score, "caption": caption(s.benchmark), "mine": s.owner == request.user}
+    if score is not None:
+        page = result_page.board(s.benchmark, result_page.comparable(s, request.user))
+        which = APPROVED if s.approved else PUBLIC
+        context |= {
+            "entry": result_page.entry_key(s),
+            "model_page": result_page.page_body(page, reverse("board_of", args=[s.benchmark.name, which])),
+            "style": PAGE_STYLE,
+        }
     return render(request, "service/submission.html", context)
+
+
+def submission_data(request, pk: int):
+    """The data a result's page draws (``window.SGG_BOARD``): its numbers and those of the results it can be
+    compared with, as the viewer may see them."""
+    s = _visible_submission(request, pk)
+    if s.score is None:
+        raise Http404
+    page = result_page.board(s.benchmark, result_page.comparable(s, request.user))
+    response = HttpResponse(result_page.page_data(page), content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "private, no-store"  # it changes as results are published, approved, hidden
+    return response
 
 
 @login_required
