@@ -98,9 +98,12 @@ def run_submit(args: argparse.Namespace) -> None:
     except requests.RequestException as exc:
         raise InputError(f"cannot reach the service at {server}: {type(exc).__name__}") from None
     if args.wait:
+        from sgg_eval.report.tables import cell_text
+
         if body["status"] == "failed":
             raise InputError(f"scoring failed: {body['message']}", path=str(path))
-        shown = ", ".join(f"{k} {v:.2f}" for k, v in (body["metrics"] or {}).items() if k in args.show)
+        # as the pages print them: recalls in %, an undefined one (sgbench's mR with a predicate never in the GT) "-"
+        shown = ", ".join(f"{k} {cell_text(k, v)}" for k, v in (body["metrics"] or {}).items() if k in args.show)
         print(f"done ({body['protocol']}, sgg-eval {body['sgg_eval_version']}): {shown}")
 
 
