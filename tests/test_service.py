@@ -30,6 +30,7 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 SGG = [sys.executable, "-m", "sgg_eval.cli"]
 PREDCLS = "vg150-sim-predcls"
+PSG = "psg-sim"
 PASSWORD = "a-long-passphrase-7"
 
 
@@ -50,6 +51,18 @@ class Service:
         args = [str(file), "--gt", str(sim / "splits/test.h5"), "--task", task, "--protocol", "reference"]
         subprocess.run(
             [*SGG, "evaluate", *args, "--stats", str(sim / "stats.h5"), "-o", str(out)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        return json.loads(out.read_text())["metrics"]
+
+    def evaluate_psg(self, file: Path) -> dict:
+        """`sgg-eval evaluate --psg` on an SGBench submission, with the simulated PSG benchmark's ground truth."""
+        psg = self.home / "simulated/psg"
+        out = file.parent / f"{file.name}.cli.json"
+        args = [str(file), "--psg", str(psg / "psg.json"), "--psg-root", str(psg / "coco"), "--protocol", "sgbench"]
+        subprocess.run(
+            [*SGG, "evaluate", *args, "--stats", str(psg / "stats.h5"), "-o", str(out)],
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -231,6 +244,28 @@ def test_a_revoked_token_is_refused(service):
     assert refused.returncode == 2 and refused.stderr.strip().endswith(refusal), refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert api(service, token, "/api/submissions/1/approve", "post").status_code == 401
+
+
+def test_the_panoptic_benchmark_scores_an_sgbench_zip_as_the_command_does(service):
+    """The simulated PSG benchmark: its eight methods pre-loaded with their papers and code, and a user's SGBench
+    ZIP scored by protocol sgbench to the last bit of `sgg-eval evaluate --psg`."""
+    deadline = time.time() + 240
+    while len(rows := requests.get(f"{service.url}/b/{PSG}/approved.json").json()["rows"]) < 8:
+        assert time.time() < deadline, rows
+        time.sleep(1)
+    by_method = {r["method"]: r for r in rows}
+    assert by_method["HiLo"]["paper"] == "https://arxiv.org/abs/2303.15994" and len(by_method) == 8
+    assert {r["protocol"] for r in rows} == {"sgbench"}
+    file = service.home / "simulated/psg/outputs/sim_psg_imp.zip"
+    assert by_method["IMP"]["R@50"] == service.evaluate_psg(file)["R@50"]
+    token = new_token(service, signed_up(service, "pam"))
+    done = submit(service, token, file, "--benchmark", PSG, "--method", "Pam's PSG", "--wait")
+    assert done.returncode == 0, done.stderr
+    body = api(service, token, f"/api/submissions/{submitted_id(done.stdout)}").json()
+    assert body["status"] == "done" and body["protocol"] == "sgbench"
+    assert body["metrics"] == service.evaluate_psg(file)  # every number, to the last bit
+    page = requests.get(f"{service.url}/s/{by_method['IMP']['id']}/")
+    assert page.status_code == 200 and 'id="confusion-chart"' in page.text and "SIMULATED" in page.text
 
 
 def test_a_private_submission_is_invisible_to_everyone_else(service):

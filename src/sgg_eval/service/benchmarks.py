@@ -14,35 +14,31 @@
         daily_limit: 5
         simulated: false
 
-Without the variable, the service offers the SIMULATED VG150 benchmark the pipeline builds (PredCls, SGCls and
-SGDet), made in ``HOME/simulated`` on first start (:func:`prepare_simulated`), with the pipeline's simulated
-methods on its approved board."""
+Without the variable, the service offers the SIMULATED benchmarks the pipeline builds (``simulated.py``)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from sgg_eval.core.defaults import PROTOCOL
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import BOXES, BY_NAME, PANOPTIC
-from sgg_eval.core.tasks import TASKS
 from sgg_eval.metrics.names import metric_name
 
 # the columns of a board when its benchmark names none: R@50, R@100, mR@50, mR@100, as the papers' tables
 DEFAULT_HEADLINE = tuple(metric_name(family, k) for family in ("R", "mR") for k in (50, 100))
-# The simulated methods pre-loaded on the approved boards (backbone, method) and the papers they stand for.
-SIM_METHODS = (
-    ("sim_motifs", "baseline", "Motifs", "https://arxiv.org/abs/1711.06640"),
-    ("sim_motifs", "tde", "Motifs + TDE", "https://arxiv.org/abs/2002.11949"),
-    ("sim_vctree", "baseline", "VCTree", "https://arxiv.org/abs/1812.01880"),
-    ("sim_vctree", "tde", "VCTree + TDE", "https://arxiv.org/abs/2002.11949"),
-)
-SIM_CODE = "https://github.com/KaihuaTang/Scene-Graph-Benchmark.pytorch"
+
+
+@dataclass(frozen=True)
+class Preload:
+    """A row the service puts on a benchmark's approved board itself: a file, its method and their links."""
+
+    file: str
+    method: str
+    paper: str
+    code: str
 
 
 @dataclass(frozen=True)
@@ -59,8 +55,8 @@ class BenchmarkSpec:
     daily_limit: int = 5
     simulated: bool = False
     description: str = ""
-    # pre-loaded approved rows: (file, method, paper) scored on first start
-    preload: tuple[tuple[str, str, str], ...] = field(default=())
+    # pre-loaded approved rows (the simulated methods) scored on first start
+    preload: tuple[Preload, ...] = field(default=())
 
     def arguments(self) -> list[str]:
         """The arguments of ``sgg-eval evaluate`` besides the file."""
@@ -131,51 +127,3 @@ def _paths(folder: Path, entry: dict, refuse) -> dict[str, str]:
         if named and not Path(named).exists():
             raise refuse(f"{key}: no such file or folder: {named}")
     return paths
-
-
-def prepare_simulated(home: Path, scale: str = "default") -> list[BenchmarkSpec]:
-    """The SIMULATED VG150 benchmarks in ``home/simulated``: the split store and statistics the pipeline builds
-    (``sgg-eval split --simulated``, ``sgg-eval stats``) and the simulated methods' outputs to pre-load, made
-    once with the command itself."""
-    root = home / "simulated"
-    splits, stats, outputs = root / "splits", root / "stats.h5", root / "outputs"
-    done = root / ".done"
-    if not done.exists():
-        sgg = [sys.executable, "-m", "sgg_eval.cli"]
-        run = lambda *args: subprocess.run([*sgg, *args], check=True, stdout=subprocess.DEVNULL)  # noqa: E731
-        run("split", "--simulated", "--scale", scale, "-o", str(splits))
-        run("stats", str(splits / "train.h5"), "--test", str(splits / "test.h5"), "-o", str(stats))
-        for backbone in sorted({b for b, *_ in SIM_METHODS}):
-            for task in TASKS:
-                run(
-                    "simulate",
-                    "--gt",
-                    str(splits / "test.h5"),
-                    "--stats",
-                    str(stats),
-                    "--task",
-                    task,
-                    "--backbone",
-                    backbone,
-                    "-o",
-                    str(outputs),
-                )
-        done.write_text(scale)
-    return [
-        BenchmarkSpec(
-            name=f"vg150-sim-{task}",
-            title=f"VG150 {task_title}",
-            task=task,
-            protocol=PROTOCOL,
-            gt=str(splits / "test.h5"),
-            stats=str(stats),
-            simulated=True,
-            description="SIMULATED: the simulated VG150-like benchmark sgg-eval's pipeline builds; its numbers "
-            "say nothing about a real model.",
-            preload=tuple(
-                (str(outputs / f"{backbone}_{method}_{task}.h5"), title, paper)
-                for backbone, method, title, paper in SIM_METHODS
-            ),
-        )
-        for task, task_title in zip(TASKS, ("PredCls", "SGCls", "SGDet"))
-    ]

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from sgg_eval.core.errors import InputError, os_error_reason
-from sgg_eval.service.benchmarks import SIM_CODE
 
 SYSTEM_USER = "sgg-eval"  # the owner of the pre-loaded rows (no password: it never logs in)
 
@@ -31,7 +30,8 @@ def prepare(simulated_scale: str) -> list[str]:
     from django.conf import settings
     from django.core.management import call_command
 
-    from sgg_eval.service.benchmarks import prepare_simulated, read_benchmarks
+    from sgg_eval.service.benchmarks import read_benchmarks
+    from sgg_eval.service.simulated import prepare_simulated
 
     call_command("migrate", interactive=False, verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
@@ -68,24 +68,24 @@ def _sync(specs) -> None:
                 "active": True,
             }
             bench, _ = Benchmark.objects.update_or_create(name=spec.name, defaults=fields)
-            for path, method, paper in spec.preload:
-                if Submission.objects.filter(benchmark=bench, owner=system, method=method).exists():
+            for row in spec.preload:
+                if Submission.objects.filter(benchmark=bench, owner=system, method=row.method).exists():
                     continue
-                with open(path, "rb") as f:
+                with open(row.file, "rb") as f:
                     sha = hashlib.file_digest(f, "sha256").hexdigest()
                     f.seek(0)
                     s = Submission(
                         benchmark=bench,
                         owner=system,
-                        filename=Path(path).name,
+                        filename=Path(row.file).name,
                         sha256=sha,
-                        method=method,
-                        paper_url=paper,
-                        code_url=SIM_CODE,
+                        method=row.method,
+                        paper_url=row.paper,
+                        code_url=row.code,
                         public=True,
                         approved=True,
                     )
-                    s.file.save(Path(path).name, File(f), save=True)
+                    s.file.save(Path(row.file).name, File(f), save=True)
                 enqueue(s)
 
 
