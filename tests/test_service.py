@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -435,15 +436,66 @@ def test_at_scale_both_workers_score_and_the_numbers_are_the_same(scaled):
     assert all(motifs[m] == expected[m] for m in ("R@50", "R@100", "mR@50", "mR@100"))
 
 
-def test_the_daily_limit_refuses_the_next_upload_with_a_line_that_says_so(service, tmp_path):
+def test_the_daily_limit_holds_under_concurrent_uploads_and_refuses_with_a_line(service, tmp_path):
+    """Eight uploads at once against a limit of five: five are taken, three refused (429), on SQLite and PostgreSQL;
+    then the command's refusal is one line that says why."""
     token = new_token(service, signed_up(service, "hugo"))
-    junk = tmp_path / "junk.h5"
-    junk.write_bytes(b"junk")  # refused by the command at once: cheap to score
-    for _ in range(5):  # the benchmark's daily_limit
-        assert submit(service, token, junk).returncode == 0
-    refused = submit(service, token, junk)
+
+    def upload(i: int) -> requests.Response:  # junk: refused by the command at once, cheap to score
+        data = {"benchmark": PREDCLS, "method": f"m{i}"}
+        return api(service, token, "/api/submissions", "post", data=data, files={"file": ("junk.h5", b"junk")})
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = sorted(r.status_code for r in pool.map(upload, range(8)))
+    assert statuses == [201] * 5 + [429] * 3, statuses  # the benchmark's daily_limit is 5
     limit = f"{PREDCLS} takes 5 submissions a day per user; try again later"
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"junk")
+    refused = submit(service, token, junk)
     assert refused.returncode == 2 and refused.stderr.strip().endswith(limit), refused.stderr
-    reply = api(service, token, "/api/submissions", "post", data={"benchmark": PREDCLS, "method": "m"},
-                files={"file": ("junk.h5", b"junk")})  # fmt: skip
-    assert reply.status_code == 429 and reply.json() == {"error": limit}
+    assert upload(9).json() == {"error": limit}
+
+
+def test_log_in_is_locked_for_a_name_after_five_failures_and_cookies_stay_on_the_site(service):
+    """django-axes: the fifth wrong password for one name locks that name out from this address (429), the right
+    password too; another account logs in as before. The session cookie is HttpOnly and SameSite=Lax."""
+    signed_up(service, "victor")
+    attacker = requests.Session()
+    for attempt in range(1, 6):  # the form again four times; the fifth failure locks the name out
+        page = attacker.get(f"{service.url}/login/")
+        form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "victor", "password": "not-the-password"}
+        status = attacker.post(page.url, data=form, headers={"Referer": page.url}).status_code
+        assert status == (429 if attempt == 5 else 200), (attempt, status)
+    page = attacker.get(f"{service.url}/login/")
+    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "victor", "password": PASSWORD}
+    locked = attacker.post(page.url, data=form, headers={"Referer": page.url}, allow_redirects=False)
+    assert locked.status_code == 429, locked.status_code
+    signed_up(service, "wendy")
+    web = requests.Session()
+    page = web.get(f"{service.url}/login/")
+    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "wendy", "password": PASSWORD}
+    reply = web.post(page.url, data=form, headers={"Referer": page.url}, allow_redirects=False)
+    assert reply.status_code == 302, reply.status_code
+    cookie = next(c for c in reply.raw.headers.getlist("Set-Cookie") if c.startswith("sessionid="))
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie, cookie
+
+
+def test_no_account_changes_another_accounts_things_or_reaches_the_admin(service):
+    """Every object is checked against its owner: another account's publish, withdraw and token revocation get 404
+    and change nothing; a form posted without its CSRF token gets 403; the admin pages send a non-admin to log in."""
+    bob_web = signed_up(service, "bob2")
+    bob = new_token(service, bob_web)
+    data = {"benchmark": PREDCLS, "method": "Bob's"}
+    sid = api(service, bob, "/api/submissions", "post", data=data, files={"file": ("junk.h5", b"junk")}).json()["id"]
+    bob_token_id = re.search(r'action="/tokens/(\d+)/revoke"', bob_web.get(f"{service.url}/tokens/").text).group(1)
+    eve = signed_up(service, "eve")
+    csrf = _csrf(eve.get(f"{service.url}/tokens/").text)
+    for path in (f"/s/{sid}/publish", f"/s/{sid}/withdraw", f"/tokens/{bob_token_id}/revoke"):
+        reply = eve.post(f"{service.url}{path}", data={"csrfmiddlewaretoken": csrf, "public": "1"},
+                         headers={"Referer": f"{service.url}/"})  # fmt: skip
+        assert reply.status_code == 404, (path, reply.status_code)
+    assert bob_web.post(f"{service.url}/s/{sid}/publish", data={"public": "1"}).status_code == 403  # no CSRF token
+    body = api(service, bob, f"/api/submissions/{sid}").json()  # bob's token still works; his row is as it was
+    assert body["public"] is False
+    admin_page = eve.get(f"{service.url}/admin/service/submission/", allow_redirects=False)
+    assert admin_page.status_code == 302 and "/admin/login/" in admin_page.headers["Location"]

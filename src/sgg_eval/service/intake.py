@@ -7,6 +7,7 @@ import hashlib
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,16 +33,20 @@ def submit(user, benchmark: Benchmark, upload, *, method: str, paper_url="", cod
         raise Refused(f"the file is {upload.size} bytes; the limit is {settings.SUBMISSION_MAX_BYTES}")
     if not method.strip():
         raise Refused("name the method")
-    since = timezone.now() - timedelta(days=1)
-    today = Submission.objects.filter(owner=user, benchmark=benchmark, created__gte=since).count()
-    if today >= benchmark.daily_limit and not user.is_staff:
-        limit = f"{benchmark.name} takes {benchmark.daily_limit} submissions a day per user; try again later"
-        raise Refused(limit, status=429)
     sha = hashlib.sha256()
     for chunk in upload.chunks():
         sha.update(chunk)
     upload.seek(0)
     with transaction.atomic():
+        # one upload of a user at a time from here to the commit, so that concurrent uploads cannot all pass the
+        # daily limit: PostgreSQL locks the user's row; SQLite's transactions take the write lock as they begin
+        # (settings: transaction_mode IMMEDIATE)
+        list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+        since = timezone.now() - timedelta(days=1)
+        today = Submission.objects.filter(owner=user, benchmark=benchmark, created__gte=since).count()
+        if today >= benchmark.daily_limit and not user.is_staff:
+            limit = f"{benchmark.name} takes {benchmark.daily_limit} submissions a day per user; try again later"
+            raise Refused(limit, status=429)
         submission = Submission.objects.create(
             benchmark=benchmark,
             owner=user,

@@ -10,6 +10,8 @@
 - ``SGG_EVAL_SERVICE_SECURE``: ``1`` behind HTTPS (secure cookies);
 - ``SGG_EVAL_SERVICE_MEMORY_MB``, ``SGG_EVAL_SERVICE_TIMEOUT_S``: one evaluation's limits (default 8192 MB, 3600 s);
 - ``SGG_EVAL_SERVICE_MAX_UPLOAD_MB``: the largest upload (default 2048);
+- ``SGG_EVAL_SERVICE_LOGIN_ATTEMPTS``, ``SGG_EVAL_SERVICE_LOGIN_LOCKOUT_MINUTES``: failed log-ins before a user name
+  is locked out from an address, and for how long (default 5 and 15);
 - ``SGG_EVAL_SERVICE_SIMULATED_SCALE``: ``default`` or ``tiny``, the size of the simulated benchmarks made on first
   start (``sgg-eval serve --simulated-scale``).
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -40,7 +43,10 @@ def _secret_key() -> str:
 
 def _database(url: str) -> dict:
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": HOME / "db.sqlite3", "OPTIONS": {"timeout": 30}}
+        # IMMEDIATE: a transaction takes the write lock when it begins, so that checking the daily limit and adding
+        # the upload are one step even with concurrent uploads (PostgreSQL locks the user's row instead)
+        options = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": HOME / "db.sqlite3", "OPTIONS": options}
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
         raise InputError(f"SGG_EVAL_SERVICE_DATABASE must be postgresql://user:password@host:port/name, got {url!r}")
@@ -59,6 +65,17 @@ DEBUG = False
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("SGG_EVAL_SERVICE_HOSTS", "localhost,127.0.0.1").split(",")]
 SECURE = os.environ.get("SGG_EVAL_SERVICE_SECURE") == "1"
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE
+# no script reads the session cookie, and no other site's page sends either cookie with a form it posts
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+# Log-in attempts are counted by django-axes (the page's and the admin's): after LOGIN_ATTEMPTS failures for one
+# user name from one address, that pair is refused (HTTP 429) for LOGIN_LOCKOUT_MINUTES, and a success resets it.
+AXES_FAILURE_LIMIT = int(os.environ.get("SGG_EVAL_SERVICE_LOGIN_ATTEMPTS", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("SGG_EVAL_SERVICE_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -67,6 +84,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "sgg_eval.service.apps.ServiceConfig",
 ]
 MIDDLEWARE = [
@@ -78,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 ROOT_URLCONF = "sgg_eval.service.urls"
 TEMPLATES = [

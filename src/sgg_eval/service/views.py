@@ -135,7 +135,8 @@ def token_list(request):
 @login_required
 @require_POST
 def token_revoke(request, pk: int):
-    tokens.revoke(request.user, pk)
+    if not tokens.revoke(request.user, pk):
+        raise Http404  # not one of this user's live tokens: as for any address that is not theirs
     return redirect("tokens")
 
 
@@ -143,6 +144,6 @@ def signup(request):
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
-        login(request, user)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")  # axes only counts log-ins
         return redirect("home")
     return render(request, "service/signup.html", {"form": form})
