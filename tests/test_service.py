@@ -32,6 +32,7 @@ pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 SGG = [sys.executable, "-m", "sgg_eval.cli"]
 PREDCLS = "vg150-sim-predcls"
 PSG = "psg-sim"
+MAX_UPLOAD_MB = 32  # the services' upload limit here (SGG_EVAL_SERVICE_MAX_UPLOAD_MB), so that a test can pass it
 PASSWORD = "a-long-passphrase-7"
 
 
@@ -100,7 +101,8 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
         if simulated is not None:
             shutil.copytree(simulated, home / "simulated")
         port, log = service_servers.free_port(), home / "serve.log"
-        env = {**shell_env(), "SGG_EVAL_SERVICE_HOME": str(home), "SGG_EVAL_SERVICE_SIMULATED_SCALE": "tiny"}
+        env = {**shell_env(), "SGG_EVAL_SERVICE_HOME": str(home), "SGG_EVAL_SERVICE_SIMULATED_SCALE": "tiny",
+               "SGG_EVAL_SERVICE_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB)}  # fmt: skip
         if mode == "embedded":
             commands = [(["make", "serve"], {**env, "PORT": str(port), "SERVICE_HOME": str(home)})]
         else:
@@ -454,6 +456,29 @@ def test_the_daily_limit_holds_under_concurrent_uploads_and_refuses_with_a_line(
     refused = submit(service, token, junk)
     assert refused.returncode == 2 and refused.stderr.strip().endswith(limit), refused.stderr
     assert upload(9).json() == {"error": limit}
+
+
+def test_an_upload_over_the_limit_is_cut_off_before_anything_keeps_it(service):
+    """A body over SGG_EVAL_SERVICE_MAX_UPLOAD_MB is refused with 413 as it arrives, whether it says its length or is
+    sent in chunks: no submission, no file in the uploads folder, and the service goes on."""
+    token = new_token(service, signed_up(service, "oscar"))
+    uploads = service.home / "uploads"
+    before = sorted(uploads.rglob("*")) if uploads.exists() else []
+    big = b"\0" * ((MAX_UPLOAD_MB + 1) * 2**20)
+    data = {"benchmark": PREDCLS, "method": "too big"}
+    said = api(service, token, "/api/submissions", "post", data=data, files={"file": ("big.h5", big)})
+    assert said.status_code == 413, said.status_code
+
+    def chunks():  # no Content-Length: waitress counts the chunks
+        yield b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.h5"\r\n\r\n'
+        for _ in range(MAX_UPLOAD_MB + 1):
+            yield b"\0" * 2**20
+
+    headers = {"Authorization": f"Token {token}", "Content-Type": "multipart/form-data; boundary=x"}
+    chunked = requests.post(f"{service.url}/api/submissions", data=chunks(), headers=headers, timeout=60)
+    assert chunked.status_code == 413, chunked.status_code
+    assert (sorted(uploads.rglob("*")) if uploads.exists() else []) == before
+    assert _up(service.url)
 
 
 def test_log_in_is_locked_for_a_name_after_five_failures_and_cookies_stay_on_the_site(service):

@@ -13,6 +13,7 @@ from pathlib import Path
 from sgg_eval.core.errors import InputError, os_error_reason
 
 SYSTEM_USER = "sgg-eval"  # the owner of the pre-loaded rows (no password: it never logs in)
+FORM_MARGIN = 2**20  # an upload's request: the file and the form's other fields (method, links) around it
 
 
 def setup(home: str | None) -> None:
@@ -119,7 +120,10 @@ def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
     from sgg_eval.service.wsgi import application  # after prepare(): WhiteNoise reads the collected static files
 
     try:
-        server = create_server(application, host=host, port=port, threads=8)
+        # A body over the upload limit is cut off by waitress as it arrives, before Django or the disk keep it
+        # (its own default, 1 GB, was below the service's limit); the margin is the form's other fields.
+        limit = settings.SUBMISSION_MAX_BYTES + FORM_MARGIN
+        server = create_server(application, host=host, port=port, threads=8, max_request_body_size=limit)
     except OSError as exc:  # the port is taken, or the address is not this machine's
         raise InputError(f"cannot listen on {host}:{port}: {os_error_reason(exc)}") from None
     worker = subprocess.Popen(worker_command(workers), env=os.environ.copy()) if workers else None
