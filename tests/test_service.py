@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from browser import Browser, browser_or_skip
 from reproduced import ROOT, shell_env
 
 from sgg_eval.core.protocols import BY_NAME
+from sgg_eval.service.storage import STORAGE_FULL
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -41,6 +43,25 @@ class Service:
         self.mode, self.home, self.url, self.env = mode, home, f"http://127.0.0.1:{port}", env
         self.process, self.processes, self.log = processes[0], processes, log
         self.root_before: set[str] = set()
+        self.commands: list = []
+        self.stack: contextlib.ExitStack | None = None
+
+    def kill_and_restart_web(self) -> None:
+        """SIGKILL to the web server's process group (embedded: make, serve and its worker, as a power cut would),
+        then its command again, as an init system restarts it, until it answers."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        started = len(self.log.read_text())
+        command, env = self.commands[0]
+        with open(self.log, "a") as out:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)  # fmt: skip
+        self.processes[0] = self.process
+        self.stack.callback(_stop, self.process)
+        deadline = time.time() + 300
+        while "sgg-eval service on" not in self.log.read_text()[started:] or not _up(self.url):
+            assert self.process.poll() is None and time.time() < deadline, self.log.read_text()[started:]
+            time.sleep(0.5)
 
     def output(self, name: str) -> Path:
         """A SIMULATED model's output the service made for its approved board (tiny scale)."""
@@ -122,7 +143,7 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
                                                   stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
                 stack.callback(_stop, processes[-1])
         svc = Service(mode, home, port, env, processes, log)
-        svc.root_before = before
+        svc.root_before, svc.commands, svc.stack = before, commands, stack
         deadline = time.time() + 300
         while "sgg-eval service on" not in log.read_text() or not _up(svc.url):
             assert all(p.poll() is None for p in processes) and time.time() < deadline, log.read_text()
@@ -137,7 +158,8 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
 
 
 def _stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):  # a worker a test killed
+        os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=60)
 
 
@@ -405,10 +427,15 @@ def test_the_admin_hides_shows_and_rescores_keeping_the_old_numbers(service):
 
 
 def _scores(service: Service, sid: int) -> int:
-    code = f"from sgg_eval.service.models import Score; print(Score.objects.filter(submission={sid}).count())"
+    return int(_orm(service, f"Score.objects.filter(submission={sid}).count()"))
+
+
+def _orm(service: Service, expression: str) -> str:
+    """``expression`` over the service's models, evaluated by `sgg-eval manage shell`; what it prints."""
+    code = f"from sgg_eval.service.models import Score, Submission; print({expression})"
     run = subprocess.run([*SGG, "manage", "shell", "-c", code], env=service.env, capture_output=True, text=True,
                          check=True)  # fmt: skip
-    return int(run.stdout.split()[-1])
+    return run.stdout.strip().splitlines()[-1]
 
 
 def test_the_service_writes_nothing_outside_its_folder(service):
@@ -524,3 +551,90 @@ def test_no_account_changes_another_accounts_things_or_reaches_the_admin(service
     assert body["public"] is False
     admin_page = eve.get(f"{service.url}/admin/service/submission/", allow_redirects=False)
     assert admin_page.status_code == 302 and "/admin/login/" in admin_page.headers["Location"]
+
+
+def test_a_worker_killed_while_scoring_loses_nothing_and_doubles_nothing(service):
+    """SIGKILL to the worker that is scoring a submission: once a worker starts again (embedded: `serve` starts its
+    own again; at scale: a new `sgg-eval worker`, as an init system restarts one), it re-queues the submission,
+    which ends `done` with one score, equal to the command's. Last in the module: it kills a worker."""
+    admin = new_token(service, logged_in(service, "admin"))  # the API shows an admin the claiming worker
+    file = service.output("sim_vctree_baseline_sgdet.h5")
+    data = {"benchmark": "vg150-sim-sgdet", "method": "killed"}
+    with open(file, "rb") as f:
+        sid = api(service, admin, "/api/submissions", "post", data=data, files={"file": f}).json()["id"]
+    deadline = time.time() + 120
+    while (body := api(service, admin, f"/api/submissions/{sid}").json())["status"] == "queued":
+        assert time.time() < deadline
+        time.sleep(0.02)
+    assert body["status"] == "running", body  # caught while it is scored (the child takes a second to start)
+    host, _, pid = body["worker"].rpartition(":")
+    os.kill(int(pid), signal.SIGKILL)
+    if service.mode == "scale":  # the test started the workers: it reaps the dead one, as an init system would
+        next(p for p in service.processes if p.pid == int(pid)).wait(timeout=30)
+        service.processes.append(subprocess.Popen([*SGG, "worker"], cwd=ROOT, env=service.env,
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                  start_new_session=True))  # fmt: skip
+    while (body := api(service, admin, f"/api/submissions/{sid}").json())["status"] != "done":
+        assert time.time() < deadline and body["status"] != "failed", body
+        time.sleep(0.5)
+    assert body["worker"] != f"{host}:{pid}"  # another worker scored it
+    assert _scores(service, sid) == 1
+    assert body["metrics"] == service.evaluate(file, "sgdet")
+    if service.mode == "scale":
+        _stop(service.processes.pop())
+
+
+def test_a_web_server_killed_during_an_upload_leaves_no_submission_and_no_file(service):
+    """SIGKILL to the web server while an 8 MB upload is half sent, then the server started again: no submission
+    was recorded, the dead server's incoming folder is gone, and a stored file no submission names (what a kill
+    between storing and recording leaves; planted here, that instant is too short to hit) is removed."""
+    token = new_token(service, signed_up(service, "ivan"))
+    stored = service.home / "uploads/submissions"
+    stray = stored / "2020/01/stray.h5"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"x")
+    os.utime(stray, (0, 0))
+    head = (f'--x\r\nContent-Disposition: form-data; name="benchmark"\r\n\r\n{PREDCLS}\r\n'
+            '--x\r\nContent-Disposition: form-data; name="method"\r\n\r\ncut\r\n'
+            '--x\r\nContent-Disposition: form-data; name="file"; filename="cut.h5"\r\n\r\n').encode()  # fmt: skip
+    size = len(head) + 8 * 2**20 + len(b"\r\n--x--\r\n")
+    with socket.create_connection(("127.0.0.1", int(service.url.rsplit(":", 1)[1])), timeout=60) as connection:
+        connection.sendall(f"POST /api/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {token}\r\n"
+                           f"Content-Type: multipart/form-data; boundary=x\r\nContent-Length: {size}\r\n\r\n"
+                           .encode() + head + b"\0" * 4 * 2**20)  # fmt: skip
+        service.kill_and_restart_web()
+    assert _orm(service, "Submission.objects.filter(method='cut').count()") == "0"
+    incoming = service.home / "incoming"
+    assert [[*p.iterdir()] for p in incoming.iterdir()] == [[]]  # the new server's own folder, empty
+    assert not stray.exists()
+    names = json.loads(
+        _orm(service, "__import__('json').dumps(list(Submission.objects.values_list('file', flat=True)))")
+    )
+    assert sorted(p.relative_to(stored.parent).as_posix() for p in stored.rglob("*") if p.is_file()) == sorted(names)
+    assert api(service, token, "/api/submissions", "post", data={"benchmark": PREDCLS, "method": "after"},
+               files={"file": ("after.h5", b"junk")}).status_code == 201  # fmt: skip
+
+
+def test_a_full_disk_refuses_an_upload_with_a_line_and_keeps_nothing(service):
+    """A 1 MB tmpfs mounted over the running server's incoming folder (needs root: `mount`), then a 3 MB upload,
+    by API and by the form: each refused (507) with the one line, no submission, and nothing left in the folder."""
+    [incoming] = (service.home / "incoming").iterdir()  # the running server's own (leftovers.py)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(incoming)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small disk here: {mounted.stderr.decode().strip()}")
+    try:
+        web = signed_up(service, "nina")
+        token = new_token(service, web)
+        big = ("full.h5", b"\0" * 3 * 2**20)
+        reply = api(service, token, "/api/submissions", "post", data={"benchmark": PREDCLS, "method": "full"},
+                    files={"file": big})  # fmt: skip
+        assert reply.status_code == 507 and reply.json() == {"error": STORAGE_FULL}, reply.text
+        page = web.get(f"{service.url}/b/{PREDCLS}/submit")
+        form = {"csrfmiddlewaretoken": _csrf(page.text), "method": "full"}
+        reply = web.post(page.url, data=form, files={"file": big}, headers={"Referer": page.url})
+        assert reply.status_code == 507 and html.escape(STORAGE_FULL) in reply.text
+        assert list(incoming.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(incoming)], check=True)
+    assert _orm(service, "Submission.objects.filter(method='full').count()") == "0"
+    assert _up(service.url)

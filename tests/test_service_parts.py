@@ -4,13 +4,17 @@ without a server, and that `import sgg_eval` and the command load none of the se
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.service import leftovers
 from sgg_eval.service.benchmarks import read_benchmarks
 from sgg_eval.service.scoring import evaluate_in_child
 
@@ -89,12 +93,12 @@ def test_a_bad_benchmarks_file_is_one_line_naming_the_file_and_the_entry(tmp_pat
 
 
 def test_an_evaluation_past_its_time_limit_is_stopped_with_a_line_that_says_so(tmp_path):
-    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=8192, timeout_s=0.01)
+    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=8192, timeout_s=0.01, scratch=tmp_path)
     assert out.document is None and out.message == "the evaluation took longer than the limit of 0.01 s and was stopped"
 
 
 def test_an_evaluation_past_its_memory_limit_fails_and_the_caller_goes_on(tmp_path):
-    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=40, timeout_s=120)
+    out = evaluate_in_child(tmp_path / "x.h5", ["--task", "predcls"], memory_mb=40, timeout_s=120, scratch=tmp_path)
     assert out.document is None and out.message and "\n" not in out.message
 
 
@@ -102,7 +106,9 @@ def test_a_refusal_names_the_file_as_it_was_uploaded(tmp_path):
     stored = tmp_path / "uploads/a8f3_predictions.h5"
     stored.parent.mkdir()
     stored.write_bytes(b"junk")
-    out = evaluate_in_child(stored, ["--task", "predcls"], memory_mb=8192, timeout_s=120, shown_as="predictions.h5")
+    out = evaluate_in_child(
+        stored, ["--task", "predcls"], memory_mb=8192, timeout_s=120, scratch=tmp_path, shown_as="predictions.h5"
+    )
     assert out.document is None and "predictions.h5: " in out.message and str(tmp_path) not in out.message
 
 
@@ -141,3 +147,81 @@ def test_a_taken_port_or_a_bad_database_address_is_one_line(tmp_path):
     run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert "SGG_EVAL_SERVICE_DATABASE must be postgresql://" in run.stderr
+
+
+def test_a_starting_process_clears_the_scratch_of_dead_processes_of_this_machine_only(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    host = socket.gethostname()
+    dead, alive, elsewhere = f"{host}:{ended.pid}", f"{host}:{os.getpid()}", f"other-host:{ended.pid}"
+    for name in (dead, alive, elsewhere, "not-a-process"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "part.upload").write_bytes(b"x")
+    assert leftovers.sweep_dead(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive, elsewhere, "not-a-process"])
+
+
+def test_a_stored_file_no_submission_names_goes_once_no_transaction_can_still_hold_it(tmp_path):
+    for name in ("2026/12/kept.h5", "2026/12/orphan.h5", "2026/12/young.h5"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"x")
+    old = time.time() - leftovers.UNREFERENCED_AFTER_S - 1
+    for name in ("2026/12/kept.h5", "2026/12/orphan.h5"):
+        os.utime(tmp_path / name, (old, old))
+    assert leftovers.sweep_unreferenced(tmp_path, {"2026/12/kept.h5"}) == ["2026/12/orphan.h5"]
+    assert sorted(p.name for p in (tmp_path / "2026/12").iterdir()) == ["kept.h5", "young.h5"]
+
+
+def test_a_child_dies_with_the_process_that_started_it(tmp_path):
+    """A parent killed with SIGKILL (no clean-up of its own) takes its child along: the child's pid file names a
+    process that is gone soon after."""
+    pid_file = tmp_path / "child.pid"
+    parent = textwrap.dedent(f"""
+        import subprocess, sys, time
+        from sgg_eval.service.leftovers import die_with_parent
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], preexec_fn=die_with_parent)
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(120)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", parent])
+    deadline = time.time() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.time() < deadline
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    process.kill()
+    process.wait()
+    while not leftovers.is_dead(f"{socket.gethostname()}:{child}"):
+        assert time.time() < deadline, "the child outlived its parent"
+        time.sleep(0.05)
+
+
+def test_a_full_disk_leaves_no_partial_upload_and_the_reserve_refuses_before_writing(tmp_path):
+    """The uploads' storage, given a file whose second chunk meets a full disk, removes what it wrote and says the
+    storage is full; and an upload that would eat into SGG_EVAL_SERVICE_MIN_FREE_MB is refused before a byte is
+    written. In a child with the service's settings (Django is set up once per process)."""
+    code = textwrap.dedent("""
+        import errno, django, os
+        django.setup()
+        from django.core.files.base import File
+        from sgg_eval.service.storage import StorageFull, Uploads, ensure_room
+
+        class Full(File):
+            def chunks(self, chunk_size=None):
+                yield b"x" * 1000
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+        storage = Uploads(location=os.environ["SGG_EVAL_SERVICE_HOME"] + "/uploads")
+        try:
+            storage.save("submissions/a.h5", Full(None, name="a.h5"))
+        except StorageFull:
+            print("full", sorted(os.listdir(storage.path("submissions"))))
+        try:
+            ensure_room(1)
+        except StorageFull:
+            print("reserve")
+    """)
+    env = {**os.environ, "SGG_EVAL_SERVICE_HOME": str(tmp_path), "DJANGO_SETTINGS_MODULE": "sgg_eval.service.settings"}
+    env["SGG_EVAL_SERVICE_MIN_FREE_MB"] = str(2**40)  # more than any disk has
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert run.stdout.split("\n")[:2] == ["full []", "reserve"], run.stdout + run.stderr

@@ -17,6 +17,7 @@ from sgg_eval.service.boards import BOARDS, as_records, rows
 from sgg_eval.service.forms import SubmissionForm, submission_fields
 from sgg_eval.service.intake import Refused, submit, visible
 from sgg_eval.service.models import Benchmark, Submission
+from sgg_eval.service.storage import STORAGE_FULL, refused_as_full
 
 
 def _user(request):
@@ -55,6 +56,8 @@ def _status(request, s: Submission) -> dict:
         "sgg_eval_version": score.sgg_eval_version if score else None,
         "metrics": score.document.get("metrics") if score else None,
         "url": request.build_absolute_uri(f"/s/{s.pk}/"),
+        # for an operator tracing a scoring: the worker (host:pid) that claimed it
+        **({"worker": s.claimed_by} if getattr(request, "api_user", None) and request.api_user.is_staff else {}),
     }
 
 
@@ -62,6 +65,8 @@ def _status(request, s: Submission) -> dict:
 @require_POST
 @_token_required
 def create(request):
+    if refused_as_full(request):
+        return _error(STORAGE_FULL, 507)
     benchmark = Benchmark.objects.filter(name=request.POST.get("benchmark", ""), active=True).first()
     if benchmark is None:
         return _error(f"no benchmark named {request.POST.get('benchmark', '')!r}", 404)
@@ -79,7 +84,7 @@ def create(request):
 
 @require_GET
 def detail(request, pk: int):
-    user = _user(request)
+    user = request.api_user = _user(request)
     s = Submission.objects.select_related("benchmark").filter(pk=pk).first()
     if s is None or not visible(s, user or request.user):
         return _error("no such submission", 404)

@@ -13,11 +13,12 @@ from django.utils import timezone
 
 from sgg_eval.service.models import Benchmark, Submission
 from sgg_eval.service.queue import enqueue
+from sgg_eval.service.storage import STORAGE_FULL, StorageFull, ensure_room
 
 
 class Refused(Exception):
     """An upload the service does not take; the message says why, in one line, and ``status`` is the HTTP status
-    the API answers with (429 for the daily limit, 400 otherwise)."""
+    the API answers with (429 for the daily limit, 507 for a full disk, 400 otherwise)."""
 
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
@@ -33,6 +34,14 @@ def submit(user, benchmark: Benchmark, upload, *, method: str, paper_url="", cod
         raise Refused(f"the file is {upload.size} bytes; the limit is {settings.SUBMISSION_MAX_BYTES}")
     if not method.strip():
         raise Refused("name the method")
+    try:
+        ensure_room(upload.size)
+        return _recorded(user, benchmark, upload, method, paper_url, code_url, public)
+    except StorageFull:
+        raise Refused(STORAGE_FULL, status=507) from None
+
+
+def _recorded(user, benchmark, upload, method, paper_url, code_url, public) -> Submission:
     sha = hashlib.sha256()
     for chunk in upload.chunks():
         sha.update(chunk)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from sgg_eval.core.errors import InputError, os_error_reason
@@ -42,6 +44,22 @@ def prepare(simulated_scale: str) -> list[str]:
         specs = prepare_simulated(settings.HOME, simulated_scale)
     _sync(specs)
     return [s.name for s in specs]
+
+
+def clear_leftovers() -> tuple[list[str], list[str]]:
+    """What killed web servers of this machine left: their incoming uploads, and stored files no submission names
+    (a server killed between storing an upload and recording it). Then points Django's uploads at this server's
+    own incoming folder. Returns the folders and the files removed."""
+    from django.conf import settings
+
+    from sgg_eval.service.leftovers import own_folder, sweep_dead, sweep_unreferenced
+    from sgg_eval.service.models import Submission
+
+    folders = sweep_dead(settings.INCOMING)
+    settings.FILE_UPLOAD_TEMP_DIR = str(own_folder(settings.INCOMING))
+    stored = settings.MEDIA_ROOT / "submissions"
+    referenced = {name.removeprefix("submissions/") for name in Submission.objects.values_list("file", flat=True)}
+    return folders, sweep_unreferenced(stored, referenced)
 
 
 def _sync(specs) -> None:
@@ -111,12 +129,43 @@ def worker_command(concurrency: int) -> list[str]:
     ]
 
 
+class _Supervised:
+    """The local worker process, started again whenever it ends (killed, or out of memory) while the service runs:
+    the new worker re-queues what the dead one left (``jobs.release_orphans``), so nobody has to."""
+
+    def __init__(self, command: list[str]):
+        self.command, self.ended = command, threading.Event()
+        self.process = self._start()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.ended.wait(1.0):
+            if self.process.poll() is not None and not self.ended.is_set():
+                status = self.process.returncode
+                print(f"sgg-eval serve: the worker ended (status {status}); starting another", flush=True)
+                self.process = self._start()
+
+    def _start(self) -> subprocess.Popen:
+        from sgg_eval.service.leftovers import die_with_parent
+
+        return subprocess.Popen(self.command, env=os.environ.copy(), preexec_fn=die_with_parent)
+
+    def stop(self) -> None:
+        self.ended.set()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
 def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
     """The web server bound first (a taken port is one line, before anything starts), then the worker."""
     from django.conf import settings
     from waitress import create_server
 
     names = prepare(simulated_scale)
+    clear_leftovers()
     from sgg_eval.service.wsgi import application  # after prepare(): WhiteNoise reads the collected static files
 
     try:
@@ -126,7 +175,7 @@ def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
         server = create_server(application, host=host, port=port, threads=8, max_request_body_size=limit)
     except OSError as exc:  # the port is taken, or the address is not this machine's
         raise InputError(f"cannot listen on {host}:{port}: {os_error_reason(exc)}") from None
-    worker = subprocess.Popen(worker_command(workers), env=os.environ.copy()) if workers else None
+    worker = _Supervised(worker_command(workers)) if workers else None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the worker is stopped below
     db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     broker = settings.CELERY_BROKER_URL
@@ -143,11 +192,8 @@ def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
     finally:
         server.close()
         if worker is not None:
-            worker.terminate()
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            worker.stop()
+        shutil.rmtree(settings.FILE_UPLOAD_TEMP_DIR, ignore_errors=True)
 
 
 def run_worker(concurrency: int) -> None:

@@ -52,6 +52,10 @@ class Submission(models.Model):
     approved = models.BooleanField(default=False)
     # taken off every board by an admin
     hidden = models.BooleanField(default=False)
+    # the worker scoring it (host:pid) and since when: a task claims a queued submission before it scores it, and
+    # a worker that starts re-queues what a dead worker left running (jobs.release_orphans)
+    claimed_by = models.CharField(max_length=120, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sgg_eval.service.settings")
 
@@ -35,3 +36,12 @@ def _django(**_) -> None:
     import django
 
     django.setup()
+
+
+@worker_ready.connect
+def _requeue_orphans(**_) -> None:
+    """A worker that starts takes up what a dead worker left (``jobs.release_orphans``)."""
+    from sgg_eval.service.jobs import release_orphans
+
+    for pk in release_orphans():
+        score.delay(pk)

@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sgg_eval.service.leftovers import die_with_parent
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -24,16 +26,18 @@ class Outcome:
 
 
 def evaluate_in_child(
-    path: Path, arguments: list[str], *, memory_mb: int, timeout_s: float, shown_as: str | None = None
+    path: Path, arguments: list[str], *, memory_mb: int, timeout_s: float, scratch: Path, shown_as: str | None = None
 ) -> Outcome:
     """``sgg-eval evaluate path *arguments -o ...`` under the limits; one process, one core (``--jobs 1``). The
-    message names the file ``shown_as`` (the name it was uploaded as), not where the server keeps it."""
-    with tempfile.TemporaryDirectory(prefix="sgg-eval-score-") as tmp:
+    message names the file ``shown_as`` (the name it was uploaded as), not where the server keeps it. Its files go
+    in a folder under ``scratch``, removed afterwards; the child dies with the thread that started it."""
+    with tempfile.TemporaryDirectory(prefix="score-", dir=scratch) as tmp:
         out = Path(tmp) / "metrics.json"
         command = [sys.executable, "-m", "sgg_eval.cli", "evaluate", str(path), *arguments, "-j", "1", "-o", str(out)]
         limit = memory_mb * 2**20
 
         def limits() -> None:  # in the child, before it starts
+            die_with_parent()
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("SGG_EVAL_SERVICE")}

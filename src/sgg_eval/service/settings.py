@@ -10,6 +10,7 @@
 - ``SGG_EVAL_SERVICE_SECURE``: ``1`` behind HTTPS (secure cookies);
 - ``SGG_EVAL_SERVICE_MEMORY_MB``, ``SGG_EVAL_SERVICE_TIMEOUT_S``: one evaluation's limits (default 8192 MB, 3600 s);
 - ``SGG_EVAL_SERVICE_MAX_UPLOAD_MB``: the largest upload (default 2048);
+- ``SGG_EVAL_SERVICE_MIN_FREE_MB``: the room an upload must leave free on the uploads' disk (default 100);
 - ``SGG_EVAL_SERVICE_LOGIN_ATTEMPTS``, ``SGG_EVAL_SERVICE_LOGIN_LOCKOUT_MINUTES``: failed log-ins before a user name
   is locked out from an address, and for how long (default 5 and 15);
 - ``SGG_EVAL_SERVICE_SIMULATED_SCALE``: ``default`` or ``tiny``, the size of the simulated benchmarks made on first
@@ -133,6 +134,18 @@ MEDIA_ROOT = HOME / "uploads"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 2**20
 SUBMISSION_MAX_BYTES = int(os.environ.get("SGG_EVAL_SERVICE_MAX_UPLOAD_MB", "2048")) * 2**20
 FILE_UPLOAD_PERMISSIONS = 0o600
+# a full disk refuses an upload with one line and keeps nothing of it (storage.py); this much stays free for the
+# database and the scores
+MIN_FREE_BYTES = int(os.environ.get("SGG_EVAL_SERVICE_MIN_FREE_MB", "100")) * 2**20
+STORAGES = {
+    "default": {"BACKEND": "sgg_eval.service.storage.Uploads"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.MemoryFileUploadHandler", "sgg_eval.service.storage.Incoming"]
+# scratch folders, one per process (leftovers.py: a process that starts clears those of the dead ones): the web
+# server's uploads as they arrive (`serve` points FILE_UPLOAD_TEMP_DIR at its own), a worker's evaluations
+INCOMING = HOME / "incoming"
+SCRATCH = HOME / "scratch"
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
 
 BENCHMARKS_FILE = os.environ.get("SGG_EVAL_SERVICE_BENCHMARKS", "")

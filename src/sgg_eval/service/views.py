@@ -19,6 +19,7 @@ from sgg_eval.service.boards import APPROVED, BOARDS, PUBLIC, rows
 from sgg_eval.service.forms import SubmissionForm, TokenForm, submission_fields
 from sgg_eval.service.intake import Refused, submit, visible
 from sgg_eval.service.models import ApiToken, Benchmark, Submission
+from sgg_eval.service.storage import STORAGE_FULL, refused_as_full
 
 
 def home(request):
@@ -88,15 +89,21 @@ def submission_data(request, pk: int):
 @login_required
 def upload(request, name: str):
     benchmark = get_object_or_404(Benchmark, name=name, active=True)
-    form = SubmissionForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    form, status = SubmissionForm(request.POST or None, request.FILES or None), 200
+    if request.method == "POST" and refused_as_full(request):
+        form, status = SubmissionForm(request.POST), 507  # the other fields kept, for the next try
+        form.is_valid()
+        form.errors.pop("file", None)  # dropped unread, as the line says
+        form.add_error(None, STORAGE_FULL)
+    elif request.method == "POST" and form.is_valid():
         try:
             s = submit(request.user, benchmark, form.cleaned_data["file"], **submission_fields(form.cleaned_data))
         except Refused as exc:
             form.add_error(None, str(exc))
+            status = exc.status
         else:
             return redirect("submission", pk=s.pk)
-    return render(request, "service/upload.html", {"benchmark": benchmark, "form": form})
+    return render(request, "service/upload.html", {"benchmark": benchmark, "form": form}, status=status)
 
 
 @login_required
