@@ -39,37 +39,61 @@ def _as_server_user() -> list[str]:
     return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
 
+class Postgres:
+    """A PostgreSQL server of its own folder and port: ``url``, and :meth:`restart`."""
+
+    def __init__(self, folder: str):
+        self.folder, self.port, self.bindir = folder, free_port(), postgres_bin()
+        self.data = os.path.join(folder, "data")
+        self.url = f"postgresql://sgg@127.0.0.1:{self.port}/sgg"
+        self.server: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.server = subprocess.Popen([*_as_server_user(), f"{self.bindir}/postgres", "-D", self.data, "-p",
+                                        str(self.port), "-h", "127.0.0.1", "-k", self.folder],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        _wait(self.port)
+
+    def stop(self) -> None:
+        """A fast shutdown (`pg_ctl stop -m fast`): open connections are cut, as in a restart by the system."""
+        subprocess.run([*_as_server_user(), f"{self.bindir}/pg_ctl", "stop", "-D", self.data, "-m", "fast"],
+                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        self.server.wait(timeout=60)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
 @contextlib.contextmanager
-def postgres() -> Iterator[str]:
-    """A PostgreSQL server with an empty database ``sgg``; its ``postgresql://`` address."""
+def postgres() -> Iterator[Postgres]:
+    """A PostgreSQL server with an empty database ``sgg``."""
     folder = tempfile.mkdtemp(prefix="sgg-eval-pg-", dir="/tmp")
     if os.geteuid() == 0:
         user = pwd.getpwnam("postgres")
         os.chown(folder, user.pw_uid, user.pw_gid)
-    port, bindir, run = free_port(), postgres_bin(), _as_server_user()
-    data = os.path.join(folder, "data")
-    subprocess.run([*run, f"{bindir}/initdb", "-D", data, "-U", "sgg", "--auth=trust", "-E", "UTF8"], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
-    server = subprocess.Popen([*run, f"{bindir}/postgres", "-D", data, "-p", str(port), "-h", "127.0.0.1", "-k",
-                               folder], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = Postgres(folder)
+    subprocess.run([*_as_server_user(), f"{server.bindir}/initdb", "-D", server.data, "-U", "sgg", "--auth=trust",
+                    "-E", "UTF8"], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     try:
-        _wait(port)
+        server.start()
         import psycopg
 
         deadline = time.time() + 60
         while True:
             try:
-                with psycopg.connect(f"postgresql://sgg@127.0.0.1:{port}/postgres", autocommit=True) as db:
+                with psycopg.connect(f"postgresql://sgg@127.0.0.1:{server.port}/postgres", autocommit=True) as db:
                     db.execute("CREATE DATABASE sgg")
                 break
             except psycopg.OperationalError:  # still starting
                 if time.time() > deadline:
                     raise
                 time.sleep(0.2)
-        yield f"postgresql://sgg@127.0.0.1:{port}/sgg"
+        yield server
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        if server.server is not None and server.server.poll() is None:
+            server.server.terminate()
+            server.server.wait(timeout=60)
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -28,6 +28,7 @@ from reproduced import ROOT, shell_env
 
 from sgg_eval.core.protocols import BY_NAME
 from sgg_eval.service.storage import STORAGE_FULL
+from sgg_eval.service.unavailable import UNAVAILABLE
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -118,6 +119,7 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
     --workers 0` and two `sgg-eval worker` processes, as docs/service.md runs them on several machines. Both get an
     admin made with Django's own command, as `make serve-admin` makes one (without its prompt)."""
     with contextlib.ExitStack() as stack:
+        database = None
         home = tmp_path_factory.mktemp(f"service-{mode}")
         if simulated is not None:
             shutil.copytree(simulated, home / "simulated")
@@ -131,7 +133,8 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
                 if os.environ.get("SGG_EVAL_SCALE_REQUIRED") == "1":
                     pytest.fail("no PostgreSQL or redis-server here, and SGG_EVAL_SCALE_REQUIRED=1")
                 pytest.skip("no PostgreSQL or redis-server (apt install postgresql redis-server); CI installs them")
-            env["SGG_EVAL_SERVICE_DATABASE"] = stack.enter_context(service_servers.postgres())
+            database = stack.enter_context(service_servers.postgres())
+            env["SGG_EVAL_SERVICE_DATABASE"] = database.url
             env["SGG_EVAL_SERVICE_BROKER"] = stack.enter_context(service_servers.redis())
             serve = [*SGG, "serve", "--port", str(port), "--workers", "0"]
             commands = [(serve, env), ([*SGG, "worker"], env), ([*SGG, "worker"], env)]
@@ -144,6 +147,7 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
                 stack.callback(_stop, processes[-1])
         svc = Service(mode, home, port, env, processes, log)
         svc.root_before, svc.commands, svc.stack = before, commands, stack
+        svc.database = database
         deadline = time.time() + 300
         while "sgg-eval service on" not in log.read_text() or not _up(svc.url):
             assert all(p.poll() is None for p in processes) and time.time() < deadline, log.read_text()
@@ -638,3 +642,33 @@ def test_a_full_disk_refuses_an_upload_with_a_line_and_keeps_nothing(service):
         subprocess.run(["umount", str(incoming)], check=True)
     assert _orm(service, "Submission.objects.filter(method='full').count()") == "0"
     assert _up(service.url)
+
+
+def test_a_database_restart_is_survived_without_an_operator(scaled):
+    """PostgreSQL stopped (a fast shutdown: open connections cut) while a submission is scored, then started again:
+    meanwhile a page and the API answer 503 with one line; afterwards the service answers again and the submission
+    ends `done` with one score, equal to the command's, with nothing restarted but the database."""
+    service = scaled
+    admin = new_token(service, logged_in(service, "admin"))
+    file = service.output("sim_motifs_baseline_sgdet.h5")
+    with open(file, "rb") as f:
+        data = {"benchmark": "vg150-sim-sgdet", "method": "outage"}
+        sid = api(service, admin, "/api/submissions", "post", data=data, files={"file": f}).json()["id"]
+    deadline = time.time() + 120
+    while api(service, admin, f"/api/submissions/{sid}").json()["status"] == "queued":
+        assert time.time() < deadline
+        time.sleep(0.02)
+    service.database.stop()
+    try:
+        page, status = requests.get(f"{service.url}/b/{PREDCLS}/"), api(service, admin, f"/api/submissions/{sid}")
+        assert (page.status_code, page.text.strip(), page.headers["Retry-After"]) == (503, UNAVAILABLE, "30")
+        assert (status.status_code, status.json()) == (503, {"error": UNAVAILABLE})
+    finally:
+        service.database.start()
+    while (reply := api(service, admin, f"/api/submissions/{sid}")).status_code != 200 or reply.json()[
+        "status"
+    ] != "done":
+        assert time.time() < deadline and reply.json()["status"] != "failed", reply.text
+        time.sleep(0.5)
+    assert _scores(service, sid) == 1
+    assert reply.json()["metrics"] == service.evaluate(file, "sgdet")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import sgg_eval
@@ -15,13 +16,18 @@ from sgg_eval.service.models import Score, Submission
 from sgg_eval.service.scoring import evaluate_in_child
 
 
-def run_score(submission_id: int) -> None:
+def run_score(submission_id: int, retry: bool = False) -> None:
     """queued -> running -> done (a new :class:`Score`) | failed (the command's line in ``message``).
 
     The task first claims the submission: one update from ``queued`` to ``running``. A second delivery of the same
     task (a broker redelivers what a killed worker had taken) finds it claimed, or done, and does nothing, so a
-    submission is scored once and has one score per scoring."""
-    claimed = Submission.objects.filter(pk=submission_id, status=Submission.QUEUED).update(
+    submission is scored once and has one score per scoring. A ``retry`` (the database went away mid-scoring; any
+    worker may take it) goes on with the claim its first try made: the first try has ended, so nobody else scores it.
+    """
+    mine = Q(status=Submission.QUEUED)
+    if retry:
+        mine |= Q(status=Submission.RUNNING)
+    claimed = Submission.objects.filter(mine, pk=submission_id).update(
         status=Submission.RUNNING, message="", claimed_by=process_id(), claimed_at=timezone.now()
     )
     submission = Submission.objects.select_related("benchmark").filter(pk=submission_id).first()

@@ -9,6 +9,7 @@ import os
 
 from celery import Celery
 from celery.signals import worker_ready
+from django.db import InterfaceError, OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sgg_eval.service.settings")
 
@@ -16,12 +17,21 @@ app = Celery("sgg_eval.service")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 
-@app.task(name="sgg_eval.service.score")
-def score(submission_id: int) -> None:
-    """Score one submission (``jobs.run_score``); Django is set up by the worker before any task runs."""
+@app.task(
+    name="sgg_eval.service.score",
+    bind=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=20,
+)
+def score(task, submission_id: int) -> None:
+    """Score one submission (``jobs.run_score``); Django is set up by the worker before any task runs. A database
+    that went away (restarted, or a network cut) is retried with a growing pause, up to about 15 minutes in all;
+    the retry takes up the claim the first try made."""
     from sgg_eval.service.jobs import run_score
 
-    run_score(submission_id)
+    run_score(submission_id, retry=task.request.retries > 0)
 
 
 def enqueue(submission) -> None:

@@ -97,7 +97,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
+    "axes.middleware.AxesMiddleware",  # last of Django's and django-axes', as django-axes asks
+    "sgg_eval.service.unavailable.DatabaseUnavailable",
 ]
 ROOT_URLCONF = "sgg_eval.service.urls"
 TEMPLATES = [
@@ -162,7 +163,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         for k, io in (("data", "_in"), ("data", "_out"), ("processed", ""), ("control", ""))
     }
     if CELERY_BROKER_URL == EMBEDDED_BROKER
-    else {}
+    # Redis hands a task not yet acknowledged to another worker after this long: longer than a scoring may take,
+    # so that a long one is not scored twice at once (a dead worker's is taken up by jobs.release_orphans)
+    else {"visibility_timeout": EVAL_TIMEOUT_S + 600}
 )
 if CELERY_BROKER_URL == EMBEDDED_BROKER:
     _QUEUE.mkdir(exist_ok=True)
