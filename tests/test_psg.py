@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import struct
 import warnings
 import zipfile
 
@@ -225,6 +227,13 @@ BAD = {
         "px",
     ),
     "integer_ids": (lambda d, m: [i.__setitem__("id", int(i["id"])) for i in d["images"]], "strings"),
+    # a TIFF bomb: pages that claim 60000x60000 px each, refused from their headers, before any decoding
+    "tiff_bomb": (lambda d, m: m.__setitem__(_first(d)["seg_filename"], _tiff_bomb(_first(d))), "before decoding"),
+    # a mask file larger than its masks can be, refused from the archive's directory, before it is read
+    "mask_file_too_large": (
+        lambda d, m: m.__setitem__(_first(d)["seg_filename"], os.urandom(2 << 20)),
+        "before reading",
+    ),
     "version": (lambda d, m: d.__setitem__("version", 7), "version"),
     "box_inverted": (lambda d, m: set_first_instance(_first(d), "bbox", [9.0, 9.0, 1.0, 1.0]), "x2 < x1"),
     "triplets_of_one_empty_row": (lambda d, m: _first(d).__setitem__("triplets", [[]]), "triplets"),
@@ -237,6 +246,16 @@ def _tiff_of(stack) -> bytes:
         warnings.simplefilter("ignore")
         tifffile.imwrite(out, np.asarray(stack, dtype=np.uint8))
     return out.getvalue()
+
+
+def _tiff_bomb(image) -> bytes:
+    raw = bytearray(_tiff_of(np.zeros((len(instance_values(image, "category")), 48, 64))))
+    with tifffile.TiffFile(io.BytesIO(bytes(raw))) as tif:
+        tags = [page.tags[name] for page in tif.pages for name in ("ImageWidth", "ImageLength")]
+        spots = [(tag.valueoffset, "<H" if tag.dtype == 3 else "<I") for tag in tags]
+    for at, code in spots:
+        struct.pack_into(code, raw, at, 60000)
+    return bytes(raw)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])  # 2: psg.json is read in a child while the submission is read

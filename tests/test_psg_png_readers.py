@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -21,7 +22,7 @@ from PIL import Image
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.panoptic.evaluate import evaluate_protocols
-from sgg_eval.panoptic.panoptic_png import check_png
+from sgg_eval.panoptic.panoptic_png import check_png, read_panoptic_png
 
 A, B = 0x0A0B0C, 0x102030  # two segment ids: the top half and the bottom half of the image
 SIZE = 16
@@ -172,3 +173,28 @@ def test_damaged_image_data_under_recomputed_crcs_is_refused():
     for mutate, words in ((flip, "zlib"), (cut, "zlib")):
         with pytest.raises(InputError, match=words):
             check_png(_recrc(raw, mutate), {"path": "x.png"})
+
+
+def _png_bomb(path, side: int) -> None:
+    """An RGB PNG of ``side``x``side`` px of zeros: a few hundred kilobytes that decode to side² x 3 bytes."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    packer, row, rows = zlib.compressobj(9), bytes(1 + 3 * side), []
+    for _ in range(side):
+        rows.append(packer.compress(row))
+    data = b"".join(rows) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+
+
+def test_a_png_bomb_is_refused_from_its_header_without_a_warning(tmp_path):
+    """A submission's PNG claiming 12000x12000 px (432 MB decoded; Pillow warns past 89 Mpx) for a 64x48 image is
+    refused by its size before it is decoded, in one line and without Pillow's DecompressionBombWarning."""
+    bomb = tmp_path / "bomb.png"
+    _png_bomb(bomb, 12000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="masks of 12000x12000 px, the GT image is 64x48"):
+            read_panoptic_png(str(bomb), dict(path=str(bomb)), (48, 64))

@@ -123,7 +123,7 @@ class OpenPsgSubmit:
     def masks(self, image: SubmissionImage, shape: tuple[int, int]) -> np.ndarray:
         """``[N, H, W]`` uint8: 1 where a pixel has the segment's id in the image's PNG."""
         file = os.path.join(self.path, MASKS, image.seg_filename)
-        ids = read_panoptic_png(file, dict(path=file, image_id=image.image_id))
+        ids = read_panoptic_png(file, dict(path=file, image_id=image.image_id), shape)
         if ids.shape != tuple(shape):
             raise InputError(
                 f"masks of {ids.shape[1]}x{ids.shape[0]} px, the GT image is {shape[1]}x{shape[0]}",

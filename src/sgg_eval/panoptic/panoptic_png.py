@@ -143,10 +143,11 @@ def index_of_ids(ids: np.ndarray, segment_ids: np.ndarray, present: np.ndarray |
 _MAX_COLOURS = 4096  # a panoptic PNG has one colour per segment (and void); past this, ids are checked per pixel
 
 
-def read_panoptic_png(file: str, where: dict) -> np.ndarray:
+def read_panoptic_png(file: str, where: dict, shape: tuple[int, int] | None = None) -> np.ndarray:
     """``[H, W]`` uint32 segment ids ``R + 256·G + 256²·B`` of a COCO panoptic PNG (RGB or RGBA), its checksums
-    verified first; read with Pillow as it is (OpenPSG's ``grade.py`` reads a submission's PNGs so)."""
-    with _decoded(_png_bytes(file, where), "pillow", where) as im:
+    verified first; read with Pillow as it is (OpenPSG's ``grade.py`` reads a submission's PNGs so). With ``shape``
+    (H, W), a PNG of any other size is refused before it is decoded (a PNG bomb claims gigapixels in kilobytes)."""
+    with _decoded(_png_bytes(file, where), "pillow", where, shape) as im:
         return _ids(im)
 
 
@@ -192,13 +193,17 @@ def _read_alike(raw: bytes) -> bool:
 
 
 @contextlib.contextmanager
-def _decoded(raw: bytes, reader: str, where: dict):
+def _decoded(raw: bytes, reader: str, where: dict, shape: tuple[int, int] | None = None):
     """The PNG ``raw`` (checksums verified) decoded by Pillow as ``reader`` decodes it: ``pillow`` (sgbench, and
     OpenPSG's submission reader) takes RGB or RGBA as it is and refuses any other mode, whose array has no colour
     channels; ``detectron2`` (OpenPSG's GT reader, ``read_image(format="RGB")``) turns the image by its EXIF
     orientation, then converts any mode to RGB (a palette PNG to its colours). One InputError when unreadable."""
     from PIL import Image, UnidentifiedImageError
 
+    if shape is not None and raw[12:16] == b"IHDR":  # its size, from the header, before Pillow opens it
+        width, height = struct.unpack_from(">II", raw, 16)
+        if (height, width) != tuple(shape):
+            raise InputError(f"masks of {width}x{height} px, the GT image is {shape[1]}x{shape[0]}", **where)
     try:
         im = Image.open(io.BytesIO(raw))
         if reader == "pillow" and im.mode not in ("RGB", "RGBA"):

@@ -41,12 +41,13 @@ from sgg_eval.io.jsonfast import (
 from sgg_eval.io.jsonio import read_bytes
 from sgg_eval.io.processes import in_parts
 from sgg_eval.panoptic.instance_lists import read_instances
-from sgg_eval.panoptic.tiff_layers import tiff_stack
+from sgg_eval.panoptic.tiff_layers import BYTES_PER_PIXEL, tiff_stack
 from sgg_eval.panoptic.types import SubmissionImage
 
 TRIPLETS = "triplets.json"
 MAX_MEMBER_BYTES = 4 << 30  # one member, uncompressed
 MAX_RATIO = 1000  # uncompressed / compressed size of a member: beyond it, a ZIP bomb
+MASK_FILE_MARGIN = 1 << 20  # a mask file's bytes besides its pixels (TIFF tags, offsets): far below this
 
 
 def submission_mode(path: str | os.PathLike, boxes: bool = False) -> str:
@@ -114,6 +115,14 @@ class Submission:
         name = image.seg_filename
         where = dict(path=self.path, image_id=image.image_id, field="seg_filename")
         if self.kind == "zip":
+            row = self._zip.row(name)
+            limit = BYTES_PER_PIXEL * len(image.labels) * shape[0] * shape[1] + MASK_FILE_MARGIN
+            if row >= 0 and int(self._zip.members.usize[row]) > limit:
+                raise InputError(
+                    f"{name!r} expands to {int(self._zip.members.usize[row])} bytes; {len(image.labels)} masks of "
+                    f"{shape[1]}x{shape[0]} px need at most {limit}: refused before reading",
+                    **where,
+                )
             raw = self._member(name)
         else:
             file = os.path.join(self.path, name)

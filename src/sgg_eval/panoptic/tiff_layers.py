@@ -161,6 +161,39 @@ class _Heard(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+BYTES_PER_PIXEL = 8  # the widest sample a mask layer may take (float64): past it, a TIFF declares more than masks
+
+
+def _check_declared(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> None:
+    """Refuse, before a pixel is decoded, a TIFF with more pages than layers, or whose pages declare more pixel
+    bytes than ``count`` layers of ``shape`` can hold (a TIFF bomb: a few bytes of compressed data that claim
+    gigapixels, or a million small pages). Reads at most ``count + 1`` page headers; a file tifffile cannot list
+    is left to ``imread``, which says what is wrong."""
+    import tifffile
+
+    most = max(count, 1)  # zero layers are written as one empty page
+    limit, declared, pages = BYTES_PER_PIXEL * most * shape[0] * shape[1], 0, 0
+    try:
+        with tifffile.TiffFile(io.BytesIO(raw)) as tif:
+            for i in range(most + 1):
+                try:
+                    page = tif.pages[i]
+                except IndexError:
+                    break
+                pages += 1
+                declared += int(np.prod(page.shape, dtype=np.int64)) * (page.dtype.itemsize if page.dtype else 1)
+    except Exception:  # noqa: BLE001 - damaged: imread reports it in its own words
+        return
+    if pages > most:
+        raise InputError(f"TIFF of more than {most} pages: expected {count} layers (one per instance)", **where)
+    if declared > limit:
+        raise InputError(
+            f"TIFF declares {declared} bytes of pixels; {count} layers of {shape[1]}x{shape[0]} px hold at most "
+            f"{limit}: refused before decoding",
+            **where,
+        )
+
+
 def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) -> np.ndarray:
     """``tifffile.imread``'s layers of any TIFF it reads (the module docstring's layouts), 1 where non-zero. A file
     tifffile reads only in part (it logs a warning and goes on) is refused with what it said, never printed."""
@@ -170,7 +203,10 @@ def _decode_tiff(raw: bytes, count: int, shape: tuple[int, int], where: dict) ->
     logger.addHandler(heard)
     propagate, logger.propagate = logger.propagate, False
     try:
+        _check_declared(raw, count, shape, where)
         layers = tifffile.imread(io.BytesIO(raw))
+    except InputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - tifffile and its codecs raise many kinds on a damaged file
         raise InputError(
             f"unreadable TIFF ({type(exc).__name__}: {' '.join(str(exc).split())[:100]})", **where
