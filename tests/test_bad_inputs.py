@@ -13,6 +13,8 @@ import os
 import pickle
 import shutil
 import struct
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -719,3 +721,22 @@ def test_a_store_made_without_gt_is_refused_with_the_fix(world, tmp_path, capsys
         tmp_path,
         must_name=(str(other), "made for another split"),
     )
+
+
+@pytest.mark.parametrize("which", ["predictions", "--gt", "--stats"])
+def test_a_fifo_in_place_of_a_file_is_refused_at_once(world, tmp_path, which):
+    """A named pipe (or a device) would make a reader wait forever for bytes no one writes: each input is refused
+    in one line instead. In a child with a time limit, so that a reader that waits fails the test, not the run."""
+    root, _ = world
+    fifo = tmp_path / "input.h5"
+    os.mkfifo(fifo)
+    files = {"predictions": root / "pred.h5", "--gt": root / "test.h5", "--stats": root / "stats.h5", which: fifo}
+    args = [str(files["predictions"]), "--gt", str(files["--gt"]), "--stats", str(files["--stats"])]
+    run = subprocess.run([sys.executable, "-m", "sgg_eval.cli", "evaluate", *args, "--task", "predcls", "-o",
+                          str(tmp_path / "m.json")], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (
+        run.returncode == 2
+        and run.stderr.strip().endswith(f"{fifo}: not a file, expected an HDF5 file")
+        or (which == "predictions" and run.stderr.strip().endswith(f"{fifo}: not a file, expected predictions"))
+    ), run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()

@@ -82,6 +82,8 @@ def detect_format(path: str) -> str:
     """``eval_results`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
+    if not os.path.isfile(path):  # a folder, or a FIFO or device, which reading would wait on forever
+        raise InputError("not a file, expected predictions", path=path)
     with open(path, "rb") as fh:
         head = fh.read(32)
         if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader

@@ -111,6 +111,8 @@ def open_sealed(path: str | os.PathLike, rewrite_hint: str):
         raise InputError("file not found", path=path)
     if os.path.isdir(path):
         raise InputError("is a directory, expected an HDF5 file", path=path)
+    if not os.path.isfile(path):  # a FIFO or a device, which reading would wait on forever
+        raise InputError("not a file, expected an HDF5 file", path=path)
     check_seal(path, rewrite_hint)
     try:
         return h5py.File(path, "r")
