@@ -159,8 +159,12 @@ CELERY_BROKER_URL = os.environ.get("SGG_EVAL_SERVICE_BROKER", "") or EMBEDDED_BR
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     # every folder kombu's filesystem transport keeps (its "control" folder defaults to the working directory)
     {
-        f"{k}_folder{io}": str(_QUEUE)
-        for k, io in (("data", "_in"), ("data", "_out"), ("processed", ""), ("control", ""))
+        **{
+            f"{k}_folder{io}": str(_QUEUE)
+            for k, io in (("data", "_in"), ("data", "_out"), ("processed", ""), ("control", ""))
+        },
+        # how often an idle worker lists the folder: kombu's default, 1 s, cost up to a second per submission
+        "polling_interval": 0.05,
     }
     if CELERY_BROKER_URL == EMBEDDED_BROKER
     # Redis hands a task not yet acknowledged to another worker after this long: longer than a scoring may take,
