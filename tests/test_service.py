@@ -8,27 +8,39 @@ from __future__ import annotations
 
 import contextlib
 import html
+import io
 import json
 import os
+import random
 import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 import requests
 import service_servers
+import tifffile
 from browser import Browser, browser_or_skip
 from reproduced import ROOT, shell_env
+from test_bad_inputs import CORRUPT_FILES
+from torch_writer import eval_results_object
 
 from sgg_eval.core.protocols import BY_NAME
 from sgg_eval.service.storage import STORAGE_FULL
 from sgg_eval.service.unavailable import UNAVAILABLE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
+from mutations import corrupt_store_bytes  # noqa: E402 (the project's fuzzer, tests/fuzz)
+from seeds import _cases  # noqa: E402
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -672,3 +684,108 @@ def test_a_database_restart_is_survived_without_an_operator(scaled):
         time.sleep(0.5)
     assert _scores(service, sid) == 1
     assert reply.json()["metrics"] == service.evaluate(file, "sgdet")
+
+
+def _hostile_files(service: Service, folder: Path) -> list[tuple[str, Path]]:
+    """(benchmark, file) of 524 hostile uploads, each a file `sgg-eval evaluate` must refuse: 440 of the project's
+    fuzzer's byte mutations of a sealed prediction store (under its checksum); 20 cuts of it; 40 cuts of an SGBench
+    ZIP; and the crafted ones: ZIP members climbing out of the archive, bombs (ZIP, TIFF, mask file, compressed
+    pickle), pickles that would run a command, torch files cut short, unknown files. (An empty file never gets
+    that far: the upload is refused, 400.)"""
+    rnd, store = random.Random(67), service.output("sim_motifs_baseline_predcls.h5").read_bytes()
+    psg = (service.home / "simulated/psg/outputs/sim_psg_imp.zip").read_bytes()
+    files: list[tuple[str, str, bytes]] = [
+        (PREDCLS, f"m{i}.h5", corrupt_store_bytes(rnd, store)[0]) for i in range(440)
+    ]
+    files += [(PREDCLS, f"cut{i}.h5", store[: len(store) * i // 21]) for i in range(1, 21)]
+    files += [(PSG, f"cut{i}.zip", psg[: len(psg) * i // 41]) for i in range(1, 41)]
+    doc = json.loads(zipfile.ZipFile(io.BytesIO(psg)).read("triplets.json"))
+    seg = next(i for i in doc["images"] if i.get("seg_filename"))["seg_filename"]
+
+    def rezipped(replace: dict, *, deflate: bool = False) -> bytes:
+        out, mode = io.BytesIO(), zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+        with zipfile.ZipFile(io.BytesIO(psg)) as src, zipfile.ZipFile(out, "w", mode) as dst:
+            for name in src.namelist():
+                dst.writestr(name, replace.pop(name, src.read(name)))
+            for name, data in replace.items():
+                dst.writestr(name, data)
+        return out.getvalue()
+
+    escape = f"../../../../../../tmp/sgg-eval-zip-slip-{os.getpid()}"
+    for i, name in enumerate([escape, "/etc/sgg-eval-zip-slip", "a/../../sgg-eval-zip-slip", "a\\..\\..\\x"]):
+        files.append((PSG, f"slip{i}.zip", rezipped({name: b"x"})))
+    padded = b'{"version": 1, "images": []}' + b" " * (60 << 20)  # expands over 1000-fold
+    files.append((PSG, "bomb.zip", rezipped({"triplets.json": padded}, deflate=True)))
+    files.append((PSG, "tiff_bomb.zip", rezipped({seg: _tiff_claiming(60000)})))
+    files.append((PSG, "mask_file_too_large.zip", rezipped({seg: bytes(8 << 20)})))
+    files.append((PSG, "png_as_tiff.zip", rezipped({seg: b"\x89PNG\r\n\x1a\n" + bytes(100)})))
+    files.append((PSG, "no_triplets.zip", rezipped({}).replace(b"triplets.json", b"tripletsXjson")))
+    cases = _cases()
+    for kind in sorted(set(CORRUPT_FILES) - {"empty_file"}):  # an empty file is refused at the upload (400)
+        path = folder / f"{kind}.pytorch"
+        CORRUPT_FILES[kind](eval_results_object(cases), path)
+        files.append((PREDCLS, f"{kind}.pytorch", path.read_bytes()))
+    for i, data in enumerate([b" ", b"{", b"[]", b'{"version": 1, "images": [', b"\0" * 4096, os.urandom(4096)]):
+        files.append((PREDCLS, f"junk{i}.json", data))
+    paths = []
+    for i, (benchmark, name, data) in enumerate(files):
+        (folder / str(i)).mkdir()
+        (path := folder / str(i) / name).write_bytes(data)
+        paths.append((benchmark, path))
+    return paths
+
+
+def _tiff_claiming(side: int) -> bytes:
+    """A one-page TIFF whose header claims side x side px over a few bytes of data."""
+    out = io.BytesIO()
+    tifffile.imwrite(out, np.zeros((4, 4), dtype=np.uint8))
+    raw = bytearray(out.getvalue())
+    with tifffile.TiffFile(io.BytesIO(bytes(raw))) as tif:
+        for name in ("ImageWidth", "ImageLength"):
+            tag = tif.pages[0].tags[name]
+            struct.pack_into("<H" if tag.dtype == 3 else "<I", raw, tag.valueoffset, side)
+    return bytes(raw)
+
+
+def test_five_hundred_hostile_uploads_each_fail_with_one_line(embedded, tmp_path):
+    """524 hostile files uploaded through the API (four at a time) to the embedded service: each ends `failed`
+    with one line that names the file as uploaded (never where the server keeps it), the web server is never
+    restarted, its worker never dies, the pickles ran nothing and no ZIP member was written anywhere."""
+    service = embedded
+    admin = new_token(service, logged_in(service, "admin"))  # no daily limit
+    files = _hostile_files(service, tmp_path)
+    assert len(files) >= 500
+    log = service.log.read_text()
+    starts, deaths = log.count("sgg-eval service on"), log.count("the worker ended")
+
+    def upload(item: tuple[str, Path]) -> int:
+        benchmark, path = item
+        with open(path, "rb") as f:
+            reply = api(service, admin, "/api/submissions", "post", data={"benchmark": benchmark, "method": "hostile"},
+                        files={"file": (path.name, f)})  # fmt: skip
+        assert reply.status_code == 201, reply.text
+        return reply.json()["id"]
+
+    with ThreadPoolExecutor(4) as pool:
+        ids = list(pool.map(upload, files))
+    fields = "'status', 'message', 'filename'"
+    query = f"__import__('json').dumps(list(Submission.objects.filter(pk__in={ids}).values_list({fields})))"
+    deadline = time.time() + 600
+    while True:
+        rows = json.loads(_orm(service, query))
+        if not any(status in ("queued", "running") for status, _, _ in rows):
+            break
+        assert time.time() < deadline and service.process.poll() is None
+        time.sleep(2)
+    assert len(rows) == len(files)
+    bad = [(name, status, message) for status, message, name in rows
+           if status != "failed" or not message or "\n" in message or str(service.home) in message
+           or name not in message]  # fmt: skip
+    assert not bad, bad[:10]
+    log = service.log.read_text()
+    assert service.process.poll() is None and log.count("sgg-eval service on") == starts
+    assert log.count("the worker ended") == deaths
+    assert not Path("/tmp/sgg_eval_pwned").exists()
+    assert not Path(f"/tmp/sgg-eval-zip-slip-{os.getpid()}").exists() and not Path("/etc/sgg-eval-zip-slip").exists()
+    assert [*(service.home / "scratch").rglob("score-*")] == []  # every evaluation's folder removed
+    assert set(os.listdir(ROOT)) == service.root_before
