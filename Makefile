@@ -14,7 +14,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: bytecode install install-s2g install-torchmetrics install-service serve serve-admin lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
+.PHONY: bytecode install install-s2g install-torchmetrics install-service serve serve-admin load-test lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -92,6 +92,11 @@ serve: $(SERVICE_STAMP) bytecode
 
 serve-admin: $(SERVICE_STAMP)
 	$(BIN)/sgg-eval manage --home $(SERVICE_HOME) createsuperuser
+
+# The service under load on this machine (scripts/load_service.py): 200 readers for 60 s and 20 uploads of 50 MB at
+# once, on the embedded default and on PostgreSQL with two workers (needs Debian's postgresql and redis-server).
+load-test: $(SERVICE_STAMP) bytecode
+	$(BIN)/python scripts/load_service.py $(ARGS)
 
 # ruff (pinned in pyproject.toml): lint and format check, as CI and the pre-commit hook run them.
 lint: $(STAMP)

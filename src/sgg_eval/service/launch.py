@@ -15,6 +15,7 @@ from pathlib import Path
 from sgg_eval.core.errors import InputError, os_error_reason
 
 SYSTEM_USER = "sgg-eval"  # the owner of the pre-loaded rows (no password: it never logs in)
+CONNECTIONS = 1024  # open connections the web server keeps at once (waitress's default: 100)
 FORM_MARGIN = 2**20  # an upload's request: the file and the form's other fields (method, links) around it
 
 
@@ -172,7 +173,10 @@ def serve(host: str, port: int, workers: int, simulated_scale: str) -> None:
         # A body over the upload limit is cut off by waitress as it arrives, before Django or the disk keep it
         # (its own default, 1 GB, was below the service's limit); the margin is the form's other fields.
         limit = settings.SUBMISSION_MAX_BYTES + FORM_MARGIN
-        server = create_server(application, host=host, port=port, threads=8, max_request_body_size=limit)
+        # waitress accepts 100 connections by default: a 101st keep-alive reader waited, unanswered, until one of
+        # them closed (a minute, under `make load-test`); idle connections cost a socket each, not a thread
+        server = create_server(application, host=host, port=port, threads=8, max_request_body_size=limit,
+                               connection_limit=CONNECTIONS, backlog=CONNECTIONS)  # fmt: skip
     except OSError as exc:  # the port is taken, or the address is not this machine's
         raise InputError(f"cannot listen on {host}:{port}: {os_error_reason(exc)}") from None
     worker = _Supervised(worker_command(workers)) if workers else None
