@@ -686,6 +686,47 @@ def test_a_database_restart_is_survived_without_an_operator(scaled):
     assert reply.json()["metrics"] == service.evaluate(file, "sgdet")
 
 
+def test_a_backup_restores_accounts_submissions_files_and_scores(service, tmp_path):
+    """`sgg-eval manage backup` of the running service, `restore` into a new home (and, at scale, a new PostgreSQL
+    database): the same rows, table by table (accounts with their password hashes, tokens, submissions with their
+    permalink ids, scores, the admin's log; times to the millisecond), and every uploaded file byte for byte. A
+    second restore into the now full service is refused with one line."""
+    deadline = time.time() + 300
+    while _orm(service, "Submission.objects.filter(status__in=['queued', 'running']).count()") != "0":
+        assert time.time() < deadline  # a quiet moment: no scoring to change a row between backup and comparison
+        time.sleep(1)
+    archive = tmp_path / "service-backup.tar.gz"
+    made = subprocess.run([*SGG, "manage", "backup", str(archive)], env=service.env, capture_output=True, text=True)
+    assert made.returncode == 0 and "submissions" in made.stdout, made.stderr
+    env = {**service.env, "SGG_EVAL_SERVICE_HOME": str(tmp_path / "restored")}
+    if service.database is not None:
+        import psycopg
+
+        with psycopg.connect(service.database.url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as db:
+            db.execute("CREATE DATABASE sgg_restored")
+        env["SGG_EVAL_SERVICE_DATABASE"] = service.database.url.rsplit("/", 1)[0] + "/sgg_restored"
+    restored = subprocess.run([*SGG, "manage", "restore", str(archive)], env=env, capture_output=True, text=True)
+    assert restored.returncode == 0 and "restored" in restored.stdout, restored.stderr
+
+    def rows(environment: dict) -> list:
+        left_out = [a for table in ("contenttypes", "auth.permission", "sessions", "axes") for a in ("-e", table)]
+        dump = [*SGG, "manage", "dumpdata", "--natural-foreign", "--natural-primary", *left_out]
+        text = subprocess.run(dump, env=environment, capture_output=True, text=True, check=True).stdout
+        # Django's serializer keeps a time to the millisecond, and writes 1-999 µs past a second as ".000", which
+        # reads back as no fraction: the same time, two spellings
+        return json.loads(re.sub(r'(T\d\d:\d\d:\d\d)\.000Z"', r'\1Z"', text))
+
+    def files(home: Path) -> dict:
+        uploads = home / "uploads"
+        return {p.relative_to(uploads).as_posix(): p.read_bytes() for p in uploads.rglob("*") if p.is_file()}
+
+    before, after = rows(service.env), rows(env)
+    assert after == before and any(r["model"] == "service.score" for r in after)
+    assert files(tmp_path / "restored") == files(service.home)
+    again = subprocess.run([*SGG, "manage", "restore", str(archive)], env=env, capture_output=True, text=True)
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not empty" in again.stderr
+
+
 def _hostile_files(service: Service, folder: Path) -> list[tuple[str, Path]]:
     """(benchmark, file) of 524 hostile uploads, each a file `sgg-eval evaluate` must refuse: 440 of the project's
     fuzzer's byte mutations of a sealed prediction store (under its checksum); 20 cuts of it; 40 cuts of an SGBench
@@ -789,41 +830,3 @@ def test_five_hundred_hostile_uploads_each_fail_with_one_line(embedded, tmp_path
     assert not Path(f"/tmp/sgg-eval-zip-slip-{os.getpid()}").exists() and not Path("/etc/sgg-eval-zip-slip").exists()
     assert [*(service.home / "scratch").rglob("score-*")] == []  # every evaluation's folder removed
     assert set(os.listdir(ROOT)) == service.root_before
-
-
-def test_a_backup_restores_accounts_submissions_files_and_scores(service, tmp_path):
-    """`sgg-eval manage backup` of the running service, `restore` into a new home (and, at scale, a new PostgreSQL
-    database): the same rows, table by table (accounts with their password hashes, tokens, submissions with their
-    permalink ids, scores, the admin's log), and every uploaded file byte for byte. A second restore into the now
-    full service is refused with one line."""
-    deadline = time.time() + 300
-    while _orm(service, "Submission.objects.filter(status__in=['queued', 'running']).count()") != "0":
-        assert time.time() < deadline  # a quiet moment: no scoring to change a row between backup and comparison
-        time.sleep(1)
-    archive = tmp_path / "service-backup.tar.gz"
-    made = subprocess.run([*SGG, "manage", "backup", str(archive)], env=service.env, capture_output=True, text=True)
-    assert made.returncode == 0 and "submissions" in made.stdout, made.stderr
-    env = {**service.env, "SGG_EVAL_SERVICE_HOME": str(tmp_path / "restored")}
-    if service.database is not None:
-        import psycopg
-
-        with psycopg.connect(service.database.url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as db:
-            db.execute("CREATE DATABASE sgg_restored")
-        env["SGG_EVAL_SERVICE_DATABASE"] = service.database.url.rsplit("/", 1)[0] + "/sgg_restored"
-    restored = subprocess.run([*SGG, "manage", "restore", str(archive)], env=env, capture_output=True, text=True)
-    assert restored.returncode == 0 and "restored" in restored.stdout, restored.stderr
-
-    def rows(environment: dict) -> list:
-        left_out = [a for table in ("contenttypes", "auth.permission", "sessions", "axes") for a in ("-e", table)]
-        dump = [*SGG, "manage", "dumpdata", "--natural-foreign", "--natural-primary", *left_out]
-        return json.loads(subprocess.run(dump, env=environment, capture_output=True, text=True, check=True).stdout)
-
-    def files(home: Path) -> dict:
-        uploads = home / "uploads"
-        return {p.relative_to(uploads).as_posix(): p.read_bytes() for p in uploads.rglob("*") if p.is_file()}
-
-    before, after = rows(service.env), rows(env)
-    assert after == before and any(r["model"] == "service.score" for r in after)
-    assert files(tmp_path / "restored") == files(service.home)
-    again = subprocess.run([*SGG, "manage", "restore", str(archive)], env=env, capture_output=True, text=True)
-    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not empty" in again.stderr
