@@ -13,6 +13,6 @@ memory and time limits), ``jobs`` (what a worker does with a submission), ``queu
 ``tokens``, ``forms``, ``views`` (pages), ``api`` (the token API and the exports), ``boards`` (leaderboard rows),
 ``admin``, ``urls``, ``wsgi``, ``launch`` (``sgg-eval serve`` and ``sgg-eval worker``), ``leftovers`` (what a
 killed process leaves, cleared by the next), ``storage`` (a full disk), ``unavailable`` (the database gone: 503),
-``backup`` (``sgg-eval manage backup`` and ``restore``, in ``management/commands``), ``result_page`` and
+``backup`` (`sgg-eval manage backup` and `sgg-eval manage restore`, commands in ``management``), ``result_page`` and
 ``simulated`` (the default benchmarks).
 """
