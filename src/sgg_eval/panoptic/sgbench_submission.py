@@ -99,9 +99,9 @@ class Submission:
             self.images[key] = image
         del raw, doc, parser  # the arrays are copies: the text goes now
 
-    def _member(self, name: str) -> bytes:
+    def _member(self, name: str, row: int | None = None) -> bytes:
         """A member's bytes (the archive is mapped: forked workers read it as well)."""
-        row = self._zip.row(name)
+        row = self._zip.row(name) if row is None else row
         if row < 0:
             raise InputError(f"no member {name!r} in the archive", path=self.path)
         try:
@@ -123,7 +123,7 @@ class Submission:
                     f"{shape[1]}x{shape[0]} px need at most {limit}: refused before reading",
                     **where,
                 )
-            raw = self._member(name)
+            raw = self._member(name, row)  # the row looked up once, for the bound and the read
         else:
             file = os.path.join(self.path, name)
             if not os.path.isfile(file):
