@@ -824,8 +824,8 @@ def test_five_hundred_hostile_uploads_each_fail_with_one_line(embedded, tmp_path
            or name not in message]  # fmt: skip
     assert not bad, bad[:10]
     log = service.log.read_text()
-    assert service.process.poll() is None and log.count("sgg-eval service on") == starts
-    assert log.count("the worker ended") == deaths
+    assert service.process.poll() is None and log.count("sgg-eval service on") == starts, log[-4000:]
+    assert log.count("the worker ended") == deaths, log[-4000:]  # what the worker printed as it ended
     assert not Path("/tmp/sgg_eval_pwned").exists()
     assert not Path(f"/tmp/sgg-eval-zip-slip-{os.getpid()}").exists() and not Path("/etc/sgg-eval-zip-slip").exists()
     assert [*(service.home / "scratch").rglob("score-*")] == []  # every evaluation's folder removed

@@ -3,6 +3,7 @@ without a server, and that `import sgg_eval` and the command load none of the se
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -229,3 +230,56 @@ def test_a_full_disk_leaves_no_partial_upload_and_the_reserve_refuses_before_wri
     env["SGG_EVAL_SERVICE_MIN_FREE_MB"] = str(2**40)  # more than any disk has
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert run.stdout.split("\n")[:2] == ["full []", "reserve"], run.stdout + run.stderr
+
+
+_BROKER_WATCH = textwrap.dedent("""
+    import json, os, sys
+    from pathlib import Path
+    from kombu import Connection
+    folder, transport = Path(sys.argv[1]), sys.argv[2]
+    seen, busy = [], [False]
+
+    def watch(event, args):
+        # at every file operation of the producer, every file a reader would take must already be whole
+        if busy[0] or event not in ("open", "fcntl.flock", "os.rename", "os.link", "os.remove"):
+            return
+        busy[0] = True
+        try:
+            for path in folder.iterdir():
+                if path.name.endswith((".celery.msg", ".exchange")):
+                    try:
+                        json.loads(path.read_bytes())
+                    except (ValueError, FileNotFoundError) as exc:
+                        seen.append(f"{path.name}: {type(exc).__name__}")
+        finally:
+            busy[0] = False
+
+    options = {f"{k}_folder{io}": str(folder) for k, io in (("data", "_in"), ("data", "_out"), ("control", ""))}
+    with Connection("filesystem://", transport=transport, transport_options=options) as connection:
+        queue = connection.SimpleQueue("celery")
+        sys.addaudithook(watch)
+        for i in range(3):
+            queue.put({"i": i})
+        got = []
+        for _ in range(3):
+            message = queue.get(timeout=5)
+            message.ack()
+            got.append(message.payload["i"])
+    print(json.dumps({"got": got, "half_written": len(seen), "left": sorted(p.name for p in folder.iterdir())}))
+""")
+
+
+@pytest.mark.parametrize("transport", ["sgg_eval.service.embedded_broker:Transport", "filesystem"])
+def test_the_embedded_queue_shows_a_reader_whole_files_only(tmp_path, transport):
+    """At every file operation while a queue is declared and three messages are sent, each message file and exchange
+    table a worker could read parses: a half-written one ended the worker that read it and lost its message (CI,
+    2026-12-03). kombu's own transport is run too, to show the check finds what it is for."""
+    run = subprocess.run([sys.executable, "-c", _BROKER_WATCH, str(tmp_path), transport],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert sorted(result["got"]) == [0, 1, 2]  # (kombu orders by the millisecond: two in one are in either order)
+    if transport == "filesystem":
+        assert result["half_written"] > 0  # kombu's transport: the file exists, empty, before it is written
+    else:
+        assert result["half_written"] == 0 and result["left"] == ["celery.exchange"]

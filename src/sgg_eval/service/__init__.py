@@ -10,9 +10,9 @@ static files). They are the optional extra ``sgg-eval[service]``: ``import sgg_e
 Modules: ``settings`` (everything from the environment), ``models``, ``benchmarks`` (the benchmarks' file),
 ``intake`` (an upload taken in: limits, SHA-256, visibility), ``scoring`` (one evaluation in a child process with
 memory and time limits), ``jobs`` (what a worker does with a submission), ``queue`` (the Celery app and its task),
-``tokens``, ``forms``, ``views`` (pages), ``api`` (the token API and the exports), ``boards`` (leaderboard rows),
-``admin``, ``urls``, ``wsgi``, ``launch`` (``sgg-eval serve`` and ``sgg-eval worker``), ``leftovers`` (what a
-killed process leaves, cleared by the next), ``storage`` (a full disk), ``unavailable`` (the database gone: 503),
-``backup`` (`sgg-eval manage backup` and `sgg-eval manage restore`, commands in ``management``), ``result_page`` and
-``simulated`` (the default benchmarks).
+``embedded_broker`` (the embedded queue's files, written whole), ``tokens``, ``forms``, ``views`` (pages), ``api``
+(the token API and the exports), ``boards`` (leaderboard rows), ``admin``, ``urls``, ``wsgi``, ``launch``
+(``sgg-eval serve`` and ``sgg-eval worker``), ``leftovers`` (what a killed process leaves, cleared by the next),
+``storage`` (a full disk), ``unavailable`` (the database gone: 503), ``backup`` (`sgg-eval manage backup` and
+`sgg-eval manage restore`, commands in ``management``), ``result_page`` and ``simulated`` (the default benchmarks).
 """

@@ -173,6 +173,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
 )
 if CELERY_BROKER_URL == EMBEDDED_BROKER:
     _QUEUE.mkdir(exist_ok=True)
+    # kombu's filesystem transport with its files written whole (embedded_broker: kombu's could lose a message and
+    # end the worker that read it half-written)
+    CELERY_BROKER_TRANSPORT = "sgg_eval.service.embedded_broker:Transport"
 # the status lives in the database; a task's return value is not kept
 CELERY_TASK_IGNORE_RESULT = True
 # a task is acknowledged once it ran: a worker killed mid-evaluation leaves it to another worker
