@@ -3,6 +3,7 @@ without a server, and that `import sgg_eval` and the command load none of the se
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -283,3 +284,21 @@ def test_the_embedded_queue_shows_a_reader_whole_files_only(tmp_path, transport)
         assert result["half_written"] > 0  # kombu's transport: the file exists, empty, before it is written
     else:
         assert result["half_written"] == 0 and result["left"] == ["celery.exchange"]
+
+
+def test_a_queue_file_that_cannot_be_put_in_place_leaves_nothing_beside_it(tmp_path):
+    """The embedded queue's writer removes its partial file when the last step fails: an exchange table another
+    process made first (``os.link``), or a rename that meets a full disk."""
+    from sgg_eval.service.embedded_broker import _put_whole
+
+    table = tmp_path / "celery.exchange"
+    table.write_text("[]")
+    with pytest.raises(FileExistsError):
+        _put_whole(table, b'[["celery", "", "celery"]]', os.link)
+
+    def full(partial, path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError):
+        _put_whole(tmp_path / "1_x.celery.msg", b"{}", full)
+    assert [p.name for p in tmp_path.iterdir()] == ["celery.exchange"] and table.read_text() == "[]"

@@ -25,26 +25,27 @@ from kombu.utils.json import dumps
 PARTIAL = ".part"
 
 
-def _written_aside(path: Path, data: bytes) -> Path:
-    """``data`` in a file beside ``path`` that no reader looks at; the caller puts it in place."""
+def _put_whole(path: Path, data: bytes, place) -> None:
+    """``data`` written beside ``path`` under a name no reader looks at, then put in place by ``place(partial,
+    path)``: ``os.rename``, or ``os.link`` (which fails if ``path`` exists). The partial file goes in every case,
+    a write cut short (a full disk) included."""
     partial = path.with_name(f"{path.name}.{uuid.uuid4().hex}{PARTIAL}")
-    with open(partial, "wb") as f:
-        f.write(data)
-    return partial
+    try:
+        with open(partial, "wb") as f:
+            f.write(data)
+        place(partial, path)
+    finally:
+        with suppress(FileNotFoundError):  # renamed away; or the second name of a link
+            os.remove(partial)
 
 
 class Channel(filesystem.Channel):
     def _put(self, queue, payload, **kwargs):
         """As kombu's, but the message appears under its name (time first: kombu reads in name order) whole."""
         path = Path(self.data_folder_out) / f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
-        partial = None
         try:
-            partial = _written_aside(path, str_to_bytes(dumps(payload)))
-            os.rename(partial, path)
+            _put_whole(path, str_to_bytes(dumps(payload)), os.rename)
         except OSError as exc:
-            if partial is not None:
-                with suppress(OSError):
-                    os.remove(partial)
             raise ChannelError(f"Cannot add file {str(path)!r} to directory") from exc
 
     def _queue_bind(self, exchange, routing_key, pattern, queue):
@@ -54,14 +55,13 @@ class Channel(filesystem.Channel):
         if not file.exists():
             self.control_folder.mkdir(exist_ok=True)
             row = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
-            partial = _written_aside(file, str_to_bytes(dumps([row])))
             try:
-                os.link(partial, file)
+                _put_whole(file, str_to_bytes(dumps([row])), os.link)
                 return
             except FileExistsError:
                 pass  # another process made it: add the row to theirs
-            finally:
-                os.remove(partial)
+            except OSError as exc:
+                raise ChannelError(f"Cannot open {file}") from exc
         super()._queue_bind(exchange, routing_key, pattern, queue)
 
 
