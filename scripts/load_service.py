@@ -67,7 +67,7 @@ def started(mode: str, home: Path):
             stack.callback(_stop, processes[-1])
         url = f"http://127.0.0.1:{port}"
         deadline = time.time() + 600
-        while "sgg-eval service on" not in (home / "serve.log").read_text() or not _up(url):
+        while "sgg-eval service on" not in (home / "serve.log").read_text() or not service_servers.answers(url):
             if time.time() > deadline or any(p.poll() is not None for p in processes):
                 raise SystemExit((home / "serve.log").read_text())
             time.sleep(0.5)
@@ -82,29 +82,12 @@ def _stop(process: subprocess.Popen) -> None:
         process.kill()
 
 
-def _up(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 def admin_token(url: str, env: dict) -> str:
     """An admin made with Django's own command, logged in through the page, and its API token."""
-    import re
-
     password = "load-test-passphrase-7"
     made = [*SGG, "manage", "createsuperuser", "--noinput", "--username", "load", "--email", "l@x.org"]
     subprocess.run(made, env={**env, "DJANGO_SUPERUSER_PASSWORD": password}, check=True, stdout=subprocess.DEVNULL)
-    web = requests.Session()
-    page = web.get(f"{url}/login/")
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    web.post(page.url, data={"csrfmiddlewaretoken": csrf, "username": "load", "password": password},
-             headers={"Referer": page.url})  # fmt: skip
-    page = web.get(f"{url}/tokens/")
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-    reply = web.post(page.url, data={"csrfmiddlewaretoken": csrf, "name": "load"}, headers={"Referer": page.url})
-    return re.search(r'id="new-token">([^<]+)<', reply.text).group(1)
+    return service_servers.new_token(url, service_servers.logged_in(url, "load", password), "load")
 
 
 def read_paths(url: str) -> list[str]:

@@ -1,6 +1,9 @@
 """Real PostgreSQL and Redis servers for the service's scale mode (tests/test_service.py): Debian's packages
 (`apt install postgresql redis-server`; CI installs them), each in a temporary folder of its own, on a free port,
-stopped afterwards. PostgreSQL refuses to run as root: as root, it runs as the `postgres` user."""
+stopped afterwards. PostgreSQL refuses to run as root: as root, it runs as the `postgres` user.
+
+Also the client's side that the service's tests and its load test (scripts/load_service.py) share: whether a
+service answers, and logging in and making an API token through its pages, CSRF token and all."""
 
 from __future__ import annotations
 
@@ -8,12 +11,15 @@ import contextlib
 import glob
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+
+import requests
 
 
 def free_port() -> int:
@@ -119,3 +125,33 @@ def _wait(port: int, timeout: float = 60) -> None:
                 return
         time.sleep(0.1)
     raise TimeoutError(f"nothing listens on port {port}")
+
+
+def answers(url: str) -> bool:
+    """The service's home page answers 200."""
+    try:
+        return requests.get(url, timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def csrf(html: str) -> str:
+    """The CSRF token of a page's form."""
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+
+
+def logged_in(url: str, name: str, password: str) -> requests.Session:
+    """A session logged in through the log-in page."""
+    web = requests.Session()
+    page = web.get(f"{url}/login/")
+    form = {"csrfmiddlewaretoken": csrf(page.text), "username": name, "password": password}
+    assert f">{name}</a>" in web.post(f"{url}/login/", data=form, headers={"Referer": page.url}).text
+    return web
+
+
+def new_token(url: str, web: requests.Session, name: str = "script") -> str:
+    """A new API token of the session's user, made on the tokens page (shown once)."""
+    page = web.get(f"{url}/tokens/")
+    reply = web.post(page.url, data={"csrfmiddlewaretoken": csrf(page.text), "name": name},
+                     headers={"Referer": page.url})  # fmt: skip
+    return re.search(r'id="new-token">([^<]+)<', reply.text).group(1)

@@ -31,6 +31,7 @@ import service_servers
 import tifffile
 from browser import Browser, browser_or_skip
 from reproduced import ROOT, shell_env
+from service_servers import answers, csrf
 from test_bad_inputs import CORRUPT_FILES
 from torch_writer import eval_results_object
 
@@ -72,7 +73,7 @@ class Service:
         self.processes[0] = self.process
         self.stack.callback(_stop, self.process)
         deadline = time.time() + 300
-        while "sgg-eval service on" not in self.log.read_text()[started:] or not _up(self.url):
+        while "sgg-eval service on" not in self.log.read_text()[started:] or not answers(self.url):
             assert self.process.poll() is None and time.time() < deadline, self.log.read_text()[started:]
             time.sleep(0.5)
 
@@ -161,7 +162,7 @@ def _started(mode: str, tmp_path_factory, simulated: Path | None = None):
         svc.root_before, svc.commands, svc.stack = before, commands, stack
         svc.database = database
         deadline = time.time() + 300
-        while "sgg-eval service on" not in log.read_text() or not _up(svc.url):
+        while "sgg-eval service on" not in log.read_text() or not answers(svc.url):
             assert all(p.poll() is None for p in processes) and time.time() < deadline, log.read_text()
             time.sleep(0.5)
         subprocess.run(
@@ -179,41 +180,22 @@ def _stop(process: subprocess.Popen) -> None:
     process.wait(timeout=60)
 
 
-def _up(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 def signed_up(service: Service, name: str) -> requests.Session:
     """A new account, made through the sign-up page (its CSRF token and all); the session is logged in."""
     web = requests.Session()
     page = web.get(f"{service.url}/signup/")
-    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": name, "password1": PASSWORD, "password2": PASSWORD}
+    form = {"csrfmiddlewaretoken": csrf(page.text), "username": name, "password1": PASSWORD, "password2": PASSWORD}
     reply = web.post(f"{service.url}/signup/", data=form, headers={"Referer": f"{service.url}/signup/"})
     assert reply.status_code == 200 and f">{name}</a>" in reply.text, reply.text[-2000:]
     return web
 
 
 def logged_in(service: Service, name: str) -> requests.Session:
-    web = requests.Session()
-    page = web.get(f"{service.url}/login/")
-    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": name, "password": PASSWORD}
-    assert f">{name}</a>" in web.post(f"{service.url}/login/", data=form, headers={"Referer": page.url}).text
-    return web
+    return service_servers.logged_in(service.url, name, PASSWORD)
 
 
 def new_token(service: Service, web: requests.Session) -> str:
-    page = web.get(f"{service.url}/tokens/")
-    reply = web.post(
-        page.url, data={"csrfmiddlewaretoken": _csrf(page.text), "name": "script"}, headers={"Referer": page.url}
-    )
-    return re.search(r'id="new-token">([^<]+)<', reply.text).group(1)
-
-
-def _csrf(html: str) -> str:
-    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    return service_servers.new_token(service.url, web)
 
 
 def submit(service: Service, token: str, file: Path, *args: str) -> subprocess.CompletedProcess:
@@ -279,7 +261,7 @@ def test_a_revoked_token_is_refused(service):
     token = new_token(service, web)
     page = web.get(f"{service.url}/tokens/")
     revoke = re.findall(r'action="(/tokens/\d+/revoke)"', page.text)[0]  # the newest first
-    web.post(f"{service.url}{revoke}", data={"csrfmiddlewaretoken": _csrf(page.text)}, headers={"Referer": page.url})
+    web.post(f"{service.url}{revoke}", data={"csrfmiddlewaretoken": csrf(page.text)}, headers={"Referer": page.url})
     refused = submit(service, token, service.output("sim_motifs_baseline_predcls.h5"))
     refusal = "a valid API token is required (Authorization: Token ...)"
     assert refused.returncode == 2 and refused.stderr.strip().endswith(refusal), refused.stderr
@@ -361,7 +343,7 @@ def test_a_file_the_command_refuses_fails_with_its_line_and_the_service_stays_up
     assert failed.stderr.strip().endswith(f"scoring failed: {body['message']}"), failed.stderr
     assert len(failed.stderr.strip().splitlines()) == 1
     print(failed.stderr)
-    assert all(p.poll() is None for p in service.processes) and _up(service.url)
+    assert all(p.poll() is None for p in service.processes) and answers(service.url)
     ok = submit(service, token, service.output("sim_motifs_tde_predcls.h5"), "--wait")
     assert ok.returncode == 0, ok.stderr  # the worker goes on
 
@@ -416,7 +398,7 @@ def test_a_new_user_signs_up_uploads_through_the_form_and_sees_the_public_board(
 def admin_action(web: requests.Session, service: Service, action: str, sid: int) -> None:
     """One of the admin's actions on the submissions' list page, as the admin's form posts it."""
     page = web.get(f"{service.url}/admin/service/submission/")
-    data = {"csrfmiddlewaretoken": _csrf(page.text), "action": action, "_selected_action": [str(sid)], "index": "0"}
+    data = {"csrfmiddlewaretoken": csrf(page.text), "action": action, "_selected_action": [str(sid)], "index": "0"}
     assert web.post(page.url, data=data, headers={"Referer": page.url}).status_code == 200
 
 
@@ -521,7 +503,7 @@ def test_an_upload_over_the_limit_is_cut_off_before_anything_keeps_it(service):
     chunked = requests.post(f"{service.url}/api/submissions", data=chunks(), headers=headers, timeout=60)
     assert chunked.status_code == 413, chunked.status_code
     assert (sorted(uploads.rglob("*")) if uploads.exists() else []) == before
-    assert _up(service.url)
+    assert answers(service.url)
 
 
 def test_log_in_is_locked_for_a_name_after_five_failures_and_cookies_stay_on_the_site(service):
@@ -531,17 +513,17 @@ def test_log_in_is_locked_for_a_name_after_five_failures_and_cookies_stay_on_the
     attacker = requests.Session()
     for attempt in range(1, 6):  # the form again four times; the fifth failure locks the name out
         page = attacker.get(f"{service.url}/login/")
-        form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "victor", "password": "not-the-password"}
+        form = {"csrfmiddlewaretoken": csrf(page.text), "username": "victor", "password": "not-the-password"}
         status = attacker.post(page.url, data=form, headers={"Referer": page.url}).status_code
         assert status == (429 if attempt == 5 else 200), (attempt, status)
     page = attacker.get(f"{service.url}/login/")
-    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "victor", "password": PASSWORD}
+    form = {"csrfmiddlewaretoken": csrf(page.text), "username": "victor", "password": PASSWORD}
     locked = attacker.post(page.url, data=form, headers={"Referer": page.url}, allow_redirects=False)
     assert locked.status_code == 429, locked.status_code
     signed_up(service, "wendy")
     web = requests.Session()
     page = web.get(f"{service.url}/login/")
-    form = {"csrfmiddlewaretoken": _csrf(page.text), "username": "wendy", "password": PASSWORD}
+    form = {"csrfmiddlewaretoken": csrf(page.text), "username": "wendy", "password": PASSWORD}
     reply = web.post(page.url, data=form, headers={"Referer": page.url}, allow_redirects=False)
     assert reply.status_code == 302, reply.status_code
     cookie = next(c for c in reply.raw.headers.getlist("Set-Cookie") if c.startswith("sessionid="))
@@ -557,9 +539,9 @@ def test_no_account_changes_another_accounts_things_or_reaches_the_admin(service
     sid = api(service, bob, "/api/submissions", "post", data=data, files={"file": ("junk.h5", b"junk")}).json()["id"]
     bob_token_id = re.search(r'action="/tokens/(\d+)/revoke"', bob_web.get(f"{service.url}/tokens/").text).group(1)
     eve = signed_up(service, "eve")
-    csrf = _csrf(eve.get(f"{service.url}/tokens/").text)
+    eve_csrf = csrf(eve.get(f"{service.url}/tokens/").text)
     for path in (f"/s/{sid}/publish", f"/s/{sid}/withdraw", f"/tokens/{bob_token_id}/revoke"):
-        reply = eve.post(f"{service.url}{path}", data={"csrfmiddlewaretoken": csrf, "public": "1"},
+        reply = eve.post(f"{service.url}{path}", data={"csrfmiddlewaretoken": eve_csrf, "public": "1"},
                          headers={"Referer": f"{service.url}/"})  # fmt: skip
         assert reply.status_code == 404, (path, reply.status_code)
     assert bob_web.post(f"{service.url}/s/{sid}/publish", data={"public": "1"}).status_code == 403  # no CSRF token
@@ -646,14 +628,14 @@ def test_a_full_disk_refuses_an_upload_with_a_line_and_keeps_nothing(service):
                     files={"file": big})  # fmt: skip
         assert reply.status_code == 507 and reply.json() == {"error": STORAGE_FULL}, reply.text
         page = web.get(f"{service.url}/b/{PREDCLS}/submit")
-        form = {"csrfmiddlewaretoken": _csrf(page.text), "method": "full"}
+        form = {"csrfmiddlewaretoken": csrf(page.text), "method": "full"}
         reply = web.post(page.url, data=form, files={"file": big}, headers={"Referer": page.url})
         assert reply.status_code == 507 and html.escape(STORAGE_FULL) in reply.text
         assert list(incoming.iterdir()) == []
     finally:
         subprocess.run(["umount", str(incoming)], check=True)
     assert _orm(service, "Submission.objects.filter(method='full').count()") == "0"
-    assert _up(service.url)
+    assert answers(service.url)
 
 
 def test_a_database_restart_is_survived_without_an_operator(scaled):
