@@ -1,4 +1,5 @@
-"""DVC stage apply_pko: `apply_pko.py MODEL TASK` writes MODEL+PKO; `apply_pko.py --only TASK` writes PKO-only."""
+"""DVC stage apply_pko: `apply_pko.py MODEL` writes MODEL+PKO, `apply_pko.py --only` the PKO-only baseline, for
+every task of evaluation.tasks."""
 
 import sys
 
@@ -7,11 +8,11 @@ from sgg_eval.pipeline.model_stages import run_apply_pko
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    only = args[:1] == ["--only"]
-    model, task = (None, args[1]) if only else (args[0], args[1])
-    out = run_apply_pko(load_params(), model, task, only=only)
-    print(f"apply_pko: wrote {out}")
+    only = sys.argv[1:] == ["--only"]
+    model = None if only else sys.argv[1]
+    params = load_params()
+    for task in params["evaluation"]["tasks"]:
+        print(f"apply_pko: wrote {run_apply_pko(params, model, task, only=only)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""DVC stage evaluate: `evaluate.py ENTRY TASK` -> the ranked evaluation of one model x task (the reduce stage
-turns it into the metrics at the configured tau)."""
+"""DVC stage evaluate: `evaluate.py ENTRY` -> the ranked evaluation of one model on every task of
+evaluation.tasks (the reduce stage turns each into the metrics at the configured tau)."""
 
 import sys
 
@@ -10,16 +10,17 @@ from sgg_eval.pipeline.eval_stages import run_evaluate
 
 
 def main() -> None:
-    entry, task = sys.argv[1], sys.argv[2]
-    doc = run_evaluate(load_params(), entry, task)
-    m = every_metric(doc)  # an OIv6 document's R@50 is the micro one (docs/oiv6.md)
-    print(
-        f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
-        f"IMR@20={100 * m['IMR@20']:.2f}"
-    )
-    warnings = warning_summary(doc["notes"])
-    if warnings:
-        print(f"evaluate {entry} {task}: {warnings}", file=sys.stderr)
+    entry, params = sys.argv[1], load_params()
+    for task in params["evaluation"]["tasks"]:
+        doc = run_evaluate(params, entry, task)
+        m = every_metric(doc)  # an OIv6 document's R@50 is the micro one (docs/oiv6.md)
+        print(
+            f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "
+            f"IMR@20={100 * m['IMR@20']:.2f}"
+        )
+        warnings = warning_summary(doc["notes"])
+        if warnings:
+            print(f"evaluate {entry} {task}: {warnings}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """DVC stage inputs: ``data/inputs/<entry>/<task>.json``, the fingerprint of the exact file
-``evaluate@<entry>-<task>`` reads (a simulated model's, a PKO output or a real model's file), and
+``evaluate@<entry>`` reads for that task (a simulated model's, a PKO output or a real model's file), and
 ``data/psg_inputs/<entry>/panoptic.json``, that of the submission ``psg_evaluate@<entry>`` reads (a folder of
 its own: the VG150 figures depend on ``data/inputs`` whole, and a PSG submission is none of their business).
-Each evaluate stage depends on its own JSON, so a changed prediction file reruns the evaluations of that file only
+Each evaluate stage depends on its entry's folder, so a changed prediction file reruns the evaluation of that entry only
 (``sgg_eval.pipeline.fingerprint``)."""
 
 from sgg_eval.pipeline.config import load_params, run_stage

@@ -50,7 +50,7 @@ def bash(command: str, cwd: Path, env: dict | None = None, timeout: float = 1200
 
 
 def stage_name(addressing: str) -> str:
-    """A stage as DVC addresses it (``per_model/dvc.yaml:evaluate@x-predcls``) -> its name (``evaluate@x-predcls``):
+    """A stage as DVC addresses it (``per_model/dvc.yaml:evaluate@x``) -> its name (``evaluate@x``):
     names are unique across the pipeline's dvc.yaml files (tests/test_params_tracked.py checks it)."""
     return re.sub(r"^.*dvc\.yaml:", "", addressing)
 

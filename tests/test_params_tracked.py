@@ -175,7 +175,7 @@ def test_the_catalogue_check_fails_for_a_missing_product(traced):
     ("model", "field", "mine", "theirs"),
     [
         ("sim_psg_imp", "method: IMP\n", "psg_evaluate@sim_psg_imp", ("evaluate@", "simulate", "apply_pko", "reduce")),
-        ("sim_motifs_tde", "method: TDE\n", "evaluate@sim_motifs_tde-predcls", ("psg_",)),
+        ("sim_motifs_tde", "method: TDE\n", "evaluate@sim_motifs_tde", ("psg_",)),
     ],
 )
 def test_a_model_of_one_product_reruns_no_stage_of_another(traced, model, field, mine, theirs):

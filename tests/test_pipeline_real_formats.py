@@ -62,7 +62,7 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    assert "evaluate@real_motifs-predcls" in ran_stages(out)
+    assert "evaluate@real_motifs" in ran_stages(out)
     assert "is empty" not in out  # no simulated model: the simulate stage's folder holds its (empty) index
     doc = json.loads((p / "data/vg150/results/metrics/real_motifs/predcls.json").read_text())
     assert doc["input"]["format"] == "eval_results" and doc["counts"]["images_evaluated"] == 2
@@ -87,13 +87,13 @@ def test_vg150_fixture_and_eval_results_model_end_to_end(tmp_path):
     ran = set(ran_stages(out))
     reads = {
         "model_files",
-        "apply_pko@real_motifs-predcls",
-        "pko_only@predcls",
+        "apply_pko@real_motifs",
+        "pko_only",
         "blind_replace",
         "inputs",
-        "evaluate@real_motifs-predcls",
-        "evaluate@real_motifs_pko-predcls",
-        "evaluate@pko_only-predcls",
+        "evaluate@real_motifs",
+        "evaluate@real_motifs_pko",
+        "evaluate@pko_only",
     }
     # its links; what follows the metrics; the score figures draw its scores
     after = {"check_params", "reduce", "tables", "score_figures", "figures", "site", "track"}
@@ -144,7 +144,7 @@ def test_gqa200_fixture_and_eval_results_model_end_to_end(tmp_path):
         f"tracking.uri={uri}",
     )
     out = run([sys.executable, "-m", "dvc", "repro"], p)
-    assert "evaluate@gqa_motifs-predcls" in ran_stages(out)
+    assert "evaluate@gqa_motifs" in ran_stages(out)
     doc = json.loads((p / "data/gqa200/results/metrics/gqa_motifs/predcls.json").read_text())
     assert doc["counts"]["images_input"] == len(cases) and doc["entry"]["simulated"] is False
     direct = run_evaluation(

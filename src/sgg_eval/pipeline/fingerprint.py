@@ -6,11 +6,13 @@ not listed in ``dvc.yaml``, and a stage of a ``matrix`` can only name files by i
 - ``check_params`` links every real model file into ``data/params/model_links`` (DVC follows the links, so a
   file rewritten in place changes that folder's hash);
 - ``model_files`` writes ``data/model_files/<model>/<task>.json`` for every model (real: size and SHA-256;
-  simulated: only that), which ``apply_pko@<model>-<task>`` and the other readers of one model depend on;
+  simulated: only that); ``apply_pko@<model>`` and ``pko_only`` depend on their model's folder, ``blind_replace``
+  on one JSON;
 - ``inputs`` writes ``data/inputs/<entry>/<task>.json`` with the fingerprint of the exact file
-  ``evaluate@<entry>-<task>`` reads (simulated, PKO output or real), which is that stage's dependency.
+  ``evaluate@<entry>`` reads for that task (simulated, PKO output or real); the entry's folder is that stage's
+  dependency.
 
-A new file reruns the stages that read it and no other; an untouched one, nothing.
+A new file reruns the stages of the model that reads it and no other; an untouched one, nothing.
 
 Hashing a 30 GB SGDet file takes a while, so a side cache keyed by (device, inode, size, mtime) reuses a
 hash while the file is untouched, as DVC itself does. The cache never enters the JSON, which holds only
