@@ -177,9 +177,12 @@ def short_head(monkeypatch, skipped: int) -> None:
 # (tests/reproduced.py, about 2.5 minutes) and is given the third module at once (xdist gives a worker its next module
 # while two of its tests are left); the second trains S2G models, then takes the fourth, which runs its own
 # pipelines: neither waits for the build (with a module that needed it fourth, the second worker sat idle for 61 s).
+# test_service takes about 4 minutes, most of them waiting on the service it started: last in name order, it ran
+# alone for the final 110 s of the suite while the other worker had finished.
 SLOWEST_FIRST = ("test_readme_real_data", "test_s2g_world", "test_pipeline", "test_pipeline_real_formats",
                  "test_readme_queue", "test_readme", "test_params_tracked", "test_readme_other_datasets",
-                 "test_pipeline_psg_real", "test_readme_experiments", "test_bench", "test_dvc_team")  # fmt: skip
+                 "test_pipeline_psg_real", "test_readme_experiments", "test_service", "test_bench",
+                 "test_dvc_team")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items):

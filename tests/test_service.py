@@ -794,6 +794,11 @@ def test_five_hundred_hostile_uploads_each_fail_with_one_line(embedded, tmp_path
     fields = "'status', 'message', 'filename'"
     query = f"__import__('json').dumps(list(Submission.objects.filter(pk__in={ids}).values_list({fields})))"
     deadline = time.time() + 600
+    # the queue is first in, first out: wait on the last upload through the API (a request), then read every row
+    # with the ORM (a Django process, 0.5 s of CPU, which polling every 2 s paid about 30 times)
+    while api(service, admin, f"/api/submissions/{max(ids)}").json()["status"] in ("queued", "running"):
+        assert time.time() < deadline and service.process.poll() is None
+        time.sleep(1)
     while True:
         rows = json.loads(_orm(service, query))
         if not any(status in ("queued", "running") for status, _, _ in rows):
