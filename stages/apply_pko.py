@@ -9,10 +9,8 @@ from sgg_eval.pipeline.model_stages import run_apply_pko
 
 def main() -> None:
     only = sys.argv[1:] == ["--only"]
-    model = None if only else sys.argv[1]
-    params = load_params()
-    for task in params["evaluation"]["tasks"]:
-        print(f"apply_pko: wrote {run_apply_pko(params, model, task, only=only)}")
+    for out in run_apply_pko(load_params(), None if only else sys.argv[1], only=only):
+        print(f"apply_pko: wrote {out}")
 
 
 if __name__ == "__main__":

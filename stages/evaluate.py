@@ -10,9 +10,8 @@ from sgg_eval.pipeline.eval_stages import run_evaluate
 
 
 def main() -> None:
-    entry, params = sys.argv[1], load_params()
-    for task in params["evaluation"]["tasks"]:
-        doc = run_evaluate(params, entry, task)
+    entry = sys.argv[1]
+    for task, doc in run_evaluate(load_params(), entry).items():
         m = every_metric(doc)  # an OIv6 document's R@50 is the micro one (docs/oiv6.md)
         print(
             f"evaluate {entry} {task}: R@50={100 * m['R@50']:.2f} mR@50={100 * m['mR@50']:.2f} "

@@ -65,32 +65,36 @@ def browser_images(params: dict) -> frozenset:
     return frozenset(ids[:wanted])
 
 
-def run_evaluate(params: dict, entry: str, task: str) -> dict:
-    """Rank and count one entry on one task (the expensive part), at ``RANKED_TAU``; writes the document."""
+def run_evaluate(params: dict, entry: str) -> dict[str, dict]:
+    """Rank and count one entry on every task of ``evaluation.tasks`` (the expensive part), at ``RANKED_TAU``;
+    writes each task's document and returns them by task."""
     from sgg_eval.boxes.evaluate import run_evaluation
     from sgg_eval.io.processes import default_jobs
 
     m = params["metrics"]
     zeroshot = None if m["zeroshot"] == "computed" else m["zeroshot"]
-    result = run_evaluation(
-        prediction_file(params, entry, task),
-        task,
-        gt=gt_split(params),
-        protocol=m["protocol"],
-        stats=stats_file(params),
-        zeroshot=zeroshot,
-        tau=RANKED_TAU,
-        iou_threshold=float(m["iou_threshold"]),
-        progress=True,
-        jobs=default_jobs(),
-        setting=m["openvocab"]["setting"],
-        split=m["openvocab"]["split"],
-        longtail=m["longtail"],
-        per_image=per_image_file(params, entry, task),
-        per_image_ids=browser_images(params),
-    )
-    write_json(ranked_file(params, entry, task), result)
-    return result
+    shown = browser_images(params)  # the same test images for every task
+    docs = {}
+    for task in params["evaluation"]["tasks"]:
+        docs[task] = run_evaluation(
+            prediction_file(params, entry, task),
+            task,
+            gt=gt_split(params),
+            protocol=m["protocol"],
+            stats=stats_file(params),
+            zeroshot=zeroshot,
+            tau=RANKED_TAU,
+            iou_threshold=float(m["iou_threshold"]),
+            progress=True,
+            jobs=default_jobs(),
+            setting=m["openvocab"]["setting"],
+            split=m["openvocab"]["split"],
+            longtail=m["longtail"],
+            per_image=per_image_file(params, entry, task),
+            per_image_ids=shown,
+        )
+        write_json(ranked_file(params, entry, task), docs[task])
+    return docs
 
 
 SUMMARY_METRICS = tuple(metric_name(f, k) for f, k in (("R", 50), ("mR", 50), ("IMR", 20), ("wIMR", 20)))

@@ -81,24 +81,27 @@ def pko_params(params: dict) -> PKOParams:
     return PKOParams(lam=float(p["lam"]), eps=float(p["eps"]), prob_clip=float(p["prob_clip"]))
 
 
-def run_apply_pko(params: dict, model: str, task: str, *, only: bool = False) -> str:
-    """``<model>_pko`` (or PKO-only on ``pko.pko_only_from``) for ``task``; returns the file written."""
+def run_apply_pko(params: dict, model: str | None, *, only: bool = False) -> list[str]:
+    """``<model>_pko`` (or, with ``only``, PKO-only on ``pko.pko_only_from``) for every task of
+    ``evaluation.tasks``; returns the files written."""
     src_model = params["pko"]["pko_only_from"] if only else model
     name = "pko_only" if only else f"{model}_pko"
-    out = prediction_file(params, name, task)
     stats = read_stats(stats_file(params))  # read once per stage
-    source = open_model(params, src_model, task, stats)
-    pko_predictions(
-        source,
-        task,
-        stats,
-        out,
-        pko_params(params),
-        only=only,
-        model=name,
-        score_dtype=params["simulation"]["score_dtype"],
-    )
-    return out
+    written = []
+    for task in params["evaluation"]["tasks"]:
+        out = prediction_file(params, name, task)
+        pko_predictions(
+            open_model(params, src_model, task, stats),
+            task,
+            stats,
+            out,
+            pko_params(params),
+            only=only,
+            model=name,
+            score_dtype=params["simulation"]["score_dtype"],
+        )
+        written.append(out)
+    return written
 
 
 def run_blind_replace(params: dict, out_json: str) -> list[dict]:
