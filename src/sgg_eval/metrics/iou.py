@@ -62,6 +62,20 @@ def sgb_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return sgb_iou(a[:, None, :], b[None, :, :])
 
 
+def sttran_iou(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """IoU of xyxy float64 boxes ``gt[..., 4]`` and ``pred[..., 4]`` elementwise, as STTran's ``bbox_overlaps``
+    (``lib/fpn/box_intersections_cpu/bbox.pyx``, Fast R-CNN's, shared by TEMPURA and DSG-DETR) computes it with
+    ``gt`` as its boxes and ``pred`` as its query boxes, in float64:
+    ``iw = min(x2) - max(x1) + 1``; if ``iw > 0``: ``ih`` likewise; if ``ih > 0``:
+    ``iou = iw ih / ((gx2 - gx1 + 1)(gy2 - gy1 + 1) + (px2 - px1 + 1)(py2 - py1 + 1) - iw ih)``, else 0."""
+    iw = np.minimum(gt[..., 2], pred[..., 2]) - np.maximum(gt[..., 0], pred[..., 0]) + 1.0
+    ih = np.minimum(gt[..., 3], pred[..., 3]) - np.maximum(gt[..., 1], pred[..., 1]) + 1.0
+    query_area = (pred[..., 2] - pred[..., 0] + 1.0) * (pred[..., 3] - pred[..., 1] + 1.0)
+    union = (gt[..., 2] - gt[..., 0] + 1.0) * (gt[..., 3] - gt[..., 1] + 1.0) + query_area - iw * ih
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((iw > 0) & (ih > 0), iw * ih / union, 0.0)
+
+
 def coco_iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
     """pycocotools' ``maskUtils.iou`` of ``[x, y, w, h]`` boxes, pairwise (row i of ``d`` with row i of ``g``):
     continuous, float64."""
