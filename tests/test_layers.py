@@ -21,6 +21,7 @@ LAYERS = (
             "sgg_eval.boxes",
             "sgg_eval.panoptic",
             "sgg_eval.text",
+            "sgg_eval.video",
             "sgg_eval.retrieval",
             "sgg_eval.simulate",
             "sgg_eval.report",

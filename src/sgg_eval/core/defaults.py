@@ -15,6 +15,7 @@ from sgg_eval.core.protocols import (  # noqa: F401  (ProVision's defaults: its 
     PROVISION_TOP_K,
     REGISTRY,
     TEXT,
+    VIDEO,
     names,
 )
 
@@ -63,6 +64,8 @@ PSG_PROTOCOLS = names(PANOPTIC)
 # How each panoptic protocol's tool decodes a GT PNG (docs/metrics.md, "Reading the GT PNGs").
 PSG_PNG_READERS = {p.name: p.png_reader for p in REGISTRY if p.png_reader}
 TEXT_PROTOCOLS = names(TEXT)
+# Video scene graphs on Action Genome (docs/action_genome.md): STTran's evaluator, as every AG paper copies it.
+VIDEO_PROTOCOLS = names(VIDEO)
 PSG_PROTOCOL = "sgbench"
 # Head/body/tail predicates (metrics.longtail): auto = PySGG's VG150 parts on VG150's predicates, else by the
 # training statistics' frequency; or one of the two everywhere.

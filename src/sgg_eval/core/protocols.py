@@ -5,8 +5,8 @@ the layers ask (how its loader prepares the GT boxes, how its tool reads a GT PN
 ``sgg-eval protocols`` lists the registry; ``core.defaults`` derives its protocol lists from it.
 
 The products: ``boxes`` (box SGG: the metric family's ranking engine), ``panoptic`` (PSG: segment masks or boxes,
-``panoptic/``) and ``text`` (scene graphs written as text by multimodal LLMs, ``--text-graphs``); a text protocol
-that scores PSG answers says so in ``scores``.
+``panoptic/``), ``text`` (scene graphs written as text by multimodal LLMs, ``--text-graphs``) and ``video`` (video
+scene graphs on Action Genome, ``video/``, ``--ag``); a text protocol that scores PSG answers says so in ``scores``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sgg_eval.core.tasks import SGDET, TASKS
 
-BOXES, PANOPTIC, TEXT = "boxes", "panoptic", "text"
+BOXES, PANOPTIC, TEXT, VIDEO = "boxes", "panoptic", "text", "video"
 # The document a box protocol writes: the reference's family, or Open Images V6's numbers first
 # (metrics/oiv6_document.py).
 REFERENCE_DOCUMENT, OPEN_IMAGES_DOCUMENT = "reference", "open-images"
@@ -27,7 +27,7 @@ EACH_TO_BEST, ONE_TO_ONE, PER_TRIPLET = "each to best", "one-to-one", "per tripl
 MR_OVER_PREDICATES, MR_NULL_IF_UNSEEN, MR_PER_IMAGE = "over predicates", "null if unseen", "per image"
 # Its PRk: none, every defined (image, predicate) cell pooled, or each image's cells averaged, then the images.
 PRK_NONE, PRK_POOLED, PRK_PER_IMAGE = "none", "pooled", "per image"
-PRODUCTS = (BOXES, PANOPTIC, TEXT)
+PRODUCTS = (BOXES, PANOPTIC, TEXT, VIDEO)
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,10 @@ _TEXT = ("text graphs",)
 # ProVision's name reader and its random cut of an answer's relations (its script's defaults).
 PROVISION_SBERT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROVISION_TOP_K = 50
+# STTran's test.py: the semi constraint's threshold; the constraint its table prints first; what its model's
+# attention output is (its evaluator applies the softmax).
+STTRAN_SEMI_THRESHOLD, STTRAN_CONSTRAINT, STTRAN_ATTENTION = 0.9, "with", "logits"
+STTRAN_CONSTRAINTS, STTRAN_ATTENTION_KINDS = ("with", "semi", "no"), ("logits", "probabilities")
 
 
 def _run(module: str, function: str) -> str:
@@ -179,6 +183,10 @@ REGISTRY: tuple[Protocol, ...] = (
              Source("ProVision", "JieyuZ2/ProVision @ 579ef22", "osprey/eval/psg/get_scene_graph_metric.py"),
              _TEXT, scores="psg", options=(("sbert", PROVISION_SBERT_MODEL), ("top_k", PROVISION_TOP_K), ("seed", 0)),
              runner=_run("provision.evaluate", "run_provision"), printer=_show("provision")),
+    Protocol("sttran", VIDEO, "STTran's Action Genome recall (with / semi / no constraint), both mean recalls",
+             Source("STTran", "yrcong/STTran @ 6b559e1", "lib/evaluation_recall.py"), TASKS,
+             options=(("constraint", STTRAN_CONSTRAINT), ("semi_threshold", STTRAN_SEMI_THRESHOLD),
+                      ("attention", STTRAN_ATTENTION))),
 )  # fmt: skip
 BY_NAME = {p.name: p for p in REGISTRY}
 

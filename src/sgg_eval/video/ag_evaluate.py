@@ -1,0 +1,102 @@
+"""Score a video-SGG model's predictions on an Action Genome split store: the ``sttran`` protocol.
+
+Videos are read one file at a time and scored in batches of whole videos (``BATCH_FRAMES``), so memory stays flat
+in the split's size; the per-relation first-hit ranks of every batch fill one array in store order, and the
+metrics are its reductions (``video.ag_metrics``): the result does not depend on the batching.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.tasks import task_spec
+from sgg_eval.video.ag_metrics import predicate_recalls, recalls
+from sgg_eval.video.ag_predictions import LOGITS, read_video, video_sources
+from sgg_eval.video.ag_store import read_ag_store
+from sgg_eval.video.sttran import (
+    IOU_THRESHOLD,
+    K_VALUES,
+    SEMI,
+    SEMI_THRESHOLD,
+    FramePredictions,
+    FrameTruth,
+    first_hits,
+    ranked_triplets,
+)
+
+BATCH_FRAMES = 4096
+
+
+def evaluate_ag(gt_path: str, predictions: str, task: str, constraint: str, *, semi_threshold: float = SEMI_THRESHOLD,
+                attention: str = LOGITS, iou_threshold: float = IOU_THRESHOLD) -> dict:  # fmt: skip
+    """The metrics document of ``predictions`` (a folder of per-video files or one file) on the split store
+    ``gt_path``, under ``constraint`` (``with``, ``semi``, ``no``)."""
+    split, vocab, object_file = read_ag_store(gt_path)
+    # STTran reads its authors' small-box-filtered object file wherever the model predicts the labels (test.py)
+    if not task_spec(task).gt_labels and "filtersmall" not in object_file:
+        raise InputError(f"STTran scores {task} on its authors' object_bbox_and_relationship_filtersmall.pkl; this "
+                         f"store was read from {object_file}: write one with `sgg-eval split --ag-dir DIR "
+                         "--ag-small-boxes FILE`", path=gt_path)  # fmt: skip
+    first_hit = score_split(split, predictions, task, constraint, semi_threshold, attention, iou_threshold)
+    metrics = recalls(first_hit, split.rels, split.rel_offsets)
+    pooled, per_frame = predicate_recalls(first_hit, split.rels, split.rel_offsets)
+    return {
+        "protocol": "sttran",
+        "task": task,
+        "constraint": constraint,
+        "semi_threshold": semi_threshold if constraint == SEMI else None,
+        "attention": attention,
+        "iou_threshold": iou_threshold,
+        "counts": {"videos": len(split.videos), "frames": split.num_frames, "relations": len(split.rels)},
+        "metrics": metrics,
+        "per_predicate": {
+            f"{name}@{k}": dict(zip(vocab.predicates, map(float, values[i]), strict=True))
+            for name, values in (("recall_pooled", pooled), ("recall_per_frame", per_frame))
+            for i, k in enumerate(K_VALUES)
+        },
+    }
+
+
+def score_split(split, predictions: str, task: str, constraint: str, semi_threshold: float, attention: str,
+                iou_threshold: float) -> np.ndarray:  # fmt: skip
+    """``first_hit [R]`` over the split's relations (``video.sttran.first_hits``)."""
+    frames_of = np.bincount(split.frame_video, minlength=len(split.videos))
+    video_start = np.r_[0, np.cumsum(frames_of)]
+    first_hit = np.empty(len(split.rels), np.int16)
+    batch: list[tuple[int, FramePredictions]] = []
+    batch_frames = 0
+    for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos)):
+        batch.append((v, read_video(obj, path, video, int(frames_of[v]), task, attention)))
+        batch_frames += int(frames_of[v])
+        if batch_frames >= BATCH_FRAMES or v == len(split.videos) - 1:
+            _score_batch(split, video_start, batch, constraint, semi_threshold, iou_threshold, first_hit)
+            batch, batch_frames = [], 0
+    return first_hit
+
+
+def _score_batch(split, video_start, batch, constraint, semi_threshold, iou_threshold, out) -> None:
+    f0, f1 = int(video_start[batch[0][0]]), int(video_start[batch[-1][0] + 1])
+    b0, b1 = split.box_offsets[f0], split.box_offsets[f1]
+    r0, r1 = split.rel_offsets[f0], split.rel_offsets[f1]
+    truth = FrameTruth(split.boxes[b0:b1], split.labels[b0:b1], split.box_offsets[f0 : f1 + 1] - b0,
+                       split.rels[r0:r1], split.rel_offsets[f0 : f1 + 1] - r0)  # fmt: skip
+    pred = _concatenate([(int(video_start[v]) - f0, p) for v, p in batch])
+    triplets = ranked_triplets(pred, constraint, semi_threshold)
+    out[r0:r1] = first_hits(truth, triplets, pred, iou_threshold)
+
+
+def _concatenate(parts: list[tuple[int, FramePredictions]]) -> FramePredictions:
+    """The videos' predictions as one batch: box indices and frame positions shifted to the batch's."""
+    box_start = np.cumsum([0] + [len(p.boxes) for _, p in parts])
+    scores = np.concatenate([p.scores for _, p in parts])
+    return FramePredictions(
+        np.concatenate([p.boxes for _, p in parts]),
+        np.concatenate([p.labels for _, p in parts]),
+        scores,
+        np.concatenate([p.pairs + box_start[i] for i, (_, p) in enumerate(parts)]),
+        np.concatenate([p.pair_frame + f for f, p in parts]),
+        np.concatenate([p.attention for _, p in parts]),
+        np.concatenate([p.spatial for _, p in parts]),
+        np.concatenate([p.contacting for _, p in parts]),
+    )

@@ -1,0 +1,230 @@
+"""STTran's triplets, ranking and matching (``yrcong/STTran`` @ 6b559e1, ``lib/evaluation_recall.py``:
+``evaluate_scene_graph``, ``evaluate_from_dict``, ``evaluate_recall``, ``_compute_pred_matches``), for a batch of
+frames at once. TEMPURA and DSG-DETR copy these lines; only their mean recalls differ (``video.ag_metrics``).
+
+Per frame with ``P`` pairs there are ``3P`` rows of 26 scores: the attention rows (the pair as given, columns 0-2),
+the spatial rows (the pair reversed, object -> person, columns 3-8) and the contacting rows (the pair as given,
+columns 9-25); every other column is 0. The constraint turns rows into triplets ``(row's pair, column, score)``:
+
+- ``with``: one per row, the first column of the row's maximum, that maximum as its score;
+- ``semi`` (threshold ``t``): an attention row with column 0 or 1 above 0 as ``with``; a spatial row with column 3
+  or 4 above 0 gives one triplet per column above ``t``; a contacting row with column 9 or 10 above 0 likewise;
+  any other row nothing (compared in float64: a float32 0.9 is below 0.9);
+- ``no``: every entry of the ``3P x 26`` matrix ``s(pair) x score``, ``s(pair)`` the product of the pair's two box
+  scores in float32; the 100 largest, each with its row's score.
+
+A triplet's score is ``s(subject) s(object) score`` in float64; triplets are ranked by it, descending. A triplet
+hits a GT relation of its frame when the subject label, the predicate and the object label are equal and both
+boxes overlap theirs at IoU >= 0.5 (:func:`sgg_eval.metrics.iou.sttran_iou`, the +1 pixel convention); one triplet
+may hit several relations and a relation may be hit by several triplets. The result is, for each GT relation, the
+rank of the first triplet that hits it: it counts at every K above that rank.
+
+Ties. STTran orders with NumPy's default (unstable) argsort, so among equal scores its order is unspecified.
+sgg-eval's is stable: equal scores keep the order the triplets were made in (rows in order, columns ascending;
+for ``no``, the order of its top-100 cut, itself stable over the matrix read row by row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sgg_eval.core.protocols import STTRAN_CONSTRAINTS as CONSTRAINTS
+from sgg_eval.core.protocols import STTRAN_SEMI_THRESHOLD as SEMI_THRESHOLD
+from sgg_eval.metrics.iou import sttran_iou
+from sgg_eval.video.ag_names import GROUPS, NUM_OBJECTS, NUM_PREDICATES
+
+WITH, SEMI, NO = CONSTRAINTS
+IOU_THRESHOLD = 0.5
+K_VALUES = (10, 20, 50, 100)
+NO_CONSTRAINT_CUT = 100  # "no" keeps the 100 best entries of each frame's score matrix
+MISSED = K_VALUES[-1]  # the first-hit rank of a GT relation no triplet of the top 100 hits
+
+
+@dataclass
+class FrameTruth:
+    """The GT of a batch of ``F`` frames, flat: ``boxes [N, 4]`` float64, ``labels [N]``, ``box_offsets [F + 1]``,
+    ``rels [R, 3]`` (subject, object: indices within the frame; predicate 1..26), ``rel_offsets [F + 1]``."""
+
+    boxes: np.ndarray
+    labels: np.ndarray
+    box_offsets: np.ndarray
+    rels: np.ndarray
+    rel_offsets: np.ndarray
+
+    @property
+    def num_frames(self) -> int:
+        return len(self.box_offsets) - 1
+
+
+@dataclass
+class FramePredictions:
+    """What a model predicted for the same frames, flat: ``boxes [N, 4]`` float64 (the file's float32 values),
+    ``labels [N]`` int64, ``scores [N]`` float32; ``pairs [P, 2]`` (person box, object box: indices into
+    ``boxes``, whatever their frame, as STTran allows), ``pair_frame [P]`` (the frame, 0..F-1), and the pairs'
+    ``attention [P, 3]`` (probabilities), ``spatial [P, 6]`` and ``contacting [P, 17]`` float32 scores."""
+
+    boxes: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray
+    pairs: np.ndarray
+    pair_frame: np.ndarray
+    attention: np.ndarray
+    spatial: np.ndarray
+    contacting: np.ndarray
+
+
+@dataclass
+class Triplets:
+    """Ranked triplets, each frame's best first: ``frame [T]``, ``subject``/``object [T]`` (box indices),
+    ``predicate [T]`` (1..26), ``score [T]`` float64 and ``rank [T]`` within its frame (only ranks < 100 are
+    kept: no K reads further)."""
+
+    frame: np.ndarray
+    subject: np.ndarray
+    object: np.ndarray
+    predicate: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+
+
+def ranked_triplets(pred: FramePredictions, constraint: str, threshold: float = SEMI_THRESHOLD) -> Triplets:
+    """The frames' triplets under ``constraint`` (``with``, ``semi``, ``no``), ranked (module docstring)."""
+    order = np.argsort(pred.pair_frame, kind="stable")  # each frame's pairs, in pair order
+    frame = pred.pair_frame[order]
+    per_frame = np.bincount(frame, minlength=1)
+    index_in_frame = np.arange(len(order)) - np.repeat(np.cumsum(per_frame) - per_frame, per_frame)
+    rows = _Rows(pred, order, frame, index_in_frame, per_frame[frame])
+    if constraint == NO:
+        cand = _no_constraint(rows)
+    else:
+        cand = _with_or_semi(rows, constraint == SEMI, threshold)
+    return _rank(cand, pred)
+
+
+@dataclass
+class _Rows:
+    """Per pair (in frame order): its frame, its position ``j`` among the frame's ``P`` pairs; row ``g P + j`` of
+    group ``g`` is made in that order."""
+
+    pred: FramePredictions
+    order: np.ndarray
+    frame: np.ndarray
+    j: np.ndarray
+    count: np.ndarray
+
+    def group(self, g: int) -> np.ndarray:
+        return (self.pred.attention, self.pred.spatial, self.pred.contacting)[g][self.order]
+
+    def ends(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """Subject and object boxes of group ``g``'s rows: spatial rows take the pair reversed."""
+        pairs = self.pred.pairs[self.order]
+        return (pairs[:, 1], pairs[:, 0]) if g == 1 else (pairs[:, 0], pairs[:, 1])
+
+    def made(self, g: int) -> np.ndarray:
+        """The row's position in its frame's 3P rows."""
+        return g * self.count + self.j
+
+
+def _with_or_semi(rows: _Rows, semi: bool, threshold: float) -> dict[str, np.ndarray]:
+    parts = []
+    for g, (_name, start, _end) in enumerate(GROUPS):
+        scores = rows.group(g)
+        sub, obj = rows.ends(g)
+        best, first = scores.max(axis=1, initial=0), scores.argmax(axis=1)
+        if not semi or g == 0:
+            # argmax over the 26 columns of a row that is zero outside its group: the group's own argmax, or
+            # column 0 when the whole group is 0
+            keep = np.ones(len(scores), bool) if not semi else (scores[:, 0] > 0) | (scores[:, 1] > 0)
+            col = np.where(best > 0, start + first, 0)
+            parts.append((rows.frame[keep], rows.made(g)[keep] * NUM_PREDICATES + col[keep], sub[keep], obj[keep],
+                          col[keep], best[keep].astype(np.float64)))  # fmt: skip
+            continue
+        alive = (scores[:, 0] > 0) | (scores[:, 1] > 0)
+        row, c = np.nonzero((scores.astype(np.float64) > threshold) & alive[:, None])
+        col = start + c
+        parts.append((rows.frame[row], rows.made(g)[row] * NUM_PREDICATES + col, sub[row], obj[row], col,
+                      scores[row, c].astype(np.float64)))  # fmt: skip
+    frame, made, sub, obj, col, value = (np.concatenate(x) for x in zip(*parts, strict=True))
+    order = np.lexsort((made, frame))
+    return {"frame": frame[order], "subject": sub[order], "object": obj[order], "column": col[order],
+            "value": value[order]}  # fmt: skip
+
+
+def _no_constraint(rows: _Rows) -> dict[str, np.ndarray]:
+    """Every entry of each frame's ``3P x 26`` matrix, its 100 largest by ``s(pair) x score`` (ties: the matrix
+    read row by row)."""
+    frames, mades, subs, objs, cols, values, cut = [], [], [], [], [], [], []
+    scores32 = rows.pred.scores
+    for g, (_name, start, end) in enumerate(GROUPS):
+        sub, obj = rows.ends(g)
+        full = np.zeros((len(sub), NUM_PREDICATES), np.float64)
+        full[:, start:end] = rows.group(g)
+        pair_score = (scores32[sub] * scores32[obj]).astype(np.float32)  # float32, as STTran's .prod(1)
+        n = len(sub)
+        frames.append(np.repeat(rows.frame, NUM_PREDICATES))
+        mades.append((rows.made(g)[:, None] * NUM_PREDICATES + np.arange(NUM_PREDICATES)).reshape(-1))
+        subs.append(np.repeat(sub, NUM_PREDICATES))
+        objs.append(np.repeat(obj, NUM_PREDICATES))
+        cols.append(np.tile(np.arange(NUM_PREDICATES), n))
+        values.append(full.reshape(-1))
+        cut.append((pair_score.astype(np.float64)[:, None] * full).reshape(-1))
+    frame, made, sub, obj, col, value, key = (np.concatenate(x) for x in (frames, mades, subs, objs, cols, values,
+                                                                          cut))  # fmt: skip
+    order = np.lexsort((made, -key, frame))
+    frame = frame[order]
+    keep = _rank_in_frame(frame) < NO_CONSTRAINT_CUT
+    order = order[keep]
+    return {"frame": frame[keep], "subject": sub[order], "object": obj[order], "column": col[order],
+            "value": value[order]}  # fmt: skip
+
+
+def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
+    """Score ``s(subject) s(object) value`` in float64 and rank within each frame, stable (``cand`` is in the
+    order the triplets were made)."""
+    s = pred.scores.astype(np.float64)
+    score = s[cand["subject"]] * s[cand["object"]] * cand["value"]
+    order = np.lexsort((-score, cand["frame"]))
+    frame = cand["frame"][order]
+    rank = _rank_in_frame(frame)
+    keep = rank < MISSED
+    order = order[keep]
+    return Triplets(frame[keep], cand["subject"][order], cand["object"][order], cand["column"][order] + 1,
+                    score[order], rank[keep])  # fmt: skip
+
+
+def _rank_in_frame(sorted_frames: np.ndarray) -> np.ndarray:
+    """Position of each entry among the entries of its frame (``sorted_frames`` grouped)."""
+    if not len(sorted_frames):
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_frames[1:] != sorted_frames[:-1]])
+    sizes = np.diff(np.r_[starts, len(sorted_frames)])
+    return np.arange(len(sorted_frames)) - np.repeat(starts, sizes)
+
+
+def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
+               iou_threshold: float = IOU_THRESHOLD) -> np.ndarray:  # fmt: skip
+    """``[R]`` int16: for each GT relation, the rank of the first triplet of its frame that hits it, or
+    :data:`MISSED`."""
+    gt_frame = np.repeat(np.arange(truth.num_frames), np.diff(truth.rel_offsets))
+    first_box = truth.box_offsets[:-1][gt_frame]
+    gt_sub, gt_obj = first_box + truth.rels[:, 0], first_box + truth.rels[:, 1]
+    gt_key = _key(gt_frame, truth.labels[gt_sub], truth.rels[:, 2], truth.labels[gt_obj])
+    tr_key = _key(triplets.frame, pred.labels[triplets.subject], triplets.predicate, pred.labels[triplets.object])
+    by_key = np.argsort(gt_key, kind="stable")
+    lo = np.searchsorted(gt_key[by_key], tr_key, side="left")
+    hi = np.searchsorted(gt_key[by_key], tr_key, side="right")
+    tr = np.repeat(np.arange(len(tr_key)), hi - lo)
+    gt = by_key[np.arange(len(tr)) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo) + np.repeat(lo, hi - lo)]
+    hit = (sttran_iou(truth.boxes[gt_sub[gt]], pred.boxes[triplets.subject[tr]]) >= iou_threshold) & (
+        sttran_iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
+    )
+    first = np.full(len(gt_key), MISSED, np.int16)
+    np.minimum.at(first, gt[hit], triplets.rank[tr[hit]].astype(np.int16))
+    return first
+
+
+def _key(frame: np.ndarray, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
+    labels = NUM_OBJECTS + 1
+    return ((frame.astype(np.int64) * labels + subject) * (NUM_PREDICATES + 1) + predicate) * labels + obj

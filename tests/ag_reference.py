@@ -1,0 +1,96 @@
+"""A slow loop reference of STTran's Action Genome scoring, written from the rules (docs/action_genome.md), one frame
+and one triplet at a time in plain Python floats: what ``video.sttran`` and ``video.ag_metrics`` must equal."""
+
+from __future__ import annotations
+
+import numpy as np
+
+GROUPS = ((0, 3), (3, 9), (9, 26))
+KS = (10, 20, 50, 100)
+
+
+def iou(g, p) -> float:
+    """Fast R-CNN's bbox_overlaps, +1 pixel, ``g`` as its box and ``p`` as its query box."""
+    iw = min(g[2], p[2]) - max(g[0], p[0]) + 1.0
+    if iw <= 0:
+        return 0.0
+    ih = min(g[3], p[3]) - max(g[1], p[1]) + 1.0
+    if ih <= 0:
+        return 0.0
+    union = (g[2] - g[0] + 1.0) * (g[3] - g[1] + 1.0) + (p[2] - p[0] + 1.0) * (p[3] - p[1] + 1.0) - iw * ih
+    return iw * ih / union
+
+
+def frame_triplets(pred, frame: int, constraint: str, threshold: float) -> list[tuple]:
+    """``(subject, object, column, score)`` of one frame, ranked (stable), at most 100."""
+    pairs = [q for q in range(len(pred.pairs)) if pred.pair_frame[q] == frame]
+    dists = (pred.attention, pred.spatial, pred.contacting)
+    rows = []
+    for g, (s, e) in enumerate(GROUPS):
+        for q in pairs:
+            a, b = int(pred.pairs[q][0]), int(pred.pairs[q][1])
+            vec = [0.0] * 26
+            vec[s:e] = [float(x) for x in dists[g][q]]
+            rows.append((b, a, vec) if g == 1 else (a, b, vec))
+    made = []
+    if constraint == "with":
+        made = [(sub, obj, vec.index(max(vec)), max(vec)) for sub, obj, vec in rows]
+    elif constraint == "semi":
+        for sub, obj, vec in rows:
+            if vec[0] + vec[1] > 0:
+                made.append((sub, obj, vec.index(max(vec)), max(vec)))
+            elif vec[3] + vec[4] > 0 or vec[9] + vec[10] > 0:
+                made.extend((sub, obj, c, vec[c]) for c in range(26) if vec[c] > threshold)
+    else:
+        entries = []
+        for sub, obj, vec in rows:
+            pair = float(np.float32(pred.scores[sub]) * np.float32(pred.scores[obj]))
+            entries.extend((pair * vec[c], (sub, obj, c, vec[c])) for c in range(26))
+        made = [t for _, t in sorted(entries, key=lambda e: -e[0])[:100]]
+    scored = [(sub, obj, c, float(pred.scores[sub]) * float(pred.scores[obj]) * v) for sub, obj, c, v in made]
+    return sorted(scored, key=lambda t: -t[3])[:100]
+
+
+def first_hits(truth, pred, constraint: str, threshold: float = 0.9) -> list[int]:
+    out = []
+    for f in range(len(truth.box_offsets) - 1):
+        triplets = frame_triplets(pred, f, constraint, threshold)
+        b0 = int(truth.box_offsets[f])
+        for sub, obj, p in truth.rels[truth.rel_offsets[f] : truth.rel_offsets[f + 1]]:
+            gs, go = b0 + int(sub), b0 + int(obj)
+            rank = 100
+            for i, (ps, po, c, _) in enumerate(triplets):
+                if (int(pred.labels[ps]), c + 1, int(pred.labels[po])) == (int(truth.labels[gs]), int(p),
+                                                                           int(truth.labels[go])):  # fmt: skip
+                    if iou(truth.boxes[gs], pred.boxes[ps]) >= 0.5 and iou(truth.boxes[go], pred.boxes[po]) >= 0.5:
+                        rank = i
+                        break
+            out.append(rank)
+    return out
+
+
+def metrics(first: list[int], rels, rel_offsets) -> dict[str, float]:
+    """R@K (mean over frames), TEMPURA's pooled mR and DSG-DETR's per-frame mR, from their definitions."""
+    out = {}
+    frames = range(len(rel_offsets) - 1)
+    for k in KS:
+        per = []
+        hit_p, count_p, lists = [0] * 26, [0] * 26, [[] for _ in range(26)]
+        for f in frames:
+            idx = range(rel_offsets[f], rel_offsets[f + 1])
+            hits = [first[i] < k for i in idx]
+            per.append(sum(hits) / len(hits))
+            fh, fc = [0] * 26, [0] * 26
+            for i, h in zip(idx, hits, strict=True):
+                p = int(rels[i][2]) - 1
+                fc[p] += 1
+                fh[p] += h
+            for p in range(26):
+                hit_p[p] += fh[p]
+                count_p[p] += fc[p]
+                if fc[p]:
+                    lists[p].append(fh[p] / fc[p])
+        out[f"R@{k}"] = sum(per) / len(per)
+        out[f"mR_pooled@{k}"] = sum(hit_p[p] / (count_p[p] + 1e-10) for p in range(26)) / 26
+        out[f"mR_per_frame@{k}"] = sum(sum(v) / len(v) if v else 0.0 for v in lists) / 26
+    return out
