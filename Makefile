@@ -14,7 +14,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export MPLBACKEND := Agg
 
-.PHONY: bytecode install install-s2g install-torchmetrics install-service serve serve-admin load-test lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ui plots clean-venv
+.PHONY: bytecode install install-s2g install-torchmetrics install-service serve serve-admin load-test lock lint test test-fast test-full repro params deps bench fuzz gqa-example oiv6-example openvocab-example text-graphs-example s2g-example ag-example ui plots clean-venv
 
 install: $(STAMP)
 
@@ -186,6 +186,11 @@ s2g-example: $(S2G_STAMP)
 	$(BIN)/sgg-eval s2g --train data/examples/s2g/baseline.train.h5 --val data/examples/s2g/baseline.val.h5 \
 	    --test data/examples/s2g/baseline.test.h5 --splits data/examples/s2g/splits \
 	    --captions data/examples/s2g/captions.json --epochs 2 --lr 0.001 -o data/examples/s2g_baseline.json
+
+# Tiny GENERATED Action Genome files (annotations/ and the small-box file) and a SIMULATED video-SGG model's
+# per-video predictions for the three tasks, for the README's Action Genome example: data/examples/ag. No real data.
+ag-example: $(STAMP)
+	$(BIN)/python -m sgg_eval.video.ag_example data/examples/ag
 
 # The MLflow UI on the local store, bound to loopback only. One viewer: one server process, and none of MLflow's
 # job runners (GenAI jobs; not needed to browse runs): 2 processes where the defaults start 14 (docs/decisions.md).

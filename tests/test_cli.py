@@ -87,5 +87,10 @@ def test_the_cli_offers_the_librarys_protocols_and_tasks():
     from sgg_eval.core.tasks import TASKS
 
     actions = {a.dest: a for a in cli.build_parser()._subparsers._group_actions[0].choices["evaluate"]._actions}
-    assert actions["protocol"].choices == [*defaults.PROTOCOLS, *defaults.PSG_PROTOCOLS, *defaults.TEXT_PROTOCOLS]
+    assert actions["protocol"].choices == [
+        *defaults.PROTOCOLS,
+        *defaults.PSG_PROTOCOLS,
+        *defaults.TEXT_PROTOCOLS,
+        *defaults.VIDEO_PROTOCOLS,
+    ]
     assert tuple(actions["task"].choices) == TASKS

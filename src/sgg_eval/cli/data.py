@@ -8,6 +8,7 @@ import json
 import os
 
 from sgg_eval.cli.options import bounded
+from sgg_eval.cli.video import add_split_sources
 from sgg_eval.core.defaults import NUM_VAL_IM, SPLIT_KEY
 from sgg_eval.core.tasks import TASKS
 
@@ -25,6 +26,8 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --gqa-dir /data/GQA --exclude-left-right -o data/gqa_nlr/splits
   # Open Images V6 as PySGG/BGNN prepare it (categories_dict.json, vrd-{train,val,test}-anno.json)
   sgg-eval split --oiv6-dir /data/openimages/open_image_v6 -o data/oiv6/splits
+  # Action Genome (video frames, as STTran's loader keeps them), with the STTran authors' small-box file
+  sgg-eval split --ag-dir /data/ag --ag-small-boxes object_bbox_and_relationship_filtersmall.pkl -o data/ag/splits
 """
 
 
@@ -44,6 +47,10 @@ def run_split(args: argparse.Namespace) -> None:
     from sgg_eval.boxes.splits import build_splits, open_dataset
 
     _check_split_flags(args)
+    if args.ag_dir:
+        from sgg_eval.cli.video import run_ag_split
+
+        return run_ag_split(args)
     conf = _dataset_conf(args)
     dataset = open_dataset(conf)
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
@@ -60,9 +67,12 @@ def _check_split_flags(args: argparse.Namespace) -> None:
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
              ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir), ("--oiv6-dir", args.oiv6_dir),
+             ("--ag-dir", args.ag_dir),
              ("--h5/--dicts/--image-data", args.h5 or args.dicts or args.image_data)) if on]  # fmt: skip
     if len(given) > 1:
         raise InputError(f"give one source, not {' and '.join(given)}")
+    if args.ag_small_boxes and not args.ag_dir:
+        raise InputError("--ag-small-boxes is Action Genome's: give it with --ag-dir", field="--ag-small-boxes")
     if args.exclude_left_right and not args.gqa_dir:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
     if args.split_key != SPLIT_KEY and not (args.vg150_dir or args.h5):
@@ -205,6 +215,7 @@ def _add_split_sources(p: argparse.ArgumentParser) -> None:
         "vrd-{train,val,test}-anno.json (in the folder or its annotations/); images without a box or a relation "
         "are dropped, the others numbered 0.. in file order (the evaluator's image ids)",
     )
+    add_split_sources(src)
 
 
 def _add_split_options(p: argparse.ArgumentParser) -> None:

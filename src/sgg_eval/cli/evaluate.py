@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option
+from sgg_eval.cli.video import add_evaluate_options, check_video_options, evaluate_video
 from sgg_eval.core.defaults import (
     LONGTAIL_RULE,
     LONGTAIL_RULES,
@@ -42,6 +43,8 @@ examples:
   sgg-eval evaluate preds.h5 --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol ovsgtr --setting ovd+r
   # panoptic SGG: an SGBench submission (ZIP of triplets.json + TIFF masks) on PSG's test split
   sgg-eval evaluate submission.zip --psg psg.json --psg-root coco/ -o psg_metrics.json
+  # video SGG on Action Genome: STTran's recall under the semi constraint (per-video .pt files of its model)
+  sgg-eval evaluate preds/ --ag data/ag/splits/test.h5 --task predcls --constraint semi -o ag_predcls_semi.json
 """
 
 
@@ -51,6 +54,9 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     if args.per_image and (args.psg or args.text_graphs):
         raise InputError("--per-image is for box tasks (--task), not --psg or --text-graphs", field="--per-image")
+    check_video_options(args)
+    if args.ag:
+        return evaluate_video(args)
     if args.psg:
         return _evaluate_psg(args)
     if args.text_graphs:
@@ -374,6 +380,7 @@ def _add_psg(p: argparse.ArgumentParser) -> None:
         "--psg-root", metavar="DIR", help="the COCO root its pan_seg_file_name are relative to (mask mode)"
     )
     psg.add_argument("--boxes", action="store_true", help="evaluate on boxes even when the submission has masks")
+    add_evaluate_options(p)
 
 
 def _add_psg_pack(sub) -> None:

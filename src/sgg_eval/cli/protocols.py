@@ -22,7 +22,8 @@ def run_protocols(args: argparse.Namespace) -> None:
             scores = f" (scores {p.scores.upper()})" if p.scores else ""
             print(f"  {p.name:<14} {p.summary}{scores}")
             print(f"  {'':<14} source: {p.source.tool}, {p.source.where}: {p.source.file}")
-    print(f"{len(every)} protocols; docs: docs/metrics.md, docs/openvocab.md, docs/oiv6.md, docs/text_graphs.md")
+    docs = "docs/metrics.md, docs/openvocab.md, docs/oiv6.md, docs/text_graphs.md, docs/action_genome.md"
+    print(f"{len(every)} protocols; docs: {docs}")
 
 
 def add(sub) -> None:
@@ -31,7 +32,8 @@ def add(sub) -> None:
         "protocols",
         help="list every evaluation protocol, with the tool and the code that define it",
         description="Every protocol sgg-eval computes (--protocol), by product (box SGG, panoptic SGG, text scene "
-        "graphs), with its source: the tool, its repository at the commit read, the file that computes it.",
+        "graphs, video scene graphs), with its source: the tool, its repository at the commit read, the file "
+        "that computes it.",
     )
     p.add_argument("--json", action="store_true", help="the registry's records as JSON")
     p.set_defaults(func=run_protocols)

@@ -1,0 +1,130 @@
+"""The command's Action Genome parts: ``sgg-eval split --ag-dir`` (split stores of frames, as STTran's loader
+builds them) and ``sgg-eval evaluate --ag`` (the ``sttran`` protocol). docs/action_genome.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from sgg_eval.cli.options import bounded
+from sgg_eval.core.protocols import (
+    STTRAN_ATTENTION,
+    STTRAN_ATTENTION_KINDS,
+    STTRAN_CONSTRAINT,
+    STTRAN_CONSTRAINTS,
+    STTRAN_SEMI_THRESHOLD,
+)
+
+AG_SPLITS = ("train", "test")
+SMALL_BOX_STORE = "test_filtersmall.h5"
+
+
+def add_split_sources(src) -> None:
+    """``--ag-dir`` and ``--ag-small-boxes`` in ``split``'s source group."""
+    src.add_argument(
+        "--ag-dir",
+        help="Action Genome: the folder holding annotations/ (person_bbox.pkl, object_bbox_and_relationship.pkl, "
+        "object_classes.txt, relationship_classes.txt); writes train.h5 and test.h5, frames as STTran's loader "
+        "keeps them (pickles read as plain data, nothing executed)",
+    )
+    src.add_argument(
+        "--ag-small-boxes",
+        metavar="FILE",
+        help="with --ag-dir: the STTran authors' object_bbox_and_relationship_filtersmall.pkl, on which STTran "
+        f"scores SGCls and SGDet; writes {SMALL_BOX_STORE} too",
+    )
+
+
+def run_ag_split(args: argparse.Namespace) -> None:
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.video.ag_annotations import OBJECT_FILE, read_ag_split
+    from sgg_eval.video.ag_names import read_vocabulary
+    from sgg_eval.video.ag_store import write_ag_store
+
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    unknown = [s for s in splits if s not in AG_SPLITS and s != "val"]
+    if unknown:
+        raise InputError(f"Action Genome has the splits {' and '.join(AG_SPLITS)}, not {unknown[0]}", field="--splits")
+    annotations = os.path.join(args.ag_dir, "annotations")
+    if not os.path.isdir(annotations):
+        raise InputError("no annotations/ folder here (Action Genome's release has one)", path=args.ag_dir)
+    vocab = read_vocabulary(annotations)
+    jobs = [(s, os.path.join(args.out_dir, f"{s}.h5"), None) for s in AG_SPLITS if s in splits]
+    if args.ag_small_boxes:
+        jobs.append(("test", os.path.join(args.out_dir, SMALL_BOX_STORE), args.ag_small_boxes))
+    read = [(path, read_ag_split(annotations, vocab, split, small), small) for split, path, small in jobs]
+    os.makedirs(args.out_dir, exist_ok=True)
+    for path, split, small in read:  # every file read and checked before the first is written
+        write_ag_store(path, split, vocab, os.path.basename(small) if small else OBJECT_FILE)
+        c = split.counts
+        print(f"{path}: {c['frames']} frames of {c['videos']} videos (dropped: {c['frames_without_person_box']} "
+              f"frames without a person box, {c['one_frame_videos']} one-frame videos, "
+              f"{c['videos_without_person']} videos with 0 or 2 frames)")  # fmt: skip
+
+
+def add_evaluate_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("video scene graphs on Action Genome (--protocol sttran; docs/action_genome.md)")
+    g.add_argument(
+        "--ag",
+        metavar="SPLIT_STORE",
+        help="PREDICTIONS are a video-SGG model's per-video dicts (a folder of <video>.pt or .npz files, or one "
+        "torch file {video: dict}) scored on this split store from `sgg-eval split --ag-dir` (SGCls and SGDet: "
+        f"its {SMALL_BOX_STORE})",
+    )
+    g.add_argument(
+        "--constraint",
+        choices=STTRAN_CONSTRAINTS,
+        default=None,
+        help="with: one predicate per relation row; semi: the spatial and contacting predicates above "
+        f"--semi-threshold; no: the 100 best of every score (default: {STTRAN_CONSTRAINT})",
+    )
+    g.add_argument(
+        "--semi-threshold",
+        type=bounded(float, 0.0, 1.0),
+        default=None,
+        metavar="T",
+        help=f"the semi constraint's threshold, strict (default: {STTRAN_SEMI_THRESHOLD}, STTran's)",
+    )
+    g.add_argument("--attention", choices=STTRAN_ATTENTION_KINDS, default=None,
+                   help="what attention_distribution holds: logits (STTran's model; its evaluator applies the "
+                        f"softmax) or probabilities (TEMPURA's) (default: {STTRAN_ATTENTION})")  # fmt: skip
+
+
+def check_video_options(args: argparse.Namespace) -> None:
+    """The Action Genome options only with ``--ag``."""
+    from sgg_eval.core.errors import InputError
+
+    given = [f for f, v in (("--constraint", args.constraint), ("--semi-threshold", args.semi_threshold),
+                            ("--attention", args.attention)) if v is not None]  # fmt: skip
+    if given and not args.ag:
+        raise InputError(f"{given[0]} is Action Genome's: give it with --ag", field=given[0])
+
+
+def evaluate_video(args: argparse.Namespace) -> None:
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.io.atomic import write_json
+    from sgg_eval.video.ag_evaluate import evaluate_ag
+
+    if args.task is None:
+        raise InputError("--task is required with --ag (predcls, sgcls or sgdet)", field="--task")
+    others = [f for f, v in (("--gt", args.gt), ("--psg", args.psg), ("--text-graphs", args.text_graphs),
+                             ("--stats", args.stats), ("--per-image", args.per_image)) if v]  # fmt: skip
+    if others or (args.protocol and args.protocol != "sttran"):
+        what = others[0] if others else f"--protocol {args.protocol}"
+        raise InputError(f"{what} is not for Action Genome: --ag takes --task, --constraint, --semi-threshold, "
+                         "--attention, --iou-threshold and -o", field=what.split()[0])  # fmt: skip
+    constraint = args.constraint or STTRAN_CONSTRAINT
+    if args.semi_threshold is not None and constraint != "semi":
+        raise InputError("--semi-threshold is the semi constraint's: give --constraint semi", field="--semi-threshold")
+    doc = evaluate_ag(args.ag, args.predictions, args.task, constraint,
+                      semi_threshold=STTRAN_SEMI_THRESHOLD if args.semi_threshold is None else args.semi_threshold,
+                      attention=args.attention or STTRAN_ATTENTION,
+                      **({"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}))  # fmt: skip
+    if args.output:
+        write_json(args.output, doc)
+    print(f"{'-' * 25}{constraint} constraint{'-' * 25}")
+    print(f"{'=' * 22}{args.task}{'=' * 28}")
+    m = doc["metrics"]
+    for k in (10, 20, 50, 100):
+        print(f"R@{k}: {m[f'R@{k}']:f}    mR@{k} pooled (TEMPURA): {m[f'mR_pooled@{k}']:f}    "
+              f"per frame (DSG-DETR): {m[f'mR_per_frame@{k}']:f}")  # fmt: skip

@@ -1,0 +1,185 @@
+"""Action Genome's files: STTran's loader rules (video.ag_annotations), the plain-data pickle reader, the split
+store, the per-video predictions in their three forms, and every bad file getting one line and exit 2 with
+nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+from torch_writer import save_zip
+
+from sgg_eval.cli import main
+from sgg_eval.core.errors import InputError
+from sgg_eval.formats.plain_pickle import load_plain
+from sgg_eval.video.ag_example import predictions_for, write_release
+from sgg_eval.video.ag_store import read_ag_store
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ag")
+    paths = write_release(str(root / "AG"), 30, seed=3)
+    assert main(["split", "--ag-dir", str(root / "AG"), "--ag-small-boxes", paths["filtersmall"],
+                 "-o", str(root / "splits")]) == 0  # fmt: skip
+    return root, paths
+
+
+def _objects(root) -> dict:
+    with open(root / "AG" / "annotations" / "object_bbox_and_relationship.pkl", "rb") as fh:
+        return pickle.load(fh)  # our own generated file
+
+
+def test_the_loader_keeps_frames_and_videos_as_sttran_does(release):
+    root, _ = release
+    annotations = str(root / "AG" / "annotations")
+    with open(os.path.join(annotations, "person_bbox.pkl"), "rb") as fh:
+        persons = pickle.load(fh)  # our own generated file
+    objects = _objects(root)
+    split, vocab, object_file = read_ag_store(root / "splits" / "test.h5")
+    assert object_file == "object_bbox_and_relationship.pkl" and vocab.objects[8] == "closet/cabinet"
+    # written from the rules, key by key
+    videos: dict[str, list[str]] = {}
+    for key in persons:
+        entries = objects[key]
+        if entries[0]["metadata"]["set"] == "test" and any(e["visible"] for e in entries):
+            videos.setdefault(key.split("/")[0], []).append(key)
+    kept = {v: [k for k in keys if len(persons[k]["bbox"])] for v, keys in videos.items()}
+    kept = {v: keys for v, keys in kept.items() if len(keys) > 2}
+    assert split.videos == list(kept) and split.frame_keys == [k for keys in kept.values() for k in keys]
+    assert split.counts["one_frame_videos"] == sum(
+        len([k for k in keys if len(persons[k]["bbox"])]) == 1 for keys in videos.values()
+    )
+    f = 0
+    key = split.frame_keys[f]
+    visible = [e for e in objects[key] if e["visible"]]
+    b0, b1 = split.box_offsets[f], split.box_offsets[f + 1]
+    assert b1 - b0 == 1 + len(visible)
+    assert split.boxes[b0].tolist() == persons[key]["bbox"][0].astype(np.float64).tolist()
+    x, y, w, h = visible[0]["bbox"]
+    assert split.boxes[b0 + 1].tolist() == [x, y, x + w, y + h]
+    rels = split.rels[split.rel_offsets[f] : split.rel_offsets[f + 1]].tolist()
+    want = []
+    for m, e in enumerate(visible, start=1):
+        want.append([0, m, vocab.predicates.index(e["attention_relationship"][0]) + 1])
+        want += [[m, 0, vocab.predicates.index(s) + 1] for s in e["spatial_relationship"]]
+        want += [[0, m, vocab.predicates.index(c) + 1] for c in e["contacting_relationship"]]
+    assert rels == want
+
+
+def test_the_small_box_store_has_fewer_relations(release):
+    root, _ = release
+    full, _, _ = read_ag_store(root / "splits" / "test.h5")
+    small, _, object_file = read_ag_store(root / "splits" / "test_filtersmall.h5")
+    assert object_file == "object_bbox_and_relationship_filtersmall.pkl"
+    assert len(small.rels) < len(full.rels)
+
+
+@pytest.mark.parametrize("form", ["npz", "pt", "one torch file"])
+def test_every_prediction_form_gives_the_same_numbers(release, tmp_path, form):
+    root, _ = release
+    split, _, _ = read_ag_store(root / "splits" / "test.h5")
+    preds = predictions_for(split, "predcls", seed=1)
+    out = tmp_path / "preds"
+    out.mkdir()
+    for video, arrays in preds.items():
+        if form == "npz":
+            np.savez(out / f"{video}.npz", **arrays)
+        elif form == "pt":
+            save_zip(arrays, out / f"{video.removesuffix('.mp4')}.pt")  # arrays are written as tensors
+    if form == "one torch file":
+        out = tmp_path / "preds.pt"
+        save_zip(preds, out)
+    doc = tmp_path / "m.json"
+    assert main(["evaluate", str(out), "--ag", str(root / "splits" / "test.h5"), "--task", "predcls",
+                 "--constraint", "semi", "-o", str(doc)]) == 0  # fmt: skip
+    metrics = json.loads(doc.read_text())["metrics"]
+    if form == "npz":
+        test_every_prediction_form_gives_the_same_numbers.npz = metrics
+    else:
+        assert metrics == test_every_prediction_form_gives_the_same_numbers.npz
+
+
+def _bad_release(tmp_path, edit) -> str:
+    root = tmp_path / "AG"
+    write_release(str(root), 12, seed=5)
+    path = root / "annotations" / "object_bbox_and_relationship.pkl"
+    with open(path, "rb") as fh:
+        objects = pickle.load(fh)  # our own generated file
+    edit(objects)
+    with open(path, "wb") as fh:
+        pickle.dump(objects, fh)
+    return str(root)
+
+
+def _first_visible(objects) -> dict:
+    return next(e for entries in objects.values() for e in entries if e["visible"] and e["metadata"]["set"] == "test")
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /tmp/sgg_eval_ag_pwned",))
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda o: _first_visible(o).update(attention_relationship=[]), "exactly one expected"),
+        (lambda o: _first_visible(o).update(spatial_relationship=["on_top_of"]), "not one of Action Genome's spatial"),
+        (lambda o: _first_visible(o).update(bbox=None), "a visible object without a box"),
+        (lambda o: _first_visible(o).update(bbox=(1.0, 2.0, float("nan"), 4.0)), "finite"),
+        (lambda o: _first_visible(o).update(**{"class": "unicorn"}), "not one of Action Genome's 36"),
+        (lambda o: _first_visible(o).update(metadata=_Evil()), "not plain data"),
+    ],
+)
+def test_bad_ag_files_get_one_line_and_exit_2(tmp_path, capsys, edit, says):
+    root = _bad_release(tmp_path, edit)
+    out = tmp_path / "splits"
+    assert main(["split", "--ag-dir", root, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1 and "object_bbox_and_relationship.pkl" in err
+    assert not os.path.exists("/tmp/sgg_eval_ag_pwned")
+    assert not out.exists() or not os.listdir(out)
+
+
+def test_a_pickle_of_arrays_of_objects_is_refused(tmp_path):
+    path = tmp_path / "p.pkl"
+    with open(path, "wb") as fh:
+        pickle.dump({"a": np.array([object(), 1], dtype=object)}, fh)
+    with pytest.raises(InputError, match="not plain"):
+        load_plain(path)
+    with open(path, "wb") as fh:
+        pickle.dump({"a": np.arange(6, dtype=np.float32).reshape(2, 3)}, fh)
+    assert load_plain(path)["a"].array.tolist() == [[0, 1, 2], [3, 4, 5]]
+    path.write_bytes(path.read_bytes()[:-20])
+    with pytest.raises(InputError, match="not a readable pickle"):
+        load_plain(path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("im_idx", lambda a: a + 0.5, "not an integer"),
+        ("pair_idx", lambda a: a + 10_000, "indices into the"),
+        ("spatial_distribution", lambda a: a * 3, "outside [0, 1]"),
+        ("attention_distribution", lambda a: a[:, :2], "finite floats expected"),
+        ("boxes", lambda a: np.where(a > 50, np.inf, a).astype(np.float32), "not finite"),
+    ],
+)
+def test_bad_predictions_get_one_line_and_exit_2(release, tmp_path, capsys, key, value, says):
+    root, _ = release
+    split, _, _ = read_ag_store(root / "splits" / "test.h5")
+    preds = predictions_for(split, "predcls", seed=1)
+    first = split.videos[0]
+    preds[first][key] = value(preds[first][key])
+    for video, arrays in preds.items():
+        np.savez(tmp_path / f"{video}.npz", **arrays)
+    out = tmp_path / "m.json"
+    assert main(["evaluate", str(tmp_path), "--ag", str(root / "splits" / "test.h5"), "--task", "predcls",
+                 "-o", str(out)]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert says in err and f"video {first}" in err and key in err and len(err.splitlines()) == 1
+    assert not out.exists()
