@@ -123,6 +123,31 @@ def test_s2g_example(project):
     assert doc["images"]["test_block"] > 100 and doc["collapsed"] is None
 
 
+def test_action_genome_example(project):
+    """The Action Genome section: the generated files, the split stores, STTran's recall both ways."""
+    out = sh("make ag-example", project)
+    assert "SIMULATED" in out
+    out = sh(
+        ".venv/bin/sgg-eval split --ag-dir data/examples/ag/AG --ag-small-boxes "
+        "data/examples/ag/AG/object_bbox_and_relationship_filtersmall.pkl -o data/examples/ag/splits",
+        project,
+    )
+    assert "test_filtersmall.h5:" in out and "one-frame videos" in out
+    out = sh(
+        ".venv/bin/sgg-eval evaluate data/examples/ag/preds_predcls --ag data/examples/ag/splits/test.h5 --task "
+        "predcls --constraint with -o data/examples/ag/predcls_with.json",
+        project,
+    )
+    assert "with constraint" in out and "R@20: " in out and "pooled (TEMPURA)" in out
+    out = sh(
+        ".venv/bin/sgg-eval evaluate data/examples/ag/preds_sgdet --ag data/examples/ag/splits/test_filtersmall.h5 "
+        "--task sgdet --constraint semi -o data/examples/ag/sgdet_semi.json",
+        project,
+    )
+    doc = json.loads((project / "data/examples/ag/sgdet_semi.json").read_text())
+    assert doc["constraint"] == "semi" and doc["semi_threshold"] == 0.9 and 0 < doc["metrics"]["R@50"] < 1
+
+
 def test_psg_table_of_the_simulated_benchmark(project):
     out = sh("cat reports/psg/tables/psg_table3_pairs_predicates.md", project)
     assert "SIMULATED" in out and "protocol sgbench" in out and "| HiLo" in out and "| IMP" in out
