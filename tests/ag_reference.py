@@ -21,8 +21,14 @@ def iou(g, p) -> float:
     return iw * ih / union
 
 
-def frame_triplets(pred, frame: int, constraint: str, threshold: float) -> list[tuple]:
-    """``(subject, object, column, score)`` of one frame, ranked (stable), at most 100."""
+def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=None) -> list[tuple]:
+    """``(subject, object, column, score)`` of one frame, ranked, at most 100: equal scores in the order they were
+    made, or in a random order when ``shuffle`` (a ``random.Random``) is given, as STTran's unstable sort may."""
+
+    def order(items, key):
+        tie = [shuffle.random() for _ in items] if shuffle else list(range(len(items)))
+        return [x for _, _, x in sorted(zip([key(x) for x in items], tie, items, strict=True), key=lambda t: t[:2])]
+
     pairs = [q for q in range(len(pred.pairs)) if pred.pair_frame[q] == frame]
     dists = (pred.attention, pred.spatial, pred.contacting)
     rows = []
@@ -46,15 +52,15 @@ def frame_triplets(pred, frame: int, constraint: str, threshold: float) -> list[
         for sub, obj, vec in rows:
             pair = float(np.float32(pred.scores[sub]) * np.float32(pred.scores[obj]))
             entries.extend((pair * vec[c], (sub, obj, c, vec[c])) for c in range(26))
-        made = [t for _, t in sorted(entries, key=lambda e: -e[0])[:100]]
+        made = [t for _, t in order(entries, lambda e: -e[0])[:100]]
     scored = [(sub, obj, c, float(pred.scores[sub]) * float(pred.scores[obj]) * v) for sub, obj, c, v in made]
-    return sorted(scored, key=lambda t: -t[3])[:100]
+    return order(scored, lambda t: -t[3])[:100]
 
 
-def first_hits(truth, pred, constraint: str, threshold: float = 0.9) -> list[int]:
+def first_hits(truth, pred, constraint: str, threshold: float = 0.9, shuffle=None) -> list[int]:
     out = []
     for f in range(len(truth.box_offsets) - 1):
-        triplets = frame_triplets(pred, f, constraint, threshold)
+        triplets = frame_triplets(pred, f, constraint, threshold, shuffle)
         b0 = int(truth.box_offsets[f])
         for sub, obj, p in truth.rels[truth.rel_offsets[f] : truth.rel_offsets[f + 1]]:
             gs, go = b0 + int(sub), b0 + int(obj)

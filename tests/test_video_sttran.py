@@ -4,6 +4,8 @@ STTran's own code printed (docs/action_genome.md)."""
 
 from __future__ import annotations
 
+import random
+
 import ag_reference
 import numpy as np
 import pytest
@@ -80,7 +82,7 @@ def test_first_hits_equal_the_slow_reference(constraint, ties):
     for _ in range(12):
         truth, pred = random_frames(rng, int(rng.integers(1, 7)), ties)
         threshold = 0.5 if ties else 0.9  # with ties, scores of exactly 0.5 meet the threshold
-        fast = first_hits(truth, ranked_triplets(pred, constraint, threshold), pred)
+        fast = first_hits(truth, ranked_triplets(pred, constraint, threshold), pred).ours
         slow = ag_reference.first_hits(truth, pred, constraint, threshold)
         assert fast.tolist() == slow
         got = recalls(fast, truth.rels, truth.rel_offsets)
@@ -88,6 +90,30 @@ def test_first_hits_equal_the_slow_reference(constraint, ties):
         assert got.keys() == want.keys()
         for key in got:
             assert got[key] == pytest.approx(want[key], abs=1e-15), key
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+def test_every_tie_order_lies_in_the_range(constraint):
+    """STTran's sort may put tied triplets in any order: the first-hit rank of every GT relation under 25 random
+    tie orders lies between the best and the worst rank sgg-eval gives it, and so does sgg-eval's own; without
+    ties the three are one."""
+    rng, shuffle = np.random.default_rng(11), random.Random(5)
+    moved = 0
+    for _ in range(10):
+        truth, pred = random_frames(rng, int(rng.integers(1, 5)), True)
+        hits = first_hits(truth, ranked_triplets(pred, constraint, 0.5), pred)
+        assert np.all(hits.best <= hits.ours) and np.all(hits.ours <= hits.worst)
+        for _ in range(25):
+            ref = np.array(ag_reference.first_hits(truth, pred, constraint, 0.5, shuffle))
+            assert np.all(hits.best <= ref) and np.all(ref <= hits.worst)
+            moved += int(np.sum(ref != hits.ours))
+    assert moved  # the tie orders did change ranks, so the bounds were tested
+    if constraint != "no":  # (no: the matrix's zero entries always tie)
+        truth, pred = random_frames(rng, 4, False)
+        for d in (pred.attention, pred.spatial, pred.contacting):
+            d[:] = rng.uniform(0.01, 1, d.shape)  # no zero and no repeated score: no tie
+        hits = first_hits(truth, ranked_triplets(pred, constraint), pred)
+        assert np.array_equal(hits.best, hits.ours) and np.array_equal(hits.worst, hits.ours)
 
 
 def test_a_semi_threshold_is_strict_and_compared_in_float64():
@@ -139,7 +165,7 @@ def _worked_example() -> tuple[FrameTruth, FramePredictions]:
 @pytest.mark.parametrize(("constraint", "hits"), [("with", 6), ("semi", 5), ("no", 7)])
 def test_the_worked_example_gives_what_sttrans_code_printed(constraint, hits):
     truth, pred = _worked_example()
-    got = recalls(first_hits(truth, ranked_triplets(pred, constraint), pred), truth.rels, truth.rel_offsets)
+    got = recalls(first_hits(truth, ranked_triplets(pred, constraint), pred).ours, truth.rels, truth.rel_offsets)
     assert all(got[f"R@{k}"] == hits / 7 for k in (10, 20, 50, 100))
 
 
@@ -158,3 +184,13 @@ def test_the_two_mean_recalls_differ_as_documented():
     assert got["mR_pooled@10"] == (2 / (3 + 1e-10)) / 26
     assert got["mR_per_frame@10"] == pytest.approx(0.75 / 26, abs=1e-17)
     assert got["R@10"] == (0.5 + 1.0) / 2
+
+
+def test_a_triplet_the_no_cut_may_drop_counts_only_at_best():
+    """The worked example with touching's score 0: (person, touching, A) is then only among the zero entries,
+    which tie at the 100 cut (52 non-zero of 156): sgg-eval's stable cut keeps it, STTran's sort may drop it."""
+    truth, pred = _worked_example()
+    pred.contacting[0, 12] = 0.0
+    hits = first_hits(truth, ranked_triplets(pred, "no"), pred)
+    touching = 3  # the GT row (0, 1, 22)
+    assert hits.ours[touching] < 100 and hits.best[touching] < 100 and hits.worst[touching] == 100

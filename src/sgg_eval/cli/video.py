@@ -125,6 +125,12 @@ def evaluate_video(args: argparse.Namespace) -> None:
     print(f"{'-' * 25}{constraint} constraint{'-' * 25}")
     print(f"{'=' * 22}{args.task}{'=' * 28}")
     m = doc["metrics"]
+    ties = doc["sttran_tie_range"]
     for k in (10, 20, 50, 100):
         print(f"R@{k}: {m[f'R@{k}']:f}    mR@{k} pooled (TEMPURA): {m[f'mR_pooled@{k}']:f}    "
               f"per frame (DSG-DETR): {m[f'mR_per_frame@{k}']:f}")  # fmt: skip
+    decided = {k: n for k, n in ties["decided_by_tie_order"].items() if n}
+    if decided:
+        spans = ", ".join(f"R{k} in [{ties['range'][f'R{k}'][0]:f}, {ties['range'][f'R{k}'][1]:f}]" for k in decided)
+        print(f"ties: STTran's unstable sort decides {max(decided.values())} GT relations at some K, so its own "
+              f"numbers lie in a range: {spans} (sgg-eval's order is stable; docs/action_genome.md, Ties)")  # fmt: skip

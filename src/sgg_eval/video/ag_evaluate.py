@@ -11,7 +11,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import task_spec
-from sgg_eval.video.ag_metrics import predicate_recalls, recalls
+from sgg_eval.video.ag_metrics import predicate_recalls, recalls, tie_range
 from sgg_eval.video.ag_predictions import LOGITS, read_video, video_sources
 from sgg_eval.video.ag_store import read_ag_store
 from sgg_eval.video.sttran import (
@@ -19,6 +19,7 @@ from sgg_eval.video.sttran import (
     K_VALUES,
     SEMI,
     SEMI_THRESHOLD,
+    FirstHits,
     FramePredictions,
     FrameTruth,
     first_hits,
@@ -38,9 +39,9 @@ def evaluate_ag(gt_path: str, predictions: str, task: str, constraint: str, *, s
         raise InputError(f"STTran scores {task} on its authors' object_bbox_and_relationship_filtersmall.pkl; this "
                          f"store was read from {object_file}: write one with `sgg-eval split --ag-dir DIR "
                          "--ag-small-boxes FILE`", path=gt_path)  # fmt: skip
-    first_hit = score_split(split, predictions, task, constraint, semi_threshold, attention, iou_threshold)
-    metrics = recalls(first_hit, split.rels, split.rel_offsets)
-    pooled, per_frame = predicate_recalls(first_hit, split.rels, split.rel_offsets)
+    hits = score_split(split, predictions, task, constraint, semi_threshold, attention, iou_threshold)
+    metrics = recalls(hits.ours, split.rels, split.rel_offsets)
+    pooled, per_frame = predicate_recalls(hits.ours, split.rels, split.rel_offsets)
     return {
         "protocol": "sttran",
         "task": task,
@@ -50,6 +51,7 @@ def evaluate_ag(gt_path: str, predictions: str, task: str, constraint: str, *, s
         "iou_threshold": iou_threshold,
         "counts": {"videos": len(split.videos), "frames": split.num_frames, "relations": len(split.rels)},
         "metrics": metrics,
+        "sttran_tie_range": tie_range(hits, split.rels, split.rel_offsets),
         "per_predicate": {
             f"{name}@{k}": dict(zip(vocab.predicates, map(float, values[i]), strict=True))
             for name, values in (("recall_pooled", pooled), ("recall_per_frame", per_frame))
@@ -59,11 +61,11 @@ def evaluate_ag(gt_path: str, predictions: str, task: str, constraint: str, *, s
 
 
 def score_split(split, predictions: str, task: str, constraint: str, semi_threshold: float, attention: str,
-                iou_threshold: float) -> np.ndarray:  # fmt: skip
-    """``first_hit [R]`` over the split's relations (``video.sttran.first_hits``)."""
+                iou_threshold: float) -> FirstHits:  # fmt: skip
+    """The first-hit ranks of the split's relations (``video.sttran.first_hits``), in store order."""
     frames_of = np.bincount(split.frame_video, minlength=len(split.videos))
     video_start = np.r_[0, np.cumsum(frames_of)]
-    first_hit = np.empty(len(split.rels), np.int16)
+    first_hit = FirstHits(*(np.empty(len(split.rels), np.int16) for _ in range(3)))
     batch: list[tuple[int, FramePredictions]] = []
     batch_frames = 0
     for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos)):
@@ -83,7 +85,9 @@ def _score_batch(split, video_start, batch, constraint, semi_threshold, iou_thre
                        split.rels[r0:r1], split.rel_offsets[f0 : f1 + 1] - r0)  # fmt: skip
     pred = _concatenate([(int(video_start[v]) - f0, p) for v, p in batch])
     triplets = ranked_triplets(pred, constraint, semi_threshold)
-    out[r0:r1] = first_hits(truth, triplets, pred, iou_threshold)
+    hits = first_hits(truth, triplets, pred, iou_threshold)
+    for name in ("ours", "best", "worst"):
+        getattr(out, name)[r0:r1] = getattr(hits, name)
 
 
 def _concatenate(parts: list[tuple[int, FramePredictions]]) -> FramePredictions:

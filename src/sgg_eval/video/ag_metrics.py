@@ -71,6 +71,17 @@ def predicate_recalls(first_hit: np.ndarray, rels: np.ndarray, rel_offsets: np.n
     return pooled, per_frame
 
 
+def tie_range(hits, rels: np.ndarray, rel_offsets: np.ndarray) -> dict:
+    """What STTran's own numbers may be, given that its sort leaves the order of tied scores open: each metric's
+    ``[low, high]`` (from the least and the most favourable order, ``video.sttran.FirstHits``) and the GT relations
+    the order decided at each K (hit in the one, not in the other). Tie-free inputs give one value."""
+    low, high = recalls(hits.worst, rels, rel_offsets), recalls(hits.best, rels, rel_offsets)
+    return {
+        "range": {name: [low[name], high[name]] for name in low},
+        "decided_by_tie_order": {f"@{k}": int(np.sum(hits.best < k) - np.sum(hits.worst < k)) for k in K_VALUES},
+    }
+
+
 def _sum_in_order(values: np.ndarray) -> float:
     """``avg += v`` over the predicates in order, as both tools add them."""
     total = 0.0

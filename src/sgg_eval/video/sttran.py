@@ -78,8 +78,10 @@ class FramePredictions:
 @dataclass
 class Triplets:
     """Ranked triplets, each frame's best first: ``frame [T]``, ``subject``/``object [T]`` (box indices),
-    ``predicate [T]`` (1..26), ``score [T]`` float64 and ``rank [T]`` within its frame (only ranks < 100 are
-    kept: no K reads further)."""
+    ``predicate [T]`` (1..26), ``score [T]`` float64, ``rank [T]`` within its frame in sgg-eval's stable order,
+    and ``best``/``worst [T]``, its rank in the most and least favourable order of tied scores STTran's sort may
+    take (a triplet STTran's ``no`` cut may drop has no worst). Ranks of 100 or more read as :data:`MISSED`; only
+    triplets whose best rank is below 100 are kept (no K reads further)."""
 
     frame: np.ndarray
     subject: np.ndarray
@@ -87,6 +89,19 @@ class Triplets:
     predicate: np.ndarray
     score: np.ndarray
     rank: np.ndarray
+    best: np.ndarray
+    worst: np.ndarray
+
+
+@dataclass
+class FirstHits:
+    """Per GT relation ``[R]`` int16: ``ours`` (sgg-eval's stable order), ``best`` and ``worst`` (the most and
+    least favourable order of tied scores STTran's unstable sort may take). A relation counts at K when its rank
+    is below K; STTran's number lies between the ``worst`` and the ``best`` one."""
+
+    ours: np.ndarray
+    best: np.ndarray
+    worst: np.ndarray
 
 
 def ranked_triplets(pred: FramePredictions, constraint: str, threshold: float = SEMI_THRESHOLD) -> Triplets:
@@ -148,13 +163,15 @@ def _with_or_semi(rows: _Rows, semi: bool, threshold: float) -> dict[str, np.nda
                       scores[row, c].astype(np.float64)))  # fmt: skip
     frame, made, sub, obj, col, value = (np.concatenate(x) for x in zip(*parts, strict=True))
     order = np.lexsort((made, frame))
+    every = np.ones(len(order), bool)
     return {"frame": frame[order], "subject": sub[order], "object": obj[order], "column": col[order],
-            "value": value[order]}  # fmt: skip
+            "value": value[order], "kept": every, "sure": every}  # fmt: skip
 
 
 def _no_constraint(rows: _Rows) -> dict[str, np.ndarray]:
     """Every entry of each frame's ``3P x 26`` matrix, its 100 largest by ``s(pair) x score`` (ties: the matrix
-    read row by row)."""
+    read row by row): ``kept``. Where entries tie with the 100th, STTran's unstable sort may keep others: every
+    entry tied with it is a candidate too, ``sure`` only those above it (for the tie range)."""
     frames, mades, subs, objs, cols, values, cut = [], [], [], [], [], [], []
     scores32 = rows.pred.scores
     for g, (_name, start, end) in enumerate(GROUPS):
@@ -173,25 +190,43 @@ def _no_constraint(rows: _Rows) -> dict[str, np.ndarray]:
     frame, made, sub, obj, col, value, key = (np.concatenate(x) for x in (frames, mades, subs, objs, cols, values,
                                                                           cut))  # fmt: skip
     order = np.lexsort((made, -key, frame))
-    frame = frame[order]
-    keep = _rank_in_frame(frame) < NO_CONSTRAINT_CUT
-    order = order[keep]
-    return {"frame": frame[keep], "subject": sub[order], "object": obj[order], "column": col[order],
-            "value": value[order]}  # fmt: skip
+    frame, key = frame[order], key[order]
+    rank = _rank_in_frame(frame)
+    last = np.full(frame.max(initial=-1) + 1, -np.inf)  # each frame's 100th key (-inf: fewer entries)
+    last[frame[rank == NO_CONSTRAINT_CUT - 1]] = key[rank == NO_CONSTRAINT_CUT - 1]
+    near = key >= last[frame]
+    order, kept, sure = order[near], rank[near] < NO_CONSTRAINT_CUT, key[near] > last[frame[near]]
+    return {"frame": frame[near], "subject": sub[order], "object": obj[order], "column": col[order],
+            "value": value[order], "kept": kept, "sure": sure}  # fmt: skip
 
 
 def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
-    """Score ``s(subject) s(object) value`` in float64 and rank within each frame, stable (``cand`` is in the
-    order the triplets were made)."""
+    """Score ``s(subject) s(object) value`` in float64 and rank the kept triplets within each frame, stable
+    (``cand`` is in the order the triplets were made); and each candidate's best and worst rank over every order
+    of tied scores: best, the sure candidates with a higher score before it; worst (a sure one's), every candidate
+    with a score as high but itself."""
     s = pred.scores.astype(np.float64)
     score = s[cand["subject"]] * s[cand["object"]] * cand["value"]
     order = np.lexsort((-score, cand["frame"]))
-    frame = cand["frame"][order]
-    rank = _rank_in_frame(frame)
-    keep = rank < MISSED
+    frame, score_s, kept, sure = cand["frame"][order], score[order], cand["kept"][order], cand["sure"][order]
+    n = len(frame)
+    if not n:
+        none = np.zeros(0, np.int64)
+        return Triplets(none, none, none, none, np.zeros(0), none, none, none)
+    frame_start = np.flatnonzero(np.r_[True, frame[1:] != frame[:-1]])
+    group_start = np.flatnonzero(np.r_[True, (frame[1:] != frame[:-1]) | (score_s[1:] != score_s[:-1])])
+    at_frame = np.repeat(frame_start, np.diff(np.r_[frame_start, n]))
+    at_group = np.repeat(group_start, np.diff(np.r_[group_start, n]))
+    group_end = np.repeat(np.r_[group_start[1:], n], np.diff(np.r_[group_start, n]))
+    kept_before, sure_before = np.cumsum(kept) - kept, np.cumsum(sure) - sure
+    ours = np.where(kept, kept_before - kept_before[at_frame], MISSED)
+    best = sure_before[at_group] - sure_before[at_frame]
+    worst = np.where(sure, group_end - at_frame - 1, MISSED)
+    keep = best < MISSED
     order = order[keep]
+    cap = np.int64(MISSED)
     return Triplets(frame[keep], cand["subject"][order], cand["object"][order], cand["column"][order] + 1,
-                    score[order], rank[keep])  # fmt: skip
+                    score_s[keep], np.minimum(ours[keep], cap), best[keep], np.minimum(worst[keep], cap))  # fmt: skip
 
 
 def _rank_in_frame(sorted_frames: np.ndarray) -> np.ndarray:
@@ -204,9 +239,9 @@ def _rank_in_frame(sorted_frames: np.ndarray) -> np.ndarray:
 
 
 def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
-               iou_threshold: float = IOU_THRESHOLD) -> np.ndarray:  # fmt: skip
-    """``[R]`` int16: for each GT relation, the rank of the first triplet of its frame that hits it, or
-    :data:`MISSED`."""
+               iou_threshold: float = IOU_THRESHOLD) -> FirstHits:  # fmt: skip
+    """For each GT relation, the rank of the first triplet of its frame that hits it (or :data:`MISSED`): in
+    sgg-eval's order, and in the most and least favourable order of STTran's tied scores."""
     gt_frame = np.repeat(np.arange(truth.num_frames), np.diff(truth.rel_offsets))
     first_box = truth.box_offsets[:-1][gt_frame]
     gt_sub, gt_obj = first_box + truth.rels[:, 0], first_box + truth.rels[:, 1]
@@ -220,9 +255,12 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
     hit = (sttran_iou(truth.boxes[gt_sub[gt]], pred.boxes[triplets.subject[tr]]) >= iou_threshold) & (
         sttran_iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
     )
-    first = np.full(len(gt_key), MISSED, np.int16)
-    np.minimum.at(first, gt[hit], triplets.rank[tr[hit]].astype(np.int16))
-    return first
+    out = []
+    for ranks in (triplets.rank, triplets.best, triplets.worst):
+        first = np.full(len(gt_key), MISSED, np.int16)
+        np.minimum.at(first, gt[hit], ranks[tr[hit]].astype(np.int16))
+        out.append(first)
+    return FirstHits(*out)
 
 
 def _key(frame: np.ndarray, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
