@@ -96,11 +96,25 @@ def test_every_prediction_form_gives_the_same_numbers(release, tmp_path, form):
     doc = tmp_path / "m.json"
     assert main(["evaluate", str(out), "--ag", str(root / "splits" / "test.h5"), "--task", "predcls",
                  "--constraint", "semi", "-o", str(doc)]) == 0  # fmt: skip
-    metrics = json.loads(doc.read_text())["metrics"]
+    metrics = json.loads(doc.read_text())["results"]["semi"]["metrics"]
     if form == "npz":
         test_every_prediction_form_gives_the_same_numbers.npz = metrics
     else:
         assert metrics == test_every_prediction_form_gives_the_same_numbers.npz
+
+
+def test_all_three_constraints_at_once_equal_each_alone(release, tmp_path):
+    root, _ = release
+    split, _, _ = read_ag_store(root / "splits" / "test_filtersmall.h5")
+    for video, arrays in predictions_for(split, "sgcls", seed=4).items():
+        np.savez(tmp_path / f"{video}.npz", **arrays)
+    store = str(root / "splits" / "test_filtersmall.h5")
+    args = [str(tmp_path), "--ag", store, "--task", "sgcls"]
+    assert main(["evaluate", *args, "--constraint", "all", "-o", str(tmp_path / "all.json")]) == 0
+    every = json.loads((tmp_path / "all.json").read_text())["results"]
+    for c in ("with", "semi", "no"):
+        assert main(["evaluate", *args, "--constraint", c, "-o", str(tmp_path / f"{c}.json")]) == 0
+        assert json.loads((tmp_path / f"{c}.json").read_text())["results"][c] == every[c]
 
 
 def _bad_release(tmp_path, edit) -> str:

@@ -141,11 +141,13 @@ def test_action_genome_example(project):
     assert "with constraint" in out and "R@20: " in out and "pooled (TEMPURA)" in out
     out = sh(
         ".venv/bin/sgg-eval evaluate data/examples/ag/preds_sgdet --ag data/examples/ag/splits/test_filtersmall.h5 "
-        "--task sgdet --constraint semi -o data/examples/ag/sgdet_semi.json",
+        "--task sgdet --constraint all -o data/examples/ag/sgdet.json",
         project,
     )
-    doc = json.loads((project / "data/examples/ag/sgdet_semi.json").read_text())
-    assert doc["constraint"] == "semi" and doc["semi_threshold"] == 0.9 and 0 < doc["metrics"]["R@50"] < 1
+    assert out.count("R@100: ") == 3 and "semi constraint" in out
+    doc = json.loads((project / "data/examples/ag/sgdet.json").read_text())
+    assert doc["constraint"] == "all" and doc["semi_threshold"] == 0.9
+    assert 0 < doc["results"]["semi"]["metrics"]["R@50"] < doc["results"]["no"]["metrics"]["R@50"]
 
 
 def test_psg_table_of_the_simulated_benchmark(project):

@@ -8,6 +8,7 @@ import os
 
 from sgg_eval.cli.options import bounded
 from sgg_eval.core.protocols import (
+    STTRAN_ALL,
     STTRAN_ATTENTION,
     STTRAN_ATTENTION_KINDS,
     STTRAN_CONSTRAINT,
@@ -37,7 +38,7 @@ def add_split_sources(src) -> None:
 
 def run_ag_split(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
-    from sgg_eval.video.ag_annotations import OBJECT_FILE, read_ag_split
+    from sgg_eval.video.ag_annotations import OBJECT_FILE, load_persons, read_ag_split
     from sgg_eval.video.ag_names import read_vocabulary
     from sgg_eval.video.ag_store import write_ag_store
 
@@ -52,7 +53,9 @@ def run_ag_split(args: argparse.Namespace) -> None:
     jobs = [(s, os.path.join(args.out_dir, f"{s}.h5"), None) for s in AG_SPLITS if s in splits]
     if args.ag_small_boxes:
         jobs.append(("test", os.path.join(args.out_dir, SMALL_BOX_STORE), args.ag_small_boxes))
-    read = [(path, read_ag_split(annotations, vocab, split, small), small) for split, path, small in jobs]
+    persons = load_persons(annotations)
+    read = [(path, read_ag_split(annotations, vocab, split, small, persons=persons), small)
+            for split, path, small in jobs]  # fmt: skip
     os.makedirs(args.out_dir, exist_ok=True)
     for path, split, small in read:  # every file read and checked before the first is written
         write_ag_store(path, split, vocab, os.path.basename(small) if small else OBJECT_FILE)
@@ -73,10 +76,11 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--constraint",
-        choices=STTRAN_CONSTRAINTS,
+        choices=[*STTRAN_CONSTRAINTS, STTRAN_ALL],
         default=None,
         help="with: one predicate per relation row; semi: the spatial and contacting predicates above "
-        f"--semi-threshold; no: the 100 best of every score (default: {STTRAN_CONSTRAINT})",
+        f"--semi-threshold; no: the 100 best of every score; all: the three, from one reading of the predictions "
+        f"(default: {STTRAN_CONSTRAINT})",
     )
     g.add_argument(
         "--semi-threshold",
@@ -114,7 +118,7 @@ def evaluate_video(args: argparse.Namespace) -> None:
         raise InputError(f"{what} is not for Action Genome: --ag takes --task, --constraint, --semi-threshold, "
                          "--attention, --iou-threshold and -o", field=what.split()[0])  # fmt: skip
     constraint = args.constraint or STTRAN_CONSTRAINT
-    if args.semi_threshold is not None and constraint != "semi":
+    if args.semi_threshold is not None and constraint not in ("semi", STTRAN_ALL):
         raise InputError("--semi-threshold is the semi constraint's: give --constraint semi", field="--semi-threshold")
     doc = evaluate_ag(args.ag, args.predictions, args.task, constraint,
                       semi_threshold=STTRAN_SEMI_THRESHOLD if args.semi_threshold is None else args.semi_threshold,
@@ -122,10 +126,15 @@ def evaluate_video(args: argparse.Namespace) -> None:
                       **({"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}))  # fmt: skip
     if args.output:
         write_json(args.output, doc)
+    for name, result in doc["results"].items():
+        _print(name, args.task, result)
+
+
+def _print(constraint: str, task: str, result: dict) -> None:
+    """STTran's lines (test.py, print_stats), each with the two mean recalls beside its R@K."""
     print(f"{'-' * 25}{constraint} constraint{'-' * 25}")
-    print(f"{'=' * 22}{args.task}{'=' * 28}")
-    m = doc["metrics"]
-    ties = doc["sttran_tie_range"]
+    print(f"{'=' * 22}{task}{'=' * 28}")
+    m, ties = result["metrics"], result["sttran_tie_range"]
     for k in (10, 20, 50, 100):
         print(f"R@{k}: {m[f'R@{k}']:f}    mR@{k} pooled (TEMPURA): {m[f'mR_pooled@{k}']:f}    "
               f"per frame (DSG-DETR): {m[f'mR_per_frame@{k}']:f}")  # fmt: skip

@@ -116,6 +116,7 @@ PROVISION_TOP_K = 50
 # attention output is (its evaluator applies the softmax).
 STTRAN_SEMI_THRESHOLD, STTRAN_CONSTRAINT, STTRAN_ATTENTION = 0.9, "with", "logits"
 STTRAN_CONSTRAINTS, STTRAN_ATTENTION_KINDS = ("with", "semi", "no"), ("logits", "probabilities")
+STTRAN_ALL = "all"  # --constraint all: the three, as STTran's test.py prints them
 
 
 def _run(module: str, function: str) -> str:

@@ -12,6 +12,7 @@ persistent id, or a truncated file is an :class:`InputError` naming the file, be
 from __future__ import annotations
 
 import io
+import math
 import os
 import pickle
 
@@ -37,37 +38,47 @@ class _DType:
         self.order = order if order in ("<", ">", "|", "=") else "|"
 
     def resolve(self, path: str) -> np.dtype:
+        if getattr(self, "_resolved", None) is not None:
+            return self._resolved
         try:
             dtype = np.dtype(self.code).newbyteorder(getattr(self, "order", "="))
         except (TypeError, ValueError):
             raise InputError(f"holds an array of dtype {self.code!r:.40}, not plain numbers", path=path) from None
         if dtype.kind not in _NUMERIC_KINDS:
             raise InputError(f"holds an array of dtype {dtype}, not plain numbers", path=path)
+        self._resolved = dtype
         return dtype
 
 
 class PlainArray:
-    """What a pickled ``ndarray`` becomes: ``array`` once its state (shape, dtype, bytes) is read and checked."""
+    """What a pickled ``ndarray`` becomes: its state is kept as read, and checked and turned into a read-only array
+    (``array``) when asked for, so the arrays a reader never uses (Action Genome's keypoints) cost nothing. An array
+    of objects is refused at once: its state holds a list, not bytes."""
 
     path = ""
 
     def __init__(self, *args):
-        self.array = None
+        self._state = None
+        self._array = None
 
     def __setstate__(self, state):
-        if type(state) is not tuple or len(state) != 5:
-            raise InputError("holds an array whose state is not NumPy's", path=self.path)
-        _version, shape, dtype, fortran, raw = state
-        if type(dtype) is not _DType or type(raw) is not bytes:
-            raise InputError("holds an array of objects, not plain numbers", path=self.path)
-        if type(shape) is not tuple or len(shape) > _MAX_DIMS or any(type(n) is not int or n < 0 for n in shape):
-            raise InputError(f"holds an array of shape {shape!r:.60}", path=self.path)
-        dt = dtype.resolve(self.path)
-        if int(np.prod(shape, dtype=np.float64)) * dt.itemsize != len(raw):
-            raise InputError(f"holds an array of shape {list(shape)} with {len(raw)} bytes", path=self.path)
-        values = np.frombuffer(raw, dtype=dt).reshape(shape, order="F" if fortran else "C")
-        self.array = values.astype(dt.newbyteorder("="), copy=False)
-        self.array.flags.writeable = False
+        if type(state) is not tuple or len(state) != 5 or type(state[2]) is not _DType or type(state[4]) is not bytes:
+            raise InputError("holds an array of objects, or one whose state is not NumPy's", path=self.path)
+        self._state = state
+
+    @property
+    def array(self) -> np.ndarray | None:
+        if self._array is None and self._state is not None:
+            _version, shape, dtype, fortran, raw = self._state
+            if type(shape) is not tuple or len(shape) > _MAX_DIMS or any(type(n) is not int or n < 0 for n in shape):
+                raise InputError(f"holds an array of shape {shape!r:.60}", path=self.path)
+            dt = dtype.resolve(self.path)
+            if math.prod(shape) * dt.itemsize != len(raw):
+                raise InputError(f"holds an array of shape {list(shape)} with {len(raw)} bytes", path=self.path)
+            values = np.frombuffer(raw, dtype=dt).reshape(shape, order="F" if fortran else "C")
+            self._array = values.astype(dt.newbyteorder("="), copy=False)
+            self._array.flags.writeable = False
+        return self._array
 
 
 class _Unpickler(pickle.Unpickler):

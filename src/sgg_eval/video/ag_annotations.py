@@ -20,6 +20,7 @@ The pickles are read with :mod:`sgg_eval.formats.plain_pickle`: plain data, noth
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -60,13 +61,21 @@ class AGSplit:
         return len(self.frame_keys)
 
 
-def read_ag_split(annotations: str, vocab: AGVocabulary, split: str, object_file: str | None = None) -> AGSplit:
-    """The frames of ``split`` (``"test"`` or ``"train"``) from ``annotations/person_bbox.pkl`` and the object file
-    (``annotations/object_bbox_and_relationship.pkl`` unless ``object_file`` names another, e.g. the STTran authors'
-    small-box-filtered one for SGCls and SGDet)."""
+def load_persons(annotations: str) -> dict:
+    """``annotations/person_bbox.pkl``, read once for every split made from it."""
+    path = os.path.join(annotations, PERSON_FILE)
+    return _mapping(load_plain(path), path)
+
+
+def read_ag_split(annotations: str, vocab: AGVocabulary, split: str, object_file: str | None = None, *,
+                  persons: dict | None = None) -> AGSplit:  # fmt: skip
+    """The frames of ``split`` (``"test"`` or ``"train"``) from ``annotations/person_bbox.pkl`` (or ``persons``,
+    :func:`load_persons`'s) and the object file (``annotations/object_bbox_and_relationship.pkl`` unless
+    ``object_file`` names another, e.g. the STTran authors' small-box-filtered one for SGCls and SGDet)."""
     person_path = os.path.join(annotations, PERSON_FILE)
     object_path = object_file or os.path.join(annotations, OBJECT_FILE)
-    persons, objects = _mapping(load_plain(person_path), person_path), _mapping(load_plain(object_path), object_path)
+    persons = load_persons(annotations) if persons is None else persons
+    objects = _mapping(load_plain(object_path), object_path)
     reader = _FrameReader(vocab, person_path, object_path)
     videos: dict[str, list[str]] = {}
     for key in persons:
@@ -160,11 +169,7 @@ class _FrameReader:
             bbox = entry.get("bbox")
             if bbox is None:
                 self._fail("a visible object without a box", key, "bbox")
-            xywh = plain_array(bbox, self.object_path, "bbox").reshape(-1)
-            if xywh.shape != (4,) or not np.isfinite(xywh).all():
-                self._fail("expected four finite numbers (x, y, w, h)", key, "bbox")
-            # x + w in the box's own dtype, as STTran adds the two values it reads (Python floats in the release)
-            boxes.append((float(xywh[0]), float(xywh[1]), float(xywh[0] + xywh[2]), float(xywh[1] + xywh[3])))
+            boxes.append(self._box(key, bbox))
             labels.append(self.object_label[name])
             names = {g: self._names(key, entry, g) for g in (ATTENTION, SPATIAL, CONTACTING)}
             if len(names[ATTENTION]) != 1:
@@ -173,6 +178,20 @@ class _FrameReader:
             rels.extend((m, 0, p) for p in names[SPATIAL])
             rels.extend((0, m, p) for p in names[CONTACTING])
         return boxes, labels, rels
+
+    def _box(self, key: str, bbox) -> tuple[float, float, float, float]:
+        """``(x, y, x + w, y + h)``, the sums in the box's own type, as STTran adds the two values it reads: Python
+        floats in the release (checked without NumPy there: a frame has a few objects, the release 300,000)."""
+        if type(bbox) is tuple and len(bbox) == 4 and all(type(v) is float for v in bbox):
+            x, y, w, h = bbox
+            x2, y2 = x + w, y + h
+            if math.isfinite(x) and math.isfinite(y) and math.isfinite(x2) and math.isfinite(y2) and w == w and h == h:
+                return x, y, x2, y2
+            self._fail("expected four finite numbers (x, y, w, h)", key, "bbox")
+        xywh = plain_array(bbox, self.object_path, "bbox").reshape(-1)
+        if xywh.shape != (4,) or not np.isfinite(xywh).all():
+            self._fail("expected four finite numbers (x, y, w, h)", key, "bbox")
+        return float(xywh[0]), float(xywh[1]), float(xywh[0] + xywh[2]), float(xywh[1] + xywh[3])
 
     def _names(self, key: str, entry: dict, group: str) -> list[int]:
         what = _RELATION_FIELD[group]

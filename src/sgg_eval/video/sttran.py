@@ -172,32 +172,42 @@ def _no_constraint(rows: _Rows) -> dict[str, np.ndarray]:
     """Every entry of each frame's ``3P x 26`` matrix, its 100 largest by ``s(pair) x score`` (ties: the matrix
     read row by row): ``kept``. Where entries tie with the 100th, STTran's unstable sort may keep others: every
     entry tied with it is a candidate too, ``sure`` only those above it (for the tie range)."""
-    frames, mades, subs, objs, cols, values, cut = [], [], [], [], [], [], []
+    parts = []
     scores32 = rows.pred.scores
     for g, (_name, start, end) in enumerate(GROUPS):
         sub, obj = rows.ends(g)
         full = np.zeros((len(sub), NUM_PREDICATES), np.float64)
         full[:, start:end] = rows.group(g)
         pair_score = (scores32[sub] * scores32[obj]).astype(np.float32)  # float32, as STTran's .prod(1)
-        n = len(sub)
-        frames.append(np.repeat(rows.frame, NUM_PREDICATES))
-        mades.append((rows.made(g)[:, None] * NUM_PREDICATES + np.arange(NUM_PREDICATES)).reshape(-1))
-        subs.append(np.repeat(sub, NUM_PREDICATES))
-        objs.append(np.repeat(obj, NUM_PREDICATES))
-        cols.append(np.tile(np.arange(NUM_PREDICATES), n))
-        values.append(full.reshape(-1))
-        cut.append((pair_score.astype(np.float64)[:, None] * full).reshape(-1))
-    frame, made, sub, obj, col, value, key = (np.concatenate(x) for x in (frames, mades, subs, objs, cols, values,
-                                                                          cut))  # fmt: skip
-    order = np.lexsort((made, -key, frame))
-    frame, key = frame[order], key[order]
+        parts.append((rows.frame, rows.made(g), sub, obj, full, pair_score.astype(np.float64)))
+    frame, made, sub, obj, full, pair_score = (np.concatenate(x) for x in zip(*parts, strict=True))
+    by_row = np.lexsort((made, frame))  # the 3P rows of each frame in order: the matrix read row by row
+    frame, sub, obj, full = frame[by_row], sub[by_row], obj[by_row], full[by_row]
+    key = (pair_score[by_row][:, None] * full).reshape(-1)
+    entry_frame = np.repeat(frame, NUM_PREDICATES)
+    order = _descending(entry_frame, key)
+    frame, key = entry_frame[order], key[order]
     rank = _rank_in_frame(frame)
     last = np.full(frame.max(initial=-1) + 1, -np.inf)  # each frame's 100th key (-inf: fewer entries)
     last[frame[rank == NO_CONSTRAINT_CUT - 1]] = key[rank == NO_CONSTRAINT_CUT - 1]
     near = key >= last[frame]
     order, kept, sure = order[near], rank[near] < NO_CONSTRAINT_CUT, key[near] > last[frame[near]]
-    return {"frame": frame[near], "subject": sub[order], "object": obj[order], "column": col[order],
-            "value": value[order], "kept": kept, "sure": sure}  # fmt: skip
+    row, col = np.divmod(order, NUM_PREDICATES)
+    return {"frame": frame[near], "subject": sub[row], "object": obj[row], "column": col,
+            "value": full.reshape(-1)[order], "kept": kept, "sure": sure}  # fmt: skip
+
+
+def _descending(frame: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """The order that sorts entries by frame, then by ``value`` descending, equal values kept in their order, for
+    entries grouped by frame (``frame`` non-decreasing) with ``value >= 0``. Most entries are 0 (the matrix's
+    columns outside a row's group): only the positive ones are sorted; the zeros follow them in their order."""
+    positive = value > 0
+    head = np.flatnonzero(positive)
+    head = head[np.lexsort((-value[head], frame[head]))]
+    tail = np.flatnonzero(~positive)
+    both = np.concatenate([head, tail])
+    # two runs, each sorted by frame: a stable sort merges them in linear time
+    return both[np.argsort(np.concatenate([frame[head], frame[tail]]), kind="stable")]
 
 
 def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
@@ -207,7 +217,7 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
     with a score as high but itself."""
     s = pred.scores.astype(np.float64)
     score = s[cand["subject"]] * s[cand["object"]] * cand["value"]
-    order = np.lexsort((-score, cand["frame"]))
+    order = _descending(cand["frame"], score)
     frame, score_s, kept, sure = cand["frame"][order], score[order], cand["kept"][order], cand["sure"][order]
     n = len(frame)
     if not n:
