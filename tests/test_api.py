@@ -240,7 +240,10 @@ def test_all_lists_the_api_and_evaluate_file_returns_what_the_command_writes(tmp
     printed = subprocess.run(
         [sys.executable, "-c", "import sgg_eval; print(sgg_eval.__all__)"], capture_output=True, text=True, check=True
     ).stdout
-    assert printed.strip() == "['Evaluator', 'InputError', 'PsgEvaluator', 'SceneGraphMetric', 'evaluate_file']"
+    assert (
+        printed.strip()
+        == "['Evaluator', 'InputError', 'PsgEvaluator', 'SceneGraphMetric', 'VideoEvaluator', 'evaluate_file']"
+    )
     assert all(hasattr(sgg_eval, name) for name in sgg_eval.__all__)
     _world(tmp_path, "sgcls")
     path, stats = tmp_path / "eval_results.pytorch", tmp_path / "stats.h5"

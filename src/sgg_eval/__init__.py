@@ -4,6 +4,7 @@ The Python API (docs/api.md), the names of ``__all__``:
 
 - :class:`Evaluator`: the box tasks' evaluation as a streaming accumulator, for a training loop;
 - :class:`PsgEvaluator`: its sibling for panoptic SGG;
+- :class:`VideoEvaluator`: Action Genome's video scene graphs as STTran scores them, video by video;
 - :func:`evaluate_file`: ``sgg-eval evaluate`` as a function;
 - :class:`SceneGraphMetric`: the Evaluator as a ``torchmetrics.Metric`` (the extra ``sgg-eval[torchmetrics]``);
 - :class:`InputError`: what they raise on bad input, with the line the command prints.
@@ -13,7 +14,7 @@ needs neither torch nor torchmetrics.
 """
 
 __version__ = "0.1.0"
-__all__ = ["Evaluator", "InputError", "PsgEvaluator", "SceneGraphMetric", "evaluate_file"]
+__all__ = ["Evaluator", "InputError", "PsgEvaluator", "SceneGraphMetric", "VideoEvaluator", "evaluate_file"]
 
 _LAZY = {
     "Evaluator": "sgg_eval.api.evaluator",
@@ -21,6 +22,7 @@ _LAZY = {
     "InputError": "sgg_eval.core.errors",
     "PsgEvaluator": "sgg_eval.api.psg_evaluator",
     "SceneGraphMetric": "sgg_eval.api.metric",
+    "VideoEvaluator": "sgg_eval.api.video_evaluator",
 }
 _EXTRAS = {"SceneGraphMetric": ("torchmetrics", "pip install 'sgg-eval[torchmetrics]'")}
 

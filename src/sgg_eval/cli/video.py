@@ -107,7 +107,7 @@ def check_video_options(args: argparse.Namespace) -> None:
 def evaluate_video(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
     from sgg_eval.io.atomic import write_json
-    from sgg_eval.video.ag_evaluate import evaluate_ag
+    from sgg_eval.video.ag_evaluate import Options, evaluate_ag
 
     if args.task is None:
         raise InputError("--task is required with --ag (predcls, sgcls or sgdet)", field="--task")
@@ -120,10 +120,11 @@ def evaluate_video(args: argparse.Namespace) -> None:
     constraint = args.constraint or STTRAN_CONSTRAINT
     if args.semi_threshold is not None and constraint not in ("semi", STTRAN_ALL):
         raise InputError("--semi-threshold is the semi constraint's: give --constraint semi", field="--semi-threshold")
-    doc = evaluate_ag(args.ag, args.predictions, args.task, constraint,
-                      semi_threshold=STTRAN_SEMI_THRESHOLD if args.semi_threshold is None else args.semi_threshold,
-                      attention=args.attention or STTRAN_ATTENTION,
+    options = Options(args.task, constraint,
+                      STTRAN_SEMI_THRESHOLD if args.semi_threshold is None else args.semi_threshold,
+                      args.attention or STTRAN_ATTENTION,
                       **({"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}))  # fmt: skip
+    doc = evaluate_ag(args.ag, args.predictions, options)
     if args.output:
         write_json(args.output, doc)
     for name, result in doc["results"].items():

@@ -1,0 +1,55 @@
+"""``sgg_eval.VideoEvaluator``: Action Genome's ``sttran`` protocol as a streaming accumulator, for a video-SGG
+training loop or a distributed evaluation. Hand it each video's prediction dict as STTran's model returns it
+(torch tensors or NumPy arrays: ``boxes``, the labels and scores, ``pair_idx``, ``im_idx`` and the three
+distributions; ``docs/action_genome.md``), in any order; ``merge`` another process's evaluator; ``compute`` gives
+the document ``sgg-eval evaluate --ag`` writes for the same predictions, to the last bit."""
+
+from __future__ import annotations
+
+import os
+
+from sgg_eval.api.inputs import as_array
+from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import STTRAN_ATTENTION, STTRAN_CONSTRAINT, STTRAN_SEMI_THRESHOLD
+from sgg_eval.video.ag_evaluate import Options, Scorer, open_split
+from sgg_eval.video.ag_predictions import read_video
+from sgg_eval.video.sttran import IOU_THRESHOLD
+
+
+class VideoEvaluator:
+    """The ``sttran`` protocol on the split store ``gt`` (``sgg-eval split --ag-dir``) for ``task``, with the
+    command's options: ``constraint`` (``with``, ``semi``, ``no``, ``all``), ``semi_threshold``, ``attention``
+    (``logits`` or ``probabilities``) and ``iou_threshold``."""
+
+    def __init__(self, gt: str | os.PathLike, task: str, *, constraint: str = STTRAN_CONSTRAINT,
+                 semi_threshold: float = STTRAN_SEMI_THRESHOLD, attention: str = STTRAN_ATTENTION,
+                 iou_threshold: float = IOU_THRESHOLD):  # fmt: skip
+        self.gt = os.fspath(gt)
+        self.split, self.vocab = open_split(self.gt, task)
+        self.options = Options(task, constraint, semi_threshold, attention, iou_threshold)
+        self._scorer = Scorer(self.split, self.options)
+        self._index = {name: i for i, name in enumerate(self.split.videos)}
+
+    def update(self, video: str, prediction: dict) -> None:
+        """Add one video's prediction; ``video`` is its name in Action Genome (``001YG.mp4``, or ``001YG``)."""
+        v = self._index.get(video, self._index.get(f"{video}.mp4"))
+        if v is None:
+            raise InputError(f"no video of the split is called {video!r:.60}", field="video")
+        if not isinstance(prediction, dict):
+            raise InputError(f"expected a dict of tensors or arrays, got {type(prediction).__name__}",
+                             image_id=f"video {video}")  # fmt: skip
+        where = {"image_id": f"video {video}"}
+        arrays = {key: as_array(value, key, where) for key, value in prediction.items()}
+        pred = read_video(arrays, "", video, int(self._scorer.frames_of[v]), self.options.task, self.options.attention)
+        self._scorer.add(v, pred)
+
+    def merge(self, other: VideoEvaluator) -> None:
+        """Take ``other``'s videos: an evaluator of the same split and options in another process (gathered, e.g.
+        with ``torch.distributed.all_gather_object``)."""
+        if not isinstance(other, VideoEvaluator) or (other.gt, other.options) != (self.gt, self.options):
+            raise InputError("merge takes a VideoEvaluator of the same split store and options", field="merge")
+        self._scorer.merge(other._scorer)
+
+    def compute(self) -> dict:
+        """The document ``sgg-eval evaluate --ag`` writes; every video of the split must have been added."""
+        return self._scorer.document(self.vocab)

@@ -1,0 +1,88 @@
+"""sgg_eval.VideoEvaluator: the command's document for the same predictions, to the last bit, in any order and
+batching of ``update`` and after ``merge``; torch tensors as they come out of a model; bad use refused."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from sgg_eval import InputError, VideoEvaluator
+from sgg_eval.cli import main
+from sgg_eval.video.ag_example import predictions_for, write_release
+from sgg_eval.video.ag_store import read_ag_store
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ag_api")
+    paths = write_release(str(root / "AG"), 40, seed=8)
+    assert main(["split", "--ag-dir", str(root / "AG"), "--ag-small-boxes", paths["filtersmall"],
+                 "-o", str(root / "splits")]) == 0  # fmt: skip
+    store = root / "splits" / "test_filtersmall.h5"
+    split, _, _ = read_ag_store(store)
+    preds = predictions_for(split, "sgdet", seed=9)
+    for video, arrays in preds.items():
+        (root / "preds").mkdir(exist_ok=True)
+        np.savez(root / "preds" / f"{video}.npz", **arrays)
+    out = root / "command.json"
+    assert main(["evaluate", str(root / "preds"), "--ag", str(store), "--task", "sgdet", "--constraint", "all",
+                 "-o", str(out)]) == 0  # fmt: skip
+    return store, preds, json.loads(out.read_text())
+
+
+def _same(doc: dict, command: dict) -> None:
+    assert json.loads(json.dumps(doc)) == command
+
+
+def test_any_order_equals_the_command(setup, monkeypatch):
+    store, preds, command = setup
+    monkeypatch.setattr("sgg_eval.video.ag_evaluate.BATCH_FRAMES", 7)  # many small batches, out of order
+    videos = list(preds)
+    random.Random(1).shuffle(videos)
+    ev = VideoEvaluator(store, "sgdet", constraint="all")
+    for video in videos:
+        ev.update(video.removesuffix(".mp4") if video.startswith("A") else video, preds[video])
+    _same(ev.compute(), command)
+
+
+def test_merge_equals_the_command(setup):
+    store, preds, command = setup
+    videos = list(preds)
+    parts = [VideoEvaluator(store, "sgdet", constraint="all") for _ in range(3)]
+    for i, video in enumerate(videos):
+        parts[i % 3].update(video, preds[video])
+    parts[2].merge(parts[0])
+    parts[2].merge(parts[1])
+    _same(parts[2].compute(), command)
+    with pytest.raises(InputError, match="evaluated by both"):
+        parts[2].merge(parts[1])
+
+
+def test_torch_tensors_as_a_model_returns_them(setup):
+    torch = pytest.importorskip("torch")
+    store, preds, command = setup
+    ev = VideoEvaluator(store, "sgdet", constraint="all")
+    for video, arrays in preds.items():
+        ev.update(video, {k: torch.from_numpy(v) for k, v in arrays.items()})
+    _same(ev.compute(), command)
+
+
+def test_bad_use_is_refused(setup):
+    store, preds, _ = setup
+    video = next(iter(preds))
+    ev = VideoEvaluator(store, "sgdet")
+    ev.update(video, preds[video])
+    with pytest.raises(InputError, match="given twice"):
+        ev.update(video, preds[video])
+    with pytest.raises(InputError, match="no video of the split"):
+        ev.update("nope.mp4", preds[video])
+    with pytest.raises(InputError, match="have no prediction"):
+        ev.compute()
+    with pytest.raises(InputError, match="same split store and options"):
+        ev.merge(VideoEvaluator(store, "sgdet", constraint="no"))
+    bad = dict(preds[video], im_idx=preds[video]["im_idx"] + 0.5)
+    with pytest.raises(InputError, match="not an integer"):
+        VideoEvaluator(store, "sgdet").update(video, bad)
