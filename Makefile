@@ -150,6 +150,7 @@ bench: $(STAMP) .venv-sgbench/.installed bytecode
 	$(BIN)/python scripts/bench_psg.py $(PSG_ARGS)
 	$(BIN)/python scripts/bench_oiv6.py $(OIV6_ARGS)
 	$(BIN)/python scripts/bench_openvocab.py $(OPENVOCAB_ARGS)
+	$(BIN)/python scripts/bench_ag.py $(AG_ARGS)
 
 # The fuzzer (tests/fuzz): N mutated inputs of every format through the real CLI, a table of outcomes; exits 1
 # on any case other than refused / same result / valid change. `make test` runs 300 of them.

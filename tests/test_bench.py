@@ -92,6 +92,16 @@ def test_the_openvocab_bench_runs_every_protocol(tmp_path):
         assert ours > 0 and floor > 0 and r[-1] == "-", r
 
 
+def test_the_action_genome_bench_runs_every_constraint(tmp_path):
+    """`scripts/bench_ag.py` on a tiny fixture (STTran's column needs a Python with torch: skipped here): the
+    split, a row per constraint and the three at once, and the total."""
+    out = bench("bench_ag.py", "--videos", "12", "--repeat", "1", "--cache", str(tmp_path))
+    assert "Action Genome fixture:" in out and "split (pickles" in out
+    for c in ("with", "semi", "no", "all"):
+        assert f"evaluate --constraint {c}" in out
+    assert "split + evaluate all" in out and "STTran's column is skipped" in out
+
+
 def test_the_api_bench_times_every_task_and_finds_the_commands_numbers():
     """`scripts/bench_api.py` on a few images: a row per task, every time measured, and the Evaluator's
     metrics equal the command's (the row would say so otherwise)."""

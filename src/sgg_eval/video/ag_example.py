@@ -44,14 +44,16 @@ _OBJECT_NAMES = (
 SMALL_EDGE = 16  # the STTran authors' filter: "bounding boxes with short edges larger than 16 pixels"
 
 
-def write_release(root: str, videos: int, seed: int = 0, frames: tuple[int, int] = (1, 9)) -> dict[str, str]:
-    """Write ``root/annotations/`` and ``root/object_bbox_and_relationship_filtersmall.pkl``; returns their paths."""
+def write_release(root: str, videos: int, seed: int = 0, frames: tuple[int, int] = (1, 9),
+                  test_share: float = 0.75) -> dict[str, str]:  # fmt: skip
+    """Write ``root/annotations/`` and ``root/object_bbox_and_relationship_filtersmall.pkl`` (``videos`` videos of
+    ``frames`` frames, about ``test_share`` of them in the test split); returns their paths."""
     rng = np.random.default_rng(seed)
     person, objects, small = {}, {}, {}
     keys = []
     for v in range(videos):
         name = f"{_video_name(rng)}{v:03d}.mp4"
-        split = "test" if rng.random() < 0.75 else "train"
+        split = "test" if rng.random() < test_share else "train"
         numbers = np.sort(rng.choice(np.arange(1, 999), size=int(rng.integers(*frames)), replace=False))
         for n in numbers:
             keys.append((rng.random(), f"{name}/{int(n):06d}.png", split))
