@@ -51,13 +51,11 @@ lock:
 	  .venv-lock/bin/python -m pip freeze --exclude-editable | LC_ALL=C sort -f; } > $(LOCK).tmp
 	mv $(LOCK).tmp $(LOCK) && rm -rf .venv-lock
 
-# The suite on every core, plus one worker (pytest-xdist; TEST_JOBS=0: in this process): a worker often waits (on
-# a server it started, a DVC stage, a child process), and with one worker per core 2 cores were busy 79% of a
-# fresh clone's run; the extra worker fills that (docs/decisions.md). A module's tests stay in one worker
+# The suite on every core (pytest-xdist; TEST_JOBS=0: in this process); a module's tests stay in one worker
 # (--dist loadfile), so a module-scoped fixture (a pipeline run, a project's copy) is built once; modules start in
 # the order tests/conftest.py gives them (--no-loadscope-reorder: xdist would start the modules with most tests
 # first, and the slowest, a single test, last).
-TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_JOBS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP) $(S2G_STAMP) $(TM_STAMP) $(SERVICE_STAMP) .venv-sgbench/.installed bytecode
