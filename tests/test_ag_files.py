@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 import pytest
+from ag_fixture import release_with_splits
 from torch_writer import save_zip
 
 from sgg_eval.cli import main
@@ -22,10 +23,7 @@ from sgg_eval.video.ag_store import read_ag_store
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("ag")
-    paths = write_release(str(root / "AG"), 30, seed=3)
-    assert main(["split", "--ag-dir", str(root / "AG"), "--ag-small-boxes", paths["filtersmall"],
-                 "-o", str(root / "splits")]) == 0  # fmt: skip
-    return root, paths
+    return root, release_with_splits(root, 30, seed=3)
 
 
 def _objects(root) -> dict:

@@ -8,19 +8,18 @@ import random
 
 import numpy as np
 import pytest
+from ag_fixture import release_with_splits
 
 from sgg_eval import InputError, VideoEvaluator
 from sgg_eval.cli import main
-from sgg_eval.video.ag_example import predictions_for, write_release
+from sgg_eval.video.ag_example import predictions_for
 from sgg_eval.video.ag_store import read_ag_store
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("ag_api")
-    paths = write_release(str(root / "AG"), 40, seed=8)
-    assert main(["split", "--ag-dir", str(root / "AG"), "--ag-small-boxes", paths["filtersmall"],
-                 "-o", str(root / "splits")]) == 0  # fmt: skip
+    release_with_splits(root, 40, seed=8)
     store = root / "splits" / "test_filtersmall.h5"
     split, _, _ = read_ag_store(store)
     preds = predictions_for(split, "sgdet", seed=9)
