@@ -169,6 +169,10 @@ def test_a_pickle_of_arrays_of_objects_is_refused(tmp_path):
     path.write_bytes(path.read_bytes()[:-20])
     with pytest.raises(InputError, match="not a readable pickle"):
         load_plain(path)
+    # numpy.ndarray called by the pickle itself (an uninitialised array of any size): refused, nothing allocated
+    path.write_bytes(b"\x80\x02cnumpy\nndarray\nq\x00J\x00\xe4\x0bT\x85q\x01\x85q\x02Rq\x03.")
+    with pytest.raises(InputError, match="not a readable pickle"):
+        load_plain(path)
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,9 @@ class PlainArray:
         return self._array
 
 
+_NDARRAY = ("numpy", "ndarray")  # what the pickle's numpy.ndarray becomes: a token, not the (callable) class
+
+
 class _Unpickler(pickle.Unpickler):
     def __init__(self, fh, path: str):
         super().__init__(fh)
@@ -93,7 +96,7 @@ class _Unpickler(pickle.Unpickler):
         if module in _MULTIARRAY and name == "scalar":
             return self._scalar
         if module == "numpy" and name == "ndarray":
-            return np.ndarray  # only ever the class argument of _reconstruct, never called
+            return _NDARRAY  # only ever the class argument of _reconstruct: a call of it fails, nothing is allocated
         if module == "numpy" and name == "dtype":
             return _DType
         raise InputError(
@@ -105,7 +108,7 @@ class _Unpickler(pickle.Unpickler):
         raise InputError(f"refused to load: a persistent id {pid!r:.60}, not plain data", path=self.path)
 
     def _reconstruct(self, cls, shape, code):
-        if cls is not np.ndarray:
+        if cls is not _NDARRAY:
             raise InputError("refused to load: an array of a class other than numpy.ndarray", path=self.path)
         return self._array()
 
