@@ -118,9 +118,7 @@ class Scorer:
         shift = np.cumsum([0] + [len(f) for f in frames])
         pred = _concatenate([(int(shift[i]), p) for i, (_, p) in enumerate(self._batch)])
         for constraint, out in self.hits.items():
-            hits = first_hits(truth, ranked_triplets(pred, constraint, o.semi_threshold), pred, o.iou_threshold)
-            for name in ("ours", "best", "worst"):
-                getattr(out, name)[rels] = getattr(hits, name)
+            out.put(rels, first_hits(truth, ranked_triplets(pred, constraint, o.semi_threshold), pred, o.iou_threshold))
         self._batch, self._batch_frames = [], 0
 
     def merge(self, other: Scorer) -> None:
@@ -132,8 +130,7 @@ class Scorer:
             raise InputError(f"video {self.split.videos[int(np.argmax(both))]} was evaluated by both", field="merge")
         rels = np.repeat(other.seen[self.split.frame_video], np.diff(self.split.rel_offsets))
         for constraint, out in self.hits.items():
-            for name in ("ours", "best", "worst"):
-                getattr(out, name)[rels] = getattr(other.hits[constraint], name)[rels]
+            out.put(rels, other.hits[constraint], rels)
         self.seen |= other.seen
 
     def document(self, vocab: AGVocabulary) -> dict:

@@ -59,8 +59,9 @@ def video_sources(path: str, videos: list[str]) -> Iterator[tuple[str, str, obje
     whole = _load(path)
     if not isinstance(whole, dict) or not all(isinstance(k, str) for k in whole):
         raise InputError("expected a dict {video name: prediction dict}, or a folder of per-video files", path=path)
-    names = {_video_name(k, set(videos)): k for k in whole}
-    extra = [k for v, k in names.items() if v is None]
+    known = set(videos)
+    names = {_video_name(k, known): k for k in whole}
+    extra = [k for k in whole if _video_name(k, known) is None]
     missing = [v for v in videos if v not in names]
     if extra or missing:
         what = f"video {extra[0]!r} is not in the split" if extra else f"{len(missing)} videos have no prediction"

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.arrays.segments import expand_segments, position_in_runs, segment_min
 from sgg_eval.core.protocols import STTRAN_CONSTRAINTS as CONSTRAINTS
 from sgg_eval.core.protocols import STTRAN_SEMI_THRESHOLD as SEMI_THRESHOLD
 from sgg_eval.metrics.iou import sttran_iou
@@ -103,14 +104,18 @@ class FirstHits:
     best: np.ndarray
     worst: np.ndarray
 
+    def put(self, at: np.ndarray, source: FirstHits, source_at=slice(None)) -> None:
+        """Write ``source``'s ranks (at ``source_at``) into this one's at ``at``."""
+        for name in ("ours", "best", "worst"):
+            getattr(self, name)[at] = getattr(source, name)[source_at]
+
 
 def ranked_triplets(pred: FramePredictions, constraint: str, threshold: float = SEMI_THRESHOLD) -> Triplets:
     """The frames' triplets under ``constraint`` (``with``, ``semi``, ``no``), ranked (module docstring)."""
     order = np.argsort(pred.pair_frame, kind="stable")  # each frame's pairs, in pair order
     frame = pred.pair_frame[order]
     per_frame = np.bincount(frame, minlength=1)
-    index_in_frame = np.arange(len(order)) - np.repeat(np.cumsum(per_frame) - per_frame, per_frame)
-    rows = _Rows(pred, order, frame, index_in_frame, per_frame[frame])
+    rows = _Rows(pred, order, frame, expand_segments(per_frame)[1], per_frame[frame])
     if constraint == NO:
         cand = _no_constraint(rows)
     else:
@@ -187,7 +192,7 @@ def _no_constraint(rows: _Rows) -> dict[str, np.ndarray]:
     entry_frame = np.repeat(frame, NUM_PREDICATES)
     order = _descending(entry_frame, key)
     frame, key = entry_frame[order], key[order]
-    rank = _rank_in_frame(frame)
+    rank = position_in_runs(frame)
     last = np.full(frame.max(initial=-1) + 1, -np.inf)  # each frame's 100th key (-inf: fewer entries)
     last[frame[rank == NO_CONSTRAINT_CUT - 1]] = key[rank == NO_CONSTRAINT_CUT - 1]
     near = key >= last[frame]
@@ -223,11 +228,10 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
     if not n:
         none = np.zeros(0, np.int64)
         return Triplets(none, none, none, none, np.zeros(0), none, none, none)
-    frame_start = np.flatnonzero(np.r_[True, frame[1:] != frame[:-1]])
-    group_start = np.flatnonzero(np.r_[True, (frame[1:] != frame[:-1]) | (score_s[1:] != score_s[:-1])])
-    at_frame = np.repeat(frame_start, np.diff(np.r_[frame_start, n]))
-    at_group = np.repeat(group_start, np.diff(np.r_[group_start, n]))
-    group_end = np.repeat(np.r_[group_start[1:], n], np.diff(np.r_[group_start, n]))
+    at_frame = np.arange(n) - position_in_runs(frame)
+    group = np.cumsum(np.r_[True, (frame[1:] != frame[:-1]) | (score_s[1:] != score_s[:-1])])  # equal scores
+    at_group = np.arange(n) - position_in_runs(group)
+    group_end = at_group + np.bincount(group)[group]
     kept_before, sure_before = np.cumsum(kept) - kept, np.cumsum(sure) - sure
     ours = np.where(kept, kept_before - kept_before[at_frame], MISSED)
     best = sure_before[at_group] - sure_before[at_frame]
@@ -239,20 +243,11 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
                     score_s[keep], np.minimum(ours[keep], cap), best[keep], np.minimum(worst[keep], cap))  # fmt: skip
 
 
-def _rank_in_frame(sorted_frames: np.ndarray) -> np.ndarray:
-    """Position of each entry among the entries of its frame (``sorted_frames`` grouped)."""
-    if not len(sorted_frames):
-        return np.zeros(0, np.int64)
-    starts = np.flatnonzero(np.r_[True, sorted_frames[1:] != sorted_frames[:-1]])
-    sizes = np.diff(np.r_[starts, len(sorted_frames)])
-    return np.arange(len(sorted_frames)) - np.repeat(starts, sizes)
-
-
 def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
                iou_threshold: float = IOU_THRESHOLD) -> FirstHits:  # fmt: skip
     """For each GT relation, the rank of the first triplet of its frame that hits it (or :data:`MISSED`): in
     sgg-eval's order, and in the most and least favourable order of STTran's tied scores."""
-    gt_frame = np.repeat(np.arange(truth.num_frames), np.diff(truth.rel_offsets))
+    gt_frame = expand_segments(np.diff(truth.rel_offsets))[0]
     first_box = truth.box_offsets[:-1][gt_frame]
     gt_sub, gt_obj = first_box + truth.rels[:, 0], first_box + truth.rels[:, 1]
     gt_key = _key(gt_frame, truth.labels[gt_sub], truth.rels[:, 2], truth.labels[gt_obj])
@@ -260,17 +255,13 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
     by_key = np.argsort(gt_key, kind="stable")
     lo = np.searchsorted(gt_key[by_key], tr_key, side="left")
     hi = np.searchsorted(gt_key[by_key], tr_key, side="right")
-    tr = np.repeat(np.arange(len(tr_key)), hi - lo)
-    gt = by_key[np.arange(len(tr)) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo) + np.repeat(lo, hi - lo)]
+    tr, within = expand_segments(hi - lo)  # each triplet's run of GT relations with its labels
+    gt = by_key[np.repeat(lo, hi - lo) + within]
     hit = (sttran_iou(truth.boxes[gt_sub[gt]], pred.boxes[triplets.subject[tr]]) >= iou_threshold) & (
         sttran_iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
     )
-    out = []
-    for ranks in (triplets.rank, triplets.best, triplets.worst):
-        first = np.full(len(gt_key), MISSED, np.int16)
-        np.minimum.at(first, gt[hit], ranks[tr[hit]].astype(np.int16))
-        out.append(first)
-    return FirstHits(*out)
+    return FirstHits(*(segment_min(len(gt_key), gt[hit], ranks[tr[hit]], MISSED).astype(np.int16)
+                       for ranks in (triplets.rank, triplets.best, triplets.worst)))  # fmt: skip
 
 
 def _key(frame: np.ndarray, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
