@@ -21,6 +21,14 @@ def iou(g, p) -> float:
     return iw * ih / union
 
 
+def iou_oed(g, p) -> float:
+    """DETR's box_iou as OED calls it: no +1, ``g`` first; a zero union gives NaN (no hit)."""
+    w = max(0.0, min(g[2], p[2]) - max(g[0], p[0]))
+    h = max(0.0, min(g[3], p[3]) - max(g[1], p[1]))
+    union = (g[2] - g[0]) * (g[3] - g[1]) + (p[2] - p[0]) * (p[3] - p[1]) - w * h
+    return w * h / union if union else float("nan")
+
+
 def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=None) -> list[tuple]:
     """``(subject, object, column, score)`` of one frame, ranked, at most 100: equal scores in the order they were
     made, or in a random order when ``shuffle`` (a ``random.Random``) is given, as STTran's unstable sort may."""
@@ -57,7 +65,7 @@ def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=
     return order(scored, lambda t: -t[3])[:100]
 
 
-def first_hits(truth, pred, constraint: str, threshold: float = 0.9, shuffle=None) -> list[int]:
+def first_hits(truth, pred, constraint: str, threshold: float = 0.9, shuffle=None, overlap=iou) -> list[int]:
     out = []
     for f in range(len(truth.box_offsets) - 1):
         triplets = frame_triplets(pred, f, constraint, threshold, shuffle)
@@ -68,7 +76,10 @@ def first_hits(truth, pred, constraint: str, threshold: float = 0.9, shuffle=Non
             for i, (ps, po, c, _) in enumerate(triplets):
                 if (int(pred.labels[ps]), c + 1, int(pred.labels[po])) == (int(truth.labels[gs]), int(p),
                                                                            int(truth.labels[go])):  # fmt: skip
-                    if iou(truth.boxes[gs], pred.boxes[ps]) >= 0.5 and iou(truth.boxes[go], pred.boxes[po]) >= 0.5:
+                    if (
+                        overlap(truth.boxes[gs], pred.boxes[ps]) >= 0.5
+                        and overlap(truth.boxes[go], pred.boxes[po]) >= 0.5
+                    ):
                         rank = i
                         break
             out.append(rank)

@@ -16,6 +16,7 @@ from torch_writer import save_zip
 from sgg_eval.cli import main
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.plain_pickle import load_plain
+from sgg_eval.video.ag_evaluate import open_split
 from sgg_eval.video.ag_example import predictions_for, write_release
 from sgg_eval.video.ag_store import read_ag_store
 
@@ -37,17 +38,22 @@ def test_the_loader_keeps_frames_and_videos_as_sttran_does(release):
     with open(os.path.join(annotations, "person_bbox.pkl"), "rb") as fh:
         persons = pickle.load(fh)  # our own generated file
     objects = _objects(root)
-    split, vocab, object_file = read_ag_store(root / "splits" / "test.h5")
+    stored, vocab, object_file = read_ag_store(root / "splits" / "test.h5")
     assert object_file == "object_bbox_and_relationship.pkl" and vocab.objects[8] == "closet/cabinet"
+    split, _, videos_stored = open_split(str(root / "splits" / "test.h5"), "predcls", "sttran")
     # written from the rules, key by key
     videos: dict[str, list[str]] = {}
     for key in persons:
         entries = objects[key]
         if entries[0]["metadata"]["set"] == "test" and any(e["visible"] for e in entries):
             videos.setdefault(key.split("/")[0], []).append(key)
-    kept = {v: [k for k in keys if len(persons[k]["bbox"])] for v, keys in videos.items()}
-    kept = {v: keys for v, keys in kept.items() if len(keys) > 2}
+    with_person = {v: [k for k in keys if len(persons[k]["bbox"])] for v, keys in videos.items()}
+    with_person = {v: keys for v, keys in with_person.items() if keys}
+    assert stored.videos == videos_stored == list(with_person)  # the store: every video with a frame
+    assert stored.frame_keys == [k for keys in with_person.values() for k in keys]
+    kept = {v: keys for v, keys in with_person.items() if len(keys) > 2}
     assert split.videos == list(kept) and split.frame_keys == [k for keys in kept.values() for k in keys]
+    assert (split.counts["videos"], split.counts["frames"]) == (len(kept), len(split.frame_keys))
     assert split.counts["one_frame_videos"] == sum(
         len([k for k in keys if len(persons[k]["bbox"])]) == 1 for keys in videos.values()
     )
@@ -66,6 +72,49 @@ def test_the_loader_keeps_frames_and_videos_as_sttran_does(release):
         want += [[m, 0, vocab.predicates.index(s) + 1] for s in e["spatial_relationship"]]
         want += [[0, m, vocab.predicates.index(c) + 1] for c in e["contacting_relationship"]]
     assert rels == want
+
+
+def test_oed_takes_the_frames_and_gt_its_loader_makes(release):
+    """OED's rules, written key by key: every video with a frame, boxes clamped to the frame (bbox_size) and an
+    object left empty dropped with its relations, each object's relations a set; and the fixture has each case."""
+    root, _ = release
+    with open(root / "AG" / "annotations" / "person_bbox.pkl", "rb") as fh:
+        persons = pickle.load(fh)  # our own generated file
+    objects = _objects(root)
+    split, vocab, _ = open_split(str(root / "splits" / "test.h5"), "sgdet", "oed")
+    videos: dict[str, list] = {}
+    seen = dict.fromkeys(("clamped", "dropped", "repeated"), 0)
+    for key in persons:
+        entries = objects[key]
+        if not (entries[0]["metadata"]["set"] == "test" and any(e["visible"] for e in entries)):
+            continue
+        frames = videos.setdefault(key.split("/")[0], [])
+        if not len(persons[key]["bbox"]):
+            continue
+        w, h = persons[key]["bbox_size"]
+        boxes, rels = [[float(v) for v in persons[key]["bbox"][0]]], set()
+        for e in (e for e in entries if e["visible"]):
+            x, y, bw, bh = e["bbox"]
+            box = [min(max(x, 0), w), min(max(y, 0), h), min(max(x + bw, 0), w), min(max(y + bh, 0), h)]
+            seen["clamped"] += box != [x, y, x + bw, y + bh]
+            if not (box[2] > box[0] and box[3] > box[1]):
+                seen["dropped"] += 1
+                continue
+            boxes.append(box)
+            m = len(boxes) - 1
+            names = [(m, 0, s) for s in e["spatial_relationship"]] + [(0, m, c) for c in e["contacting_relationship"]]
+            seen["repeated"] += len(set(names)) < len(names)
+            rels |= {(a, b, vocab.predicates.index(p) + 1) for a, b, p in names}
+            rels.add((0, m, vocab.predicates.index(e["attention_relationship"][0]) + 1))
+        if rels:
+            frames.append((key, boxes, sorted(rels)))
+    want = [frame for frames in videos.values() for frame in frames]
+    assert split.frame_keys == [key for key, _, _ in want]
+    assert split.videos == [v for v, frames in videos.items() if frames]
+    assert min(np.bincount(split.frame_video)) < 3 and all(seen.values()), seen
+    for f, (_, boxes, rels) in enumerate(want):
+        assert split.boxes[split.box_offsets[f] : split.box_offsets[f + 1]].tolist() == boxes
+        assert sorted(map(tuple, split.rels[split.rel_offsets[f] : split.rel_offsets[f + 1]].tolist())) == rels
 
 
 def test_the_small_box_store_has_fewer_relations(release):

@@ -85,3 +85,36 @@ def test_bad_use_is_refused(setup):
     bad = dict(preds[video], im_idx=preds[video]["im_idx"] + 0.5)
     with pytest.raises(InputError, match="not an integer"):
         VideoEvaluator(store, "sgdet").update(video, bad)
+
+
+def test_oed_equals_its_command_and_leaves_the_short_videos_to_it(setup, tmp_path):
+    """OED scores the release's object file: every video with a frame. Predictions for the split's videos STTran
+    leaves out are read by oed and left aside by sttran; semi is not OED's."""
+    store = setup[0].parent / "test.h5"
+    split, _, _ = read_ag_store(store)
+    preds = predictions_for(split, "sgdet", seed=2, attention="probabilities")
+    for video, arrays in preds.items():
+        np.savez(tmp_path / f"{video}.npz", **arrays)
+    out = tmp_path / "oed.json"
+    assert main(["evaluate", str(tmp_path), "--ag", str(store), "--protocol", "oed", "--task", "sgdet",
+                 "--constraint", "all", "-o", str(out)]) == 0  # fmt: skip
+    command = json.loads(out.read_text())
+    assert command["protocol"] == "oed" and sorted(command["results"]) == ["no", "with"]
+    assert command["attention"] == "probabilities" and command["semi_threshold"] is None
+    ev = VideoEvaluator(store, "sgdet", protocol="oed", constraint="all")
+    for video in reversed(list(preds)):
+        ev.update(video, preds[video])
+    _same(ev.compute(), command)
+    sttran = VideoEvaluator(store, "predcls")
+    assert sttran.split.num_frames < ev.split.num_frames
+    for video, arrays in predictions_for(split, "predcls", seed=2).items():
+        sttran.update(video, arrays)  # the short videos are left aside, not refused
+    assert sttran.compute()["counts"]["videos_not_scored"] > 0 and command["counts"]["videos_not_scored"] == 0
+    with pytest.raises(InputError, match="builds the constraints with, no"):
+        VideoEvaluator(store, "sgdet", protocol="oed", constraint="semi")
+    with pytest.raises(InputError, match="no semi constraint"):
+        VideoEvaluator(store, "sgdet", protocol="oed", semi_threshold=0.5)
+    with pytest.raises(InputError, match="release's object_bbox_and_relationship.pkl"):
+        VideoEvaluator(setup[0], "sgdet", protocol="oed")
+    with pytest.raises(InputError, match="not a video one"):
+        VideoEvaluator(store, "sgdet", protocol="reference")

@@ -15,7 +15,7 @@ from sgg_eval.core import defaults
 from sgg_eval.core.protocols import BOXES, PANOPTIC, PRODUCTS, REGISTRY, TEXT, names, protocol
 
 EVERY = ("reference", "strict", "oiv6", "ovsgtr", "vs3", "pgsg", "sgbench", "sgbench-paper", "openpsg", "sets",
-         "r1sgg", "sgvlm", "asmv2", "provision", "sttran")  # fmt: skip
+         "r1sgg", "sgvlm", "asmv2", "provision", "sttran", "oed")  # fmt: skip
 
 
 def test_every_protocol_has_one_record_with_its_source():
@@ -53,7 +53,7 @@ def test_the_command_lists_them(capsys):
     for p in REGISTRY:
         assert re.search(rf"^  {re.escape(p.name)} ", out, re.M), p.name
         assert p.source.where in out and p.source.file in out
-    assert out.strip().endswith("docs/action_genome.md") and "15 protocols" in out
+    assert out.strip().endswith("docs/action_genome.md") and "16 protocols" in out
     assert main(["protocols", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in records] == list(EVERY) and records[0]["source"]["tool"]

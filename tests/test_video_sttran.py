@@ -10,7 +10,7 @@ import ag_reference
 import numpy as np
 import pytest
 
-from sgg_eval.metrics.iou import sttran_iou
+from sgg_eval.metrics.iou import oed_iou, sttran_iou
 from sgg_eval.video.ag_metrics import recalls
 from sgg_eval.video.sttran import CONSTRAINTS, FramePredictions, FrameTruth, first_hits, ranked_triplets
 
@@ -90,6 +90,21 @@ def test_first_hits_equal_the_slow_reference(constraint, ties):
         assert got.keys() == want.keys()
         for key in got:
             assert got[key] == pytest.approx(want[key], abs=1e-15), key
+
+
+@pytest.mark.parametrize("constraint", ["with", "no"])
+def test_oeds_matching_equals_the_slow_reference(constraint):
+    """OED's evaluator is STTran's lines with DETR's IoU (no +1): the same reference with that IoU; the boxes
+    moved to STTran's IoU of exactly 0.5 miss here, so the two differ."""
+    rng = np.random.default_rng(17)
+    differ = 0
+    for _ in range(10):
+        truth, pred = random_frames(rng, int(rng.integers(1, 6)), False)
+        triplets = ranked_triplets(pred, constraint)
+        fast = first_hits(truth, triplets, pred, iou=oed_iou).ours
+        assert fast.tolist() == ag_reference.first_hits(truth, pred, constraint, overlap=ag_reference.iou_oed)
+        differ += int(np.sum(fast != first_hits(truth, triplets, pred).ours))
+    assert differ
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
@@ -172,6 +187,9 @@ def test_the_worked_example_gives_what_sttrans_code_printed(constraint, hits):
 def test_iou_exactly_at_the_threshold_hits():
     gt = np.array([10, 20, 109, 79], np.float64)
     assert sttran_iou(gt, np.array([10, 20, 109, 49.0])) == 0.5
+    assert oed_iou(gt, np.array([10, 20, 109, 49.0])) == 2871 / 5841  # no +1: a miss at 0.5
+    assert oed_iou(gt, np.array([10, 20, 109, 49.5])) == 0.5
+    assert np.isnan(oed_iou(np.zeros(4), np.zeros(4)))  # a zero union: NaN, which meets no threshold
     assert sttran_iou(gt, np.array([10, 20, 109, 48.0])) == 29 / 60
     assert sttran_iou(gt, np.array([200, 200, 300, 300.0])) == 0.0
 

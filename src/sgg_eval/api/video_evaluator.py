@@ -1,4 +1,5 @@
-"""``sgg_eval.VideoEvaluator``: Action Genome's ``sttran`` protocol as a streaming accumulator, for a video-SGG
+"""``sgg_eval.VideoEvaluator``: Action Genome's ``sttran`` and ``oed`` protocols as a streaming accumulator, for a
+video-SGG
 training loop or a distributed evaluation. Hand it each video's prediction dict as STTran's model returns it
 (torch tensors or NumPy arrays: ``boxes``, the labels and scores, ``pair_idx``, ``im_idx`` and the three
 distributions; ``docs/action_genome.md``), in any order; ``merge`` another process's evaluator; ``compute`` gives
@@ -10,29 +11,33 @@ import os
 
 from sgg_eval.api.inputs import as_array
 from sgg_eval.core.errors import InputError
-from sgg_eval.core.protocols import STTRAN_ATTENTION, STTRAN_CONSTRAINT, STTRAN_SEMI_THRESHOLD
-from sgg_eval.video.ag_evaluate import Options, Scorer, open_split
+from sgg_eval.video.ag_evaluate import Scorer, open_split, options_for
 from sgg_eval.video.ag_predictions import read_video
 from sgg_eval.video.sttran import IOU_THRESHOLD
 
 
 class VideoEvaluator:
-    """The ``sttran`` protocol on the split store ``gt`` (``sgg-eval split --ag-dir``) for ``task``, with the
-    command's options: ``constraint`` (``with``, ``semi``, ``no``, ``all``), ``semi_threshold``, ``attention``
-    (``logits`` or ``probabilities``) and ``iou_threshold``."""
+    """Video protocol ``protocol`` (``sttran``, the default, or ``oed``) on the split store ``gt`` (``sgg-eval split
+    --ag-dir``) for ``task``, with the command's options: ``constraint`` (one the protocol builds, or ``all``;
+    default: its first), ``semi_threshold``, ``attention`` (``logits`` or ``probabilities``; default: what the
+    protocol's model gives) and ``iou_threshold``."""
 
-    def __init__(self, gt: str | os.PathLike, task: str, *, constraint: str = STTRAN_CONSTRAINT,
-                 semi_threshold: float = STTRAN_SEMI_THRESHOLD, attention: str = STTRAN_ATTENTION,
+    def __init__(self, gt: str | os.PathLike, task: str, *, protocol: str = "sttran", constraint: str | None = None,
+                 semi_threshold: float | None = None, attention: str | None = None,
                  iou_threshold: float = IOU_THRESHOLD):  # fmt: skip
         self.gt = os.fspath(gt)
-        self.split, self.vocab = open_split(self.gt, task)
-        self.options = Options(task, constraint, semi_threshold, attention, iou_threshold)
-        self._scorer = Scorer(self.split, self.options)
+        self.options = options_for(protocol, task, constraint, semi_threshold, attention, iou_threshold)
+        self.split, self.vocab, stored = open_split(self.gt, task, protocol)
+        self._scorer = Scorer(self.split, self.options, len(stored))
         self._index = {name: i for i, name in enumerate(self.split.videos)}
+        self._stored = set(stored)
 
     def update(self, video: str, prediction: dict) -> None:
-        """Add one video's prediction; ``video`` is its name in Action Genome (``001YG.mp4``, or ``001YG``)."""
+        """Add one video's prediction; ``video`` is its name in Action Genome (``001YG.mp4``, or ``001YG``). A video
+        of the split the protocol does not score (STTran: one with 1 or 2 frames) is left aside."""
         v = self._index.get(video, self._index.get(f"{video}.mp4"))
+        if v is None and (video in self._stored or f"{video}.mp4" in self._stored):
+            return
         if v is None:
             raise InputError(f"no video of the split is called {video!r:.60}", field="video")
         if not isinstance(prediction, dict):

@@ -1,5 +1,5 @@
 """The command's Action Genome parts: ``sgg-eval split --ag-dir`` (split stores of frames, as STTran's loader
-builds them) and ``sgg-eval evaluate --ag`` (the ``sttran`` protocol). docs/action_genome.md."""
+builds them) and ``sgg-eval evaluate --ag`` (the ``sttran`` and ``oed`` protocols). docs/action_genome.md."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import os
 
 from sgg_eval.cli.options import bounded
+from sgg_eval.core.defaults import VIDEO_PROTOCOLS
 from sgg_eval.core.protocols import (
     STTRAN_ALL,
     STTRAN_ATTENTION,
@@ -14,6 +15,7 @@ from sgg_eval.core.protocols import (
     STTRAN_CONSTRAINT,
     STTRAN_CONSTRAINTS,
     STTRAN_SEMI_THRESHOLD,
+    protocol,
 )
 
 AG_SPLITS = ("train", "test")
@@ -60,13 +62,18 @@ def run_ag_split(args: argparse.Namespace) -> None:
     for path, split, small in read:  # every file read and checked before the first is written
         write_ag_store(path, split, vocab, os.path.basename(small) if small else OBJECT_FILE)
         c = split.counts
-        print(f"{path}: {c['frames']} frames of {c['videos']} videos (dropped: {c['frames_without_person_box']} "
-              f"frames without a person box, {c['one_frame_videos']} one-frame videos, "
-              f"{c['videos_without_person']} videos with 0 or 2 frames)")  # fmt: skip
+        shorter = len(split.videos) - c["videos"]
+        print(f"{path}: {c['frames']} frames of {c['videos']} videos as STTran keeps them (dropped: "
+              f"{c['frames_without_person_box']} frames without a person box, {c['one_frame_videos']} one-frame "
+              f"videos, {c['videos_without_person']} videos with 0 or 2 frames; the store keeps the {shorter} "
+              "videos of 1 or 2 frames for OED)")  # fmt: skip
 
 
 def add_evaluate_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("video scene graphs on Action Genome (--protocol sttran; docs/action_genome.md)")
+    g = p.add_argument_group(
+        f"video scene graphs on Action Genome (--protocol {' or '.join(VIDEO_PROTOCOLS)}, "
+        "default sttran; docs/action_genome.md)"
+    )
     g.add_argument(
         "--ag",
         metavar="SPLIT_STORE",
@@ -78,9 +85,9 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
         "--constraint",
         choices=[*STTRAN_CONSTRAINTS, STTRAN_ALL],
         default=None,
-        help="with: one predicate per relation row; semi: the spatial and contacting predicates above "
-        f"--semi-threshold; no: the 100 best of every score; all: the three, from one reading of the predictions "
-        f"(default: {STTRAN_CONSTRAINT})",
+        help="with: one predicate per relation row; semi (sttran only): the spatial and contacting predicates above "
+        "--semi-threshold; no: the 100 best of every score; all: every one the protocol's tool builds, from one "
+        f"reading of the predictions (default: {STTRAN_CONSTRAINT})",
     )
     g.add_argument(
         "--semi-threshold",
@@ -89,9 +96,14 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
         metavar="T",
         help=f"the semi constraint's threshold, strict (default: {STTRAN_SEMI_THRESHOLD}, STTran's)",
     )
-    g.add_argument("--attention", choices=STTRAN_ATTENTION_KINDS, default=None,
-                   help="what attention_distribution holds: logits (STTran's model; its evaluator applies the "
-                        f"softmax) or probabilities (TEMPURA's) (default: {STTRAN_ATTENTION})")  # fmt: skip
+    g.add_argument(
+        "--attention",
+        choices=STTRAN_ATTENTION_KINDS,
+        default=None,
+        help="what attention_distribution holds: logits (STTran's model; its evaluator applies the "
+        "softmax) or probabilities (TEMPURA's and OED's models) (default: the protocol's model's, "
+        f"{STTRAN_ATTENTION} for sttran, {dict(protocol('oed').options)['attention']} for oed)",
+    )
 
 
 def check_video_options(args: argparse.Namespace) -> None:
@@ -107,40 +119,45 @@ def check_video_options(args: argparse.Namespace) -> None:
 def evaluate_video(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
     from sgg_eval.io.atomic import write_json
-    from sgg_eval.video.ag_evaluate import Options, evaluate_ag
+    from sgg_eval.video.ag_evaluate import evaluate_ag, options_for
 
     if args.task is None:
         raise InputError("--task is required with --ag (predcls, sgcls or sgdet)", field="--task")
     others = [f for f, v in (("--gt", args.gt), ("--psg", args.psg), ("--text-graphs", args.text_graphs),
                              ("--stats", args.stats), ("--per-image", args.per_image)) if v]  # fmt: skip
-    if others or (args.protocol and args.protocol != "sttran"):
+    if others or (args.protocol and args.protocol not in VIDEO_PROTOCOLS):
         what = others[0] if others else f"--protocol {args.protocol}"
-        raise InputError(f"{what} is not for Action Genome: --ag takes --task, --constraint, --semi-threshold, "
-                         "--attention, --iou-threshold and -o", field=what.split()[0])  # fmt: skip
-    constraint = args.constraint or STTRAN_CONSTRAINT
-    if args.semi_threshold is not None and constraint not in ("semi", STTRAN_ALL):
-        raise InputError("--semi-threshold is the semi constraint's: give --constraint semi", field="--semi-threshold")
-    options = Options(args.task, constraint,
-                      STTRAN_SEMI_THRESHOLD if args.semi_threshold is None else args.semi_threshold,
-                      args.attention or STTRAN_ATTENTION,
-                      **({"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}))  # fmt: skip
+        raise InputError(f"{what} is not for Action Genome: --ag takes --protocol {' or '.join(VIDEO_PROTOCOLS)}, "
+                         "--task, --constraint, --semi-threshold, --attention, --iou-threshold and -o",
+                         field=what.split()[0])  # fmt: skip
+    name = args.protocol or VIDEO_PROTOCOLS[0]
+    iou = {"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}
+    options = options_for(name, args.task, args.constraint, args.semi_threshold, args.attention, **iou)
     doc = evaluate_ag(args.ag, args.predictions, options)
     if args.output:
         write_json(args.output, doc)
-    for name, result in doc["results"].items():
-        _print(name, args.task, result)
+    left_out = doc["counts"]["videos_not_scored"]
+    if left_out:
+        print(
+            f"{left_out} videos of the split are not scored: {name} scores videos of at least "
+            f"{options.rules.min_video_frames} frames (docs/action_genome.md)"
+        )
+    for constraint, result in doc["results"].items():
+        _print(constraint, args.task, result, name)
 
 
-def _print(constraint: str, task: str, result: dict) -> None:
-    """STTran's lines (test.py, print_stats), each with the two mean recalls beside its R@K."""
+def _print(constraint: str, task: str, result: dict, name: str) -> None:
+    """The tool's lines (STTran's test.py and print_stats; OED's are the same), each with the two mean recalls
+    beside its R@K."""
     print(f"{'-' * 25}{constraint} constraint{'-' * 25}")
     print(f"{'=' * 22}{task}{'=' * 28}")
-    m, ties = result["metrics"], result["sttran_tie_range"]
+    m, ties = result["metrics"], result["tie_range"]
     for k in (10, 20, 50, 100):
         print(f"R@{k}: {m[f'R@{k}']:f}    mR@{k} pooled (TEMPURA): {m[f'mR_pooled@{k}']:f}    "
               f"per frame (DSG-DETR): {m[f'mR_per_frame@{k}']:f}")  # fmt: skip
     decided = {k: n for k, n in ties["decided_by_tie_order"].items() if n}
     if decided:
         spans = ", ".join(f"R{k} in [{ties['range'][f'R{k}'][0]:f}, {ties['range'][f'R{k}'][1]:f}]" for k in decided)
-        print(f"ties: STTran's unstable sort decides {max(decided.values())} GT relations at some K, so its own "
+        tool = protocol(name).source.tool
+        print(f"ties: {tool}'s unstable sort decides {max(decided.values())} GT relations at some K, so its own "
               f"numbers lie in a range: {spans} (sgg-eval's order is stable; docs/action_genome.md, Ties)")  # fmt: skip

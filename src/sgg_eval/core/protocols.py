@@ -97,6 +97,11 @@ class Protocol:
     options: tuple[tuple[str, object], ...] = ()
     runner: str = ""
     printer: str = ""
+    constraints: tuple[str, ...] = ()
+    min_video_frames: int = 1
+    relations_as_set: bool = False
+    iou_plus_one: bool = False
+    small_boxes: bool = False
 
     @property
     def own(self) -> bool:
@@ -116,7 +121,10 @@ PROVISION_TOP_K = 50
 # attention output is (its evaluator applies the softmax).
 STTRAN_SEMI_THRESHOLD, STTRAN_CONSTRAINT, STTRAN_ATTENTION = 0.9, "with", "logits"
 STTRAN_CONSTRAINTS, STTRAN_ATTENTION_KINDS = ("with", "semi", "no"), ("logits", "probabilities")
-STTRAN_ALL = "all"  # --constraint all: the three, as STTran's test.py prints them
+STTRAN_ALL = "all"  # --constraint all: every constraint the protocol's tool builds, from one reading
+STTRAN_MIN_VIDEO_FRAMES = 3  # STTran's loader keeps a video with more than 2 frames
+# OED's engine.py builds the with and no evaluators only; its model's attention output is already probabilities.
+OED_CONSTRAINTS, OED_ATTENTION = ("with", "no"), "probabilities"
 
 
 def _run(module: str, function: str) -> str:
@@ -186,8 +194,14 @@ REGISTRY: tuple[Protocol, ...] = (
              runner=_run("provision.evaluate", "run_provision"), printer=_show("provision")),
     Protocol("sttran", VIDEO, "STTran's Action Genome recall (with / semi / no constraint), both mean recalls",
              Source("STTran", "yrcong/STTran @ 6b559e1", "lib/evaluation_recall.py"), TASKS,
+             gt_clipped=False, constraints=STTRAN_CONSTRAINTS, min_video_frames=STTRAN_MIN_VIDEO_FRAMES,
+             iou_plus_one=True, small_boxes=True,
              options=(("constraint", STTRAN_CONSTRAINT), ("semi_threshold", STTRAN_SEMI_THRESHOLD),
                       ("attention", STTRAN_ATTENTION))),
+    Protocol("oed", VIDEO, "OED's Action Genome recall: with / no constraint, IoU without the +1, one-frame videos",
+             Source("OED", "guanw-pku/OED @ 4880df7", "models/evaluate_recall.py"), TASKS, gt_clipped=True,
+             constraints=OED_CONSTRAINTS, min_video_frames=1, relations_as_set=True,
+             options=(("constraint", OED_CONSTRAINTS[0]), ("attention", OED_ATTENTION))),
 )  # fmt: skip
 BY_NAME = {p.name: p for p in REGISTRY}
 

@@ -4,6 +4,8 @@ on purpose: a threshold of 0.5 decides differently at the border of each, and sg
 | function | tool | boxes | arithmetic |
 |---|---|---|---|
 | :func:`sgb_iou`, :func:`sgb_iou_matrix` | Scene-Graph-Benchmark.pytorch (``boxlist_iou``) | xyxy | float32, +1 pixel |
+| :func:`sttran_iou` | STTran's ``bbox_overlaps`` (Fast R-CNN's; TEMPURA, DSG-DETR) | xyxy | float64, +1 pixel |
+| :func:`oed_iou` | OED's ``util/box_ops.box_iou`` (DETR's) | xyxy | float64, continuous, no clamp of the areas |
 | :func:`coco_iou` | pycocotools (the detector's box AP) | xywh | float64, continuous |
 | :func:`ovsgtr_iou` | OvSGTR's ``util/box_ops.box_iou`` | xyxy | float32, ``inter / (union + 1e-6)`` |
 | :func:`sgbench_box_iou` | sgbench 1.0.0 (PSG on boxes) | xyxy | float64, continuous, empty: 0 |
@@ -74,6 +76,21 @@ def sttran_iou(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
     union = (gt[..., 2] - gt[..., 0] + 1.0) * (gt[..., 3] - gt[..., 1] + 1.0) + query_area - iw * ih
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where((iw > 0) & (ih > 0), iw * ih / union, 0.0)
+
+
+def oed_iou(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """IoU of xyxy float64 boxes ``gt[..., 4]`` and ``pred[..., 4]`` elementwise, as OED's ``box_iou`` (DETR's,
+    ``util/box_ops.py`` @ 7712e7e) computes it on the float64 tensors its evaluator makes, ``gt`` first:
+    ``area = (x2 - x1)(y2 - y1)``; ``inter = max(0, min(x2) - max(x1)) * max(0, min(y2) - max(y1))``;
+    ``iou = inter / (area_gt + area_pred - inter)``. No +1 pixel: STTran's 0.5 example (GT 10 20 109 79 against
+    10 20 109 49) is 2871/5841 here. A zero union gives NaN, which meets no threshold, as in torch."""
+    area_gt = (gt[..., 2] - gt[..., 0]) * (gt[..., 3] - gt[..., 1])
+    area_pred = (pred[..., 2] - pred[..., 0]) * (pred[..., 3] - pred[..., 1])
+    w = np.maximum(np.minimum(gt[..., 2], pred[..., 2]) - np.maximum(gt[..., 0], pred[..., 0]), 0.0)
+    h = np.maximum(np.minimum(gt[..., 3], pred[..., 3]) - np.maximum(gt[..., 1], pred[..., 1]), 0.0)
+    inter = w * h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / (area_gt + area_pred - inter)
 
 
 def coco_iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:

@@ -7,13 +7,16 @@ Which frames are scored:
    ``metadata.set`` of the *first* entry of its object list is the split and *any* of its objects is visible;
    candidates are grouped by video (videos in order of their first candidate, frames in key order).
 2. A candidate whose person box has 0 rows is dropped ("frames have no human bbox").
-3. A video is kept only if *more than 2* frames remain (1: "only one frame", 0 or 2: "invalid (no person)").
+3. STTran keeps a video only if *more than 2* frames remain (1: "only one frame", 0 or 2: "invalid (no person)");
+   OED keeps every video with a frame. The split holds every video with a frame, and the counts STTran's loader
+   prints; each protocol takes the videos it scores (``video.ag_protocol``).
 
 The GT of a kept frame: box 0 is the person box as stored (x1, y1, x2, y2); then each visible object in list
 order, its ``(x, y, w, h)`` as ``(x, y, x + w, y + h)`` in float64, its label the position of its name in the
 object list. Relations, object by object: ``(person, object, attention)``, then ``(object, person, s)`` for each
 spatial name (the object is the subject), then ``(person, object, c)`` for each contacting name; duplicates are
-kept. The attention list must hold exactly one name (STTran indexes with it).
+kept. The attention list must hold exactly one name (STTran indexes with it). Each frame keeps its size, the
+person entry's ``bbox_size`` (width, height; NaN when the entry has none), which OED clamps GT boxes to.
 
 The pickles are read with :mod:`sgg_eval.formats.plain_pickle`: plain data, nothing executed.
 """
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import STTRAN_MIN_VIDEO_FRAMES
 from sgg_eval.formats.plain_pickle import load_plain, plain_array
 from sgg_eval.video.ag_names import ATTENTION, CONTACTING, GROUPS, PERSON, SPATIAL, AGVocabulary
 
@@ -43,7 +47,8 @@ class AGSplit:
     ``R`` relations. ``frame_video [F]`` (int32) is each frame's video; ``box_offsets``/``rel_offsets [F + 1]``
     delimit a frame's boxes and relations; ``boxes [N, 4]`` float64 x1 y1 x2 y2, ``labels [N]`` int32 (1..36, the
     person first in each frame); ``rels [R, 3]`` int32 (subject, object: indices within the frame; predicate
-    1..26). ``counts``: what STTran's loader prints about the frames and videos it dropped."""
+    1..26); ``frame_size [F, 2]`` float64 (width, height; NaN: not in the file). ``counts``: what STTran's loader
+    prints about the frames and videos it dropped."""
 
     split: str
     videos: list[str]
@@ -54,6 +59,7 @@ class AGSplit:
     box_offsets: np.ndarray
     rels: np.ndarray
     rel_offsets: np.ndarray
+    frame_size: np.ndarray
     counts: dict = field(default_factory=dict)
 
     @property
@@ -97,11 +103,11 @@ def read_ag_split(annotations: str, vocab: AGVocabulary, split: str, object_file
             else:
                 kept.append((key, person))
         builder.counts["valid_frames"] += len(kept)
-        if len(kept) > 2:
+        if kept:
             builder.add_video(video, [(key, person, reader.frame(key, objects[key])) for key, person in kept])
-        elif len(kept) == 1:
+        if len(kept) == 1:
             builder.counts["one_frame_videos"] += 1
-        else:
+        elif len(kept) <= 2:
             builder.counts["videos_without_person"] += 1
     return builder.build()
 
@@ -142,8 +148,9 @@ class _FrameReader:
             self._fail(f"expected True or False, got {value!r:.40}", key, "visible")
         return value
 
-    def person_box(self, key: str, entry) -> np.ndarray | None:
-        """The person box (float64 [4]), or None when the detector found nobody (0 rows)."""
+    def person_box(self, key: str, entry) -> tuple[np.ndarray, np.ndarray] | None:
+        """The person box (float64 [4]) and the frame's size (``bbox_size``, float64 [2], NaN when absent), or
+        None when the detector found nobody (0 rows)."""
         if not isinstance(entry, dict) or "bbox" not in entry:
             self._fail("expected a dict with 'bbox'", key, "bbox", self.person_path)
         box = plain_array(entry["bbox"], self.person_path, "bbox")
@@ -154,7 +161,15 @@ class _FrameReader:
         box = box.reshape(4).astype(np.float64)
         if not np.isfinite(box).all():
             self._fail("a coordinate is not finite", key, "bbox", self.person_path)
-        return box
+        return box, self._size(key, entry.get("bbox_size"))
+
+    def _size(self, key: str, value) -> np.ndarray:
+        if value is None:
+            return np.full(2, np.nan)
+        size = plain_array(value, self.person_path, "bbox_size").reshape(-1)
+        if size.shape != (2,) or not np.isfinite(size).all() or np.any(size <= 0):
+            self._fail("expected (width, height), two positive numbers", key, "bbox_size", self.person_path)
+        return size.astype(np.float64)
 
     def frame(self, key: str, entries: list) -> tuple[list, list, list]:
         """The visible objects' boxes and labels, and the relations, in STTran's order."""
@@ -215,13 +230,15 @@ class _SplitBuilder:
         self.boxes: list = []
         self.labels: list[int] = []
         self.box_offsets, self.rels, self.rel_offsets = [0], [], [0]
+        self.sizes: list = []
         self.counts = dict.fromkeys(("valid_frames", "frames_without_person_box", "one_frame_videos",
                                      "videos_without_person"), 0)  # fmt: skip
 
     def add_video(self, video: str, frames: list) -> None:
-        for key, person, (boxes, labels, rels) in frames:
+        for key, (person, size), (boxes, labels, rels) in frames:
             self.keys.append(key)
             self.frame_video.append(len(self.videos))
+            self.sizes.append(size)
             self.boxes.append(tuple(person))
             self.boxes.extend(boxes)
             self.labels.append(PERSON)
@@ -232,7 +249,10 @@ class _SplitBuilder:
         self.videos.append(video)
 
     def build(self) -> AGSplit:
-        counts = {**self.counts, "videos": len(self.videos), "frames": len(self.keys)}
+        # the counts STTran's loader prints: its videos and frames (the split keeps shorter videos for OED)
+        frame_video = np.asarray(self.frame_video, dtype=np.int64)
+        kept = np.bincount(frame_video, minlength=len(self.videos)) >= STTRAN_MIN_VIDEO_FRAMES
+        counts = {**self.counts, "videos": int(kept.sum()), "frames": int(kept[frame_video].sum())}
         return AGSplit(
             self.split,
             self.videos,
@@ -243,5 +263,6 @@ class _SplitBuilder:
             np.asarray(self.box_offsets, dtype=np.int64),
             np.asarray(self.rels, dtype=np.int32).reshape(-1, 3),
             np.asarray(self.rel_offsets, dtype=np.int64),
+            np.asarray(self.sizes, dtype=np.float64).reshape(-1, 2),
             counts,
         )

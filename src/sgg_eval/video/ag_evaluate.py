@@ -1,4 +1,5 @@
-"""Score a video-SGG model's predictions on an Action Genome split store: the ``sttran`` protocol.
+"""Score a video-SGG model's predictions on an Action Genome split store: the ``sttran`` and ``oed`` protocols
+(``video.ag_protocol`` says what each takes from the store).
 
 A :class:`Scorer` takes the videos in any order and any grouping (the command reads them one file at a time in the
 split's order; the Python API's ``VideoEvaluator`` as a training loop hands them over, and merges scorers of
@@ -16,14 +17,15 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ALL as ALL
+from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS as ATTENTION_KINDS
 from sgg_eval.core.tasks import task_spec
-from sgg_eval.video.ag_annotations import AGSplit
+from sgg_eval.video.ag_annotations import OBJECT_FILE, AGSplit
 from sgg_eval.video.ag_metrics import Relations, tie_range
 from sgg_eval.video.ag_names import AGVocabulary
 from sgg_eval.video.ag_predictions import LOGITS, read_video, video_sources
+from sgg_eval.video.ag_protocol import VideoProtocol, scored_split, video_protocol
 from sgg_eval.video.ag_store import read_ag_store
 from sgg_eval.video.sttran import (
-    CONSTRAINTS,
     IOU_THRESHOLD,
     K_VALUES,
     MISSED,
@@ -43,38 +45,76 @@ BATCH_FRAMES = 1024
 
 @dataclass(frozen=True)
 class Options:
-    """What a run scores: the task, ``constraint`` (``with``, ``semi``, ``no`` or ``all``: the three from one
-    reading, as STTran's test.py prints them), the semi threshold, what ``attention_distribution`` holds, and the
-    IoU threshold."""
+    """What a run scores: the task, ``constraint`` (one the protocol's tool builds, or ``all``: every one, from
+    one reading, as STTran's test.py and OED's engine.py print them), the semi threshold, what
+    ``attention_distribution`` holds, the IoU threshold and the protocol (``sttran`` or ``oed``)."""
 
     task: str
     constraint: str
     semi_threshold: float = SEMI_THRESHOLD
     attention: str = LOGITS
     iou_threshold: float = IOU_THRESHOLD
+    protocol: str = "sttran"
+
+    @property
+    def rules(self) -> VideoProtocol:
+        return video_protocol(self.protocol)
 
     @property
     def constraints(self) -> tuple[str, ...]:
-        return CONSTRAINTS if self.constraint == ALL else (self.constraint,)
+        return self.rules.constraints if self.constraint == ALL else (self.constraint,)
 
 
-def open_split(gt_path: str, task: str) -> tuple[AGSplit, AGVocabulary]:
-    """The split store, checked to be the one STTran scores ``task`` on."""
+def options_for(protocol: str, task: str, constraint: str | None = None, semi_threshold: float | None = None,
+                attention: str | None = None, iou_threshold: float = IOU_THRESHOLD) -> Options:  # fmt: skip
+    """The run's options, the ones not given (None) from ``protocol``'s record, each checked against it."""
+    try:
+        rules = video_protocol(protocol)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--protocol") from None
+    constraint = constraint or rules.defaults["constraint"]
+    if constraint not in (*rules.constraints, ALL):
+        raise InputError(f"{protocol}'s tool builds the constraints {', '.join(rules.constraints)} (or all), not "
+                         f"{constraint}", field="--constraint")  # fmt: skip
+    if semi_threshold is not None and SEMI not in rules.constraints:
+        raise InputError(f"{protocol} has no semi constraint, so no threshold for it", field="--semi-threshold")
+    if semi_threshold is not None and constraint not in (SEMI, ALL):
+        raise InputError("--semi-threshold is the semi constraint's: give --constraint semi", field="--semi-threshold")
+    attention = attention or rules.defaults["attention"]
+    if attention not in ATTENTION_KINDS:
+        raise InputError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, not {attention}", field="--attention")
+    threshold = rules.defaults.get("semi_threshold", SEMI_THRESHOLD) if semi_threshold is None else semi_threshold
+    return Options(task, constraint, threshold, attention, iou_threshold, protocol)
+
+
+def open_split(gt_path: str, task: str, protocol: str = "sttran") -> tuple[AGSplit, AGVocabulary, list[str]]:
+    """The frames of the split store ``gt_path`` that ``protocol`` scores ``task`` on, checked to come from the
+    object file its tool reads for that task; and every video of the store (a prediction for one the protocol
+    does not score is left aside, as its tool never sees it)."""
     split, vocab, object_file = read_ag_store(gt_path)
-    # STTran reads its authors' small-box-filtered object file wherever the model predicts the labels (test.py)
-    if not task_spec(task).gt_labels and "filtersmall" not in object_file:
-        raise InputError(f"STTran scores {task} on its authors' object_bbox_and_relationship_filtersmall.pkl; this "
-                         f"store was read from {object_file}: write one with `sgg-eval split --ag-dir DIR "
+    rules = video_protocol(protocol)
+    # STTran reads its authors' small-box-filtered object file wherever the model predicts the labels (test.py);
+    # OED reads the release's object file for every task (it has no small-box file)
+    small = rules.small_boxes and not task_spec(task).gt_labels
+    if small and "filtersmall" not in object_file:
+        raise InputError(f"{protocol} scores {task} on its authors' object_bbox_and_relationship_filtersmall.pkl; "
+                         f"this store was read from {object_file}: write one with `sgg-eval split --ag-dir DIR "
                          "--ag-small-boxes FILE`", path=gt_path)  # fmt: skip
-    return split, vocab
+    if not small and object_file != OBJECT_FILE:
+        raise InputError(
+            f"{protocol} scores {task} on the release's {OBJECT_FILE}; this store was read from "
+            f"{object_file}: use the test.h5 `sgg-eval split --ag-dir DIR` writes",
+            path=gt_path,
+        )
+    return scored_split(split, rules, gt_path), vocab, split.videos
 
 
 def evaluate_ag(gt_path: str, predictions: str, options: Options) -> dict:
     """The metrics document of ``predictions`` (a folder of per-video files or one file) on the split store
     ``gt_path`` (:meth:`Scorer.document`)."""
-    split, vocab = open_split(gt_path, options.task)
-    scorer = Scorer(split, options)
-    for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos)):
+    split, vocab, stored = open_split(gt_path, options.task, options.protocol)
+    scorer = Scorer(split, options, len(stored))
+    for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos, stored)):
         scorer.add(v, read_video(obj, path, video, int(scorer.frames_of[v]), options.task, options.attention))
     return scorer.document(vocab)
 
@@ -83,8 +123,8 @@ class Scorer:
     """Per constraint, the first-hit ranks of the split's relations (``video.sttran.FirstHits``), filled video by
     video."""
 
-    def __init__(self, split: AGSplit, options: Options):
-        self.split, self.options = split, options
+    def __init__(self, split: AGSplit, options: Options, stored_videos: int):
+        self.split, self.options, self.stored_videos = split, options, stored_videos
         self.frames_of = np.bincount(split.frame_video, minlength=len(split.videos))
         self.frame_start = np.r_[0, np.cumsum(self.frames_of)]
         self.hits = {c: FirstHits(*(np.full(len(split.rels), MISSED, np.int16) for _ in range(3)))
@@ -117,8 +157,10 @@ class Scorer:
                            split.rels[rels], np.r_[0, np.cumsum(rel_counts)])  # fmt: skip
         shift = np.cumsum([0] + [len(f) for f in frames])
         pred = _concatenate([(int(shift[i]), p) for i, (_, p) in enumerate(self._batch)])
+        iou = o.rules.iou
         for constraint, out in self.hits.items():
-            out.put(rels, first_hits(truth, ranked_triplets(pred, constraint, o.semi_threshold), pred, o.iou_threshold))
+            triplets = ranked_triplets(pred, constraint, o.semi_threshold)
+            out.put(rels, first_hits(truth, triplets, pred, o.iou_threshold, iou))
         self._batch, self._batch_frames = [], 0
 
     def merge(self, other: Scorer) -> None:
@@ -134,9 +176,9 @@ class Scorer:
         self.seen |= other.seen
 
     def document(self, vocab: AGVocabulary) -> dict:
-        """The command's metrics document: ``results`` holds, per constraint, its ``metrics``, the range STTran's
-        own numbers span over tied scores and each predicate's recall both ways. Every video must have been
-        scored."""
+        """The command's metrics document: ``results`` holds, per constraint, its ``metrics``, the range the
+        tool's own numbers span over tied scores (``tie_range``) and each predicate's recall both ways. ``counts``:
+        what was scored, and the store's videos the protocol leaves out. Every scored video must have been given."""
         self.flush()
         if not self.seen.all():
             missing = [v for v, s in zip(self.split.videos, self.seen, strict=True) if not s]
@@ -145,13 +187,18 @@ class Scorer:
         o, split = self.options, self.split
         relations = Relations(split.rels, split.rel_offsets)
         return {
-            "protocol": "sttran",
+            "protocol": o.protocol,
             "task": o.task,
             "constraint": o.constraint,
             "semi_threshold": o.semi_threshold if SEMI in o.constraints else None,
             "attention": o.attention,
             "iou_threshold": o.iou_threshold,
-            "counts": {"videos": len(split.videos), "frames": split.num_frames, "relations": len(split.rels)},
+            "counts": {
+                "videos": len(split.videos),
+                "frames": split.num_frames,
+                "relations": len(split.rels),
+                "videos_not_scored": self.stored_videos - len(split.videos),
+            },
             "results": {c: _results(self.hits[c], relations, vocab) for c in o.constraints},
         }
 
@@ -160,7 +207,7 @@ def _results(hits: FirstHits, relations: Relations, vocab: AGVocabulary) -> dict
     metrics, pooled, per_frame = relations.recalls(hits.ours)
     return {
         "metrics": metrics,
-        "sttran_tie_range": tie_range(hits, relations),
+        "tie_range": tie_range(hits, relations),
         "per_predicate": {
             f"{name}@{k}": dict(zip(vocab.predicates, map(float, values[i]), strict=True))
             for name, values in (("recall_pooled", pooled), ("recall_per_frame", per_frame))

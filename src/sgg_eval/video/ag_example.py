@@ -4,7 +4,8 @@ model's per-video predictions in STTran's form, for ``make ag-example``, the tes
 
 The files exercise every rule of STTran's loader: frame keys interleaved across videos, frames without a person
 box, videos left with one or two frames, invisible objects, training frames, multi-label spatial and contacting
-relations, and (for SGCls and SGDet) a small-box-filtered object file in which small objects are invisible.
+relations, and (for SGCls and SGDet) a small-box-filtered object file in which small objects are invisible; and
+OED's: boxes past the frame's border (480 x 270), some wholly outside it, and contacting names repeated in a list.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def _object(rng, split: str) -> dict:
                 "visible": False}  # fmt: skip
     x, y = round(float(rng.uniform(0, 400)), 2), round(float(rng.uniform(0, 220)), 2)
     w, h = round(float(rng.uniform(8, 120)), 2), round(float(rng.uniform(8, 90)), 2)
+    if rng.random() < 0.03:
+        x = round(float(rng.uniform(480, 500)), 2)  # past the frame's right border (480 wide): OED drops it
     return {
         "class": str(rng.choice(_OBJECT_NAMES)),
         "bbox": (x, y, w, h),
@@ -124,10 +127,11 @@ def _dump(path: str, data) -> str:
     return path
 
 
-def predictions_for(split, task: str, seed: int = 0, skill: float = 2.0) -> dict[str, dict[str, np.ndarray]]:
+def predictions_for(split, task: str, seed: int = 0, skill: float = 2.0,
+                    attention: str = "logits") -> dict[str, dict[str, np.ndarray]]:  # fmt: skip
     """A SIMULATED model's per-video dicts for the frames of ``split`` (an ``AGSplit``): the GT boxes (PredCls,
     SGCls) or jittered ones with extra detections (SGDet), one pair per person-object box, scores that favour the
-    GT predicates by ``skill``."""
+    GT predicates by ``skill``; attention as ``logits`` (STTran's model) or ``probabilities`` (TEMPURA's, OED's)."""
     rng = np.random.default_rng(seed)
     spec, (label_key, score_key) = task_spec(task), object_keys(task)
     out = {}
@@ -157,6 +161,8 @@ def predictions_for(split, task: str, seed: int = 0, skill: float = 2.0) -> dict
                 for g, (s, e) in enumerate(((0, 3), (3, 9), (9, 26))):
                     logit = rng.normal(0, 1, e - s)
                     logit[[p - s for p in truth if s <= p < e]] += skill
+                    if g == 0 and attention != "logits":
+                        logit = np.exp(logit) / np.exp(logit).sum()
                     dists[g].append(logit if g == 0 else 1 / (1 + np.exp(-logit)))
         out[video] = {
             "boxes": np.asarray(boxes, np.float32).reshape(-1, 5),

@@ -44,11 +44,12 @@ def object_keys(task: str) -> tuple[str, str]:
     return ("labels", "scores") if task_spec(task).gt_labels else ("pred_labels", "pred_scores")
 
 
-def video_sources(path: str, videos: list[str]) -> Iterator[tuple[str, str, object]]:
-    """``(video, file, dict)`` for each of ``videos`` in order, one file at a time; every video must have a
-    prediction and every prediction a video."""
+def video_sources(path: str, videos: list[str], stored: list[str] | None = None) -> Iterator[tuple[str, str, object]]:
+    """``(video, file, dict)`` for each of ``videos`` (the scored ones) in order, one file at a time; every video
+    must have a prediction and every prediction a video of ``stored`` (the split's, ``videos`` by default; one
+    of them not scored is left unread)."""
     if os.path.isdir(path):
-        files = _folder(path, set(videos))
+        files = _folder(path, set(stored or videos))
         missing = [v for v in videos if v not in files]
         if missing:
             raise InputError(f"{len(missing)} of the split's {len(videos)} videos have no file (first: {missing[0]})",
@@ -59,7 +60,7 @@ def video_sources(path: str, videos: list[str]) -> Iterator[tuple[str, str, obje
     whole = _load(path)
     if not isinstance(whole, dict) or not all(isinstance(k, str) for k in whole):
         raise InputError("expected a dict {video name: prediction dict}, or a folder of per-video files", path=path)
-    known = set(videos)
+    known = set(stored or videos)
     names = {_video_name(k, known): k for k in whole}
     extra = [k for k in whole if _video_name(k, known) is None]
     missing = [v for v in videos if v not in names]

@@ -1,9 +1,11 @@
-"""A split store of video frames (``kind = "video-split"``): an Action Genome split as STTran scores it, one
-self-describing, sealed HDF5 file that ``sgg-eval evaluate --ag`` reads back without the pickles::
+"""A split store of video frames (``kind = "video-split"``): an Action Genome split, every video with a frame
+(each protocol takes the videos it scores, ``video.ag_protocol``), one self-describing, sealed HDF5 file that
+``sgg-eval evaluate --ag`` reads back without the pickles::
 
     attrs   schema_version, kind, split, dataset, source, object_file, object_classes, predicate_classes, counts
     videos/ name [V] ASCII
-    images/ image_id [F] int64 (the frame's position), video [F] int32, key [F] ASCII ("<video>/<frame>.png")
+    images/ image_id [F] int64 (the frame's position), video [F] int32, key [F] ASCII ("<video>/<frame>.png"),
+            size [F, 2] float64 (width, height: the person entry's bbox_size; NaN where it has none)
     objects/ boxes [N, 4] float64 (x1 y1 x2 y2, the person first), labels [N] int32, offsets [F + 1] int64
     relations/ rels [R, 3] int32 (subject, object, predicate 1..26), offsets [F + 1] int64
 
@@ -43,6 +45,7 @@ def write_ag_store(path: str | os.PathLike, split: AGSplit, vocab: AGVocabulary,
                 "images/image_id": np.arange(split.num_frames, dtype=np.int64),
                 "images/video": split.frame_video.astype(np.int32),
                 "images/key": _ascii(split.frame_keys),
+                "images/size": split.frame_size.astype(np.float64),
                 "objects/boxes": split.boxes.astype(np.float64),
                 "objects/labels": split.labels.astype(np.int32),
                 "objects/offsets": split.box_offsets.astype(np.int64),
@@ -76,13 +79,15 @@ def read_ag_store(path: str | os.PathLike) -> tuple[AGSplit, AGVocabulary, str]:
         col = _Columns(h5, path)
         videos, keys = col.text("videos/name"), col.text("images/key")
         frame_video = col.array("images/video", "iu", 1)
+        frame_size = col.array("images/size", "f", 2, 2)
         boxes, labels = col.array("objects/boxes", "f", 2, 4), col.array("objects/labels", "iu", 1)
         rels = col.array("relations/rels", "iu", 2, 3)
         box_offsets = col.offsets("objects/offsets", len(keys), len(boxes))
         rel_offsets = col.offsets("relations/offsets", len(keys), len(rels))
         split = AGSplit(read_attr(h5, "split", path), videos, keys, frame_video.astype(np.int32),
                         boxes.astype(np.float64), labels.astype(np.int32), box_offsets, rels.astype(np.int32),
-                        rel_offsets, read_attr(h5, "counts", path, as_json=True))  # fmt: skip
+                        rel_offsets, frame_size.astype(np.float64),
+                        read_attr(h5, "counts", path, as_json=True))  # fmt: skip
         object_file = read_attr(h5, "object_file", path)
     _check(split, path)
     return split, vocab, object_file
@@ -94,7 +99,7 @@ class _Columns:
 
     def array(self, key: str, kinds: str, ndim: int, width: int | None = None) -> np.ndarray:
         if key not in self.h5 or not isinstance(self.h5[key], h5py.Dataset):
-            raise InputError("missing dataset", path=self.path, field=key)
+            raise InputError(f"missing dataset: {_REWRITE}", path=self.path, field=key)
         ds = self.h5[key]
         if ds.dtype.kind not in kinds or ds.ndim != ndim or (width is not None and ds.shape[1] != width):
             raise InputError(f"dtype {ds.dtype} shape {list(ds.shape)} is not this store's", path=self.path, field=key)
@@ -124,6 +129,11 @@ def _check(split: AGSplit, path: str) -> None:
 
     if len(split.frame_video) != split.num_frames:
         fail(f"{len(split.frame_video)} rows for {split.num_frames} frames", "images/video")
+    if len(split.frame_size) != split.num_frames:
+        fail(f"{len(split.frame_size)} rows for {split.num_frames} frames", "images/size")
+    bad = (~np.isnan(split.frame_size) & ~(np.isfinite(split.frame_size) & (split.frame_size > 0))).any(axis=1)
+    if bad.any():
+        fail("a size that is not a positive number", "images/size", int(np.argmax(bad)))
     if split.num_frames and (split.frame_video.min() < 0 or split.frame_video.max() >= len(split.videos)):
         fail("a video index out of range", "images/video")
     if np.any(np.diff(split.frame_video) < 0):

@@ -15,7 +15,8 @@ columns 9-25); every other column is 0. The constraint turns rows into triplets 
 
 A triplet's score is ``s(subject) s(object) score`` in float64; triplets are ranked by it, descending. A triplet
 hits a GT relation of its frame when the subject label, the predicate and the object label are equal and both
-boxes overlap theirs at IoU >= 0.5 (:func:`sgg_eval.metrics.iou.sttran_iou`, the +1 pixel convention); one triplet
+boxes overlap theirs at IoU >= 0.5 (:func:`sgg_eval.metrics.iou.sttran_iou`, the +1 pixel convention; OED, which
+copies these lines with DETR's IoU: :func:`sgg_eval.metrics.iou.oed_iou`); one triplet
 may hit several relations and a relation may be hit by several triplets. The result is, for each GT relation, the
 rank of the first triplet that hits it: it counts at every K above that rank.
 
@@ -243,10 +244,11 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
                     score_s[keep], np.minimum(ours[keep], cap), best[keep], np.minimum(worst[keep], cap))  # fmt: skip
 
 
-def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
-               iou_threshold: float = IOU_THRESHOLD) -> FirstHits:  # fmt: skip
+def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions, iou_threshold: float = IOU_THRESHOLD,
+               iou=sttran_iou) -> FirstHits:  # fmt: skip
     """For each GT relation, the rank of the first triplet of its frame that hits it (or :data:`MISSED`): in
-    sgg-eval's order, and in the most and least favourable order of STTran's tied scores."""
+    sgg-eval's order, and in the most and least favourable order of the tool's tied scores. ``iou(gt, pred)``:
+    STTran's (+1 pixel) or OED's (``metrics.iou.oed_iou``)."""
     gt_frame = expand_segments(np.diff(truth.rel_offsets))[0]
     first_box = truth.box_offsets[:-1][gt_frame]
     gt_sub, gt_obj = first_box + truth.rels[:, 0], first_box + truth.rels[:, 1]
@@ -257,8 +259,8 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions,
     hi = np.searchsorted(gt_key[by_key], tr_key, side="right")
     tr, within = expand_segments(hi - lo)  # each triplet's run of GT relations with its labels
     gt = by_key[np.repeat(lo, hi - lo) + within]
-    hit = (sttran_iou(truth.boxes[gt_sub[gt]], pred.boxes[triplets.subject[tr]]) >= iou_threshold) & (
-        sttran_iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
+    hit = (iou(truth.boxes[gt_sub[gt]], pred.boxes[triplets.subject[tr]]) >= iou_threshold) & (
+        iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
     )
     return FirstHits(*(segment_min(len(gt_key), gt[hit], ranks[tr[hit]], MISSED).astype(np.int16)
                        for ranks in (triplets.rank, triplets.best, triplets.worst)))  # fmt: skip
