@@ -29,9 +29,10 @@ def iou_oed(g, p) -> float:
     return w * h / union if union else float("nan")
 
 
-def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=None) -> list[tuple]:
-    """``(subject, object, column, score)`` of one frame, ranked, at most 100: equal scores in the order they were
-    made, or in a random order when ``shuffle`` (a ``random.Random``) is given, as STTran's unstable sort may."""
+def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=None, cut=100) -> list[tuple]:
+    """``(subject, object, column, score)`` of one frame, ranked, the first ``cut`` (None: all): equal scores in the
+    order they were made, or in a random order when ``shuffle`` (a ``random.Random``) is given, as STTran's unstable
+    sort may."""
 
     def order(items, key):
         tie = [shuffle.random() for _ in items] if shuffle else list(range(len(items)))
@@ -62,7 +63,7 @@ def frame_triplets(pred, frame: int, constraint: str, threshold: float, shuffle=
             entries.extend((pair * vec[c], (sub, obj, c, vec[c])) for c in range(26))
         made = [t for _, t in order(entries, lambda e: -e[0])[:100]]
     scored = [(sub, obj, c, float(pred.scores[sub]) * float(pred.scores[obj]) * v) for sub, obj, c, v in made]
-    return order(scored, lambda t: -t[3])[:100]
+    return order(scored, lambda t: -t[3])[:cut]
 
 
 def first_hits(truth, pred, constraint: str, threshold: float = 0.9, shuffle=None, overlap=iou) -> list[int]:
@@ -110,4 +111,70 @@ def metrics(first: list[int], rels, rel_offsets) -> dict[str, float]:
         out[f"R@{k}"] = sum(per) / len(per)
         out[f"mR_pooled@{k}"] = sum(hit_p[p] / (count_p[p] + 1e-10) for p in range(26)) / 26
         out[f"mR_per_frame@{k}"] = sum(sum(v) / len(v) if v else 0.0 for v in lists) / 26
+    return out
+
+
+def first_hits_imr(truth, pred, constraint: str, threshold: float = 0.9) -> list[int]:
+    """IMR's first-hit rank of each GT relation: its rank among the frame's triplets predicted with its predicate
+    (every triplet the constraint makes; for "no", its top-100 cut), 100 when none hits."""
+    out = []
+    for f in range(len(truth.box_offsets) - 1):
+        triplets = frame_triplets(pred, f, constraint, threshold, cut=None)
+        b0 = int(truth.box_offsets[f])
+        for sub, obj, p in truth.rels[truth.rel_offsets[f] : truth.rel_offsets[f + 1]]:
+            gs, go = b0 + int(sub), b0 + int(obj)
+            same = [t for t in triplets if t[2] + 1 == int(p)]
+            rank = 100
+            for i, (ps, po, _, _) in enumerate(same[:100]):
+                if (int(pred.labels[ps]), int(pred.labels[po])) == (int(truth.labels[gs]), int(truth.labels[go])):
+                    if iou(truth.boxes[gs], pred.boxes[ps]) >= 0.5 and iou(truth.boxes[go], pred.boxes[po]) >= 0.5:
+                        rank = i
+                        break
+            out.append(rank)
+    return out
+
+
+def beyond(first, imr_first, truth, train_triplets: set, counts, tau: float) -> dict:
+    """zR@K, IMR@K, wIMR@K and the head/body/tail means of both mean recalls, from their definitions: ``n_c`` is the
+    number of distinct label pairs of ``train_triplets`` with predicate c; ``counts``, the training relations per
+    predicate, make the groups."""
+    out = {}
+    frames = range(len(truth.rel_offsets) - 1)
+    weights = [float(sum(1 for _, p, _ in train_triplets if p == c + 1)) ** tau for c in range(26)]
+    order = sorted(range(26), key=lambda c: (-counts[c], c))
+    group = {c: 0 if i < 2 else 1 if i < 8 else 2 for i, c in enumerate(order)}
+    base = metrics(first, truth.rels, truth.rel_offsets)
+    for k in KS:
+        zs, lists, hit_p, count_p, per_frame_lists = (
+            [],
+            [[] for _ in range(26)],
+            [0] * 26,
+            [0] * 26,
+            [[] for _ in range(26)],
+        )
+        for f in frames:
+            b0 = int(truth.box_offsets[f])
+            idx = range(truth.rel_offsets[f], truth.rel_offsets[f + 1])
+            z = [i for i in idx if (int(truth.labels[b0 + truth.rels[i][0]]), int(truth.rels[i][2]),
+                                    int(truth.labels[b0 + truth.rels[i][1]])) not in train_triplets]  # fmt: skip
+            if z:
+                zs.append(sum(first[i] < k for i in z) / len(z))
+            for c in range(26):
+                rows = [i for i in idx if int(truth.rels[i][2]) == c + 1]
+                if rows:
+                    lists[c].append(sum(imr_first[i] < k for i in rows) / len(rows))
+                    per_frame_lists[c].append(sum(first[i] < k for i in rows) / len(rows))
+                    hit_p[c] += sum(first[i] < k for i in rows)
+                    count_p[c] += len(rows)
+        imr = [sum(v) / len(v) if v else 0.0 for v in lists]
+        out[f"IMR@{k}"] = sum(imr) / 26
+        out[f"wIMR@{k}"] = sum(w * v for w, v in zip(weights, imr, strict=True)) / sum(weights)
+        out[f"zR@{k}"] = sum(zs) / len(zs) if zs else None
+        pooled = [hit_p[c] / (count_p[c] + 1e-10) for c in range(26)]
+        per_frame = [sum(v) / len(v) if v else 0.0 for v in per_frame_lists]
+        assert abs(sum(per_frame) / 26 - base[f"mR_per_frame@{k}"]) < 1e-12
+        for name, values in (("mR_per_frame", per_frame), ("mR_pooled", pooled)):
+            for g, gname in enumerate(("head", "body", "tail")):
+                members = [values[c] for c in range(26) if group[c] == g]
+                out[f"{name}_{gname}@{k}"] = sum(members) / len(members)
     return out

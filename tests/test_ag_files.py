@@ -248,3 +248,26 @@ def test_bad_predictions_get_one_line_and_exit_2(release, tmp_path, capsys, key,
     err = capsys.readouterr().err.strip()
     assert says in err and f"video {first}" in err and key in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_the_training_split_gives_sgg_evals_own_family(release, tmp_path, capsys):
+    """--ag-train: zR, wIMR and head/body/tail in beyond_protocol, from the train split STTran's loader keeps; IMR
+    needs no training split; a test store given as the training split is refused."""
+    root, _ = release
+    split, _, _ = open_split(str(root / "splits" / "test.h5"), "predcls", "sttran")
+    for video, arrays in predictions_for(split, "predcls", seed=6).items():
+        np.savez(tmp_path / f"{video}.npz", **arrays)
+    args = ["evaluate", str(tmp_path), "--ag", str(root / "splits" / "test.h5"), "--task", "predcls"]
+    assert main([*args, "--constraint", "no", "-o", str(tmp_path / "plain.json")]) == 0
+    plain = json.loads((tmp_path / "plain.json").read_text())["results"]["no"]["beyond_protocol"]
+    assert set(plain["metrics"]) == {f"IMR@{k}" for k in (10, 20, 50, 100)} and "--ag-train" in plain["notes"][0]
+    train = str(root / "splits" / "train.h5")
+    assert main([*args, "--constraint", "no", "--ag-train", train, "-o", str(tmp_path / "own.json")]) == 0
+    out = capsys.readouterr().out
+    own = json.loads((tmp_path / "own.json").read_text())["results"]["no"]["beyond_protocol"]
+    assert "sgg-eval's own (beyond_protocol in the JSON): zR@20" in out
+    assert own["metrics"]["IMR@50"] == plain["metrics"]["IMR@50"] and own["zero_shot_relations"] > 0
+    assert all(own["metrics"][f"{n}@50"] is not None for n in ("zR", "wIMR", "mR_per_frame_tail", "mR_pooled_head"))
+    assert [len(own["longtail"][g]) for g in ("head", "body", "tail")] == [2, 6, 18]
+    assert main([*args, "--ag-train", str(root / "splits" / "test.h5")]) == 2
+    assert "--ag-train takes the train.h5" in capsys.readouterr().err

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from sgg_eval.metrics.iou import oed_iou, sttran_iou
-from sgg_eval.video.ag_metrics import recalls
+from sgg_eval.video.ag_annotations import AGSplit
+from sgg_eval.video.ag_beyond import TrainingFacts, _triplet_keys, beyond_protocol
+from sgg_eval.video.ag_metrics import Relations, recalls
 from sgg_eval.video.sttran import CONSTRAINTS, FramePredictions, FrameTruth, first_hits, ranked_triplets
 
 
@@ -212,3 +214,67 @@ def test_a_triplet_the_no_cut_may_drop_counts_only_at_best():
     hits = first_hits(truth, ranked_triplets(pred, "no"), pred)
     touching = 3  # the GT row (0, 1, 22)
     assert hits.ours[touching] < 100 and hits.best[touching] < 100 and hits.worst[touching] == 100
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+def test_sgg_evals_own_family_equals_its_definitions(constraint):
+    """beyond_protocol (IMR's ranks among the triplets of one predicate, zR over the training split's triplets,
+    wIMR's n_c^tau weights, head/body/tail) against the slow loop written from the definitions; frames with more
+    than 100 triplets, so IMR reads past STTran's 100."""
+    rng = np.random.default_rng(23)
+    before = 0
+    for trial in range(6):
+        truth, pred = random_frames(rng, int(rng.integers(2, 6)), trial % 2 == 1)
+        hits = first_hits(truth, ranked_triplets(pred, constraint, 0.5), pred)
+        imr_slow = ag_reference.first_hits_imr(truth, pred, constraint, 0.5)
+        assert hits.imr.tolist() == imr_slow
+        assert np.all(hits.imr <= hits.ours)  # a triplet's rank in its predicate is at most its rank
+        before += int(np.sum(hits.imr < hits.ours))
+        frames = len(truth.box_offsets) - 1
+        split = AGSplit(
+            "test",
+            ["v"],
+            [str(f) for f in range(frames)],
+            np.zeros(frames, np.int32),
+            truth.boxes,
+            truth.labels,
+            truth.box_offsets,
+            truth.rels,
+            truth.rel_offsets,
+            np.full((frames, 2), 500.0),
+        )
+        keys = _triplet_keys(split)
+        train_keys = np.unique(keys[rng.random(len(keys)) < 0.6])  # the rest are zero-shot
+        counts = rng.integers(0, 50, 26)
+        relations = Relations(truth.rels, truth.rel_offsets)
+        _, pooled, per_frame = relations.recalls(hits.ours)
+        got = beyond_protocol(hits, relations, split, tuple(f"p{i}" for i in range(26)),
+                              TrainingFacts(train_keys, counts), (pooled, per_frame), tau=0.5)["metrics"]  # fmt: skip
+        labels = 37  # the keys' radix: object labels 0..36
+        train = {(int(k // labels // 27), int(k // labels % 27), int(k % labels)) for k in train_keys}
+        want = ag_reference.beyond(hits.ours.tolist(), imr_slow, truth, train, counts, 0.5)
+        assert got.keys() == want.keys()
+        for key in got:
+            if want[key] is None:
+                assert got[key] is None, key
+            else:
+                assert got[key] == pytest.approx(want[key], abs=1e-15), key
+    assert before  # IMR's ranks are not R@K's
+
+
+def test_imr_reads_past_the_100th_triplet():
+    """The worked example behind 40 pairs on a stray box scored above every one of its triplets: under with, its
+    triplets rank past 100 (R@100 misses them all) but each is still among the first of its predicate."""
+    truth, pred = _worked_example()
+    rng = np.random.default_rng(2)
+    extra = 40
+    pred.boxes = np.vstack([pred.boxes, [[200, 200, 260, 260]]])
+    pred.labels, pred.scores = np.r_[pred.labels, 5], np.r_[pred.scores, np.float32(1)]
+    pred.pairs = np.vstack([pred.pairs, np.tile([0, 3], (extra, 1))])
+    pred.pair_frame = np.r_[pred.pair_frame, np.zeros(extra, int)]
+    for name, width in (("attention", 3), ("spatial", 6), ("contacting", 17)):
+        high = rng.uniform(0.98, 1, (extra, width)).astype(np.float32)
+        setattr(pred, name, np.vstack([getattr(pred, name), high]))
+    hits = first_hits(truth, ranked_triplets(pred, "with"), pred)
+    assert np.all(hits.ours == 100) and np.sum(hits.imr < 100) == 6
+    assert hits.imr.tolist() == ag_reference.first_hits_imr(truth, pred, "with")

@@ -11,7 +11,7 @@ import os
 
 from sgg_eval.api.inputs import as_array
 from sgg_eval.core.errors import InputError
-from sgg_eval.video.ag_evaluate import Scorer, open_split, options_for
+from sgg_eval.video.ag_evaluate import Scorer, open_split, open_training, options_for
 from sgg_eval.video.ag_predictions import read_video
 from sgg_eval.video.sttran import IOU_THRESHOLD
 
@@ -20,15 +20,16 @@ class VideoEvaluator:
     """Video protocol ``protocol`` (``sttran``, the default, or ``oed``) on the split store ``gt`` (``sgg-eval split
     --ag-dir``) for ``task``, with the command's options: ``constraint`` (one the protocol builds, or ``all``;
     default: its first), ``semi_threshold``, ``attention`` (``logits`` or ``probabilities``; default: what the
-    protocol's model gives) and ``iou_threshold``."""
+    protocol's model gives) and ``iou_threshold``; ``train``, the train split store, for the figures of
+    ``beyond_protocol`` that need the training split (zR, wIMR, head/body/tail)."""
 
     def __init__(self, gt: str | os.PathLike, task: str, *, protocol: str = "sttran", constraint: str | None = None,
                  semi_threshold: float | None = None, attention: str | None = None,
-                 iou_threshold: float = IOU_THRESHOLD):  # fmt: skip
-        self.gt = os.fspath(gt)
+                 iou_threshold: float = IOU_THRESHOLD, train: str | os.PathLike | None = None):  # fmt: skip
+        self.gt, self.train = os.fspath(gt), None if train is None else os.fspath(train)
         self.options = options_for(protocol, task, constraint, semi_threshold, attention, iou_threshold)
         self.split, self.vocab, stored = open_split(self.gt, task, protocol)
-        self._scorer = Scorer(self.split, self.options, len(stored))
+        self._scorer = Scorer(self.split, self.options, len(stored), open_training(self.train, protocol))
         self._index = {name: i for i, name in enumerate(self.split.videos)}
         self._stored = set(stored)
 
@@ -51,7 +52,11 @@ class VideoEvaluator:
     def merge(self, other: VideoEvaluator) -> None:
         """Take ``other``'s videos: an evaluator of the same split and options in another process (gathered, e.g.
         with ``torch.distributed.all_gather_object``)."""
-        if not isinstance(other, VideoEvaluator) or (other.gt, other.options) != (self.gt, self.options):
+        if not isinstance(other, VideoEvaluator) or (other.gt, other.train, other.options) != (
+            self.gt,
+            self.train,
+            self.options,
+        ):
             raise InputError("merge takes a VideoEvaluator of the same split store and options", field="merge")
         self._scorer.merge(other._scorer)
 

@@ -17,6 +17,7 @@ from sgg_eval.core.protocols import (
     STTRAN_SEMI_THRESHOLD,
     protocol,
 )
+from sgg_eval.metrics.names import metric_name
 
 AG_SPLITS = ("train", "test")
 SMALL_BOX_STORE = "test_filtersmall.h5"
@@ -82,6 +83,12 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
         f"its {SMALL_BOX_STORE})",
     )
     g.add_argument(
+        "--ag-train",
+        metavar="SPLIT_STORE",
+        help="the train.h5 `sgg-eval split --ag-dir` writes: the training split for sgg-eval's own zR@K, wIMR@K "
+        "and head/body/tail mean recalls (beyond_protocol in the JSON)",
+    )
+    g.add_argument(
         "--constraint",
         choices=[*STTRAN_CONSTRAINTS, STTRAN_ALL],
         default=None,
@@ -110,8 +117,9 @@ def check_video_options(args: argparse.Namespace) -> None:
     """The Action Genome options only with ``--ag``."""
     from sgg_eval.core.errors import InputError
 
-    given = [f for f, v in (("--constraint", args.constraint), ("--semi-threshold", args.semi_threshold),
-                            ("--attention", args.attention)) if v is not None]  # fmt: skip
+    options = (("--constraint", args.constraint), ("--semi-threshold", args.semi_threshold),
+               ("--attention", args.attention), ("--ag-train", args.ag_train))  # fmt: skip
+    given = [flag for flag, value in options if value is not None]
     if given and not args.ag:
         raise InputError(f"{given[0]} is Action Genome's: give it with --ag", field=given[0])
 
@@ -133,7 +141,7 @@ def evaluate_video(args: argparse.Namespace) -> None:
     name = args.protocol or VIDEO_PROTOCOLS[0]
     iou = {"iou_threshold": args.iou_threshold} if args.iou_threshold is not None else {}
     options = options_for(name, args.task, args.constraint, args.semi_threshold, args.attention, **iou)
-    doc = evaluate_ag(args.ag, args.predictions, options)
+    doc = evaluate_ag(args.ag, args.predictions, options, args.ag_train)
     if args.output:
         write_json(args.output, doc)
     left_out = doc["counts"]["videos_not_scored"]
@@ -161,3 +169,8 @@ def _print(constraint: str, task: str, result: dict, name: str) -> None:
         tool = protocol(name).source.tool
         print(f"ties: {tool}'s unstable sort decides {max(decided.values())} GT relations at some K, so its own "
               f"numbers lie in a range: {spans} (sgg-eval's order is stable; docs/action_genome.md, Ties)")  # fmt: skip
+    beyond = result["beyond_protocol"]
+    names = [metric_name(family, k) for family in ("zR", "IMR", "wIMR") for k in (20, 50)]
+    shown = [f"{name} {beyond['metrics'][name]:f}" for name in names if beyond["metrics"].get(name) is not None]
+    print(f"sgg-eval's own (beyond_protocol in the JSON): {'  '.join(shown)}"
+          + ("" if "longtail" in beyond else "  (zR, wIMR, head/body/tail: give --ag-train)"))  # fmt: skip

@@ -20,6 +20,7 @@ from sgg_eval.core.protocols import STTRAN_ALL as ALL
 from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS as ATTENTION_KINDS
 from sgg_eval.core.tasks import task_spec
 from sgg_eval.video.ag_annotations import OBJECT_FILE, AGSplit
+from sgg_eval.video.ag_beyond import TrainingFacts, beyond_protocol, training_facts
 from sgg_eval.video.ag_metrics import Relations, tie_range
 from sgg_eval.video.ag_names import AGVocabulary
 from sgg_eval.video.ag_predictions import LOGITS, read_video, video_sources
@@ -28,7 +29,6 @@ from sgg_eval.video.ag_store import read_ag_store
 from sgg_eval.video.sttran import (
     IOU_THRESHOLD,
     K_VALUES,
-    MISSED,
     SEMI,
     SEMI_THRESHOLD,
     FirstHits,
@@ -109,11 +109,25 @@ def open_split(gt_path: str, task: str, protocol: str = "sttran") -> tuple[AGSpl
     return scored_split(split, rules, gt_path), vocab, split.videos
 
 
-def evaluate_ag(gt_path: str, predictions: str, options: Options) -> dict:
+def open_training(path: str | None, protocol: str) -> TrainingFacts | None:
+    """The training facts of ``beyond_protocol`` from the train split store ``path`` (None: not given), its frames
+    as ``protocol``'s loader keeps them."""
+    if path is None:
+        return None
+    split, _, _ = read_ag_store(path)
+    if split.split != "train":
+        raise InputError(f"a {split.split} split store: --ag-train takes the train.h5 `sgg-eval split --ag-dir` "
+                         "writes", path=path, field="split")  # fmt: skip
+    return training_facts(scored_split(split, video_protocol(protocol), path))
+
+
+def evaluate_ag(gt_path: str, predictions: str, options: Options, train: str | None = None) -> dict:
     """The metrics document of ``predictions`` (a folder of per-video files or one file) on the split store
-    ``gt_path`` (:meth:`Scorer.document`)."""
+    ``gt_path`` (:meth:`Scorer.document`); ``train``: the train split store, for ``beyond_protocol``'s figures that
+    need it."""
     split, vocab, stored = open_split(gt_path, options.task, options.protocol)
-    scorer = Scorer(split, options, len(stored))
+    facts = open_training(train, options.protocol)
+    scorer = Scorer(split, options, len(stored), facts)
     for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos, stored)):
         scorer.add(v, read_video(obj, path, video, int(scorer.frames_of[v]), options.task, options.attention))
     return scorer.document(vocab)
@@ -123,12 +137,11 @@ class Scorer:
     """Per constraint, the first-hit ranks of the split's relations (``video.sttran.FirstHits``), filled video by
     video."""
 
-    def __init__(self, split: AGSplit, options: Options, stored_videos: int):
-        self.split, self.options, self.stored_videos = split, options, stored_videos
+    def __init__(self, split: AGSplit, options: Options, stored_videos: int, facts: TrainingFacts | None = None):
+        self.split, self.options, self.stored_videos, self.facts = split, options, stored_videos, facts
         self.frames_of = np.bincount(split.frame_video, minlength=len(split.videos))
         self.frame_start = np.r_[0, np.cumsum(self.frames_of)]
-        self.hits = {c: FirstHits(*(np.full(len(split.rels), MISSED, np.int16) for _ in range(3)))
-                     for c in options.constraints}  # fmt: skip
+        self.hits = {c: FirstHits.missed(len(split.rels)) for c in options.constraints}
         self.seen = np.zeros(len(split.videos), bool)
         self._batch: list[tuple[int, FramePredictions]] = []
         self._batch_frames = 0
@@ -199,14 +212,16 @@ class Scorer:
                 "relations": len(split.rels),
                 "videos_not_scored": self.stored_videos - len(split.videos),
             },
-            "results": {c: _results(self.hits[c], relations, vocab) for c in o.constraints},
+            "results": {c: _results(self.hits[c], relations, vocab, split, self.facts) for c in o.constraints},
         }
 
 
-def _results(hits: FirstHits, relations: Relations, vocab: AGVocabulary) -> dict:
+def _results(hits: FirstHits, relations: Relations, vocab: AGVocabulary, split: AGSplit,
+             facts: TrainingFacts | None) -> dict:  # fmt: skip
     metrics, pooled, per_frame = relations.recalls(hits.ours)
     return {
         "metrics": metrics,
+        "beyond_protocol": beyond_protocol(hits, relations, split, vocab.predicates, facts, (pooled, per_frame)),
         "tie_range": tie_range(hits, relations),
         "per_predicate": {
             f"{name}@{k}": dict(zip(vocab.predicates, map(float, values[i]), strict=True))

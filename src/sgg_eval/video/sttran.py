@@ -82,8 +82,9 @@ class Triplets:
     """Ranked triplets, each frame's best first: ``frame [T]``, ``subject``/``object [T]`` (box indices),
     ``predicate [T]`` (1..26), ``score [T]`` float64, ``rank [T]`` within its frame in sgg-eval's stable order,
     and ``best``/``worst [T]``, its rank in the most and least favourable order of tied scores STTran's sort may
-    take (a triplet STTran's ``no`` cut may drop has no worst). Ranks of 100 or more read as :data:`MISSED`; only
-    triplets whose best rank is below 100 are kept (no K reads further)."""
+    take (a triplet STTran's ``no`` cut may drop has no worst); ``in_predicate [T]``, its rank among its frame's
+    triplets of the same predicate in sgg-eval's order (IMR's ranking, ``video.ag_beyond``). Ranks of 100 or more
+    read as :data:`MISSED`; only triplets with a rank below 100 are kept (no K reads further)."""
 
     frame: np.ndarray
     subject: np.ndarray
@@ -93,21 +94,29 @@ class Triplets:
     rank: np.ndarray
     best: np.ndarray
     worst: np.ndarray
+    in_predicate: np.ndarray
 
 
 @dataclass
 class FirstHits:
     """Per GT relation ``[R]`` int16: ``ours`` (sgg-eval's stable order), ``best`` and ``worst`` (the most and
-    least favourable order of tied scores STTran's unstable sort may take). A relation counts at K when its rank
-    is below K; STTran's number lies between the ``worst`` and the ``best`` one."""
+    least favourable order of tied scores STTran's unstable sort may take), ``imr`` (the rank among the triplets
+    predicted with the relation's predicate, IMR's). A relation counts at K when its rank is below K; STTran's
+    number lies between the ``worst`` and the ``best`` one."""
 
     ours: np.ndarray
     best: np.ndarray
     worst: np.ndarray
+    imr: np.ndarray
+
+    @classmethod
+    def missed(cls, count: int) -> FirstHits:
+        """``count`` relations no triplet hits."""
+        return cls(*(np.full(count, MISSED, np.int16) for _ in range(4)))
 
     def put(self, at: np.ndarray, source: FirstHits, source_at=slice(None)) -> None:
         """Write ``source``'s ranks (at ``source_at``) into this one's at ``at``."""
-        for name in ("ours", "best", "worst"):
+        for name in ("ours", "best", "worst", "imr"):
             getattr(self, name)[at] = getattr(source, name)[source_at]
 
 
@@ -228,7 +237,7 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
     n = len(frame)
     if not n:
         none = np.zeros(0, np.int64)
-        return Triplets(none, none, none, none, np.zeros(0), none, none, none)
+        return Triplets(none, none, none, none, np.zeros(0), none, none, none, none)
     at_frame = np.arange(n) - position_in_runs(frame)
     group = np.cumsum(np.r_[True, (frame[1:] != frame[:-1]) | (score_s[1:] != score_s[:-1])])  # equal scores
     at_group = np.arange(n) - position_in_runs(group)
@@ -237,11 +246,24 @@ def _rank(cand: dict[str, np.ndarray], pred: FramePredictions) -> Triplets:
     ours = np.where(kept, kept_before - kept_before[at_frame], MISSED)
     best = sure_before[at_group] - sure_before[at_frame]
     worst = np.where(sure, group_end - at_frame - 1, MISSED)
-    keep = best < MISSED
+    in_predicate = _rank_in_predicate(frame, cand["column"][order], kept)
+    keep = (best < MISSED) | (in_predicate < MISSED)
     order = order[keep]
     cap = np.int64(MISSED)
     return Triplets(frame[keep], cand["subject"][order], cand["object"][order], cand["column"][order] + 1,
-                    score_s[keep], np.minimum(ours[keep], cap), best[keep], np.minimum(worst[keep], cap))  # fmt: skip
+                    score_s[keep], np.minimum(ours[keep], cap), np.minimum(best[keep], cap),
+                    np.minimum(worst[keep], cap), np.minimum(in_predicate[keep], cap))  # fmt: skip
+
+
+def _rank_in_predicate(frame: np.ndarray, column: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Each kept triplet's rank among its frame's kept triplets of its predicate, in their (ranked) order;
+    :data:`MISSED` for the others."""
+    out = np.full(len(frame), MISSED, np.int64)
+    idx = np.flatnonzero(kept)
+    idx = idx[np.argsort(frame[idx].astype(np.int64) * NUM_PREDICATES + column[idx], kind="stable")]
+    key = frame[idx].astype(np.int64) * NUM_PREDICATES + column[idx]
+    out[idx] = position_in_runs(key)
+    return out
 
 
 def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions, iou_threshold: float = IOU_THRESHOLD,
@@ -263,7 +285,7 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions, io
         iou(truth.boxes[gt_obj[gt]], pred.boxes[triplets.object[tr]]) >= iou_threshold
     )
     return FirstHits(*(segment_min(len(gt_key), gt[hit], ranks[tr[hit]], MISSED).astype(np.int16)
-                       for ranks in (triplets.rank, triplets.best, triplets.worst)))  # fmt: skip
+                       for ranks in (triplets.rank, triplets.best, triplets.worst, triplets.in_predicate)))  # fmt: skip
 
 
 def _key(frame: np.ndarray, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
