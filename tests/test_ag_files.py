@@ -16,6 +16,7 @@ from torch_writer import save_zip
 from sgg_eval.cli import main
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.plain_pickle import load_plain
+from sgg_eval.video.ag_audit import VideoVariant, match
 from sgg_eval.video.ag_evaluate import open_split
 from sgg_eval.video.ag_example import predictions_for, write_release
 from sgg_eval.video.ag_store import read_ag_store
@@ -271,3 +272,32 @@ def test_the_training_split_gives_sgg_evals_own_family(release, tmp_path, capsys
     assert [len(own["longtail"][g]) for g in ("head", "body", "tail")] == [2, 6, 18]
     assert main([*args, "--ag-train", str(root / "splits" / "test.h5")]) == 2
     assert "--ag-train takes the train.h5" in capsys.readouterr().err
+
+
+def test_the_audit_says_which_variant_a_published_number_is(release, tmp_path, capsys):
+    """A value printed from one variant (oed, no constraint, DSG-DETR's mR@50 to two decimals) is found, and only
+    it; a value two variants round to is called ambiguous; one none rounds to names the closest."""
+    root, _ = release
+    split, _, _ = open_split(str(root / "splits" / "test.h5"), "predcls", "oed")
+    for video, arrays in predictions_for(split, "predcls", seed=7, attention="probabilities").items():
+        np.savez(tmp_path / f"{video}.npz", **arrays)
+    assert main(["evaluate", str(tmp_path), "--ag", str(root / "splits" / "test.h5"), "--task", "predcls",
+                 "--protocol", "oed", "--constraint", "no", "-o", str(tmp_path / "no.json")]) == 0  # fmt: skip
+    value = json.loads((tmp_path / "no.json").read_text())["results"]["no"]["metrics"]["mR_per_frame@50"]
+    capsys.readouterr()
+    published = f"mR@50={100 * value:.2f}"
+    assert main(["audit", str(tmp_path), "--ag", str(root / "splits"), "--task", "predcls", "--attention",
+                 "probabilities", "--published", published, "-o", str(tmp_path / "audit.json")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"- `{published}`: mR@50 per frame (DSG-DETR), oed no\n" in out
+    assert "| R | oed | with |" in out and "| R | sttran | semi |" in out
+    doc = json.loads((tmp_path / "audit.json").read_text())
+    assert {v["protocol"] for v in doc["variants"]} == {"sttran", "oed"} and not doc["notes"]
+    assert main(["audit", str(tmp_path), "--task", "predcls", "--attention", "logits"]) == 2
+    assert "--attention is Action Genome's" in capsys.readouterr().err
+
+    rows = [VideoVariant("R", "", 20, "sttran", "with", 0.3312), VideoVariant("R", "", 20, "oed", "with", 0.3308),
+            VideoVariant("R", "", 20, "sttran", "no", 0.41)]  # fmt: skip
+    assert match("R@20=33.1", rows)["verdict"].startswith("AMBIGUOUS, 2 variants")
+    assert match("R@20=33.12", rows)["matches"] == ["R@20, sttran with"]
+    assert match("R@20=39", rows)["verdict"] == "no variant within rounding (closest: R@20, sttran no = 41.0)"

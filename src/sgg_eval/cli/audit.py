@@ -7,7 +7,7 @@ import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
 from sgg_eval.core.defaults import PROTOCOL
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, registered
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, STTRAN_ATTENTION, STTRAN_ATTENTION_KINDS, registered
 from sgg_eval.core.tasks import SGDET, TASKS
 
 # --protocol openvocab: every open-vocabulary protocol's rules of novel and zero-shot recall at once (not a protocol)
@@ -22,6 +22,8 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
   # an open-vocabulary paper's zR@50 = 12.3: novel-object, novel-relation or zero-shot recall, on which images?
   sgg-eval audit eval_results.pytorch --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol openvocab \
       --zeroshot vg150 --published "zR@50=12.3"
+  # an Action Genome paper's R@20 = 33.2: which constraint, mean recall and matching (STTran's or OED's)?
+  sgg-eval audit preds_sgdet/ --ag data/ag/splits --task sgdet --published "R@20=33.2" --published "mR@20=9.1"
   # an MLLM's text scene graphs beside a trained model: what was each number computed over?
   sgg-eval audit mllm_asmv2.json --compare sgdet_metrics.json
 """
@@ -33,7 +35,14 @@ def run_audit(args: argparse.Namespace) -> None:
 
     if args.compare or _is_result(args.predictions):
         return _audit_results(args)
-    doc, text = _audit_psg(args) if args.psg else _audit_boxes(args)
+    if args.attention and not args.ag:
+        from sgg_eval.core.errors import InputError
+
+        raise InputError("--attention is Action Genome's: give it with --ag", field="--attention")
+    if args.ag:
+        doc, text = _audit_video(args)
+    else:
+        doc, text = _audit_psg(args) if args.psg else _audit_boxes(args)
     if args.output:
         write_json(args.output, doc)
     if args.md:
@@ -41,6 +50,21 @@ def run_audit(args: argparse.Namespace) -> None:
     print(text, end="")
     if any(not p.get("reference", True) and p["matches"] for p in doc["published"]):
         print("warning: a published value matches a variant other than the reference", file=sys.stderr)
+
+
+def _audit_video(args: argparse.Namespace) -> tuple[dict, str]:
+    from sgg_eval.core.errors import InputError
+    from sgg_eval.video.ag_audit import run_video_audit, video_audit_markdown
+
+    given = (("--gt", args.gt), ("--psg", args.psg), ("--protocol", args.protocol),
+             ("--subset", args.subset is not None), ("--iou-threshold", args.iou_threshold is not None))  # fmt: skip
+    others = [flag for flag, on in given if on]
+    if others:
+        raise InputError(f"--ag audits every Action Genome protocol at IoU 0.5: no {others[0]}", field=others[0])
+    if args.task is None:
+        raise InputError("--task is required with --ag (predcls, sgcls or sgdet)", field="--task")
+    doc = run_video_audit(args.predictions, args.ag, args.task, args.attention, tuple(args.published))
+    return doc, video_audit_markdown(doc)
 
 
 def _audit_psg(args: argparse.Namespace) -> tuple[dict, str]:
@@ -161,6 +185,11 @@ def add(sub) -> None:
         help="a published value in percent, e.g. 'mR@100=12.3' (repeatable); ngR@K and ng-mR@K "
         "restrict the match to no-graph-constraint variants",
     )
+    video = p.add_argument_group("video scene graphs on Action Genome: sttran and oed, every constraint, both mR")
+    video.add_argument("--ag", metavar="SPLITS", help="the folder `sgg-eval split --ag-dir` wrote (or one split "
+                       "store): audit PREDICTIONS, a video-SGG model's per-video dicts, on it")  # fmt: skip
+    video.add_argument("--attention", choices=STTRAN_ATTENTION_KINDS, default=None,
+                       help=f"with --ag: what attention_distribution holds (default: {STTRAN_ATTENTION})")  # fmt: skip
     _add_variants(p)
     add_iou_threshold(p, default=None)
     add_jobs(p)

@@ -148,13 +148,13 @@ def variants(acc: Accumulator, subset: Accumulator | None = None, subset_images:
 _PUBLISHED = re.compile(r"^\s*(ng-?)?(m?R)@(\d+)\s*=\s*(\d+(?:\.(\d*))?)\s*$")
 
 
-def parse_published(text: str) -> tuple[str, int, str | None, float, int]:
+def parse_published(text: str, ks: tuple[int, ...] = RECALL_KS) -> tuple[str, int, str | None, float, int]:
     """``"mR@100=12.3"`` → (metric, K, constraint or None, value in percent, decimals printed). ``ngR@K`` and
     ``ng-mR@K`` restrict the match to NG variants; ``R@K`` and ``mR@K`` consider both constraints (the point:
-    an NG number published as R@K)."""
+    an NG number published as R@K). ``ks``: the K the audited product reports."""
     m = _PUBLISHED.match(text)
-    if not m or int(m.group(3)) not in RECALL_KS:
-        raise ValueError(f"{text!r}: expected R@K, mR@K, ngR@K or ng-mR@K = a percentage, K in {RECALL_KS}")
+    if not m or int(m.group(3)) not in ks:
+        raise ValueError(f"{text!r}: expected R@K, mR@K, ngR@K or ng-mR@K = a percentage, K in {ks}")
     return m.group(2), int(m.group(3)), "NG" if m.group(1) else None, float(m.group(4)), len(m.group(5) or "")
 
 
