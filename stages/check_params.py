@@ -17,23 +17,30 @@ from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.params_check import check_params
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.video_params import is_video_model
 
 
 def main() -> None:
     params = load_params()
     check_params(params)
-    psg_name = params["psg_dataset"]["name"]
+    psg_name, video_name = params["psg_dataset"]["name"], params["video_dataset"]["name"]
     real = [(name, cfg) for name, cfg in params["models"].items() if cfg["source"] == "file"]
     link_files(
         "data/params/model_links",
         {
             f"{name}.{key}": (path, f"models.{name}.files.{key}")
             for name, cfg in real
-            if not is_text_model(cfg)
+            if not is_text_model(cfg) and not is_video_model(cfg)
             for key, path in (cfg.get("files") or {}).items()
             if not is_psg_model(cfg) or key == psg_name  # a PSG model: the submission for this dataset only
         },
     )
+    # video models' predictions apart too: their own stage reads them (the files for this dataset only)
+    link_files(
+        "data/params/video_links",
+        {f"{name}.{task}": (path, f"models.{name}.files.{video_name}.{task}") for name, cfg in real
+         if is_video_model(cfg) for task, path in cfg["files"][video_name].items()},
+    )  # fmt: skip
     # text-graph models' answers apart: a new ranked or PSG file must not rerun text_evaluate, nor new answers them
     link_files(
         "data/params/text_links",
@@ -42,7 +49,7 @@ def main() -> None:
     )  # fmt: skip
     for path, section in CARRIERS.items():  # each is an out of this stage, which declares the section
         carried = dict(params[section])
-        if carried["kind"] == "simulated":
+        if carried["kind"] == "simulated" and section in WORLDS:  # (the generated AG files have no world)
             carried["world"] = params[WORLDS[section]]["world"]
         write_json(path, carried)
     for path, part in catalogue_files(params).items():  # one per product: a stage depends on what it reads

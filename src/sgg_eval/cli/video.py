@@ -4,10 +4,9 @@ builds them) and ``sgg-eval evaluate --ag`` (the ``sttran`` and ``oed`` protocol
 from __future__ import annotations
 
 import argparse
-import os
 
 from sgg_eval.cli.options import bounded
-from sgg_eval.core.defaults import VIDEO_PROTOCOLS
+from sgg_eval.core.defaults import AG_SMALL_BOX_STORE, VIDEO_PROTOCOLS
 from sgg_eval.core.protocols import (
     STTRAN_ALL,
     STTRAN_ATTENTION,
@@ -19,8 +18,7 @@ from sgg_eval.core.protocols import (
 )
 from sgg_eval.metrics.names import metric_name
 
-AG_SPLITS = ("train", "test")
-SMALL_BOX_STORE = "test_filtersmall.h5"
+SMALL_BOX_STORE = AG_SMALL_BOX_STORE
 
 
 def add_split_sources(src) -> None:
@@ -41,27 +39,14 @@ def add_split_sources(src) -> None:
 
 def run_ag_split(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
-    from sgg_eval.video.ag_annotations import OBJECT_FILE, load_persons, read_ag_split
-    from sgg_eval.video.ag_names import read_vocabulary
-    from sgg_eval.video.ag_store import write_ag_store
+    from sgg_eval.video.ag_annotations import SPLITS
+    from sgg_eval.video.ag_splits import write_ag_splits
 
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
-    unknown = [s for s in splits if s not in AG_SPLITS and s != "val"]
+    unknown = [s for s in splits if s not in SPLITS and s != "val"]
     if unknown:
-        raise InputError(f"Action Genome has the splits {' and '.join(AG_SPLITS)}, not {unknown[0]}", field="--splits")
-    annotations = os.path.join(args.ag_dir, "annotations")
-    if not os.path.isdir(annotations):
-        raise InputError("no annotations/ folder here (Action Genome's release has one)", path=args.ag_dir)
-    vocab = read_vocabulary(annotations)
-    jobs = [(s, os.path.join(args.out_dir, f"{s}.h5"), None) for s in AG_SPLITS if s in splits]
-    if args.ag_small_boxes:
-        jobs.append(("test", os.path.join(args.out_dir, SMALL_BOX_STORE), args.ag_small_boxes))
-    persons = load_persons(annotations)
-    read = [(path, read_ag_split(annotations, vocab, split, small, persons=persons), small)
-            for split, path, small in jobs]  # fmt: skip
-    os.makedirs(args.out_dir, exist_ok=True)
-    for path, split, small in read:  # every file read and checked before the first is written
-        write_ag_store(path, split, vocab, os.path.basename(small) if small else OBJECT_FILE)
+        raise InputError(f"Action Genome has the splits {' and '.join(SPLITS)}, not {unknown[0]}", field="--splits")
+    for path, split in write_ag_splits(args.ag_dir, args.out_dir, tuple(splits), args.ag_small_boxes):
         c = split.counts
         shorter = len(split.videos) - c["videos"]
         print(f"{path}: {c['frames']} frames of {c['videos']} videos as STTran keeps them (dropped: "

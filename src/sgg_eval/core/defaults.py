@@ -66,6 +66,8 @@ PSG_PNG_READERS = {p.name: p.png_reader for p in REGISTRY if p.png_reader}
 TEXT_PROTOCOLS = names(TEXT)
 # Video scene graphs on Action Genome (docs/action_genome.md): STTran's evaluator, as every AG paper copies it.
 VIDEO_PROTOCOLS = names(VIDEO)
+AG_SMALL_BOX_STORE = "test_filtersmall.h5"  # the split store made from the STTran authors' small-box file
+AG_TABLE_KS = (10, 20, 50)  # the K Action Genome's tables print (STTran's Table 1)
 PSG_PROTOCOL = "sgbench"
 # Head/body/tail predicates (metrics.longtail): auto = PySGG's VG150 parts on VG150's predicates, else by the
 # training statistics' frequency; or one of the two everywhere.

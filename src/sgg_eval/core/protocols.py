@@ -194,7 +194,7 @@ REGISTRY: tuple[Protocol, ...] = (
              runner=_run("provision.evaluate", "run_provision"), printer=_show("provision")),
     Protocol("sttran", VIDEO, "STTran's Action Genome recall (with / semi / no constraint), both mean recalls",
              Source("STTran", "yrcong/STTran @ 6b559e1", "lib/evaluation_recall.py"), TASKS,
-             gt_clipped=False, constraints=STTRAN_CONSTRAINTS, min_video_frames=STTRAN_MIN_VIDEO_FRAMES,
+             constraints=STTRAN_CONSTRAINTS, min_video_frames=STTRAN_MIN_VIDEO_FRAMES,
              iou_plus_one=True, small_boxes=True,
              options=(("constraint", STTRAN_CONSTRAINT), ("semi_threshold", STTRAN_SEMI_THRESHOLD),
                       ("attention", STTRAN_ATTENTION))),

@@ -61,14 +61,14 @@ def model_names(params: Mapping, conf_dir: str | os.PathLike) -> list[str]:
     """Every model with a file in ``conf_dir/model`` that the knobs refer to: entries (read by the one entry
     rule, ``entries.parse_entry``: ``<model>_pko`` and ``pko_only`` name their base model), ``pko.apply_to``,
     ``pko.pko_only_from``, ``pko.blind_model``, ``figures.*``, ``evaluation.model``,
-    ``evaluation.psg_entries`` and ``evaluation.text_entries``. A name without a file
+    ``evaluation.psg_entries``, ``evaluation.text_entries`` and ``evaluation.video_entries``. A name without a file
     is left out; the schema reports it."""
     evaluation, pko, figures = (
         params.get(k) if isinstance(params.get(k), Mapping) else {} for k in ("evaluation", "pko", "figures")
     )
     only_from = pko.get("pko_only_from") if isinstance(pko.get("pko_only_from"), str) else None
     names = [*(evaluation.get("entries") or []), *(evaluation.get("psg_entries") or []),
-             *(evaluation.get("text_entries") or [])]  # fmt: skip
+             *(evaluation.get("text_entries") or []), *(evaluation.get("video_entries") or [])]  # fmt: skip
     apply_to = pko.get("apply_to") or []
     names += apply_to if isinstance(apply_to, list) else [apply_to]
     names += [pko.get("pko_only_from"), pko.get("blind_model"), evaluation.get("model"), *figures.values()]

@@ -7,7 +7,8 @@ stage: with one file for all, either re-ranked every entry of the other benchmar
 
 - ``catalogue_boxes.json``: the box-SGG models (a model file without ``benchmark``), the task labels and the simulator;
 - ``catalogue_panoptic.json``: the PSG models (``benchmark: psg``) and the panoptic simulator;
-- ``catalogue_text.json``: the text-graph models (``benchmark: text``).
+- ``catalogue_text.json``: the text-graph models (``benchmark: text``);
+- ``catalogue_video.json``: the video models (``benchmark: video``, Action Genome) and the task labels.
 
 A model's ``benchmark`` is what sorts it; a stage may read it of any model to pick its own, since moving a model
 to another product rewrites both files. ``tests/test_params_tracked.py`` checks, from what each stage read while
@@ -18,14 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sgg_eval.core.protocols import BOXES, PANOPTIC, TEXT
+from sgg_eval.core.protocols import BOXES, PANOPTIC, TEXT, VIDEO
 from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_reads import CARRIERS
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.video_params import is_video_model
 
-FILES = {product: f"data/params/catalogue_{product}.json" for product in (BOXES, PANOPTIC, TEXT)}
+FILES = {product: f"data/params/catalogue_{product}.json" for product in (BOXES, PANOPTIC, TEXT, VIDEO)}
 # what each product's file holds beside its models
-SECTIONS = {BOXES: ("tasks", "simulation"), PANOPTIC: ("psg_simulation",), TEXT: ()}
+SECTIONS = {BOXES: ("tasks", "simulation"), PANOPTIC: ("psg_simulation",), TEXT: (), VIDEO: ("tasks",)}
 # a simulated dataset's carrier (param_reads.CARRIERS) also holds its world's shape, from this catalogue part
 WORLDS = {"dataset": "simulation", "psg_dataset": "psg_simulation"}
 SORTING_KEY = "benchmark"  # a model file's product (absent: box SGG)
@@ -33,6 +35,8 @@ SORTING_KEY = "benchmark"  # a model file's product (absent: box SGG)
 
 def product_of(model: Mapping) -> str:
     """The product a model file belongs to, read from its ``benchmark`` alone."""
+    if is_video_model(model):
+        return VIDEO
     return PANOPTIC if is_psg_model(model) else TEXT if is_text_model(model) else BOXES
 
 
@@ -62,5 +66,5 @@ def carriers_of(key: str, models: Mapping) -> set[str]:
         return {FILES[product_of(models[name])]}
     out = {path for product, path in FILES.items() if section in SECTIONS[product]}
     if rest == "world" or rest.startswith("world."):
-        out |= {path for path, carried in CARRIERS.items() if WORLDS[carried] == section}
+        out |= {path for path, carried in CARRIERS.items() if WORLDS.get(carried) == section}
     return out

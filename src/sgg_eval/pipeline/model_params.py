@@ -14,6 +14,7 @@ from sgg_eval.pipeline.entries import PKO_ONLY, parse_entry
 from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_types import check_choice
 from sgg_eval.pipeline.psg_params import is_psg_model
+from sgg_eval.pipeline.video_params import is_video_model
 from sgg_eval.simulate.params import METHODS
 
 MODEL_SOURCES = ("simulated", "file")
@@ -48,7 +49,8 @@ def check_models(params: Mapping) -> None:
 
 def _vg150_models(params: Mapping) -> dict:
     """The models of conf/model that are not PSG's; ``evaluation.model`` (experiment=one_model) must be one."""
-    models = {name: m for name, m in _get(params, "models").items() if not (is_psg_model(m) or is_text_model(m))}
+    models = {name: m for name, m in _get(params, "models").items()
+              if not (is_psg_model(m) or is_text_model(m) or is_video_model(m))}  # fmt: skip
     evaluation = _get(params, "evaluation")
     if isinstance(evaluation, Mapping) and "model" in evaluation:  # experiment=one_model names its model here
         if evaluation["model"] not in models:

@@ -23,7 +23,8 @@ ENV = "SGG_EVAL_PARAMS_TRACE"
 
 # The files check_params writes from a params.yaml section (with the simulated world's shape added from the
 # catalogue), and that section: a stage that depends on the file is rerun when a key of the section changes.
-CARRIERS = {"data/params/dataset.json": "dataset", "data/params/psg_dataset.json": "psg_dataset"}
+CARRIERS = {"data/params/dataset.json": "dataset", "data/params/psg_dataset.json": "psg_dataset",
+            "data/params/video_dataset.json": "video_dataset"}  # fmt: skip
 
 
 class _Reads(dict):
@@ -75,7 +76,7 @@ def _wrap(value, key: str, log: set[str]):
 
 def _spelled(key: str) -> str:
     """``paths.splits`` -> ``paths.data``, ``paths.psg_stats`` -> ``paths.psg_data``: the key it derives from."""
-    if key.startswith("paths.") and key not in ("paths.data", "paths.psg_data", "paths.reports"):
+    if key.startswith("paths.") and key not in ("paths.data", "paths.psg_data", "paths.video_data", "paths.reports"):
         return "paths.psg_data" if key.startswith("paths.psg_") else "paths.data"
     return key
 

@@ -24,6 +24,7 @@ from sgg_eval.pipeline.model_params import check_models
 from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mapping, check_number
 from sgg_eval.pipeline.psg_params import check_psg
 from sgg_eval.pipeline.s2g_params import S2G_KEYS, check_s2g
+from sgg_eval.pipeline.video_params import check_video
 from sgg_eval.simulate.params import Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 
@@ -51,14 +52,25 @@ def _known_keys(section: Mapping, cls, key: str) -> None:
 SECTIONS = {
     "dataset": None,  # by kind: see _check_dataset
     "psg_dataset": None,  # by kind: see psg_params
+    "video_dataset": None,  # by kind: see video_params
     "pko": ("lam", "eps", "prob_clip", "apply_to", "pko_only_from", "blind_model", "blind_task", "blind_max_n"),
     "metrics": ("tau", "iou_threshold", "protocol", "imr_k", "zeroshot", "openvocab", "longtail"),
     "tracking": ("uri", "experiment", "enabled"),
-    "evaluation": ("tasks", "entries", "summary_entry", "model", "psg_entries", "psg_protocols", "text_entries"),
+    "evaluation": (
+        "tasks",
+        "entries",
+        "summary_entry",
+        "model",
+        "psg_entries",
+        "psg_protocols",
+        "text_entries",
+        "video_entries",
+        "video_protocols",
+    ),
     "figures": ("biased_model", "debiased_model", "per_predicate_model"),
     "site": ("images", "image_dir"),
     "s2g": S2G_KEYS,
-    "paths": ("data", "reports", "psg_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
+    "paths": ("data", "reports", "psg_data", "video_data", *DATA_LAYOUT, *(f"psg_{part}" for part in PSG_LAYOUT)),
     "stats": ("drop_non_overlapping", "background_must_overlap"),
     "models": None,
     "tasks": None,
@@ -78,11 +90,11 @@ def _sections(params: Mapping) -> None:
         if not isinstance(node, Mapping):
             raise InputError("must be a mapping", field=section)
         kind = node.get("kind") if isinstance(node.get("kind"), str) else None  # a mapping is not a dict key
-        allowed = DATASET_KEYS.get(kind) if section == "dataset" else keys  # psg_dataset: psg_params
+        allowed = DATASET_KEYS.get(kind) if section == "dataset" else keys  # psg_, video_dataset: their modules
         stray = sorted(set(node) - set(allowed), key=str) if allowed is not None else []
         if stray:
             raise InputError(f"unknown setting {stray[0]!r:.40}", field=section)
-    for key in ("dataset.name", "dataset.raw", "paths.data", "paths.psg_data", "paths.reports"):
+    for key in ("dataset.name", "dataset.raw", "paths.data", "paths.psg_data", "paths.video_data", "paths.reports"):
         value = _get(params, key)
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"{value!r:.40} is not a name or path", field=key)
@@ -146,6 +158,7 @@ def check_params(params: Mapping) -> None:
     _check_simulation(params)
     check_models(params)
     check_psg(params)
+    check_video(params)
     check_text(params)
     check_s2g(params)
 

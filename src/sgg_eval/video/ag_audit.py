@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sgg_eval.core.defaults import VIDEO_PROTOCOLS
+from sgg_eval.core.defaults import AG_SMALL_BOX_STORE, VIDEO_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ALL, STTRAN_ATTENTION
 from sgg_eval.core.tasks import task_spec
@@ -47,7 +47,7 @@ def store_for(splits: str, protocol: str, task: str) -> str:
     if not os.path.isdir(splits):
         return splits
     small = video_protocol(protocol).small_boxes and not task_spec(task).gt_labels
-    return os.path.join(splits, "test_filtersmall.h5" if small else "test.h5")
+    return os.path.join(splits, AG_SMALL_BOX_STORE if small else "test.h5")
 
 
 def run_video_audit(predictions: str, splits: str, task: str, attention: str | None = None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sgg_eval.core.defaults import TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ALL as ALL
 from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS as ATTENTION_KINDS
@@ -121,13 +122,13 @@ def open_training(path: str | None, protocol: str) -> TrainingFacts | None:
     return training_facts(scored_split(split, video_protocol(protocol), path))
 
 
-def evaluate_ag(gt_path: str, predictions: str, options: Options, train: str | None = None) -> dict:
+def evaluate_ag(gt_path: str, predictions: str, options: Options, train: str | None = None, tau: float = TAU) -> dict:
     """The metrics document of ``predictions`` (a folder of per-video files or one file) on the split store
     ``gt_path`` (:meth:`Scorer.document`); ``train``: the train split store, for ``beyond_protocol``'s figures that
-    need it."""
+    need it; ``tau``: wIMR's."""
     split, vocab, stored = open_split(gt_path, options.task, options.protocol)
     facts = open_training(train, options.protocol)
-    scorer = Scorer(split, options, len(stored), facts)
+    scorer = Scorer(split, options, len(stored), facts, tau)
     for v, (video, path, obj) in enumerate(video_sources(predictions, split.videos, stored)):
         scorer.add(v, read_video(obj, path, video, int(scorer.frames_of[v]), options.task, options.attention))
     return scorer.document(vocab)
@@ -137,8 +138,9 @@ class Scorer:
     """Per constraint, the first-hit ranks of the split's relations (``video.sttran.FirstHits``), filled video by
     video."""
 
-    def __init__(self, split: AGSplit, options: Options, stored_videos: int, facts: TrainingFacts | None = None):
-        self.split, self.options, self.stored_videos, self.facts = split, options, stored_videos, facts
+    def __init__(self, split: AGSplit, options: Options, stored_videos: int, facts: TrainingFacts | None = None,
+                 tau: float = TAU):  # fmt: skip
+        self.split, self.options, self.stored_videos, self.facts, self.tau = split, options, stored_videos, facts, tau
         self.frames_of = np.bincount(split.frame_video, minlength=len(split.videos))
         self.frame_start = np.r_[0, np.cumsum(self.frames_of)]
         self.hits = {c: FirstHits.missed(len(split.rels)) for c in options.constraints}
@@ -212,16 +214,18 @@ class Scorer:
                 "relations": len(split.rels),
                 "videos_not_scored": self.stored_videos - len(split.videos),
             },
-            "results": {c: _results(self.hits[c], relations, vocab, split, self.facts) for c in o.constraints},
+            "results": {
+                c: _results(self.hits[c], relations, vocab, split, self.facts, self.tau) for c in o.constraints
+            },  # fmt: skip
         }
 
 
 def _results(hits: FirstHits, relations: Relations, vocab: AGVocabulary, split: AGSplit,
-             facts: TrainingFacts | None) -> dict:  # fmt: skip
+             facts: TrainingFacts | None, tau: float) -> dict:  # fmt: skip
     metrics, pooled, per_frame = relations.recalls(hits.ours)
     return {
         "metrics": metrics,
-        "beyond_protocol": beyond_protocol(hits, relations, split, vocab.predicates, facts, (pooled, per_frame)),
+        "beyond_protocol": beyond_protocol(hits, relations, split, vocab.predicates, facts, (pooled, per_frame), tau),
         "tie_range": tie_range(hits, relations),
         "per_predicate": {
             f"{name}@{k}": dict(zip(vocab.predicates, map(float, values[i]), strict=True))
