@@ -17,6 +17,7 @@ from sgg_eval.cli import main
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.plain_pickle import load_plain
 from sgg_eval.video.ag_audit import VideoVariant, match
+from sgg_eval.video.ag_beyond import wimr_at
 from sgg_eval.video.ag_evaluate import open_split
 from sgg_eval.video.ag_example import predictions_for, write_release
 from sgg_eval.video.ag_store import read_ag_store
@@ -270,6 +271,8 @@ def test_the_training_split_gives_sgg_evals_own_family(release, tmp_path, capsys
     assert own["metrics"]["IMR@50"] == plain["metrics"]["IMR@50"] and own["zero_shot_relations"] > 0
     assert all(own["metrics"][f"{n}@50"] is not None for n in ("zR", "wIMR", "mR_per_frame_tail", "mR_pooled_head"))
     assert [len(own["longtail"][g]) for g in ("head", "body", "tail")] == [2, 6, 18]
+    assert wimr_at(own, 50, 0.5) == own["metrics"]["wIMR@50"] and wimr_at(own, 20, 0.0) == own["metrics"]["IMR@20"]
+    assert wimr_at(plain, 50, 0.5) is None
     assert main([*args, "--ag-train", str(root / "splits" / "test.h5")]) == 2
     assert "--ag-train takes the train.h5" in capsys.readouterr().err
 

@@ -23,8 +23,8 @@ def project(reproduced_base, tmp_path_factory):
 
 def test_tau_experiment_reruns_only_what_reads_tau_then_back(project):
     out = sh(".venv/bin/dvc exp run -S metrics.tau=0", project)
-    # as README: check_params, reduce, psg_reduce and what follows; no ranking and no PSG matching
-    reran = {"check_params", "reduce", "tables", "figures", "psg_reduce", "psg_tables", "site"}
+    # as README: check_params, reduce, psg_reduce, video_tables and what follows; no ranking, no PSG or AG matching
+    reran = {"check_params", "reduce", "tables", "figures", "psg_reduce", "psg_tables", "video_tables", "site"}
     assert stages_run(out) == reran | {"track"}, out[-2000:]
     summary = json.loads((project / "data/vg150_sim/results/summary.json").read_text())
     assert summary["predcls"]["wIMR@20"] == summary["predcls"]["IMR@20"]  # tau = 0: wIMR is IMR

@@ -95,4 +95,15 @@ def beyond_protocol(hits: FirstHits, relations: Relations, split: AGSplit, vocab
     order = np.argsort(-facts.counts, kind="stable")
     longtail = {group: [vocab_predicates[p] for p in order if groups[p] == g] for g, group in enumerate(GROUPS)}
     return {"metrics": metrics, "notes": notes, "tau": tau, "zero_shot_relations": int(zero_shot.sum()),
-            "longtail": {"rule": "frequency", **longtail}}  # fmt: skip
+            "longtail": {"rule": "frequency", **longtail}, "n_c": facts.pairs.tolist(),
+            "per_predicate": {f"IMR@{k}": imr[i].tolist() for i, k in enumerate(K_VALUES)}}  # fmt: skip
+
+
+def wimr_at(beyond: dict, k: int, tau: float) -> float | None:
+    """``wIMR@k`` at ``tau`` from a ``beyond_protocol`` section (its per-predicate IMR and ``n_c``): the same
+    reduction as :func:`beyond_protocol`'s, for another τ without scoring again; None without the training
+    split."""
+    if "n_c" not in beyond:
+        return None
+    imr = np.asarray(beyond["per_predicate"][f"IMR@{k}"], dtype=np.float64)
+    return weighted_mean(imr, wimr_weights(np.r_[0, beyond["n_c"]], tau))
