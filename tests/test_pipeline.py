@@ -127,11 +127,18 @@ def test_repro_produces_tables_figures_and_runs(project):
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     psg = [r for r in children if r.data.tags["sgg_eval.task"] == "panoptic"]
     text = [r for r in children if r.data.tags["sgg_eval.task"] == "text"]
+    video = [r for r in children if r.data.tags.get("sgg_eval.product") == "video"]
     m = len(params["evaluation"]["psg_entries"]) * len(params["evaluation"]["psg_protocols"])
     t = len(params["evaluation"]["text_entries"])
-    # a parent run per dataset (VG150, PSG): their tables never mix; a text-graph model is a run of VG150's
-    assert len(children) - len(psg) - len(text) == n and len(psg) == m and len(text) == t > 0
-    assert len(runs) == n + m + t + 2
+    v = (
+        len(params["evaluation"]["video_entries"])
+        * len(params["evaluation"]["video_protocols"])
+        * len(params["evaluation"]["tasks"])
+    )
+    # a parent run per dataset (VG150, PSG, AG): their tables never mix; a text-graph model is a run of VG150's
+    assert len(children) - len(psg) - len(text) - len(video) == n and len(psg) == m and len(text) == t > 0
+    assert len(video) == v > 0 and len(runs) == n + m + t + v + 3
+    assert {r.info.run_name.split("/")[0] for r in video} == {params["video_dataset"]["name"]}
     assert {r.info.run_name.split("/")[0] for r in psg} == {params["psg_dataset"]["name"]}
     # that a second repro runs nothing (so logs no run) is the README's check: tests/test_readme.py
 
@@ -142,6 +149,14 @@ def test_logged_metrics_match_the_json_files(project):
         if "mlflow.parentRunId" not in r.data.tags:
             continue
         entry, task = r.data.tags["sgg_eval.model"], r.data.tags["sgg_eval.task"]
+        if r.data.tags.get("sgg_eval.product") == "video":  # AG: one run per entry, protocol and task
+            doc = json.loads((p / f"data/ag_sim/results/{entry}.json").read_text())
+            result = doc["protocols"][r.data.tags["sgg_eval.protocol"]][task]["results"]
+            expected = {mlflow_key(f"{task}/{c}", k): v for c, res in result.items()
+                        for part in (res["metrics"], res["beyond_protocol"]["metrics"])
+                        for k, v in part.items() if v is not None}  # fmt: skip
+            assert expected == r.data.metrics and any(k.startswith(f"{task}/semi/") for k in expected)
+            continue
         if task == "panoptic":  # PSG: one run per entry and protocol
             psg = json.loads((p / f"data/psg_sim/results/metrics/{entry}.json").read_text())
             result = psg["protocols"][r.data.tags["sgg_eval.protocol"]]
@@ -369,10 +384,14 @@ def test_dvc_exp_show_lists_knobs_a_summary_and_code_as_folders(project):
     # the catalogue: one file per product since issue 65 (a new PSG model reruns no VG150 stage), one before
     catalogue = [h for h in header if h.startswith("data/params/catalogue")]
     assert sorted(catalogue) == [
-        f"data/params/catalogue_{product}.json" for product in ("boxes", "panoptic", "text")
+        f"data/params/catalogue_{product}.json" for product in ("boxes", "panoptic", "text", "video")
     ], catalogue
-    assert len(header) - len(per_stage) - len(panoptic) - len(s2g) - len(catalogue) <= 69, (len(header), header)
+    # the video axis (issue 68): video_dataset, paths.video_data, evaluation.video_*, data/ag_sim/*, its links
+    video = [h for h in header if ("video" in h or "ag_sim" in h) and h not in per_stage and h not in catalogue]
+    rest = len(header) - len(per_stage) - len(panoptic) - len(s2g) - len(catalogue) - len(video)
+    assert rest <= 69, (len(header), header)
     assert len(panoptic) <= 16, panoptic
+    assert len(video) <= 16, video
     assert len(s2g) <= 8, s2g
     # per-predicate values (once 19,346 columns like `per_predicate.mR@20.on`) are not DVC metrics
     assert "predcls.R@50" in header and not any(re.search(r"(^|[.:])per_predicate\.", h) for h in header), header

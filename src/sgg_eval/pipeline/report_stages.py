@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
-from sgg_eval.core.protocols import BOXES, OPEN_IMAGES_DOCUMENT, PANOPTIC, TEXT
+from sgg_eval.core.protocols import BOXES, OPEN_IMAGES_DOCUMENT, PANOPTIC, TEXT, VIDEO
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import mlflow_key
@@ -166,11 +166,13 @@ def _box_children(params: dict, results: dict, common: dict) -> list:
 
 def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     """Log the pipeline to MLflow: per dataset a parent run, with one nested run per VG150 entry × task
-    (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), or per PSG entry ×
-    protocol (``<psg_dataset>/<entry>/<protocol>``)."""
+    (``<dataset>/<entry>/<task>``) and per text-graph model (``<dataset>/<entry>/text``), per PSG entry ×
+    protocol (``<psg_dataset>/<entry>/<protocol>``), or per AG entry × protocol × task
+    (``<video_dataset>/<entry>/<protocol>/<task>``)."""
     from sgg_eval.pipeline.eval_stages import SUMMARY_METRICS
     from sgg_eval.pipeline.psg_reports import psg_runs
     from sgg_eval.pipeline.tracking import default_uri, git_commit, log_runs, share_view
+    from sgg_eval.pipeline.video_stages import video_runs
 
     t = params["tracking"]
     results = load_results(params)
@@ -218,6 +220,18 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         parent_artifacts=psg_files + inputs + [catalogue[PANOPTIC]],
         parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["psg_dataset"]["name"]},
     )
+    # Action Genome: a parent run of its own too
+    video_common, video_children = video_runs(params, common["git_commit"])
+    video_files = sorted(str(p) for p in Path(reports, "video", "tables").glob("*.md"))
+    video_ids = log_runs(
+        uri,
+        t["experiment"],
+        f"pipeline {params['video_dataset']['name']}",
+        video_common,
+        video_children,
+        parent_artifacts=video_files + inputs + [catalogue[VIDEO]],
+        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["video_dataset"]["name"]},
+    )
     tasks = list(params["evaluation"]["tasks"])
     share_view(uri, t["experiment"], [mlflow_key(task, name) for task in tasks for name in SUMMARY_METRICS])
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
@@ -226,9 +240,10 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         {
             "tracking_uri_kind": uri.split(":", 1)[0],
             "experiment": t["experiment"],
-            "logged": ids is not None and psg_ids is not None,
-            "runs": sorted(c.name for c in children + psg_children),
+            "logged": ids is not None and psg_ids is not None and video_ids is not None,
+            "runs": sorted(c.name for c in children + psg_children + video_children),
         },
     )
-    named = {params["dataset"]["name"]: ids, params["psg_dataset"]["name"]: psg_ids}
-    return None if ids is None or psg_ids is None else named
+    named = {params["dataset"]["name"]: ids, params["psg_dataset"]["name"]: psg_ids,
+             params["video_dataset"]["name"]: video_ids}  # fmt: skip
+    return None if None in named.values() else named

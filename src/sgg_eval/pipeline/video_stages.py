@@ -110,3 +110,30 @@ def run_video_tables(params: dict, folder: str) -> list[str]:
     tables = ag_tables(results, params["evaluation"]["video_protocols"], params["evaluation"]["tasks"], labels,
                        simulated_any, params["metrics"]["tau"])  # fmt: skip
     return [path for table in tables for path in table.write(folder)]
+
+
+def video_runs(params: dict, commit: str) -> tuple[dict, list]:
+    """The AG parent run's params and one MLflow child run per entry × protocol × task, named
+    ``<video_dataset>/<entry>/<protocol>/<task>``: metrics ``<task>/<constraint>/<name>`` (the protocol's numbers
+    and sgg-eval's own, wIMR at the default τ, as the document holds them)."""
+    from sgg_eval.metrics.names import mlflow_key
+    from sgg_eval.pipeline.tracking import ChildRun
+
+    dataset = params["video_dataset"]["name"]
+    common = {"dataset": dataset, "protocols": list(params["evaluation"]["video_protocols"]), "git_commit": commit}
+    children = []
+    for entry, doc in video_results(params).items():
+        for protocol, tasks in doc["protocols"].items():
+            for task, result in tasks.items():
+                metrics = {}
+                for constraint, res in result["results"].items():
+                    for part in (res["metrics"], res["beyond_protocol"]["metrics"]):
+                        metrics |= {mlflow_key(f"{task}/{constraint}", k): v for k, v in part.items() if v is not None}
+                children.append(ChildRun(
+                    name=f"{dataset}/{entry}/{protocol}/{task}",
+                    params={"dataset": dataset, "protocol": protocol, "model": entry, "task": task,
+                            "method": doc["method"], "simulated": doc["simulated"], "git_commit": commit},
+                    metrics=metrics, artifacts=[results_file(params, entry)],
+                    tags={"sgg_eval.task": task, "sgg_eval.dataset": dataset, "sgg_eval.protocol": protocol,
+                          "sgg_eval.model": entry, "sgg_eval.product": "video"}))  # fmt: skip
+    return common, children
