@@ -199,39 +199,28 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     inputs = [(os.path.join(root, lock), os.path.dirname(lock) or None) for lock in LOCK_FILES]
     inputs.append(os.path.join(root, "params.yaml"))
     catalogue = {product: os.path.join(root, path) for product, path in CATALOGUE_FILES.items()}
-    ids = log_runs(
-        uri,
-        t["experiment"],
-        f"pipeline {params['dataset']['name']}",
-        {**common, "dataset": params["dataset"]["name"]},
-        children,
-        parent_artifacts=figures + tables + inputs + [catalogue[BOXES], catalogue[TEXT]],
-        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["dataset"]["name"]},
-    )
-    # the panoptic benchmark: its own parent run, so its tables never mix with VG150's
     psg_common, psg_children = psg_runs(params, common["git_commit"])
-    psg_files = sorted(str(p) for p in Path(reports, "psg").glob("*/*") if p.suffix in (".md", ".png"))
-    psg_ids = log_runs(
-        uri,
-        t["experiment"],
-        f"pipeline {params['psg_dataset']['name']}",
-        psg_common,
-        psg_children,
-        parent_artifacts=psg_files + inputs + [catalogue[PANOPTIC]],
-        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["psg_dataset"]["name"]},
-    )
-    # Action Genome: a parent run of its own too
     video_common, video_children = video_runs(params, common["git_commit"])
+    psg_files = sorted(str(p) for p in Path(reports, "psg").glob("*/*") if p.suffix in (".md", ".png"))
     video_files = sorted(str(p) for p in Path(reports, "video", "tables").glob("*.md"))
-    video_ids = log_runs(
-        uri,
-        t["experiment"],
-        f"pipeline {params['video_dataset']['name']}",
-        video_common,
-        video_children,
-        parent_artifacts=video_files + inputs + [catalogue[VIDEO]],
-        parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": params["video_dataset"]["name"]},
-    )
+    # a parent run per dataset, so that the benchmarks' tables never mix: its params, children, files, catalogue
+    parents = [
+        (params["dataset"]["name"], common, children, figures + tables, [catalogue[BOXES], catalogue[TEXT]]),
+        (params["psg_dataset"]["name"], psg_common, psg_children, psg_files, [catalogue[PANOPTIC]]),
+        (params["video_dataset"]["name"], video_common, video_children, video_files, [catalogue[VIDEO]]),
+    ]
+    named = {
+        dataset: log_runs(
+            uri,
+            t["experiment"],
+            f"pipeline {dataset}",
+            run_params,
+            kids,
+            parent_artifacts=files + inputs + cats,
+            parent_tags={"sgg_eval.kind": "pipeline", "sgg_eval.dataset": dataset},
+        )
+        for dataset, run_params, kids, files, cats in parents
+    }
     tasks = list(params["evaluation"]["tasks"])
     share_view(uri, t["experiment"], [mlflow_key(task, name) for task in tasks for name in SUMMARY_METRICS])
     # no run ids here: they are random, and this file must be the same on every machine (dvc.lock)
@@ -240,10 +229,8 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
         {
             "tracking_uri_kind": uri.split(":", 1)[0],
             "experiment": t["experiment"],
-            "logged": ids is not None and psg_ids is not None and video_ids is not None,
-            "runs": sorted(c.name for c in children + psg_children + video_children),
+            "logged": None not in named.values(),
+            "runs": sorted(c.name for _, _, kids, _, _ in parents for c in kids),
         },
     )
-    named = {params["dataset"]["name"]: ids, params["psg_dataset"]["name"]: psg_ids,
-             params["video_dataset"]["name"]: video_ids}  # fmt: skip
     return None if None in named.values() else named
