@@ -32,6 +32,10 @@ def test_the_pipeline_equals_the_command(reproduced_base, tmp_path):
     assert f"{100 * r10:.2f}" in table
     for name in ("mR_pooled", "mR_per_frame", "ours"):
         assert (project / "reports" / "video" / "tables" / f"ag_sttran_{name}.csv").exists()
+    stats = json.loads((base / "ag" / "summary.json").read_text())["training"]["sttran"]  # the training statistics
+    assert [len(stats["groups"][g]) for g in ("head", "body", "tail")] == [2, 6, 18]
+    own = doc["protocols"]["sttran"]["predcls"]["results"]["with"]["beyond_protocol"]
+    assert own["n_c"] == list(stats["n_c"].values()) and own["longtail"]["head"] == stats["groups"]["head"]
 
 
 def test_adding_oed_reruns_only_the_video_side(reproduced_base, tmp_path):

@@ -16,6 +16,7 @@ import shutil
 
 import numpy as np
 
+from sgg_eval.core.defaults import VIDEO_PROTOCOLS
 from sgg_eval.core.protocols import STTRAN_ALL
 from sgg_eval.io.atomic import write_json
 from sgg_eval.io.jsonio import load_json
@@ -31,7 +32,8 @@ def simulated(params: dict) -> bool:
 
 def run_video_data(params: dict) -> dict:
     """Write the split stores (and, simulated, the generated release first); writes and returns
-    ``ag/summary.json``: each store's counts."""
+    ``ag/summary.json``: each store's counts, and the training statistics (``training``, per protocol: the
+    training relations and ``n_c`` per predicate, the head/body/tail groups, the distinct training triplets)."""
     from sgg_eval.video.ag_example import write_release
     from sgg_eval.video.ag_splits import write_ag_splits
 
@@ -44,9 +46,28 @@ def run_video_data(params: dict) -> dict:
         small = os.path.join(release, d["small_boxes"]) if d["small_boxes"] else None
     written = write_ag_splits(release, _folder(params, "ag", "splits"), small_boxes=small)
     summary = {"dataset": d["name"], "simulated": simulated(params),
-               "stores": {os.path.basename(path): split.counts for path, split in written}}  # fmt: skip
+               "stores": {os.path.basename(path): split.counts for path, split in written},
+               "training": {name: _training_summary(path, name) for path, _ in written
+                            if os.path.basename(path) == "train.h5" for name in VIDEO_PROTOCOLS}}  # fmt: skip
     write_json(_folder(params, "ag", "summary.json"), summary)
     return summary
+
+
+def _training_summary(path: str, protocol: str) -> dict:
+    """What sgg-eval's own family reads of the training split (the store ``path``), as ``protocol``'s loader keeps
+    its frames."""
+    from sgg_eval.metrics.longtail import GROUPS, predicate_groups
+    from sgg_eval.video.ag_evaluate import open_training
+    from sgg_eval.video.ag_store import read_ag_store
+
+    predicates = read_ag_store(path)[1].predicates
+    facts = open_training(path, protocol)
+    groups, _ = predicate_groups(predicates, facts.counts, "frequency")
+    return {"relations": dict(zip(predicates, map(int, facts.counts), strict=True)),
+            "n_c": dict(zip(predicates, map(int, facts.pairs), strict=True)),
+            "groups": {g: [p for p, code in zip(predicates, groups, strict=True) if code == i]
+                       for i, g in enumerate(GROUPS)},
+            "distinct_triplets": len(facts.triplets)}  # fmt: skip
 
 
 def results_file(params: dict, entry: str) -> str:
