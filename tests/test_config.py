@@ -107,8 +107,9 @@ def test_one_model_experiment_evaluates_that_model_its_pko_row_and_pko_only():
     assert cfg["pko"]["apply_to"] == ["sim_vctree_tde"]
     assert cfg["pko"]["pko_only_from"] == cfg["pko"]["blind_model"] == "sim_vctree_tde"
     assert cfg["figures"]["debiased_model"] == "sim_vctree_tde_pko"
-    # only the models the knobs name are read (and the PSG ones evaluation.psg_entries names)
-    assert [name for name in cfg["models"] if name not in cfg["evaluation"]["psg_entries"]] == ["sim_vctree_tde"]
+    # only the models the knobs name are read (and the PSG and AG ones evaluation.psg_entries and video_entries name)
+    others = cfg["evaluation"]["psg_entries"] + cfg["evaluation"]["video_entries"]
+    assert [name for name in cfg["models"] if name not in others] == ["sim_vctree_tde"]
     check_params(cfg)  # a valid configuration
 
 
@@ -132,7 +133,8 @@ def test_a_model_is_one_file_in_conf_model(tmp_path):
         "files: {predcls: p.pytorch, sgcls: c.pytorch, sgdet: d.pytorch}\n"
     )
     cfg = _resolved(["experiment=one_model", "evaluation.model=real", "dataset=vg150"], conf)
-    vg_models = {k: v for k, v in cfg["models"].items() if k not in cfg["evaluation"]["psg_entries"]}
+    others = cfg["evaluation"]["psg_entries"] + cfg["evaluation"]["video_entries"]
+    vg_models = {k: v for k, v in cfg["models"].items() if k not in others}
     assert vg_models == {"real": yaml.safe_load((conf / "model/real.yaml").read_text())}
     check_params(cfg)
     with pytest.raises(InputError) as err:

@@ -24,7 +24,7 @@ VIDEO_KINDS = ("simulated", "action_genome")
 VIDEO_DATASET_KEYS = {"simulated": ("name", "kind", "raw", "sim"),
                       "action_genome": ("name", "kind", "raw", "small_boxes")}  # fmt: skip
 VIDEO_SIM_KNOBS = ("seed", "videos")
-_MODEL_KEYS = ("benchmark", "method", "source", "attention", "skill", "seed", "files", "label")
+_MODEL_KEYS = ("name", "benchmark", "method", "source", "attention", "skill", "seed", "files", "label")
 
 
 def is_video_model(model: Mapping) -> bool:
