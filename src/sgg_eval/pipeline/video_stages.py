@@ -56,18 +56,15 @@ def run_video_data(params: dict) -> dict:
 def _training_summary(path: str, protocol: str) -> dict:
     """What sgg-eval's own family reads of the training split (the store ``path``), as ``protocol``'s loader keeps
     its frames."""
-    from sgg_eval.metrics.longtail import GROUPS, predicate_groups
+    from sgg_eval.video.ag_beyond import longtail_groups
     from sgg_eval.video.ag_evaluate import open_training
     from sgg_eval.video.ag_store import read_ag_store
 
     predicates = read_ag_store(path)[1].predicates
     facts = open_training(path, protocol)
-    groups, _ = predicate_groups(predicates, facts.counts, "frequency")
     return {"relations": dict(zip(predicates, map(int, facts.counts), strict=True)),
             "n_c": dict(zip(predicates, map(int, facts.pairs), strict=True)),
-            "groups": {g: [p for p, code in zip(predicates, groups, strict=True) if code == i]
-                       for i, g in enumerate(GROUPS)},
-            "distinct_triplets": len(facts.triplets)}  # fmt: skip
+            "groups": longtail_groups(predicates, facts.counts), "distinct_triplets": len(facts.triplets)}  # fmt: skip
 
 
 def results_file(params: dict, entry: str) -> str:

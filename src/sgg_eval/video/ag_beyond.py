@@ -92,11 +92,18 @@ def beyond_protocol(hits: FirstHits, relations: Relations, split: AGSplit, vocab
                 members = values[i][groups == g]
                 metrics[f"{name}_{group}@{k}"] = float(np.mean(members)) if len(members) else None
     notes = [] if with_zs.any() else ["zR@K: no GT relation of the scored frames is zero-shot"]
-    order = np.argsort(-facts.counts, kind="stable")
-    longtail = {group: [vocab_predicates[p] for p in order if groups[p] == g] for g, group in enumerate(GROUPS)}
+    longtail = longtail_groups(vocab_predicates, facts.counts)
     return {"metrics": metrics, "notes": notes, "tau": tau, "zero_shot_relations": int(zero_shot.sum()),
             "longtail": {"rule": "frequency", **longtail}, "n_c": facts.pairs.tolist(),
             "per_predicate": {f"IMR@{k}": imr[i].tolist() for i, k in enumerate(K_VALUES)}}  # fmt: skip
+
+
+def longtail_groups(predicates: tuple[str, ...], counts: np.ndarray) -> dict[str, list[str]]:
+    """The head, body and tail predicates by the ``frequency`` rule on the training counts, each most frequent
+    first."""
+    groups, _ = predicate_groups(predicates, counts, "frequency")
+    order = np.argsort(-np.asarray(counts), kind="stable")
+    return {group: [predicates[p] for p in order if groups[p] == g] for g, group in enumerate(GROUPS)}
 
 
 def wimr_at(beyond: dict, k: int, tau: float) -> float | None:
