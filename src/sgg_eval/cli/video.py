@@ -40,7 +40,7 @@ def add_split_sources(src) -> None:
 def run_ag_split(args: argparse.Namespace) -> None:
     from sgg_eval.core.errors import InputError
     from sgg_eval.video.ag_annotations import SPLITS
-    from sgg_eval.video.ag_splits import write_ag_splits
+    from sgg_eval.video.ag_store import write_ag_splits
 
     splits = [s.strip() for s in args.splits.split(",") if s.strip()]
     unknown = [s for s in splits if s not in SPLITS and s != "val"]

@@ -35,7 +35,7 @@ def run_video_data(params: dict) -> dict:
     ``ag/summary.json``: each store's counts, and the training statistics (``training``, per protocol: the
     training relations and ``n_c`` per predicate, the head/body/tail groups, the distinct training triplets)."""
     from sgg_eval.video.ag_example import write_release
-    from sgg_eval.video.ag_splits import write_ag_splits
+    from sgg_eval.video.ag_store import write_ag_splits
 
     d = params["video_dataset"]
     if simulated(params):

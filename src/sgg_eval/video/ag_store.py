@@ -11,6 +11,11 @@
 
 Boxes are float64 because STTran adds ``x + w`` in float64: float32 would move a box by up to 2^-18 pixels at
 640 and an IoU exactly at 0.5 across it.
+
+:func:`write_ag_splits` writes a release's stores, as ``sgg-eval split --ag-dir`` and the pipeline's ``video_data``
+stage do: ``train.h5`` and ``test.h5`` from the release's object file, and, given the STTran authors'
+small-box-filtered file, ``test_filtersmall.h5`` (what STTran scores SGCls and SGDet on). Every file is read and
+checked before the first store is written.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ import os
 import h5py
 import numpy as np
 
+from sgg_eval.core.defaults import AG_SMALL_BOX_STORE
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.ragged_h5 import check_schema_version, read_attr, read_names, write_attrs
 from sgg_eval.io.atomic import atomic_output
 from sgg_eval.io.integrity import hdf5_create_options, open_sealed, seal
-from sgg_eval.video.ag_annotations import AGSplit
-from sgg_eval.video.ag_names import NUM_OBJECTS, NUM_PREDICATES, AGVocabulary
+from sgg_eval.video.ag_annotations import OBJECT_FILE, SPLITS, AGSplit, load_persons, read_ag_split
+from sgg_eval.video.ag_names import NUM_OBJECTS, NUM_PREDICATES, AGVocabulary, read_vocabulary
 
 KIND, DATASET = "video-split", "action_genome"
 _REWRITE = "write it again with `sgg-eval split --ag-dir`"
@@ -58,6 +64,26 @@ def write_ag_store(path: str | os.PathLike, split: AGSplit, vocab: AGVocabulary,
                 h5.create_dataset(key, data=data, track_times=False, **(packed if big else {}))
         seal(tmp)
     return split.num_frames
+
+
+def write_ag_splits(ag_dir: str, out_dir: str, splits: tuple[str, ...] = SPLITS,
+                    small_boxes: str | None = None) -> list[tuple[str, AGSplit]]:  # fmt: skip
+    """Write the stores of ``splits`` (and ``test_filtersmall.h5`` with ``small_boxes``) from the release in
+    ``ag_dir`` (the folder holding ``annotations/``) into ``out_dir``; returns ``(path, split)`` of each."""
+    annotations = os.path.join(ag_dir, "annotations")
+    if not os.path.isdir(annotations):
+        raise InputError("no annotations/ folder here (Action Genome's release has one)", path=ag_dir)
+    vocab = read_vocabulary(annotations)
+    jobs = [(s, os.path.join(out_dir, f"{s}.h5"), None) for s in SPLITS if s in splits]
+    if small_boxes:
+        jobs.append(("test", os.path.join(out_dir, AG_SMALL_BOX_STORE), small_boxes))
+    persons = load_persons(annotations)
+    read = [(path, read_ag_split(annotations, vocab, split, small, persons=persons), small)
+            for split, path, small in jobs]  # fmt: skip
+    os.makedirs(out_dir, exist_ok=True)
+    for path, split, small in read:
+        write_ag_store(path, split, vocab, os.path.basename(small) if small else OBJECT_FILE)
+    return [(path, split) for path, split, _ in read]
 
 
 def _ascii(names: list[str]) -> np.ndarray:
