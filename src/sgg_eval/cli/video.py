@@ -18,8 +18,6 @@ from sgg_eval.core.protocols import (
 )
 from sgg_eval.metrics.names import metric_name
 
-SMALL_BOX_STORE = AG_SMALL_BOX_STORE
-
 
 def add_split_sources(src) -> None:
     """``--ag-dir`` and ``--ag-small-boxes`` in ``split``'s source group."""
@@ -33,7 +31,7 @@ def add_split_sources(src) -> None:
         "--ag-small-boxes",
         metavar="FILE",
         help="with --ag-dir: the STTran authors' object_bbox_and_relationship_filtersmall.pkl, on which STTran "
-        f"scores SGCls and SGDet; writes {SMALL_BOX_STORE} too",
+        f"scores SGCls and SGDet; writes {AG_SMALL_BOX_STORE} too",
     )
 
 
@@ -65,7 +63,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
         metavar="SPLIT_STORE",
         help="PREDICTIONS are a video-SGG model's per-video dicts (a folder of <video>.pt or .npz files, or one "
         "torch file {video: dict}) scored on this split store from `sgg-eval split --ag-dir` (SGCls and SGDet: "
-        f"its {SMALL_BOX_STORE})",
+        f"its {AG_SMALL_BOX_STORE})",
     )
     g.add_argument(
         "--ag-train",

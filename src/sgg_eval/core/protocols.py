@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sgg_eval.core.tasks import SGDET, TASKS
+from sgg_eval.core.tasks import SGDET, TASKS, task_spec
 
 BOXES, PANOPTIC, TEXT, VIDEO = "boxes", "panoptic", "text", "video"
 # The document a box protocol writes: the reference's family, or Open Images V6's numbers first
@@ -102,6 +102,11 @@ class Protocol:
     relations_as_set: bool = False
     iou_plus_one: bool = False
     small_boxes: bool = False
+
+    def reads_small_boxes(self, task: str) -> bool:
+        """Whether a video protocol scores ``task`` on its authors' small-box-filtered object file: STTran's does
+        wherever the model predicts the labels (SGCls, SGDet; its test.py)."""
+        return self.small_boxes and not task_spec(task).gt_labels
 
     @property
     def own(self) -> bool:

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from sgg_eval.core.defaults import VIDEO_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS, protocol
-from sgg_eval.core.tasks import task_spec
 from sgg_eval.pipeline.catalogue import lookup as _get
 from sgg_eval.pipeline.param_types import check_choice, check_mapping, check_number
 
@@ -53,10 +52,11 @@ def check_video(params: Mapping) -> None:
     for i, name in enumerate(protocols):
         check_choice(name, f"evaluation.video_protocols[{i}]", VIDEO_PROTOCOLS)
     if kind != "simulated" and _get(params, "video_dataset.small_boxes") is None:
-        needs = [n for n in protocols if protocol(n).small_boxes]
-        tasks = [t for t in _get(params, "evaluation.tasks") if not task_spec(t).gt_labels]
-        if needs and tasks:
-            raise InputError(f"{needs[0]} scores {tasks[0]} on the STTran authors' small-box file: set "
+        needs = [
+            (n, t) for n in protocols for t in _get(params, "evaluation.tasks") if protocol(n).reads_small_boxes(t)
+        ]
+        if needs:
+            raise InputError(f"{needs[0][0]} scores {needs[0][1]} on the STTran authors' small-box file: set "
                              "video_dataset.small_boxes", field="video_dataset.small_boxes")  # fmt: skip
     _check_models(params, kind)
 

@@ -47,24 +47,28 @@ def run_video_data(params: dict) -> dict:
     written = write_ag_splits(release, _folder(params, "ag", "splits"), small_boxes=small)
     summary = {"dataset": d["name"], "simulated": simulated(params),
                "stores": {os.path.basename(path): split.counts for path, split in written},
-               "training": {name: _training_summary(path, name) for path, _ in written
-                            if os.path.basename(path) == "train.h5" for name in VIDEO_PROTOCOLS}}  # fmt: skip
+               "training": {name: summary for path, _ in written if os.path.basename(path) == "train.h5"
+                            for name, summary in _training_summary(path).items()}}  # fmt: skip
     write_json(_folder(params, "ag", "summary.json"), summary)
     return summary
 
 
-def _training_summary(path: str, protocol: str) -> dict:
-    """What sgg-eval's own family reads of the training split (the store ``path``), as ``protocol``'s loader keeps
-    its frames."""
-    from sgg_eval.video.ag_beyond import longtail_groups
-    from sgg_eval.video.ag_evaluate import open_training
+def _training_summary(path: str) -> dict[str, dict]:
+    """Per video protocol, what sgg-eval's own family reads of the training split (the store ``path``, read once),
+    its frames as the protocol's loader keeps them (``video.ag_evaluate.open_training``'s facts)."""
+    from sgg_eval.video.ag_beyond import longtail_groups, training_facts
+    from sgg_eval.video.ag_protocol import scored_split, video_protocol
     from sgg_eval.video.ag_store import read_ag_store
 
-    predicates = read_ag_store(path)[1].predicates
-    facts = open_training(path, protocol)
-    return {"relations": dict(zip(predicates, map(int, facts.counts), strict=True)),
-            "n_c": dict(zip(predicates, map(int, facts.pairs), strict=True)),
-            "groups": longtail_groups(predicates, facts.counts), "distinct_triplets": len(facts.triplets)}  # fmt: skip
+    split, vocab, _ = read_ag_store(path)
+    out = {}
+    for name in VIDEO_PROTOCOLS:
+        facts, predicates = training_facts(scored_split(split, video_protocol(name), path)), vocab.predicates
+        out[name] = {"relations": dict(zip(predicates, map(int, facts.counts), strict=True)),
+                     "n_c": dict(zip(predicates, map(int, facts.pairs), strict=True)),
+                     "groups": longtail_groups(predicates, facts.counts),
+                     "distinct_triplets": len(facts.triplets)}  # fmt: skip
+    return out
 
 
 def results_file(params: dict, entry: str) -> str:
@@ -74,8 +78,8 @@ def results_file(params: dict, entry: str) -> str:
 def run_video_evaluate(params: dict) -> list[str]:
     """Every entry's document (``results/<entry>.json``): per protocol and task, what ``sgg-eval evaluate --ag
     --constraint all --ag-train train.h5`` writes for its predictions."""
-    from sgg_eval.video.ag_audit import store_for
     from sgg_eval.video.ag_evaluate import evaluate_ag, open_split, options_for
+    from sgg_eval.video.ag_protocol import store_for
 
     splits, written = _folder(params, "ag", "splits"), []
     train = os.path.join(splits, "train.h5")

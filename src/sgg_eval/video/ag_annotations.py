@@ -66,6 +66,22 @@ class AGSplit:
     def num_frames(self) -> int:
         return len(self.frame_keys)
 
+    @property
+    def box_frame(self) -> np.ndarray:
+        """``[N]``: each box's frame."""
+        return np.repeat(np.arange(self.num_frames), np.diff(self.box_offsets))
+
+    @property
+    def rel_frame(self) -> np.ndarray:
+        """``[R]``: each relation's frame."""
+        return np.repeat(np.arange(self.num_frames), np.diff(self.rel_offsets))
+
+    def rel_boxes(self, rel_frame: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``([R], [R])``: each relation's subject and object box, as indices into ``boxes`` (``rel_frame``: the
+        relations' frames, when the caller has them)."""
+        first = self.box_offsets[:-1][self.rel_frame if rel_frame is None else rel_frame]
+        return first + self.rels[:, 0], first + self.rels[:, 1]
+
 
 def load_persons(annotations: str) -> dict:
     """``annotations/person_bbox.pkl``, read once for every split made from it."""

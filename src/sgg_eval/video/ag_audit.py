@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sgg_eval.core.defaults import AG_SMALL_BOX_STORE, VIDEO_PROTOCOLS
+from sgg_eval.core.defaults import VIDEO_PROTOCOLS
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ALL, STTRAN_ATTENTION
-from sgg_eval.core.tasks import task_spec
 from sgg_eval.metrics.variants import parse_published
 from sgg_eval.video.ag_evaluate import evaluate_ag, options_for
-from sgg_eval.video.ag_protocol import video_protocol
+from sgg_eval.video.ag_protocol import store_for
 from sgg_eval.video.sttran import K_VALUES
 
 MEANS = (("R", ""), ("mR", "pooled"), ("mR", "per_frame"))
@@ -40,14 +39,6 @@ class VideoVariant:
     def label(self) -> str:
         rule = f" {_RULE[self.rule]}" if self.rule else ""
         return f"{self.metric}@{self.k}{rule}, {self.protocol} {self.constraint}"
-
-
-def store_for(splits: str, protocol: str, task: str) -> str:
-    """The store ``protocol``'s tool reads for ``task``: in the folder ``splits``, or ``splits`` itself."""
-    if not os.path.isdir(splits):
-        return splits
-    small = video_protocol(protocol).small_boxes and not task_spec(task).gt_labels
-    return os.path.join(splits, AG_SMALL_BOX_STORE if small else "test.h5")
 
 
 def run_video_audit(predictions: str, splits: str, task: str, attention: str | None = None,

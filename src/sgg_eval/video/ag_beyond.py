@@ -30,8 +30,8 @@ from sgg_eval.metrics.longtail import GROUPS, predicate_groups
 from sgg_eval.metrics.reduce import weighted_mean, wimr_weights
 from sgg_eval.video.ag_annotations import AGSplit
 from sgg_eval.video.ag_metrics import Relations
-from sgg_eval.video.ag_names import NUM_OBJECTS, NUM_PREDICATES
-from sgg_eval.video.sttran import K_VALUES, FirstHits
+from sgg_eval.video.ag_names import NUM_PREDICATES
+from sgg_eval.video.sttran import K_VALUES, FirstHits, key_predicate, triplet_key
 
 NEEDS_TRAIN = "zR@K, wIMR@K and the head/body/tail mean recalls need the training split (--ag-train train.h5)"
 
@@ -47,7 +47,7 @@ class TrainingFacts:
 
     @property
     def pairs(self) -> np.ndarray:
-        return np.bincount(self.triplets // (NUM_OBJECTS + 1) % (NUM_PREDICATES + 1) - 1, minlength=NUM_PREDICATES)
+        return np.bincount(key_predicate(self.triplets) - 1, minlength=NUM_PREDICATES)
 
 
 def training_facts(train: AGSplit) -> TrainingFacts:
@@ -57,11 +57,9 @@ def training_facts(train: AGSplit) -> TrainingFacts:
 
 
 def _triplet_keys(split: AGSplit) -> np.ndarray:
-    frame = np.repeat(np.arange(split.num_frames), np.diff(split.rel_offsets))
-    first = split.box_offsets[:-1][frame]
-    sub, obj = split.labels[first + split.rels[:, 0]], split.labels[first + split.rels[:, 1]]
-    labels = NUM_OBJECTS + 1
-    return (sub.astype(np.int64) * (NUM_PREDICATES + 1) + split.rels[:, 2]) * labels + obj
+    """Each GT relation's triplet (subject label, predicate, object label), as ``video.sttran.triplet_key``."""
+    sub, obj = split.rel_boxes()
+    return triplet_key(0, split.labels[sub], split.rels[:, 2], split.labels[obj])
 
 
 def beyond_protocol(hits: FirstHits, relations: Relations, split: AGSplit, vocab_predicates: tuple[str, ...],

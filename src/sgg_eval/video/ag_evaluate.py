@@ -19,7 +19,6 @@ from sgg_eval.core.defaults import TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ALL as ALL
 from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS as ATTENTION_KINDS
-from sgg_eval.core.tasks import task_spec
 from sgg_eval.video.ag_annotations import OBJECT_FILE, AGSplit
 from sgg_eval.video.ag_beyond import TrainingFacts, beyond_protocol, training_facts
 from sgg_eval.video.ag_metrics import Relations, tie_range
@@ -96,7 +95,7 @@ def open_split(gt_path: str, task: str, protocol: str = "sttran") -> tuple[AGSpl
     rules = video_protocol(protocol)
     # STTran reads its authors' small-box-filtered object file wherever the model predicts the labels (test.py);
     # OED reads the release's object file for every task (it has no small-box file)
-    small = rules.small_boxes and not task_spec(task).gt_labels
+    small = rules.reads_small_boxes(task)
     if small and "filtersmall" not in object_file:
         raise InputError(f"{protocol} scores {task} on its authors' object_bbox_and_relationship_filtersmall.pkl; "
                          f"this store was read from {object_file}: write one with `sgg-eval split --ag-dir DIR "

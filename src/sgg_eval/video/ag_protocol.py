@@ -13,15 +13,18 @@ videos it scores, how its loader prepares their GT, the IoU it matches with and 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sgg_eval.core.defaults import AG_SMALL_BOX_STORE
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import VIDEO, protocol
 from sgg_eval.metrics.iou import oed_iou, sttran_iou
 from sgg_eval.video.ag_annotations import AGSplit
+from sgg_eval.video.ag_names import NUM_PREDICATES
 
 
 @dataclass(frozen=True)
@@ -34,9 +37,9 @@ class VideoProtocol:
     min_video_frames: int
     clips_gt: bool
     relations_as_set: bool
-    small_boxes: bool
     iou: Callable[[np.ndarray, np.ndarray], np.ndarray]
     defaults: dict
+    reads_small_boxes: Callable[[str], bool]  # task -> scored on the small-box file (the record's rule)
 
 
 def video_protocol(name: str) -> VideoProtocol:
@@ -45,24 +48,31 @@ def video_protocol(name: str) -> VideoProtocol:
     if record.product != VIDEO:
         raise ValueError(f"{name} is a {record.product} protocol, not a video one")
     return VideoProtocol(name, record.constraints, record.min_video_frames, bool(record.gt_clipped),
-                         record.relations_as_set, record.small_boxes,
-                         sttran_iou if record.iou_plus_one else oed_iou, dict(record.options))  # fmt: skip
+                         record.relations_as_set, sttran_iou if record.iou_plus_one else oed_iou,
+                         dict(record.options), record.reads_small_boxes)  # fmt: skip
+
+
+def store_for(splits: str, name: str, task: str) -> str:
+    """The store protocol ``name``'s tool reads for ``task``: in the folder ``splits`` (``sgg-eval split
+    --ag-dir``'s), or ``splits`` itself when it is one store."""
+    if not os.path.isdir(splits):
+        return splits
+    return os.path.join(splits, AG_SMALL_BOX_STORE if protocol(name).reads_small_boxes(task) else "test.h5")
 
 
 def scored_split(split: AGSplit, rules: VideoProtocol, path: str) -> AGSplit:
     """The frames of ``split`` (read from ``path``) that ``rules`` scores, with their GT as its loader makes it."""
-    frame_of_box = np.repeat(np.arange(split.num_frames), np.diff(split.box_offsets))
+    box_frame, rel_frame = split.box_frame, split.rel_frame
     boxes, box_keep = split.boxes, np.ones(len(split.boxes), bool)
     if rules.clips_gt:
-        boxes, box_keep = _clamped(split, frame_of_box, path)
-    rel_keep = _relations_kept(split, box_keep, rules.relations_as_set)
-    frame_keep = np.bincount(np.repeat(np.arange(split.num_frames), np.diff(split.rel_offsets)), weights=rel_keep,
-                             minlength=split.num_frames) > 0  # fmt: skip
+        boxes, box_keep = _clamped(split, box_frame, path)
+    rel_keep = _relations_kept(split, rel_frame, box_keep, rules.relations_as_set)
+    frame_keep = np.bincount(rel_frame, weights=rel_keep, minlength=split.num_frames) > 0
     frames_of = np.bincount(split.frame_video[frame_keep], minlength=len(split.videos))
     frame_keep &= frames_of[split.frame_video] >= rules.min_video_frames
     if frame_keep.all() and box_keep.all() and rel_keep.all():
         return replace(split, boxes=boxes)
-    return _subset(split, boxes, frame_keep, box_keep & frame_keep[frame_of_box], rel_keep)
+    return _subset(split, box_frame, rel_frame, boxes, frame_keep, box_keep & frame_keep[box_frame], rel_keep)
 
 
 def _clamped(split: AGSplit, frame_of_box: np.ndarray, path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -89,31 +99,28 @@ def _clamped(split: AGSplit, frame_of_box: np.ndarray, path: str) -> tuple[np.nd
     return boxes, keep
 
 
-def _relations_kept(split: AGSplit, box_keep: np.ndarray, as_set: bool) -> np.ndarray:
-    frame_of_rel = np.repeat(np.arange(split.num_frames), np.diff(split.rel_offsets))
-    first = split.box_offsets[:-1][frame_of_rel]
-    keep = box_keep[first + split.rels[:, 0]] & box_keep[first + split.rels[:, 1]]
+def _relations_kept(split: AGSplit, rel_frame: np.ndarray, box_keep: np.ndarray, as_set: bool) -> np.ndarray:
+    sub, obj = split.rel_boxes(rel_frame)
+    keep = box_keep[sub] & box_keep[obj]
     if as_set:
-        width = int(np.diff(split.box_offsets).max(initial=1))
-        key = ((frame_of_rel * width + split.rels[:, 0]) * width + split.rels[:, 1]) * 27 + split.rels[:, 2]
+        # a relation is its two boxes (global indices: they name the frame too) and its predicate
+        key = (sub.astype(np.int64) * len(split.boxes) + obj) * (NUM_PREDICATES + 1) + split.rels[:, 2]
         once = np.zeros(len(key), bool)
         once[np.unique(key, return_index=True)[1]] = True
         keep &= once
     return keep
 
 
-def _subset(split: AGSplit, boxes, frame_keep, box_keep, rel_keep) -> AGSplit:
+def _subset(split: AGSplit, frame_of_box, frame_of_rel, boxes, frame_keep, box_keep, rel_keep) -> AGSplit:
     """``split`` with the kept frames, boxes and relations, indices renumbered."""
-    frame_of_box = np.repeat(np.arange(split.num_frames), np.diff(split.box_offsets))
-    frame_of_rel = np.repeat(np.arange(split.num_frames), np.diff(split.rel_offsets))
     rel_keep = rel_keep & frame_keep[frame_of_rel]
-    box_offsets = np.r_[0, np.cumsum(np.bincount(frame_of_box[box_keep], minlength=split.num_frames)[frame_keep])]
+    boxes_kept = np.bincount(frame_of_box[box_keep], minlength=split.num_frames)
+    box_offsets = np.r_[0, np.cumsum(boxes_kept[frame_keep])]
     new_global = np.cumsum(box_keep) - 1  # each kept box's place among the kept ones
-    new_first = np.r_[0, np.cumsum(np.bincount(frame_of_box[box_keep], minlength=split.num_frames))][:-1]
-    first = split.box_offsets[:-1][frame_of_rel]
+    new_first = np.r_[0, np.cumsum(boxes_kept)][:-1]
     rels = split.rels.copy()
-    for end in (0, 1):
-        rels[:, end] = new_global[first + rels[:, end]] - new_first[frame_of_rel]
+    for end, box in enumerate(split.rel_boxes(frame_of_rel)):
+        rels[:, end] = new_global[box] - new_first[frame_of_rel]
     rel_offsets = np.r_[0, np.cumsum(np.bincount(frame_of_rel[rel_keep], minlength=split.num_frames)[frame_keep])]
     videos_kept = np.unique(split.frame_video[frame_keep])
     renumber = np.full(len(split.videos), -1, np.int32)

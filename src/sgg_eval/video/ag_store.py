@@ -174,7 +174,7 @@ def _check(split: AGSplit, path: str) -> None:
     bad = (split.labels < 1) | (split.labels > NUM_OBJECTS)
     if bad.any():
         fail("a label outside 1..36", "objects/labels", _frame_of(split.box_offsets, ~bad))
-    rels, frame_of_rel = split.rels, np.repeat(np.arange(split.num_frames), np.diff(split.rel_offsets))
+    rels, frame_of_rel = split.rels, split.rel_frame
     if np.any(np.diff(split.rel_offsets) == 0):
         fail("a frame without a relation", "relations/offsets", int(np.argmax(np.diff(split.rel_offsets) == 0)))
     local_size = sizes[frame_of_rel][:, None] if len(rels) else np.zeros((0, 1))

@@ -260,9 +260,9 @@ def _rank_in_predicate(frame: np.ndarray, column: np.ndarray, kept: np.ndarray) 
     :data:`MISSED` for the others."""
     out = np.full(len(frame), MISSED, np.int64)
     idx = np.flatnonzero(kept)
-    idx = idx[np.argsort(frame[idx].astype(np.int64) * NUM_PREDICATES + column[idx], kind="stable")]
     key = frame[idx].astype(np.int64) * NUM_PREDICATES + column[idx]
-    out[idx] = position_in_runs(key)
+    order = np.argsort(key, kind="stable")
+    out[idx[order]] = position_in_runs(key[order])
     return out
 
 
@@ -274,8 +274,10 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions, io
     gt_frame = expand_segments(np.diff(truth.rel_offsets))[0]
     first_box = truth.box_offsets[:-1][gt_frame]
     gt_sub, gt_obj = first_box + truth.rels[:, 0], first_box + truth.rels[:, 1]
-    gt_key = _key(gt_frame, truth.labels[gt_sub], truth.rels[:, 2], truth.labels[gt_obj])
-    tr_key = _key(triplets.frame, pred.labels[triplets.subject], triplets.predicate, pred.labels[triplets.object])
+    gt_key = triplet_key(gt_frame, truth.labels[gt_sub], truth.rels[:, 2], truth.labels[gt_obj])
+    tr_key = triplet_key(
+        triplets.frame, pred.labels[triplets.subject], triplets.predicate, pred.labels[triplets.object]
+    )
     by_key = np.argsort(gt_key, kind="stable")
     lo = np.searchsorted(gt_key[by_key], tr_key, side="left")
     hi = np.searchsorted(gt_key[by_key], tr_key, side="right")
@@ -288,6 +290,17 @@ def first_hits(truth: FrameTruth, triplets: Triplets, pred: FramePredictions, io
                        for ranks in (triplets.rank, triplets.best, triplets.worst, triplets.in_predicate)))  # fmt: skip
 
 
-def _key(frame: np.ndarray, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
-    labels = NUM_OBJECTS + 1
-    return ((frame.astype(np.int64) * labels + subject) * (NUM_PREDICATES + 1) + predicate) * labels + obj
+_LABELS = NUM_OBJECTS + 1  # the keys' radix for an object label (0..36), and for a predicate (0..26)
+_PREDICATES = NUM_PREDICATES + 1
+
+
+def triplet_key(frame, subject: np.ndarray, predicate: np.ndarray, obj: np.ndarray) -> np.ndarray:
+    """One int64 per (frame, subject label, predicate, object label): equal keys, equal triplets of one frame
+    (``frame`` 0: the triplet alone, as the training split's zero-shot set holds it)."""
+    frame = np.asarray(frame, dtype=np.int64)
+    return ((frame * _LABELS + subject) * _PREDICATES + predicate) * _LABELS + obj
+
+
+def key_predicate(key: np.ndarray) -> np.ndarray:
+    """The predicate (1..26) of :func:`triplet_key`'s keys."""
+    return key // _LABELS % _PREDICATES
