@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Protocol
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.data.coco_sgg import CocoSGG, CocoSGGFiles
 from sgg_eval.data.gqa import GQA, GQAFiles
 from sgg_eval.data.gqa200 import GQA200, GQA200Files
 from sgg_eval.data.oiv6 import OIV6, OIV6Files
@@ -69,6 +70,7 @@ READERS: dict[str, Reader] = {
     "gqa200": _files_reader(GQA200, GQA200Files),
     "gqa": _files_reader(GQA, GQAFiles),
     "oiv6": _files_reader(OIV6, OIV6Files),
+    "coco_sgg": _files_reader(CocoSGG, CocoSGGFiles),
 }
 DATASET_KINDS = tuple(READERS)
 

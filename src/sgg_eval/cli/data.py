@@ -7,6 +7,10 @@ import argparse
 import json
 import os
 
+from sgg_eval.cli.coco_sgg import add_split_sources as add_coco_sgg_sources
+from sgg_eval.cli.coco_sgg import check_flags as check_coco_sgg_flags
+from sgg_eval.cli.coco_sgg import dataset_conf as coco_sgg_conf
+from sgg_eval.cli.coco_sgg import print_dropped
 from sgg_eval.cli.options import bounded
 from sgg_eval.cli.video import add_split_sources
 from sgg_eval.core.defaults import NUM_VAL_IM, SPLIT_KEY
@@ -28,6 +32,8 @@ _EPILOG_SPLIT = """examples:
   sgg-eval split --oiv6-dir /data/openimages/open_image_v6 -o data/oiv6/splits
   # Action Genome (video frames, as STTran's loader keeps them), with the STTran authors' small-box file
   sgg-eval split --ag-dir /data/ag --ag-small-boxes object_bbox_and_relationship_filtersmall.pkl -o data/ag/splits
+  # COCO-style files as SGG-Benchmark (REACT) publishes VG150, IndoorVG and PSG: <dir>/<split>/_annotations.coco.json
+  sgg-eval split --coco-sgg /data/IndoorVG -o data/indoorvg/splits --splits train,test
 """
 
 
@@ -59,6 +65,8 @@ def run_split(args: argparse.Namespace) -> None:
     key = f" (split codes from the h5 key {args.split_key})" if args.split_key != SPLIT_KEY else ""
     for split, n in counts.items():
         print(f"{paths[split]}: {n} images{' (SIMULATED)' if args.simulated else ''}{key}")
+    if args.coco_sgg:
+        print_dropped(paths)
 
 
 def _check_split_flags(args: argparse.Namespace) -> None:
@@ -67,10 +75,11 @@ def _check_split_flags(args: argparse.Namespace) -> None:
 
     given = [name for name, on in (("--simulated", args.simulated), ("--vg150-dir", args.vg150_dir),
              ("--gqa-dir", args.gqa_dir), ("--gqa200-dir", args.gqa200_dir), ("--oiv6-dir", args.oiv6_dir),
-             ("--ag-dir", args.ag_dir),
+             ("--ag-dir", args.ag_dir), ("--coco-sgg", args.coco_sgg),
              ("--h5/--dicts/--image-data", args.h5 or args.dicts or args.image_data)) if on]  # fmt: skip
     if len(given) > 1:
         raise InputError(f"give one source, not {' and '.join(given)}")
+    check_coco_sgg_flags(args)
     if args.ag_small_boxes and not args.ag_dir:
         raise InputError("--ag-small-boxes is Action Genome's: give it with --ag-dir", field="--ag-small-boxes")
     if args.exclude_left_right and not args.gqa_dir:
@@ -102,6 +111,8 @@ def _dataset_conf(args: argparse.Namespace) -> dict:
         }
     if args.oiv6_dir:
         return {"kind": "oiv6", "name": "oiv6", "raw": args.oiv6_dir}
+    if args.coco_sgg:
+        return coco_sgg_conf(args)
     if args.gqa200_dir:
         return {"kind": "gqa200", "name": "gqa200", "raw": args.gqa200_dir, **common}
     common["split_key"] = args.split_key  # VG150's only (run_split refuses it with another source)
@@ -110,7 +121,8 @@ def _dataset_conf(args: argparse.Namespace) -> dict:
         return {"kind": "vg150", "name": "vg150", "raw": args.vg150_dir, **common}
     if None in (args.h5, args.dicts, args.image_data):
         raise InputError(
-            "give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, --oiv6-dir, or all of --h5 --dicts --image-data"
+            "give --simulated, --vg150-dir, --gqa-dir, --gqa200-dir, --oiv6-dir, --ag-dir, --coco-sgg, or all of --h5 "
+            "--dicts --image-data"
         )
     return {"kind": "vg150", "name": "vg150", "files": VG150Files(args.h5, args.dicts, args.image_data), **common}
 
@@ -216,6 +228,7 @@ def _add_split_sources(p: argparse.ArgumentParser) -> None:
         "are dropped, the others numbered 0.. in file order (the evaluator's image ids)",
     )
     add_split_sources(src)
+    add_coco_sgg_sources(src)
 
 
 def _add_split_options(p: argparse.ArgumentParser) -> None:
