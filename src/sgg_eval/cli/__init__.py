@@ -10,6 +10,7 @@ import argparse
 import sys
 
 import sgg_eval.cli.audit as audit
+import sgg_eval.cli.coco_sgg as coco_sgg
 import sgg_eval.cli.data as data
 import sgg_eval.cli.evaluate as evaluate
 import sgg_eval.cli.protocols as protocols
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # in the order of --help (and of a user's work: data, evaluation, audit, simulation, PKO, pipeline)
     data.add_datasets(sub)
+    coco_sgg.add_export(sub)
     evaluate.add(sub)
     protocols.add(sub)
     audit.add(sub)

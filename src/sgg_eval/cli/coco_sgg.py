@@ -54,6 +54,7 @@ def dataset_conf(args: argparse.Namespace) -> dict:
         "raw": args.coco_sgg,
         "draw_seed": 0 if args.draw_seed is None else args.draw_seed,
         "keep_all_relations": args.keep_all_relations,
+        "clip_boxes": not args.no_clip,
     }
 
 
@@ -67,3 +68,29 @@ def print_dropped(paths: dict) -> None:
             said = dropped_summary(store.meta.extra)
         if said:
             print(f"{path}: left out as SGG-Benchmark's loader leaves them out: {said}")
+
+
+def add_export(sub) -> None:
+    """``sgg-eval export --coco-sgg DIR STORE...``."""
+    p = sub.add_parser(
+        "export",
+        help="write split stores as SGG-Benchmark's COCO-style files (docs/sgg_benchmark.md)",
+        description="Write split stores (`sgg-eval split`'s .h5 files, any dataset) as COCO-style scene graphs, "
+        "DIR/<split>/_annotations.coco.json, the files `split --coco-sgg` and SGG-Benchmark read.",
+        epilog="example:\n  sgg-eval export data/vg150/splits/train.h5 data/vg150/splits/test.h5 --coco-sgg "
+        "data/vg150_coco\n  # read back: every relation, boxes as written\n  sgg-eval split --coco-sgg data/vg150_coco "
+        "--keep-all-relations --no-clip --splits train,test -o data/vg150_again",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("stores", nargs="+", metavar="STORE", help="split stores (.h5), one per split")
+    p.add_argument("--coco-sgg", required=True, metavar="DIR", help="folder to write <split>/_annotations.coco.json in")
+    p.set_defaults(func=run_export)
+
+
+def run_export(args: argparse.Namespace) -> None:
+    from sgg_eval.data.coco_sgg_write import export_coco_sgg
+
+    for w in export_coco_sgg(args.stores, args.coco_sgg):
+        notes = [f"{n} {what}" for n, what in ((w.without_relations, "without a relation (the loader drops them)"),
+                 (w.past_the_border, "boxes past the border (the loader clips them)")) if n]  # fmt: skip
+        print(f"{w.path}: {w.images} images" + (f"; {'; '.join(notes)}" if notes else ""))

@@ -86,8 +86,9 @@ def _check_split_flags(args: argparse.Namespace) -> None:
         raise InputError("--exclude-left-right is GQA's (GQA-nLR): give it with --gqa-dir")
     if args.split_key != SPLIT_KEY and not (args.vg150_dir or args.h5):
         raise InputError("--split-key names a key of VG150's h5: give it with --vg150-dir or --h5", field="--split-key")
-    if args.no_clip and not (args.vg150_dir or args.h5):
-        raise InputError("--no-clip is for VG150's boxes: give it with --vg150-dir or --h5", field="--no-clip")
+    if args.no_clip and not (args.vg150_dir or args.h5 or args.coco_sgg):
+        raise InputError("--no-clip is for VG150's and COCO-style boxes: give it with --vg150-dir, --h5 or --coco-sgg",
+                         field="--no-clip")  # fmt: skip
     if args.oiv6_dir and args.num_val_im != NUM_VAL_IM:
         raise InputError("--num-val-im: Open Images V6 has its own val file (vrd-val-anno.json); nothing is held out")
 
@@ -250,7 +251,7 @@ def _add_split_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="VG150: keep GT boxes past the image border as OvSGTR's and PGSG's loaders read them (--protocol "
         "ovsgtr and pgsg need this; every other protocol clips them when it evaluates, as Scene-Graph-Benchmark's "
-        "loader does)",
+        "loader does); --coco-sgg: keep them as the file has them (the export round trip of a store that has them)",
     )
     p.add_argument("-o", "--out-dir", required=True, help="folder for <split>.h5 files")
     p.add_argument("--splits", default="train,val,test", help="comma-separated splits (default: %(default)s)")

@@ -13,7 +13,8 @@ Rules reproduced:
   are compacted); predicates likewise from ``rel_categories``.
 - An image is kept when it has at least one ``rel_annotations`` entry (before any check), in ``images`` order;
   its boxes are its annotations in file order, ``[x, y, x + w, y + h]`` as float32, clipped to ``[0, W] x [0, H]``
-  (not ``W - 1``: the toolkit's ``box_clip``).
+  (not ``W - 1``: the toolkit's ``box_clip``; ``clip_boxes=False``, `--no-clip`, keeps them as written, as for
+  VG150: every protocol then clips at evaluation as its tool does).
 - A relation whose predicate id is unknown, or whose subject or object is not one of *this image's* annotations,
   is dropped, as the loader drops it silently; here each kind is counted in the store's metadata and printed.
 - Evaluation GT keeps one predicate per (subject, object) pair: the loader draws it with ``np.random.choice`` from
@@ -73,12 +74,13 @@ class CocoSGG:
     """COCO-style scene graphs (``kind: coco_sgg``): :class:`~sgg_eval.boxes.splits.Dataset` over the toolkit's
     files."""
 
-    OPTIONS: ClassVar[tuple[str, ...]] = ("draw_seed", "keep_all_relations")
+    OPTIONS: ClassVar[tuple[str, ...]] = ("draw_seed", "keep_all_relations", "clip_boxes")
 
     name: str
     files: CocoSGGFiles
     draw_seed: int = 0
     keep_all_relations: bool = False
+    clip_boxes: bool = True
     zeroshot_seen: tuple[str, ...] = ("train",)
 
     def open_split(self, split: str) -> tuple[SplitMeta, int, Iterator[GTImage]]:
@@ -93,7 +95,7 @@ class CocoSGG:
         predicates, predicate_index = _categories(doc, "rel_categories", path, required=False)
         drawn = not self.keep_all_relations and split in EVALUATION_SPLITS
         draw = np.random.RandomState(self.draw_seed) if drawn else None
-        images, dropped = _images(doc, path, object_index, predicate_index, draw)
+        images, dropped = _images(doc, path, object_index, predicate_index, draw, self.clip_boxes)
         rule = "every relation" if draw is None else f"one predicate per pair, drawn with seed {self.draw_seed}"
         extra = {"simulated": False, "relations": rule, "dropped": dropped}
         meta = SplitMeta(split, Vocabulary(objects, predicates), self.name, False, f"COCO-style file {path}", extra)
@@ -145,7 +147,9 @@ def _by_image(entries: list, key: str, path: str, image_ids: set, dropped: dict)
     return grouped
 
 
-def _images(doc: dict, path: str, object_index: dict, predicate_index: dict, draw) -> tuple[list[GTImage], dict]:
+def _images(
+    doc: dict, path: str, object_index: dict, predicate_index: dict, draw, clip: bool
+) -> tuple[list[GTImage], dict]:
     records = _list(doc, "images", path)
     ids = []
     for i, record in enumerate(records):
@@ -181,8 +185,9 @@ def _images(doc: dict, path: str, object_index: dict, predicate_index: dict, dra
             kept = _one_per_pair(rels, draw)
             dropped["relations_left_by_the_pair_draw"] += len(rels) - len(kept)
             rels = kept
-        np.clip(boxes[:, 0::2], 0, width, out=boxes[:, 0::2])
-        np.clip(boxes[:, 1::2], 0, height, out=boxes[:, 1::2])
+        if clip:
+            np.clip(boxes[:, 0::2], 0, width, out=boxes[:, 0::2])
+            np.clip(boxes[:, 1::2], 0, height, out=boxes[:, 1::2])
         rel_array = np.array(rels, dtype=np.int64).reshape(-1, 3)
         images.append(GTImage(record["id"], width, height, boxes, labels, rel_array))
     return images, dropped
