@@ -158,12 +158,14 @@ def _images(
         ids.append(record["id"])
     if len({type(x) for x in ids}) > 1:  # a split store's ids are all integers or all text
         raise InputError("image ids mix integers and text", path=path, field="images.id")
-    if len(set(ids)) != len(ids):
-        repeated = next(x for x in ids if ids.count(x) > 1)
-        raise InputError(f"image id {repeated!r:.40} given twice", path=path, field="images")
+    listed: set = set()
+    for image_id in ids:  # one pass: counting each id in the list would take quadratic time on a large file
+        if image_id in listed:
+            raise InputError(f"image id {image_id!r:.40} given twice", path=path, field="images")
+        listed.add(image_id)
     dropped = dict.fromkeys(DROPPED, 0)
-    boxes_of = _by_image(_list(doc, "annotations", path), "annotations", path, set(ids), dropped)
-    rels_of = _by_image(_list(doc, "rel_annotations", path, False), "rel_annotations", path, set(ids), dropped)
+    boxes_of = _by_image(_list(doc, "annotations", path), "annotations", path, listed, dropped)
+    rels_of = _by_image(_list(doc, "rel_annotations", path, False), "rel_annotations", path, listed, dropped)
     seen_annotations: set = set()
     images = []
     for record in records:
