@@ -43,7 +43,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary
-from sgg_eval.io.jsonio import json_array, load_json
+from sgg_eval.io.jsonio import is_pixel_count, json_array, load_json
 
 SPLITS = ("train", "val", "test")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -197,7 +197,7 @@ def _images(
 
 def _size(record: dict, where: dict) -> tuple[int, int]:
     size = [record.get("width"), record.get("height")]
-    if not all(type(v) in (int, float) and v == v and 0 < v < 2**24 and float(v).is_integer() for v in size):
+    if not all(is_pixel_count(v) for v in size):
         raise InputError(f"{size!r:.40} is not a width and height in whole pixels", field="width/height", **where)
     return int(size[0]), int(size[1])
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import GTImage, SplitMeta, Vocabulary, clip_to_image
-from sgg_eval.io.jsonio import json_array, load_json, name_list
+from sgg_eval.io.jsonio import is_pixel_count, json_array, load_json, name_list
 
 SPLITS = ("train", "val", "test")
 CATEGORIES = "categories_dict.json"
@@ -104,11 +104,7 @@ def _image(entry: dict, image_id: int, i: int, path: str, vocab: Vocabulary) -> 
         raise InputError("missing, or not a file name", path=path, position=i, field="img_fn")
     where = dict(path=path, image_id=_name(entry), position=i)
     size = entry.get("img_size")
-    if not (
-        isinstance(size, list)
-        and len(size) == 2
-        and all(type(v) in (int, float) and v == v and 0 < v < 2**24 and float(v).is_integer() for v in size)
-    ):
+    if not (isinstance(size, list) and len(size) == 2 and all(is_pixel_count(v) for v in size)):
         raise InputError(f"{size!r:.40} is not [width, height] in whole pixels", field="img_size", **where)
     width, height = int(size[0]), int(size[1])
     boxes = json_array(entry["bbox"], (None, 4), integer=False, field="bbox", where=where)

@@ -76,6 +76,12 @@ def is_number_tree(value) -> bool:
     return True
 
 
+def is_pixel_count(value) -> bool:
+    """Whether a JSON value is an image width or height: a whole, positive number of pixels below 2^24 (float32,
+    the stores' boxes, holds whole pixels exactly up to there), written as an integer or a float, never a bool."""
+    return type(value) in (int, float) and value == value and 0 < value < 2**24 and float(value).is_integer()
+
+
 def json_array(value, shape: tuple, *, integer: bool, field: str, where: dict):
     """``value`` (a JSON list nesting) as an int64 (``integer``) or float64 array of ``shape`` (``None``: any
     length), or one InputError naming ``field`` and ``where`` (path, image): only numbers (not ``true``,
