@@ -25,31 +25,39 @@ BOX_ATOL = 0.01
 # ``PredictionSource.gt_extra`` of an eval_results.pytorch read without --gt: its groundtruths are its own
 FILE_GT_EXTRA = {"gt_source": "file"}
 FILE_GT = "the file's own"
+CLIPPED, CLIPPED_TO_W = "clipped", "clipped to [0, W]"
 
 
 def gt_boxes_of(extra: dict) -> str:
-    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 reader records ``boxes_clipped``), or
+    """``PredictionSource.gt_boxes`` from a split store's ``extra`` (the VG150 and COCO-style readers record
+    ``boxes_clipped``; the COCO-style one ``boxes_clip_edge`` 0, as SGG-Benchmark clips to ``[0, W]``), or
     ``FILE_GT`` for a file's own groundtruths (``FILE_GT_EXTRA``)."""
     if extra.get("gt_source") == "file":
         return FILE_GT
     if "boxes_clipped" not in extra:
         return "as given"
-    return "clipped" if extra["boxes_clipped"] else "unclipped"
+    if not extra["boxes_clipped"]:
+        return "unclipped"
+    return CLIPPED_TO_W if extra.get("boxes_clip_edge", 1) == 0 else CLIPPED
 
 
 def clips_gt(protocol: str, gt_boxes: str) -> bool:
-    """Whether ``protocol`` clips this GT's boxes to ``[0, W − 1] × [0, H − 1]`` before scoring: its loader clips
-    (every box protocol but ``UNCLIPPED_GT_PROTOCOLS``) and the GT may hold a box past the border (a split made with
-    ``--no-clip``, or a file's own groundtruths, which nothing guarantees clipped). A box inside the image is left
-    as it is, so a GT already clipped gives the same numbers either way."""
-    return protocol not in UNCLIPPED_GT_PROTOCOLS and gt_boxes in ("unclipped", FILE_GT)
+    """Whether ``protocol`` clips this GT's boxes to ``[0, W − edge] × [0, H − edge]`` before scoring (its record's
+    ``gt_clip_edge``): its loader clips (every box protocol but ``UNCLIPPED_GT_PROTOCOLS``) and the GT may hold a
+    box past that border (a split made with ``--no-clip``, a file's own groundtruths, which nothing guarantees
+    clipped, or a COCO-style split clipped to ``[0, W]`` scored by a protocol that clips to ``W − 1``). A box inside
+    the border is left as it is, so a GT already clipped gives the same numbers either way."""
+    if protocol in UNCLIPPED_GT_PROTOCOLS:
+        return False
+    tighter = gt_boxes == CLIPPED_TO_W and protocol_record(protocol).gt_clip_edge > 0
+    return gt_boxes in ("unclipped", FILE_GT) or tighter
 
 
 def check_gt_boxes(protocol: str, gt_boxes: str, path: str) -> None:
     """Refuse a GT that ``protocol``'s loader would see otherwise: OvSGTR and PGSG keep boxes past the border, which a
     clipped split has lost and a file's own groundtruths may have lost (Scene-Graph-Benchmark's loader clips them
     before it stores them)."""
-    if protocol not in UNCLIPPED_GT_PROTOCOLS or gt_boxes not in ("clipped", FILE_GT):
+    if protocol not in UNCLIPPED_GT_PROTOCOLS or gt_boxes not in (CLIPPED, CLIPPED_TO_W, FILE_GT):
         return
     which = "this GT was clipped" if gt_boxes == "clipped" else "a file's own groundtruths may have been clipped"
     key = protocol_record(protocol).split_key

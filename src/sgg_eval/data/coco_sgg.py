@@ -97,7 +97,9 @@ class CocoSGG:
         draw = np.random.RandomState(self.draw_seed) if drawn else None
         images, dropped = _images(doc, path, object_index, predicate_index, draw, self.clip_boxes)
         rule = "every relation" if draw is None else f"one predicate per pair, drawn with seed {self.draw_seed}"
-        extra = {"simulated": False, "relations": rule, "dropped": dropped}
+        # how its boxes are clipped (``boxes.split_gt.gt_boxes_of``): to [0, W], or not at all (--no-clip)
+        extra = {"simulated": False, "relations": rule, "dropped": dropped, "boxes_clipped": self.clip_boxes,
+                 "boxes_clip_edge": 0}  # fmt: skip
         meta = SplitMeta(split, Vocabulary(objects, predicates), self.name, False, f"COCO-style file {path}", extra)
         return meta, len(images), iter(images)
 

@@ -70,19 +70,20 @@ class GTImage:
             _check_range(self.rels[:, :2], 0, len(self.labels) - 1, "rels (object index)", where)
             _check_range(self.rels[:, 2], 1, vocab.num_predicates, "rels (predicate)", where)
 
-    def clipped(self) -> GTImage:
+    def clipped(self, edge: int = 1) -> GTImage:
         """This image with its boxes clipped to the image (:func:`clip_to_image`)."""
         return GTImage(
-            self.image_id, self.width, self.height, clip_to_image(self.boxes, self.width, self.height), self.labels,
-            self.rels,
+            self.image_id, self.width, self.height, clip_to_image(self.boxes, self.width, self.height, edge),
+            self.labels, self.rels,
         )  # fmt: skip
 
 
-def clip_to_image(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
-    """A copy of xyxy ``boxes`` clipped to ``[0, W - 1] x [0, H - 1]``, as Scene-Graph-Benchmark's loader clips GT."""
+def clip_to_image(boxes: np.ndarray, width: int, height: int, edge: int = 1) -> np.ndarray:
+    """A copy of xyxy ``boxes`` clipped to ``[0, W - edge] x [0, H - edge]``: ``edge`` 1 as Scene-Graph-Benchmark's
+    loader clips GT, 0 as SGG-Benchmark's ``box_clip`` does (``core.protocols.Protocol.gt_clip_edge``)."""
     out = np.array(boxes, dtype=np.float32, copy=True)
-    np.clip(out[:, 0::2], 0, width - 1, out=out[:, 0::2])
-    np.clip(out[:, 1::2], 0, height - 1, out=out[:, 1::2])
+    np.clip(out[:, 0::2], 0, width - edge, out=out[:, 0::2])
+    np.clip(out[:, 1::2], 0, height - edge, out=out[:, 1::2])
     return out
 
 

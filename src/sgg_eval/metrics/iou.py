@@ -4,6 +4,7 @@ on purpose: a threshold of 0.5 decides differently at the border of each, and sg
 | function | tool | boxes | arithmetic |
 |---|---|---|---|
 | :func:`sgb_iou`, :func:`sgb_iou_matrix` | Scene-Graph-Benchmark.pytorch (``boxlist_iou``) | xyxy | float32, +1 pixel |
+| :func:`sgg_benchmark_iou` | SGG-Benchmark (``box_ops.box_iou``) | xyxy | float32, +1 pixel in the intersection only |
 | :func:`sttran_iou` | STTran's ``bbox_overlaps`` (Fast R-CNN's; TEMPURA, DSG-DETR) | xyxy | float64, +1 pixel |
 | :func:`oed_iou` | OED's ``util/box_ops.box_iou`` (DETR's) | xyxy | float64, continuous, no clamp of the areas |
 | :func:`coco_iou` | pycocotools (the detector's box AP) | xywh | float64, continuous |
@@ -57,6 +58,31 @@ def sgb_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return inter / (area_a + area_b - inter)
 
 
+def sgg_benchmark_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of xyxy boxes ``a[..., 4]`` and ``b[..., 4]`` elementwise (broadcast) as Maelic/SGG-Benchmark's
+    ``box_ops.box_iou`` computes it (a664201; its evaluator's ``bbox_overlaps`` makes float32 tensors): the +1 pixel
+    in the intersection, none in the areas, which are clamped at 0:
+
+    ``area = max(0, x2 - x1) * max(0, y2 - y1)``, ``inter = max(0, min(x2) - max(x1) + 1) * max(0, ... + 1)``,
+    ``iou = inter / (area_a + area_b - inter)``, every step in float32 in its order.
+
+    So it is larger than :func:`sgb_iou`; a box 1 pixel wide, or 2 × 2, has a negative IoU with itself and never
+    matches; a 2 × 3 box gives ``inter / 0 = inf`` and always matches; ``0 / 0`` is NaN, which matches nothing."""
+    zero, one = np.float32(0), np.float32(1)
+    area_a = np.maximum(a[..., 2] - a[..., 0], zero) * np.maximum(a[..., 3] - a[..., 1], zero)
+    area_b = np.maximum(b[..., 2] - b[..., 0], zero) * np.maximum(b[..., 3] - b[..., 1], zero)
+    lt = np.maximum(a[..., :2], b[..., :2])
+    rb = np.minimum(a[..., 2:], b[..., 2:])
+    wh = np.maximum(rb - lt + one, zero)
+    inter = wh[..., 0] * wh[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / (area_a + area_b - inter)
+
+
+# A box protocol's IoU (``core.protocols.Protocol.box_iou``) -> the function; each protocol's record names its own.
+BOX_IOUS = {"sgb": sgb_iou, "sgg_benchmark": sgg_benchmark_iou}
+
+
 def sgb_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """:func:`sgb_iou` of every box of ``a`` with every box of ``b``: ``[len(a), len(b)]``."""
     a = np.asarray(a, dtype=np.float32).reshape(-1, 4)
@@ -99,7 +125,8 @@ def coco_iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
     w = np.minimum(d[:, 0] + d[:, 2], g[:, 0] + g[:, 2]) - np.maximum(d[:, 0], g[:, 0])
     h = np.minimum(d[:, 1] + d[:, 3], g[:, 1] + g[:, 3]) - np.maximum(d[:, 1], g[:, 1])
     inter = np.where((w > 0) & (h > 0), w * h, 0.0)
-    return inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):  # two empty boxes: 0 / 0, NaN, no match (as there)
+        return inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
 
 
 def ovsgtr_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

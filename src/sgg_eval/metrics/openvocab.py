@@ -154,10 +154,12 @@ def prepare_images(images: list, protocol: str, clip: bool, done: Prepared) -> l
     if not sizes.sum():
         return list(images)
     boxes = np.concatenate([gt.boxes for gt, _ in images if len(gt.boxes)])
-    width = np.repeat([gt.width - 1 for gt, _ in images], sizes)[:, None]
-    height = np.repeat([gt.height - 1 for gt, _ in images], sizes)[:, None]
+    edge = protocol_record(protocol).gt_clip_edge
+    width = np.repeat([gt.width - edge for gt, _ in images], sizes)[:, None]
+    height = np.repeat([gt.height - edge for gt, _ in images], sizes)[:, None]
     outside = (boxes < 0).any(axis=1) | (boxes[:, 0::2] > width).any(axis=1) | (boxes[:, 1::2] > height).any(axis=1)
-    outside &= (width >= 0)[:, 0] & (height >= 0)[:, 0]  # an image of unknown size (0 x 0) cannot be clipped
+    # an image of unknown size (0 x 0) cannot be clipped
+    outside &= (width + edge > 0)[:, 0] & (height + edge > 0)[:, 0]
     touched = np.repeat(np.arange(len(images)), sizes)[outside]
     out = list(images)
     for i in np.unique(touched).tolist():
@@ -171,7 +173,7 @@ def prepare_gt(gt: GTImage, protocol: str, clip: bool, done: Prepared) -> GTImag
     if not protocol_record(protocol).merges_gt:
         if not clip or not len(gt.boxes) or gt.width <= 0 or gt.height <= 0:  # (a size unknown: taken as given)
             return gt
-        clipped = gt.clipped()
+        clipped = gt.clipped(protocol_record(protocol).gt_clip_edge)
         done.clipped_boxes += int(np.count_nonzero((clipped.boxes != gt.boxes).any(axis=1)))
         return clipped
     boxes, labels, rels = gt.boxes, gt.labels, gt.rels

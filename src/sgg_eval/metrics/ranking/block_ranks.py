@@ -32,10 +32,12 @@ def block_ranks(
     gt_pair_family: bool = True,
     triplet_family: bool = True,
     iou_threshold: float = IOU_THRESHOLD,
+    iou=sgb_iou,
 ) -> BlockRanks:
     """:func:`ranks.image_ranks` of every (GT image, candidates) of a block, concatenated (``BlockRanks``);
     every GT image has rows.
-    ``cands``: the images' candidates, concatenated (``candidates.prepare_block``) or as a list.
+    ``cands``: the images' candidates, concatenated (``candidates.prepare_block``) or as a list. ``iou``: the
+    protocol's box IoU (``metrics.iou.BOX_IOUS``), elementwise over (GT box, predicted box).
 
     Axes: ``r`` GT rows of the block, ``j`` predicted pairs, ``(cr, cp)`` the (row, pair) combinations whose
     predicted objects match the row's GT objects (label + IoU), in row order.
@@ -76,7 +78,7 @@ def block_ranks(
     same = np.flatnonzero(ok)
     gt_boxes = np.concatenate([np.asarray(g.boxes, np.float32).reshape(-1, 4) for g in gts])
     boxes = block.boxes
-    ok[same] = sgb_iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
+    ok[same] = iou(gt_boxes[g_all[same]], boxes[q_all[same]]) >= np.float32(iou_threshold)  # NaN: no match
     ok_off = segment_offsets(n_gt * n_obj)
 
     def matches(g: np.ndarray, q: np.ndarray, img: np.ndarray) -> np.ndarray:

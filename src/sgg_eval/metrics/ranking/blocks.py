@@ -25,6 +25,7 @@ from sgg_eval.core.tasks import task_spec
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary
 from sgg_eval.io.allocator import reuse_freed_memory
 from sgg_eval.io.processes import can_fork, worker_pool
+from sgg_eval.metrics.iou import BOX_IOUS
 from sgg_eval.metrics.longtail import GROUPS
 from sgg_eval.metrics.misuse import block_signals, empty_signals
 from sgg_eval.metrics.openvocab import Prepared, prepare_images, row_subsets
@@ -81,6 +82,7 @@ def rank_block(
             gt_pair_family=with_gt_pairs,
             triplet_family=with_gt_pairs,
             iou_threshold=opts.iou_threshold,
+            iou=BOX_IOUS[opts.rules.box_iou],
         )
         ranked.append(ranks)
         if opts.per_image:  # --per-image: the images' graphs, kept with the block's sums until merged
