@@ -23,6 +23,8 @@ from sgg_eval.data.image_ids import image_id_value
 from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.formats.eval_results import EvalResults, start_parse
 from sgg_eval.formats.sgbench_json import read_sgbench_json
+from sgg_eval.formats.sgg_benchmark_predictions import FORMAT as SGG_BENCHMARK
+from sgg_eval.formats.sgg_benchmark_predictions import SggBenchmarkPredictions, is_prediction_list
 from sgg_eval.io.integrity import SEAL_MAGIC
 
 
@@ -79,7 +81,7 @@ def _first_json_byte(fh, head: bytes) -> bytes:
 
 
 def detect_format(path: str) -> str:
-    """``eval_results`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
+    """``eval_results`` | ``sgg_benchmark`` | ``sgbench_json`` | ``store``, from the file's first bytes."""
     if not os.path.exists(path):
         raise InputError("file not found", path=path)
     if not os.path.isfile(path):  # a folder, or a FIFO or device, which reading would wait on forever
@@ -88,12 +90,16 @@ def detect_format(path: str) -> str:
         head = fh.read(32)
         if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
             return "store"
+        if zipfile.is_zipfile(path) and is_prediction_list(path):
+            return SGG_BENCHMARK
         if zipfile.is_zipfile(path) or head[:1] == b"\x80":
             return "eval_results"
         if _first_json_byte(fh, head) == b"{":
             return "sgbench_json"
     raise InputError(
-        "unknown prediction format (expected eval_results.pytorch, SGBench JSON or an sgg-eval store)", path=path
+        "unknown prediction format (expected eval_results.pytorch, SGG-Benchmark's predictions.pth, SGBench JSON or "
+        "an sgg-eval store)",
+        path=path,
     )
 
 
@@ -164,6 +170,31 @@ def _join_dict(opened_split: _Opened, preds: dict[int, PredImage], pred_path: st
         yield gt, preds[gt.image_id]
 
 
+def _join_positions(opened_split: _Opened, preds: SggBenchmarkPredictions, start: int, stop: int) -> Pairs:
+    split = opened_split()
+    for position, gt in enumerate(split.images(start, stop), start):
+        yield gt, preds.image(position, gt.image_id, split.vocab)
+
+
+def _sgg_benchmark_source(path: str, gt: str, vocab: Vocabulary, count: int, gt_extra: dict) -> PredictionSource:
+    """SGG-Benchmark's ``predictions.pth`` on the split store ``gt``: entry i is image i of the split, in the stored
+    order (its evaluator never sorts), scores as the softmax it saves."""
+    from sgg_eval.data.store import SplitStore
+
+    preds = SggBenchmarkPredictions(path)
+    if len(preds) != count:
+        raise InputError(
+            f"{len(preds)} images, but the GT split {gt} has {count}: SGG-Benchmark pairs them by position (a shorter "
+            "list would silently leave out the last images), so they must be the same test set",
+            path=path,
+        )
+    return PredictionSource(
+        path, SGG_BENCHMARK, vocab, "stored", "probabilities", False,
+        (f"scored on the GT split {os.path.basename(gt)}, image i of the list as image i of the split",), count,
+        partial(_join_positions, _Opened(SplitStore, gt), preds), gt_extra=gt_extra,
+    )  # fmt: skip
+
+
 def open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | None = None) -> PredictionSource:
     """:func:`_open_predictions`, refusing an input of no image: nothing would be evaluated, and every metric
     would be a silent 0 or null."""
@@ -223,6 +254,8 @@ def _open_predictions(path: str, *, gt: str | None = None, vocab: Vocabulary | N
     with SplitStore(gt) as split:
         gt_vocab, count, gt_ids = split.vocab, len(split), np.asarray(split.image_ids)
         gt_extra = split.meta.extra
+    if fmt == SGG_BENCHMARK:
+        return _sgg_benchmark_source(path, gt, gt_vocab, count, gt_extra)
     if fmt == "sgbench_json":
         preds, dropped = read_sgbench_json(path, gt_vocab)
         _check_same_split(gt_ids, np.fromiter(preds, dtype=np.int64, count=len(preds)), path, gt)

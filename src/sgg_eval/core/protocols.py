@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from sgg_eval.core.tasks import SGDET, TASKS, task_spec
 
 BOXES, PANOPTIC, TEXT, VIDEO = "boxes", "panoptic", "text", "video"
-# The document a box protocol writes: the reference's family, or Open Images V6's numbers first
-# (metrics/oiv6_document.py).
-REFERENCE_DOCUMENT, OPEN_IMAGES_DOCUMENT = "reference", "open-images"
+# The document a box protocol writes: the reference's family, Open Images V6's numbers first
+# (metrics/oiv6_document.py), or SGG-Benchmark's (metrics/sgg_benchmark_document.py).
+REFERENCE_DOCUMENT, OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT = "reference", "open-images", "sgg-benchmark"
 # How a panoptic protocol matches predicted instances to GT ones (panoptic/matching.py, panoptic/work.py): each
 # prediction to its best GT (several may take one), one-to-one, or each predicted triplet on its own (no mapping).
 EACH_TO_BEST, ONE_TO_ONE, PER_TRIPLET = "each to best", "one-to-one", "per triplet"
@@ -55,7 +55,10 @@ class Protocol:
     ``printed_as``, what its tool prints the novel subsets' recall as; ``tasks_why``, why it scores only its ``tasks``;
     ``merges_gt``, whether its loader merges same-class GT boxes and caps them (OvSGTR's); ``reports_zero_shot``,
     whether its metrics hold zR@K; ``means_ks``, the K of its own mean recalls over the novel and the seen
-    predicates, reported instead of the novel subsets' recall (PGSG's); ``document``, the document it writes.
+    predicates, reported instead of the novel subsets' recall (PGSG's); ``document``, the document it writes;
+    ``box_iou``, the IoU its matching computes (a key of ``metrics.iou.BOX_IOUS``: ``sgb``, Scene-Graph-Benchmark's
+    +1 pixel; ``sgg_benchmark``, +1 in the intersection only); ``gt_clip_edge``, where its loader clips GT boxes
+    past the border: to ``[0, W − edge] × [0, H − edge]`` (1: Scene-Graph-Benchmark's ``W − 1``; 0: ``W``).
 
     Panoptic protocols: ``matching`` (``EACH_TO_BEST``, ``ONE_TO_ONE``, ``PER_TRIPLET``), ``graph_constrained``
     (whether the graph constraint is applied to the predicted triplets, not taken as given), ``mean_recall``
@@ -102,6 +105,8 @@ class Protocol:
     relations_as_set: bool = False
     iou_plus_one: bool = False
     small_boxes: bool = False
+    box_iou: str = "sgb"
+    gt_clip_edge: int = 1
 
     def reads_small_boxes(self, task: str) -> bool:
         """Whether a video protocol scores ``task`` on its authors' small-box-filtered object file: STTran's does
@@ -167,6 +172,10 @@ REGISTRY: tuple[Protocol, ...] = (
              Source("Pix2Grp", "SHTUPLUS/Pix2Grp_CVPR2024 @ cff7420", "lavis/tasks/evaluation/sgg_vg_eval.py"),
              TASKS, gt_clipped=False, settings=("ovr",), skips_first=5000,
              means_ks=(20, 50, 100, 200, 300)),
+    Protocol("sgg-benchmark", BOXES, "SGG-Benchmark's (REACT's) evaluator: +1 in the IoU's intersection only, F1",
+             Source("SGG-Benchmark", "Maelic/SGG-Benchmark @ a664201",
+                    "sgg_benchmark/data/datasets/evaluation/sgg_metrics.py"), TASKS, gt_clipped=True, gt_clip_edge=0,
+             counts_unpredicted=True, box_iou="sgg_benchmark", document=SGG_BENCHMARK_DOCUMENT),
     Protocol("sgbench", PANOPTIC, "what the sgbench 1.0.0 command computes (the SGBench paper's tool)",
              Source("sgbench", "PyPI sgbench 1.0.0", "sgbench/file.py"), _SEGMENTS, png_reader="pillow",
              counts_unpredicted=True, matching=EACH_TO_BEST, mean_recall=MR_NULL_IF_UNSEEN, prk=PRK_POOLED),

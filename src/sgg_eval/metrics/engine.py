@@ -21,6 +21,7 @@ import numpy as np
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS
 from sgg_eval.core.errors import InputError
+from sgg_eval.core.protocols import SGG_BENCHMARK_DOCUMENT
 from sgg_eval.data.types import GTImage, PredImage, Vocabulary, triplet_key
 from sgg_eval.metrics.box_values import BoxValues
 from sgg_eval.metrics.detection import DET_METRICS, box_map
@@ -34,6 +35,7 @@ from sgg_eval.metrics.options import EvalOptions, check_option
 from sgg_eval.metrics.ranking.blocks import ImageSource, accumulate
 from sgg_eval.metrics.reduce import Accumulator, weighted_mean, wimr_weights
 from sgg_eval.metrics.reductions import registered_metrics
+from sgg_eval.metrics.sgg_benchmark_document import sgg_benchmark_document
 
 
 def evaluate(
@@ -125,6 +127,8 @@ def document(
         doc["notes"] += det_notes
     if "oi_records" in collected:
         doc = oiv6_document(doc, collected["oi_records"], vocab)
+    if opts.rules.document == SGG_BENCHMARK_DOCUMENT:
+        doc = sgg_benchmark_document(doc)
     if opts.openvocab is not None:
         doc = openvocab_document(
             doc, acc, vocab, opts.openvocab, num_pairs=num_pairs, tau=opts.tau, zeroshot=zeroshot is not None
