@@ -53,7 +53,7 @@ def _files(tmp_path):
 def test_the_command_lists_runs_and_prints_it(tmp_path):
     listed = _command("protocols")
     assert listed.returncode == 0 and "toy" in listed.stdout and "tests/toy_protocol.py" in listed.stdout
-    assert "17 protocols" in listed.stdout
+    assert "18 protocols" in listed.stdout
     answers, gt = _files(tmp_path)
     run = _command("evaluate", answers, "--text-graphs", "--protocol", "toy", "--gt", gt, "-o", tmp_path / "t.json")
     assert run.returncode == 0 and run.stdout == "answered=77.78 over 9 images\n", run.stderr

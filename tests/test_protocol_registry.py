@@ -14,8 +14,8 @@ from sgg_eval.cli import main
 from sgg_eval.core import defaults
 from sgg_eval.core.protocols import BOXES, PANOPTIC, PRODUCTS, REGISTRY, TEXT, names, protocol
 
-EVERY = ("reference", "strict", "oiv6", "ovsgtr", "vs3", "pgsg", "sgbench", "sgbench-paper", "openpsg", "sets",
-         "r1sgg", "sgvlm", "asmv2", "provision", "sttran", "oed")  # fmt: skip
+EVERY = ("reference", "strict", "oiv6", "ovsgtr", "vs3", "pgsg", "sgg-benchmark", "sgbench", "sgbench-paper", "openpsg",
+         "sets", "r1sgg", "sgvlm", "asmv2", "provision", "sttran", "oed")  # fmt: skip
 
 
 def test_every_protocol_has_one_record_with_its_source():
@@ -26,6 +26,7 @@ def test_every_protocol_has_one_record_with_its_source():
         assert p.own or re.search(r"@ [0-9a-f]{7}|PyPI .* \d|arXiv", p.source.where), p.name  # a commit, a version
     assert [p.name for p in REGISTRY if p.own] == ["strict", "sets"]
     assert protocol("openpsg").png_reader == "detectron2"
+    assert protocol("sgg-benchmark").gt_clip_edge == 0 and protocol("reference").gt_clip_edge == 1
     with pytest.raises(ValueError, match="protocol must be one of reference, strict"):
         protocol("nope")
 
@@ -53,7 +54,7 @@ def test_the_command_lists_them(capsys):
     for p in REGISTRY:
         assert re.search(rf"^  {re.escape(p.name)} ", out, re.M), p.name
         assert p.source.where in out and p.source.file in out
-    assert out.strip().endswith("docs/action_genome.md") and "16 protocols" in out
+    assert out.strip().endswith("docs/action_genome.md") and "17 protocols" in out
     assert main(["protocols", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in records] == list(EVERY) and records[0]["source"]["tool"]
