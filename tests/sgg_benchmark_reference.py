@@ -126,3 +126,22 @@ def reference(pairs, task: str, num_predicates: int, seen: set, ks=(20, 50, 100)
         out[f"A@{k}"] = a_hits[k] / a_rows if task != "sgdet" and a_rows else None
     out["R@1x"], out["mR@1x"] = mean(rel_recall), mean_recall("rel")
     return out
+
+
+def ir_reference(pairs, task: str, captions: dict, objects, predicates, ks=(5, 10, 20, 50, 100)) -> dict:
+    """InformativeRecall@K with the exact encoder: per image with GT relations and captions, the share of its
+    captions equal to the string of one of the first K stored predictions; mean over those images."""
+    values = {k: [] for k in ks}
+    for gt, pred in pairs:
+        caps = captions.get(str(gt.image_id))
+        if not len(gt.rels) or not caps:
+            continue
+        labels = gt.labels if task == "predcls" else pred.labels
+        strings = []
+        for j, (s, o) in enumerate(pred.pairs.tolist()):
+            p = 1 + int(np.argmax(pred.rel_scores[j, 1:]))
+            strings.append(f"{objects[labels[s] - 1]} {predicates[p - 1]} {objects[labels[o] - 1]}")
+        for k in ks:
+            top = set(strings[:k])
+            values[k].append(sum(1 for c in caps if c in top) / len(caps))
+    return {f"IR@{k}": (float(np.mean(v)) if v else None) for k, v in values.items()}

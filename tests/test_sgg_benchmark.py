@@ -14,7 +14,7 @@ import pytest
 from coco_sgg_fixture import write_coco_sgg
 from sgg_benchmark_fixture import write_predictions
 from sgg_benchmark_reference import iou as loop_iou
-from sgg_benchmark_reference import reference
+from sgg_benchmark_reference import ir_reference, reference
 from torch_writer import save_zip
 
 from sgg_eval.cli import main
@@ -121,6 +121,78 @@ def test_a_gt_box_is_clipped_to_w_not_w_minus_1(tmp_path, capsys):
     raw = evaluate(tmp_path, pth, tmp_path / "raw" / "test.h5", "sgdet", capsys)
     assert raw["metrics"] == clipped["metrics"]
     assert raw["counts"]["gt_boxes_clipped"] > 0
+
+
+def captions_for(rng, gts, entries, vocab) -> dict:
+    """Caption triplets per image: some a prediction's string (at any rank), some a GT triplet's, some repeated, some
+    never predicted; some images without an entry or with an empty one, and one entry for an image not in the split."""
+    out = {"999999": ["cup on table"]}
+    for gt, e in zip(gts, entries):
+        if rng.random() < 0.15:
+            continue
+        names, preds = vocab.object_classes, vocab.predicate_classes
+        strings = [
+            f"{names[gt.labels[s] - 1]} {preds[p - 1]} {names[gt.labels[o] - 1]}" for s, o, p in gt.rels.tolist()
+        ]
+        for (s, o), row in zip(e["rel_pair_idxs"].tolist(), e["pred_rel_scores"]):
+            if rng.random() < 0.1:
+                labels = e["pred_labels"]
+                strings.append(f"{names[labels[s] - 1]} {preds[int(np.argmax(row[1:]))]} {names[labels[o] - 1]}")
+        strings += ["a thing near another thing"] * int(rng.integers(0, 2))
+        if strings and rng.random() < 0.3:
+            strings.append(strings[0])  # a repeated caption counts twice
+        out[str(gt.image_id)] = strings if rng.random() > 0.1 else []
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_informative_recall_with_the_exact_encoder_equals_the_loop(tmp_path, seed, capsys):
+    from sgg_eval import evaluate_file
+
+    train, test = splits(tmp_path, seed, capsys)
+    with SplitStore(test) as s:
+        gts, vocab = list(s), s.vocab
+    rng = np.random.default_rng(seed)
+    for task in TASKS:
+        pth = tmp_path / f"predictions_{task}.pth"
+        entries = write_predictions(pth, gts, task, vocab, seed)
+        captions = captions_for(rng, gts, entries, vocab)
+        cap_file = tmp_path / f"captions_{task}.json"
+        cap_file.write_text(json.dumps(captions))
+        doc = evaluate(tmp_path, pth, test, task, capsys, "--captions", str(cap_file))
+        want = ir_reference([(g, as_read(e)) for g, e in zip(gts, entries)], task, captions, vocab.object_classes,
+                            vocab.predicate_classes)  # fmt: skip
+        for name, value in want.items():
+            assert doc["metrics"][name] == value, (task, name, doc["metrics"][name], value)
+        assert any(v for v in want.values())  # the fixture hits some captions
+        with_captions = sum(1 for g in gts if len(g.rels) and captions.get(str(g.image_id)))
+        assert doc["counts"]["images_evaluated"] - doc["counts"]["images_without_captions"] == with_captions
+        api = evaluate_file(
+            pth, task, gt=test, stats=tmp_path / "stats.h5", protocol="sgg-benchmark", captions=cap_file
+        )
+        assert api["metrics"] == doc["metrics"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--protocol", "reference", "--captions", "CAPTIONS"], "a metric of --protocol sgg-benchmark"),
+        (["--protocol", "sgg-benchmark", "--ir-encoder", "some-model"], "give the file"),
+        (["--protocol", "sgg-benchmark", "--captions", "CAPTIONS", "--ir-encoder", "/no/such/model"], "--ir-encoder"),
+        (["--protocol", "sgg-benchmark", "--captions", "BAD"], "expected a list of caption triplets"),
+    ],
+)
+def test_captions_are_refused_where_they_mean_nothing(tmp_path, capsys, args, says):
+    test, gts, vocab = _case(tmp_path, capsys)
+    write_predictions(tmp_path / "p.pth", gts, "predcls", vocab, 1)
+    (tmp_path / "c.json").write_text(json.dumps({str(gts[0].image_id): ["chair on table"]}))
+    (tmp_path / "bad.json").write_text(json.dumps({str(gts[0].image_id): "chair on table"}))
+    args = [{"CAPTIONS": str(tmp_path / "c.json"), "BAD": str(tmp_path / "bad.json")}.get(a, a) for a in args]
+    out = tmp_path / "r.json"
+    code = main(["evaluate", str(tmp_path / "p.pth"), "--gt", str(test), "--task", "predcls", "-o", str(out), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and says in err, err
+    assert not out.exists()
 
 
 def _case(tmp_path, capsys):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, TAU
+from sgg_eval.core.defaults import IOU_THRESHOLD, IR_ENCODER, LONGTAIL_RULE, PROTOCOL, PSG_PROTOCOL, PSG_PROTOCOLS, TAU
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.tasks import SGDET
 
@@ -34,6 +34,8 @@ def evaluate_file(
     sbert: str | None = None,
     top_k: int | None = None,
     seed: int | None = None,
+    captions: str | os.PathLike | None = None,
+    ir_encoder: str = IR_ENCODER,
 ) -> dict:
     """Evaluate the predictions in ``path`` as ``sgg-eval evaluate`` does with the same options (``--gt``,
     ``--psg``, ``--psg-root``, ``--boxes``, ``--protocol``, ``--stats``, ``--zeroshot``, ``--tau``,
@@ -41,11 +43,16 @@ def evaluate_file(
     (predcls, sgcls, sgdet); panoptic SGG takes ``psg`` (``psg.json``) and ``psg_root`` (the folder its PNGs are
     relative to) and is evaluated as sgdet. ``jobs`` processes rank blocks in parallel, with the same numbers.
     ``text_graphs=True`` reads ``path`` as scene graphs written as text (``--text-graphs``), scored on ``gt`` under a
-    text protocol with its own options (``--wordnet``, ``--spacy``, ``--sbert``, ``--top-k``, ``--seed``)."""
+    text protocol with its own options (``--wordnet``, ``--spacy``, ``--sbert``, ``--top-k``, ``--seed``).
+    ``captions`` and ``ir_encoder`` (``--captions``, ``--ir-encoder``) give a box evaluation under ``protocol=
+    "sgg-benchmark"`` its InformativeRecall@K."""
     given = {"task": task, "gt": gt, "psg": psg, "psg_root": psg_root, "boxes": boxes, "protocol": protocol,
              "stats": stats, "zeroshot": zeroshot, "tau": tau, "iou_threshold": iou_threshold, "setting": setting,
              "split_file": split_file, "longtail": longtail, "jobs": jobs, "wordnet": wordnet, "spacy": spacy,
              "sbert": sbert, "top_k": top_k, "seed": seed}  # fmt: skip
+    if (text_graphs or psg is not None) and (captions is not None or ir_encoder != IR_ENCODER):
+        raise InputError("captions and ir_encoder are for box tasks (protocol sgg-benchmark)", field="captions")
+    given.update(captions=captions, ir_encoder=ir_encoder)
     if text_graphs:
         return _text_graphs(path, given)
     from sgg_eval.text.evaluate import text_options
@@ -91,7 +98,7 @@ def _boxes(path, o: dict) -> dict:
     return run_evaluation(
         fs(path), o["task"], gt=fs(o["gt"]), protocol=o["protocol"] or PROTOCOL, stats=fs(o["stats"]),
         zeroshot=o["zeroshot"], tau=o["tau"], iou_threshold=o["iou_threshold"], jobs=o["jobs"], setting=o["setting"],
-        split_file=fs(o["split_file"]), longtail=o["longtail"],
+        split_file=fs(o["split_file"]), longtail=o["longtail"], captions=fs(o["captions"]), ir_encoder=o["ir_encoder"],
     )  # fmt: skip
 
 

@@ -14,14 +14,16 @@ from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.boxes.split_gt import check_gt_boxes, clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, LONGTAIL_RULE, OPENVOCAB_PROTOCOLS, PER_IMAGE_K, PROTOCOL, TAU
 from sgg_eval.core.errors import InputError
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.openvocab import read_split_file, shipped_split, split_from_mapping
 from sgg_eval.data.stats import TrainingStats, check_zeroshot_ids, read_stats
 from sgg_eval.data.types import Vocabulary
+from sgg_eval.formats.captions import read_captions
 from sgg_eval.formats.zeroshot import load_zeroshot
 from sgg_eval.io.atomic import atomic_output
 from sgg_eval.metrics.engine import evaluate, require_evaluated
+from sgg_eval.metrics.informative import EXACT, Informative
 from sgg_eval.metrics.longtail import add_group_recalls, predicate_groups
 from sgg_eval.metrics.openvocab import check_setting, open_vocab
 from sgg_eval.metrics.options import EvalOptions
@@ -73,6 +75,16 @@ def check_setting_given(protocol: str, setting: str | None, split_file: str | No
         raise InputError(f"--setting and --split-file are for --protocol {', '.join(OPENVOCAB_PROTOCOLS)}")
     if protocol in OPENVOCAB_PROTOCOLS and setting:
         check_setting(protocol, setting)
+
+
+def check_captions_given(protocol: str, captions, ir_encoder: str) -> None:
+    """Refuse a caption file with a protocol that has no InformativeRecall, and an encoder without a file."""
+    if captions and protocol_record(protocol).document != SGG_BENCHMARK_DOCUMENT:
+        raise InputError(
+            "--captions gives InformativeRecall@K, a metric of --protocol sgg-benchmark", field="--captions"
+        )
+    if not captions and ir_encoder != EXACT:
+        raise InputError("--ir-encoder reads the caption triplets of --captions: give the file", field="--ir-encoder")
 
 
 def evaluation_setup(
@@ -138,14 +150,18 @@ def run_evaluation(
     longtail: str = LONGTAIL_RULE,
     per_image: str | os.PathLike | None = None,
     per_image_ids: frozenset | None = None,
+    captions: str | os.PathLike | None = None,
+    ir_encoder: str = EXACT,
 ) -> dict:
     """Evaluate ``predictions`` and return the metrics document; ``jobs`` processes rank blocks of images
     in parallel (``metrics.ranking.blocks``), with the same document for any number. An open-vocabulary
     ``protocol`` takes its ``setting`` and the shipped split, or the user's ``split_file``, or ``split``, the same
     mapping given inline (the pipeline's ``metrics.openvocab.split``). ``longtail`` is the head/body/tail rule
-    (``metrics.longtail``)."""
+    (``metrics.longtail``). ``captions``: a caption-triplet file for InformativeRecall@K (``--protocol
+    sgg-benchmark``; ``metrics.informative``), read by ``ir_encoder``."""
     check_setting_given(protocol, setting, split_file, split)
     EvalOptions(task=task, protocol=protocol, tau=tau, iou_threshold=iou_threshold)  # checked before any file is read
+    check_captions_given(protocol, captions, ir_encoder)
     train: TrainingStats | None = read_stats(stats) if stats else None
     source = open_predictions(predictions, gt=gt, vocab=train.vocab if train else None)
     if train is not None and train.vocab != source.vocab:
@@ -175,6 +191,11 @@ def run_evaluation(
         clip_gt=clips_gt(protocol, source.gt_boxes),
     )
     opts, train, groups, used = run_setup.opts, run_setup.train, run_setup.groups, run_setup.used
+    if captions:
+        vocab = source.vocab
+        informative = Informative(read_captions(captions), ir_encoder, vocab.object_classes, vocab.predicate_classes,
+                                  os.fspath(captions))  # fmt: skip
+        opts = replace(opts, informative=informative)
     zs, zs_source = run_setup.zeroshot, run_setup.zeroshot_source
     report = _Progress() if progress else None
     run = partial(

@@ -8,6 +8,7 @@ import sys
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option
 from sgg_eval.cli.video import add_evaluate_options, check_video_options, evaluate_video
 from sgg_eval.core.defaults import (
+    IR_ENCODER,
     LONGTAIL_RULE,
     LONGTAIL_RULES,
     OPENVOCAB_PROTOCOLS,
@@ -22,20 +23,23 @@ from sgg_eval.core.defaults import (
     TAU,
 )
 from sgg_eval.core.defaults import PROTOCOLS as BOX_PROTOCOLS
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, registered
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT, registered
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import SGDET, TASKS
 from sgg_eval.metrics.names import metric_name
 
 _EPILOG_EVALUATE = """PREDICTIONS may be a Scene-Graph-Benchmark.pytorch eval_results.pytorch (ground truth inside,
-zip or legacy torch format, read without torch), an SGBench JSON, or an sgg-eval prediction store; the
-last two need --gt. Metrics needing training statistics (wIMR, wR_tr, computed zero-shot set) are null
-with a reason unless --stats is given. Values in the JSON are fractions.
+zip or legacy torch format, read without torch), SGG-Benchmark's predictions.pth, an SGBench JSON, or an
+sgg-eval prediction store; the last three need --gt. Metrics needing training statistics (wIMR, wR_tr,
+computed zero-shot set) are null with a reason unless --stats is given. Values in the JSON are fractions.
 
 examples:
   sgg-eval evaluate checkpoints/motifs/inference/VG_stanford_filtered_with_attribute_test/eval_results.pytorch \\
       --task predcls --stats data/vg150/stats/stats.h5 -o motifs_predcls.json
   sgg-eval evaluate preds.h5 --gt data/vg150_sim/splits/test.h5 --task sgdet --protocol strict
+  # SGG-Benchmark (REACT): its predictions.pth on the split `sgg-eval split --coco-sgg` made, as its evaluator
+  sgg-eval evaluate predictions.pth --gt data/indoorvg/test.h5 --stats data/indoorvg/stats.h5 --task predcls \
+      --protocol sgg-benchmark -o react_predcls.json
   # Open Images V6 (PySGG/BGNN's eval_results.pytorch, its split from `sgg-eval split --oiv6-dir`)
   sgg-eval evaluate eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 -o oiv6.json
   # open-vocabulary SGG: OvSGTR's OvD+R numbers (Base+Novel R@K, novel-object and novel-relation R@K) on the
@@ -54,6 +58,8 @@ def run_evaluate(args: argparse.Namespace) -> None:
 
     if args.per_image and (args.psg or args.text_graphs):
         raise InputError("--per-image is for box tasks (--task), not --psg or --text-graphs", field="--per-image")
+    if (args.captions or args.ir_encoder != IR_ENCODER) and (args.psg or args.text_graphs or args.ag):
+        raise InputError("--captions and --ir-encoder are for box tasks (--protocol sgg-benchmark)", field="--captions")
     check_video_options(args)
     if args.ag:
         return evaluate_video(args)
@@ -96,6 +102,8 @@ def _evaluate_boxes(args: argparse.Namespace) -> None:
         split_file=args.split_file,
         longtail=args.longtail,
         per_image=args.per_image,
+        captions=args.captions,
+        ir_encoder=args.ir_encoder,
     )
     if args.output:
         write_json(args.output, result)
@@ -110,6 +118,11 @@ def _print_boxes(result: dict, protocol: str) -> None:
     if protocol in OPENVOCAB_PROTOCOLS:
         return _print_openvocab(result)
     m = result["metrics"]
+    if protocol_record(protocol).document == SGG_BENCHMARK_DOCUMENT:  # what its evaluator prints, in its order
+        shown = [metric_name(f, k) for f in ("R", "mR", "zR", "F1") for k in RECALL_KS]
+        shown += [k for k in m if k.startswith("IR@")]
+        print(" ".join(_shown(k, m[k]) for k in shown))
+        return _print_counts(result, "")
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]
     shown = [k for k in [*headline, metric_name("IMR", 20), metric_name("wIMR", 20)] if m.get(k) is not None]
     print(" ".join(f"{k}={100 * m[k]:.2f}" for k in shown))
@@ -259,7 +272,8 @@ def add(sub) -> None:
     )
     p.add_argument(
         "predictions",
-        help="eval_results.pytorch, SGBench JSON, or an sgg-eval prediction store (.h5); "
+        help="eval_results.pytorch, SGG-Benchmark's predictions.pth, SGBench JSON, or an sgg-eval prediction store "
+        "(.h5); "
         "with --psg: an SGBench ZIP or folder (masks) or its JSON (boxes)",
     )
     p.add_argument("--gt", help="ground-truth split store (needed for SGBench JSON and prediction stores)")
@@ -271,7 +285,8 @@ def add(sub) -> None:
         "strict: they count as misses (default: reference); oiv6: Open Images V6 as PySGG/BGNN score it (R@50 "
         "micro, mR@50, wmAP_rel, wmAP_phr, score_wtd; docs/oiv6.md); ovsgtr, vs3, pgsg: open-vocabulary SGG as "
         "OvSGTR, VS3 and PGSG score it (novel-object and novel-relation recall, PGSG's novel mR; "
-        "docs/openvocab.md); with --psg: sgbench (the default), "
+        "docs/openvocab.md); sgg-benchmark: as SGG-Benchmark's evaluator (its IoU, R, mR, zR, F1, Relative "
+        "recall, InformativeRecall with --captions; docs/sgg_benchmark.md); with --psg: sgbench (the default), "
         "as the sgbench 1.0.0 command computes it; sgbench-paper, as the SGBench paper defines "
         "it; openpsg, as OpenPSG's evaluator (the numbers PSG papers publish); the JSON's metrics hold what "
         "the protocol's tool reports, beyond_protocol the rest sgg-eval computes under its matching",
@@ -297,6 +312,20 @@ def add(sub) -> None:
     add_iou_threshold(p, default=None)
     add_jobs(p)
     p.add_argument("-o", "--output", help="write the metrics JSON here")
+    p.add_argument(
+        "--captions",
+        metavar="FILE",
+        help='sgg-benchmark: caption triplets per image id (JSON: {image id: ["subject predicate object", ...]}) '
+        "for InformativeRecall@K, K = 5 ... 100 (docs/sgg_benchmark.md)",
+    )
+    p.add_argument(
+        "--ir-encoder",
+        metavar="MODEL",
+        default=IR_ENCODER,
+        help=f"how --captions are matched: {IR_ENCODER} (model-free: equal strings; the default) or a "
+        "SentenceTransformer, a Hub name or a local folder (SGG-Benchmark's: all-mpnet-base-v2; needs "
+        "sgg-eval[provision]), similarity above 0.8",
+    )
     p.add_argument(
         "--per-image",
         metavar="FILE",

@@ -31,6 +31,10 @@ OIV6_RECALL_KS = (1, 5, 10, 20, 50, 100)
 PGSG_KS = BY_NAME["pgsg"].means_ks
 # R@kx: K relative to the image's number of GT triplets, K = round(k · M).
 RELATIVE_KS = (1, 2, 10)
+# InformativeRecall@K: SGG-Benchmark's K (its SGInformativeRecall), and the encoder of its captions by default: exact,
+# model-free (equal strings), as its own default (all-mpnet-base-v2) needs a download and a GPU (docs/sgg_benchmark.md).
+IR_KS = (5, 10, 20, 50, 100)
+IR_ENCODER = "exact"
 
 # Table 1 of the paper (blind replacement) reports mR at this K.
 BLIND_K = 100

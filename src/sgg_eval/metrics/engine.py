@@ -127,6 +127,9 @@ def document(
         doc["notes"] += det_notes
     if "oi_records" in collected:
         doc = oiv6_document(doc, collected["oi_records"], vocab)
+    if "informative" in collected:
+        doc["metrics"].update(collected["informative"].metrics())
+        doc["counts"]["images_without_captions"] = collected["informative"].without_captions
     if opts.rules.document == SGG_BENCHMARK_DOCUMENT:
         doc = sgg_benchmark_document(doc)
     if opts.openvocab is not None:

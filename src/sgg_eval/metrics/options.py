@@ -18,6 +18,7 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import Protocol
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.core.tasks import Task, task_spec
+from sgg_eval.metrics.informative import Informative
 from sgg_eval.metrics.openvocab import OpenVocab
 
 ORDERS = ("stored", "score")
@@ -60,6 +61,7 @@ class EvalOptions:
     longtail: tuple[int, ...] | None = None  # head/body/tail group of every predicate (metrics.longtail)
     per_image: int = 0  # record each image's top-K predicted triplets (--per-image; 0: no records)
     per_image_ids: frozenset | None = None  # record only these images (None: every evaluated image)
+    informative: Informative | None = None  # caption triplets for IR@K (--captions; metrics.informative)
 
     @property
     def rules(self) -> Protocol:
@@ -70,7 +72,11 @@ class EvalOptions:
     def collectors(self) -> tuple[str, ...]:
         """What the ranking gathers beside the ranks (``metrics.ranking.totals.COLLECTORS``): the detector's boxes
         when the task detects, and what the protocol collects."""
-        return (("boxes",) if self.task_spec.detects else ()) + self.rules.collects
+        return (
+            (("boxes",) if self.task_spec.detects else ())
+            + self.rules.collects
+            + (("informative",) if self.informative is not None else ())
+        )
 
     @property
     def task_spec(self) -> Task:

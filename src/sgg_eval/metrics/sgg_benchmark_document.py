@@ -40,6 +40,7 @@ def sgg_benchmark_document(doc: dict) -> dict:
     its numbers in ``metrics``, the rest in ``beyond_protocol``."""
     engine, engine_pp = doc["metrics"], doc["per_predicate"]
     metrics = {name: engine.get(name) for name in OWN}
+    metrics.update({name: value for name, value in engine.items() if name.startswith("IR@")})  # with --captions
     per_predicate = {name: engine_pp[name] for name in OWN_PER_PREDICATE if name in engine_pp}
     notes = [
         "protocol sgg-benchmark: objects match at IoU >= 0.5 with SGG-Benchmark's +1 pixel in the intersection only "

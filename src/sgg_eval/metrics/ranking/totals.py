@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from sgg_eval.data.types import Vocabulary
 from sgg_eval.metrics.detection import BoxCollector
+from sgg_eval.metrics.informative import IRCollector
 from sgg_eval.metrics.misuse import empty_signals, merge_signal
 from sgg_eval.metrics.oiv6 import OICollector
 from sgg_eval.metrics.reduce import Accumulator
@@ -19,6 +20,7 @@ from sgg_eval.metrics.reduce import Accumulator
 COLLECTORS = {
     "boxes": lambda opts: BoxCollector(),  # the detector's box mAP (SGDet)
     "oi_records": lambda opts: OICollector(score_kind=opts.score_kind),  # the Open Images V6 protocol's records
+    "informative": IRCollector,  # each image's InformativeRecall@K (--captions)
 }
 
 
