@@ -239,3 +239,46 @@ def test_a_file_of_another_kind_is_still_read_as_what_it_is(tmp_path, capsys):
     save_zip({"groundtruths": [], "predictions": [1]}, tmp_path / "x.pth")
     code = main(["evaluate", str(tmp_path / "x.pth"), "--gt", str(test), "--task", "predcls"])
     assert code == 2 and "groundtruths" in capsys.readouterr().err
+
+
+def test_the_audit_tells_its_iou_and_test_gt_from_scene_graph_benchmarks(tmp_path, capsys):
+    """On a split that keeps every relation, the audit's SGG-Benchmark variant (its IoU, one predicate per pair drawn
+    with the seed, misses counted) is what `evaluate --protocol sgg-benchmark` gives on the split drawn with that
+    seed, and its Scene-Graph-Benchmark variant (IoU +1, every relation, skipped) what `--protocol reference` gives;
+    a published number is matched to the one it is."""
+    root = write_coco_sgg(tmp_path / "coco", 11)
+    for name, flags in (("drawn", ["--draw-seed", "3"]), ("all", ["--keep-all-relations"])):
+        assert (
+            main(["split", "--coco-sgg", str(root), "-o", str(tmp_path / name), "--splits", "train,test", *flags]) == 0
+        )
+    assert main(["stats", str(tmp_path / "drawn/train.h5"), "-o", str(tmp_path / "stats.h5")]) == 0
+    capsys.readouterr()
+    with SplitStore(tmp_path / "all/test.h5") as s:
+        gts, vocab = list(s), s.vocab
+    pth = tmp_path / "predictions.pth"
+    write_predictions(pth, gts, "predcls", vocab, 11)
+    its = evaluate(tmp_path, pth, tmp_path / "drawn/test.h5", "predcls", capsys)["metrics"]
+    assert main(["evaluate", str(pth), "--gt", str(tmp_path / "all/test.h5"), "--task", "predcls", "-o",
+                 str(tmp_path / "ref.json")]) == 0  # fmt: skip
+    ref = json.loads((tmp_path / "ref.json").read_text())["metrics"]
+    published = [f"R@50={100 * its['R@50']:.2f}", f"mR@100={100 * ref['mR@100']:.2f}"]
+    code = main(["audit", str(pth), "--gt", str(tmp_path / "all/test.h5"), "--task", "predcls", "--protocol",
+                 "sgg-benchmark", "--draw-seed", "3", "-o", str(tmp_path / "audit.json"),
+                 *(a for p in published for a in ("--published", p))])  # fmt: skip
+    capsys.readouterr()
+    assert code == 0
+    doc = json.loads((tmp_path / "audit.json").read_text())
+
+    def value(metric, k, iou, gt, protocol):
+        (v,) = [r["value"] for r in doc["variants"] if (r["metric"], r["k"], r["constraint"], r["aggregation"],
+                r["protocol"], r["images"]) == (metric, k, "GC", "per-image", protocol, "all")
+                and iou in r["iou"] and r["gt"].startswith(gt)]  # fmt: skip
+        return v
+
+    for k in (20, 50, 100):
+        for metric in ("R", "mR"):
+            assert value(metric, k, "SGG-Benchmark", "one predicate", "strict") == its[f"{metric}@{k}"]
+            assert value(metric, k, "(Scene-Graph-Benchmark)", "as stored", "skipped") == ref[f"{metric}@{k}"]
+    verdicts = [p["verdict"] for p in doc["published"]]
+    assert verdicts[0].startswith("the reference variant")
+    assert verdicts[1].startswith("WARNING not the reference variant") and "Scene-Graph-Benchmark" in verdicts[1]

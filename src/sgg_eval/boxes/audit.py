@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -12,14 +13,24 @@ from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.boxes.split_gt import clips_gt
 from sgg_eval.core.defaults import IOU_THRESHOLD, PROTOCOL
 from sgg_eval.core.errors import InputError
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT
 from sgg_eval.core.protocols import protocol as protocol_record
+from sgg_eval.data.coco_sgg import one_per_pair
+from sgg_eval.data.types import GTImage
 from sgg_eval.metrics.oiv6 import oiv6_values
 from sgg_eval.metrics.openvocab import OpenVocab
 from sgg_eval.metrics.openvocab_variants import as_dicts, match_novel, novel_markdown, novel_variants
 from sgg_eval.metrics.options import EvalOptions
 from sgg_eval.metrics.ranking.blocks import accumulate
-from sgg_eval.metrics.variants import match_published, oiv6_variants, parse_published, variants, variants_markdown
+from sgg_eval.metrics.variants import (
+    TOOLKIT_IOUS,
+    match_published,
+    oiv6_variants,
+    parse_published,
+    toolkit_variants,
+    variants,
+    variants_markdown,
+)
 
 
 def run_audit(
@@ -32,10 +43,13 @@ def run_audit(
     jobs: int = 1,
     iou_threshold: float = IOU_THRESHOLD,
     protocol: str = PROTOCOL,
+    draw_seed: int = 0,
 ) -> dict:
     """The variants of one file's evaluation (all images, and the first ``subset`` when the file has more),
     and a verdict per published value (``"mR@100=12.3"``, percent, compared to its printed precision). With
-    ``protocol="oiv6"`` the OI evaluator's R@K (micro and per image) are variants too, micro the reference."""
+    ``protocol="oiv6"`` the OI evaluator's R@K (micro and per image) are variants too, micro the reference. With
+    ``protocol="sgg-benchmark"``, SGG-Benchmark's evaluator against Scene-Graph-Benchmark's (:func:`_toolkit_audit`;
+    ``draw_seed``: its one-predicate-per-pair draw, on a split that keeps every relation)."""
     for text in published:
         try:
             parse_published(text)
@@ -43,6 +57,8 @@ def run_audit(
             raise InputError(str(exc), field="--published") from None
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
+    if protocol_record(protocol).document == SGG_BENCHMARK_DOCUMENT:
+        return _toolkit_audit(source, path, task, published, jobs, iou_threshold, draw_seed)
     opts = EvalOptions(
         task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold,
         clip_gt=clips_gt(protocol, source.gt_boxes),  # the GT as the protocol's loader (each of them clips) reads it
@@ -72,6 +88,56 @@ def run_audit(
             "without_predicted_pairs": counts["images_skipped_no_pred"],
             "without_gt_relations": counts["images_skipped_no_gt"],
             "subset": subset if first is not None else None,
+        },
+        "variants": [v.as_dict() for v in rows],
+        "published": [match_published(text, rows) for text in published],
+    }
+
+
+def _drawn_gt(source, seed: int):
+    """``source`` with each GT image's relations reduced to one predicate per pair, drawn as SGG-Benchmark's loader
+    draws them (``data.coco_sgg.one_per_pair``, one ``RandomState(seed)`` over the images in order)."""
+    draw = np.random.RandomState(seed)
+    drawn = [
+        np.array(one_per_pair([tuple(r) for r in gt.rels.tolist()], draw), dtype=np.int64).reshape(-1, 3)
+        for gt, _ in source.pairs()
+    ]
+    return replace(source, read=partial(_read_drawn, source.read, drawn))
+
+
+def _read_drawn(read, drawn: list, start: int, stop: int):
+    for i, (gt, pred) in enumerate(read(start, stop), start):
+        yield GTImage(gt.image_id, gt.width, gt.height, gt.boxes, gt.labels, drawn[i]), pred
+
+
+def _toolkit_audit(source, path: str, task: str, published, jobs: int, iou_threshold: float, seed: int) -> dict:
+    """The box variants under both IoUs (Scene-Graph-Benchmark's ``+1`` in the intersection and the areas,
+    SGG-Benchmark's in the intersection only) and both test GTs (every relation, and one predicate per pair drawn
+    with ``seed``, where the split keeps every relation; else the split's own). The reference: SGG-Benchmark's."""
+    stored = source.gt_extra.get("relations", "as the split holds them")
+    gts = [(f"as stored ({stored})", None, stored.startswith("one predicate per pair"))]
+    if stored == "every relation":
+        gts.append((f"one predicate per pair, drawn with seed {seed}", seed, True))
+    rows, counts = [], {}
+    for gt_name, draw, is_its in gts:
+        drawn = source if draw is None else _drawn_gt(source, draw)
+        for iou in TOOLKIT_IOUS:
+            clip = clips_gt(PROTOCOL, source.gt_boxes)
+            opts = EvalOptions(task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind,
+                               iou_threshold=iou_threshold, clip_gt=clip, box_iou=iou)  # fmt: skip
+            acc, counts, _ = accumulate(drawn, source.vocab, opts, source=path, jobs=jobs)
+            rows += toolkit_variants(variants(acc), iou, gt_name, is_its)
+    return {
+        "input": {"path": path, "format": source.fmt},
+        "task": task,
+        "protocol": "sgg-benchmark",
+        "iou_threshold": iou_threshold,
+        "images": {
+            "input": counts["images_input"],
+            "evaluated": counts["images_evaluated"],
+            "without_predicted_pairs": counts["images_skipped_no_pred"],
+            "without_gt_relations": counts["images_skipped_no_gt"],
+            "subset": None,
         },
         "variants": [v.as_dict() for v in rows],
         "published": [match_published(text, rows) for text in published],
@@ -151,6 +217,8 @@ def audit_markdown(doc: dict) -> str:
         + (
             "the variant PySGG's Open Images V6 evaluation reports in bold (protocol oiv6)"
             if protocol_record(doc.get("protocol", PROTOCOL)).document == OPEN_IMAGES_DOCUMENT
+            else "the variant SGG-Benchmark's evaluator computes in bold (protocol sgg-benchmark)"
+            if protocol_record(doc.get("protocol", PROTOCOL)).document == SGG_BENCHMARK_DOCUMENT
             else "the reference variant in bold"
         ),
     )

@@ -7,11 +7,19 @@ import sys
 
 from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
 from sgg_eval.core.defaults import PROTOCOL
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, STTRAN_ATTENTION, STTRAN_ATTENTION_KINDS, registered
+from sgg_eval.core.protocols import (
+    OPEN_IMAGES_DOCUMENT,
+    SGG_BENCHMARK_DOCUMENT,
+    STTRAN_ATTENTION,
+    STTRAN_ATTENTION_KINDS,
+    registered,
+)
 from sgg_eval.core.tasks import SGDET, TASKS
 
 # --protocol openvocab: every open-vocabulary protocol's rules of novel and zero-shot recall at once (not a protocol)
 OPENVOCAB_AUDIT = "openvocab"
+# the protocols whose tool's variants the box audit computes beside the reference's
+AUDITED_DOCUMENTS = (OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT)
 
 _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100 = 66.1)?
   sgg-eval audit eval_results.pytorch --task predcls --published "mR@100=12.3" --published "R@100=66.1"
@@ -19,6 +27,9 @@ _EPILOG_AUDIT = """examples: which variant is a paper's mR@100 = 12.3 (and R@100
   sgg-eval audit submission.zip --psg psg.json --psg-root coco/ --published "R@20=28.4" --published "mR@20=17.3"
   # an Open Images V6 paper's R@50 = 75.0: micro (the OI evaluator's, the tables') or per image?
   sgg-eval audit eval_results.pytorch --gt data/oiv6/splits/test.h5 --task sgdet --protocol oiv6 --published "R@50=75.0"
+  # an SGG-Benchmark paper's R@50 = 28.1 beside a Scene-Graph-Benchmark one: which IoU and which test GT?
+  sgg-eval audit predictions.pth --gt data/indoorvg/test.h5 --task predcls --protocol sgg-benchmark \
+      --published "R@50=28.1"
   # an open-vocabulary paper's zR@50 = 12.3: novel-object, novel-relation or zero-shot recall, on which images?
   sgg-eval audit eval_results.pytorch --gt data/vg150_glipunseen/splits/test.h5 --task sgdet --protocol openvocab \
       --zeroshot vg150 --published "zR@50=12.3"
@@ -99,6 +110,17 @@ def _audit_boxes(args: argparse.Namespace) -> tuple[dict, str]:
         raise InputError("--split-file and --zeroshot are for --protocol openvocab", field="--protocol")
     if openvocab and given:
         raise InputError("--protocol openvocab audits every image at IoU 0.5: no --subset or --iou-threshold")
+    from sgg_eval.core.protocols import protocol as protocol_record
+
+    toolkit = args.protocol not in (None, OPENVOCAB_AUDIT) and protocol_record(args.protocol).document == (
+        SGG_BENCHMARK_DOCUMENT
+    )
+    if args.draw_seed is not None and not toolkit:
+        raise InputError("--draw-seed is for --protocol sgg-benchmark", field="--draw-seed")
+    if toolkit and args.subset is not None:
+        raise InputError("--protocol sgg-benchmark audits every image: no --subset", field="--subset")
+    if toolkit:
+        given["draw_seed"] = args.draw_seed or 0
     common = {"gt": args.gt, "published": tuple(args.published), "jobs": args.jobs or default_jobs()}
     if openvocab:
         extra = {"split_file": args.split_file, "zeroshot": args.zeroshot}
@@ -210,12 +232,21 @@ def _add_variants(p: argparse.ArgumentParser) -> None:
     """The options that choose which variants are audited."""
     p.add_argument(
         "--protocol",
-        choices=[PROTOCOL, *(p.name for p in registered() if p.document == OPEN_IMAGES_DOCUMENT), OPENVOCAB_AUDIT],
+        choices=[PROTOCOL, *(p.name for p in registered() if p.document in AUDITED_DOCUMENTS), OPENVOCAB_AUDIT],
         default=None,
         help="oiv6: an Open Images V6 result, audited against the OI evaluator's R@K too (micro, the tables' R@50, "
-        "and per image; docs/oiv6.md); openvocab: a novel or zero-shot number (zR@K, R_novel_obj@K, R_novel_rel@K, "
+        "and per image; docs/oiv6.md); sgg-benchmark: an SGG-Benchmark result, under both IoUs (its +1 in the "
+        "intersection only, Scene-Graph-Benchmark's) and both test GTs (every relation, one predicate per pair; "
+        "docs/sgg_benchmark.md); openvocab: a novel or zero-shot number (zR@K, R_novel_obj@K, R_novel_rel@K, "
         "mR_novel@K, mzR@K) against every rule papers use: both or either end novel, novel predicate, zero-shot "
         "triplet, mean over novel predicates (docs/openvocab.md) (default: reference)",
+    )
+    p.add_argument(
+        "--draw-seed",
+        type=bounded(int, 0, 2**32 - 1),
+        default=None,
+        help="with --protocol sgg-benchmark, on a split that keeps every relation: the seed of its one-predicate-"
+        "per-pair draw (default: 0)",
     )
     p.add_argument("--split-file", metavar="FILE", help="with --protocol openvocab: your own base/novel split")
     p.add_argument(

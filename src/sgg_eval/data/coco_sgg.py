@@ -186,7 +186,7 @@ def _images(
             else:
                 rels.append((index_of[s], index_of[o], predicate_index[p]))
         if draw is not None:
-            kept = _one_per_pair(rels, draw)
+            kept = one_per_pair(rels, draw)
             dropped["relations_left_by_the_pair_draw"] += len(rels) - len(kept)
             rels = kept
         if clip:
@@ -228,7 +228,7 @@ def _objects(entries: list, object_index: dict, seen: set, where: dict) -> tuple
     return xyxy, np.array(labels, dtype=np.int64), index_of
 
 
-def _one_per_pair(rels: list[tuple[int, int, int]], draw: np.random.RandomState) -> list[tuple[int, int, int]]:
+def one_per_pair(rels: list[tuple[int, int, int]], draw: np.random.RandomState) -> list[tuple[int, int, int]]:
     """One relation per (subject, object) pair, pairs in first-appearance order, its predicate drawn from the pair's
     list (duplicates included) as the loader's ``np.random.choice(list)`` draws it."""
     groups: dict[tuple[int, int], list[int]] = {}

@@ -62,11 +62,18 @@ class EvalOptions:
     per_image: int = 0  # record each image's top-K predicted triplets (--per-image; 0: no records)
     per_image_ids: frozenset | None = None  # record only these images (None: every evaluated image)
     informative: Informative | None = None  # caption triplets for IR@K (--captions; metrics.informative)
+    box_iou: str = ""  # the IoU objects match by, when not the protocol's (a key of metrics.iou.BOX_IOUS; the audit)
 
     @property
     def rules(self) -> Protocol:
         """The protocol's record (``sgg_eval.core.protocols``): what it collects, skips and counts."""
         return protocol_record(self.protocol)
+
+    @property
+    def iou(self) -> str:
+        """The IoU objects match by (``metrics.iou.BOX_IOUS``): ``box_iou`` where the audit sets it, else the
+        protocol's."""
+        return self.box_iou or self.rules.box_iou
 
     @property
     def collectors(self) -> tuple[str, ...]:

@@ -73,6 +73,38 @@ class OIVariant(Variant):
         return (self.constraint, self.aggregation, self.protocol, self.images) == ("top-2", "micro", "strict", "all")
 
 
+# SGG-Benchmark's evaluator against Scene-Graph-Benchmark.pytorch's (``sgg-eval audit --protocol sgg-benchmark``):
+# the IoU objects match by, and the test GT (every relation, or one predicate per pair drawn as its loader draws)
+TOOLKIT_IOUS = {"sgb": "IoU +1 (Scene-Graph-Benchmark)", "sgg_benchmark": "IoU +1 in intersection (SGG-Benchmark)"}
+
+
+@dataclass(frozen=True)
+class ToolkitVariant(Variant):
+    """A variant of an SGG-Benchmark audit: the box variants with the ``iou`` objects match by and the ``gt`` the
+    test relations come from. Its reference is SGG-Benchmark's evaluator: its IoU, one predicate per pair (or the
+    GT as the store holds it), images without a predicted pair counted as misses, GC, per image."""
+
+    iou: str = ""
+    gt: str = ""
+    reference_gt: bool = False
+
+    @property
+    def reference(self) -> bool:
+        own = self.iou == TOOLKIT_IOUS["sgg_benchmark"] and self.reference_gt
+        return own and (self.constraint, self.aggregation, self.protocol, self.images) == (
+            "GC", "per-image", AS_MISSES, "all")  # fmt: skip
+
+    @property
+    def label(self) -> str:
+        return f"{super().label}, {self.iou}, GT {self.gt}"
+
+
+def toolkit_variants(rows: list[Variant], iou: str, gt: str, reference_gt: bool) -> list[ToolkitVariant]:
+    """``rows`` (the box variants of one evaluation) as SGG-Benchmark audit variants of IoU ``iou`` (a key of
+    ``TOOLKIT_IOUS``) on test GT ``gt``; ``reference_gt``: whether that GT is the one its loader gives."""
+    return [ToolkitVariant(**asdict(row), iou=TOOLKIT_IOUS[iou], gt=gt, reference_gt=reference_gt) for row in rows]
+
+
 def oiv6_variants(rows: list[Variant], values: list[tuple[str, dict]]) -> list[OIVariant]:
     """``rows`` (the box variants) under the OIv6 protocol's reference, with the OI evaluator's R@K, micro and per
     image, of each image set of ``values`` (``(images, metrics)`` as ``metrics.oiv6.oiv6_values`` gives them)."""
@@ -203,18 +235,21 @@ def match_published(text: str, rows: list[Variant]) -> dict:
 def variants_markdown(rows: list[dict], title: str) -> str:
     """A Markdown table of variants as the audit JSON holds them (``Variant.as_dict``): one row per variant
     (without K), one column per K, values in percent."""
+    extra = [c for c in ("iou", "gt") if rows and c in rows[0]]  # an SGG-Benchmark audit's two dimensions
+    columns = ("constraint", "aggregation", "protocol", "images", *extra)
     keyed: dict[tuple, dict[int, float | None]] = {}
     for v in rows:
-        key = (v["metric"], v["constraint"], v["aggregation"], v["protocol"], v["images"], v["reference"])
+        key = (v["metric"], *(v[c] for c in columns), v["reference"])
         keyed.setdefault(key, {})[v["k"]] = v["value"]
+    heads = [{"iou": "IoU", "gt": "test GT"}.get(c, c) for c in columns]
     lines = [
         title,
         "",
-        "| metric | constraint | aggregation | protocol | images | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
-        "|---" * (5 + len(RECALL_KS)) + "|",
+        "| metric | " + " | ".join(heads) + " | " + " | ".join(f"K={k}" for k in RECALL_KS) + " |",
+        "|---" * (1 + len(columns) + len(RECALL_KS)) + "|",
     ]
-    for (metric, constraint, aggregation, protocol, images, ref), values in keyed.items():
+    for (metric, *dims, ref), values in keyed.items():
         cells = ["-" if values.get(k) is None else f"{100 * values[k]:.2f}" for k in RECALL_KS]
         name = f"**{metric}** (reference)" if ref else metric
-        lines.append(f"| {name} | {constraint} | {aggregation} | {protocol} | {images} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(dims) + " | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

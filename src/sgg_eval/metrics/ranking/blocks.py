@@ -82,7 +82,7 @@ def rank_block(
             gt_pair_family=with_gt_pairs,
             triplet_family=with_gt_pairs,
             iou_threshold=opts.iou_threshold,
-            iou=BOX_IOUS[opts.rules.box_iou],
+            iou=BOX_IOUS[opts.iou],
         )
         ranked.append(ranks)
         if opts.per_image:  # --per-image: the images' graphs, kept with the block's sums until merged
