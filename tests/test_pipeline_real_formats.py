@@ -162,3 +162,55 @@ def test_gqa200_fixture_and_eval_results_model_end_to_end(tmp_path):
     assert "Nothing to compare: this run is on gqa200" in published and "| predcls |" not in published
     runs = [r.info.run_name for r in mlflow_runs(uri) if r.data.tags.get("sgg_eval.dataset") == "gqa200"]
     assert "gqa200/gqa_motifs/predcls" in runs and any(r.startswith("pipeline gqa200 ") for r in runs)
+
+
+def test_indoorvg_coco_files_and_predictions_pth_end_to_end(tmp_path):
+    """``dataset=indoorvg``: SGG-Benchmark's COCO-style files and one model's predictions.pth, scored under its
+    protocol (chosen by the dataset): the pipeline's document equals the command line's on the same files, its
+    table leads the reports and the results page keeps sgg-eval's own numbers apart."""
+    from coco_sgg_fixture import coco_sgg_document
+    from sgg_benchmark_fixture import write_predictions
+
+    from sgg_eval.data.coco_sgg import CocoSGG, CocoSGGFiles
+
+    (tmp_path / "proj").mkdir()
+    p = copy_project(tmp_path / "proj")
+    raw = tmp_path / "indoorvg"
+    rng = np.random.default_rng(4)
+    for split in ("train", "val", "test"):
+        (raw / split).mkdir(parents=True)
+        (raw / split / "_annotations.coco.json").write_text(json.dumps(coco_sgg_document(rng, 30)))
+    meta, _, images = CocoSGG("indoorvg", CocoSGGFiles.in_dir(str(raw))).open_split("test")
+    gts = list(images)
+    model_file = tmp_path / "predictions.pth"
+    write_predictions(model_file, gts, "predcls", meta.vocab, 1)
+    (p / "conf/model/react.yaml").write_text(
+        f"name: react\nbackbone: REACT\nmethod: Baseline\nsource: file\nfiles:\n  predcls: {model_file}\n"
+    )
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    params_with(
+        p,
+        "dataset=indoorvg",
+        f"dataset.raw={raw}",
+        "experiment=one_model",
+        "evaluation.model=react",
+        "evaluation.entries=[react,react_pko]",
+        "evaluation.tasks=[predcls]",
+        "pko.blind_max_n=2",
+        "psg_dataset.sim.scale=tiny",
+        PSG_ONE_MODEL,
+        f"tracking.uri={uri}",
+    )
+    out = run([sys.executable, "-m", "dvc", "repro"], p)
+    assert "evaluate@react" in ran_stages(out)
+    doc = json.loads((p / "data/indoorvg/results/metrics/react/predcls.json").read_text())
+    assert doc["protocol"] == "sgg-benchmark" and doc["input"]["format"] == "sgg_benchmark"
+    direct = run_evaluation(str(model_file), "predcls", gt=str(p / "data/indoorvg/splits/test.h5"),
+                            stats=str(p / "data/indoorvg/stats/stats.h5"), protocol="sgg-benchmark")  # fmt: skip
+    assert doc["metrics"] == json.loads(json.dumps(direct["metrics"])) and "F1@50" in doc["metrics"]
+    assert doc["beyond_protocol"]["metrics"] == json.loads(json.dumps(direct["beyond_protocol"]["metrics"]))
+    table = (p / "reports/tables/sgg_benchmark_table.md").read_text()
+    assert "protocol sgg-benchmark" in table and "on indoorvg" in table and "SIMULATED" not in table
+    assert "| REACT      | Baseline |" in table
+    site = (p / "reports/site/index.html").read_text()
+    assert "protocol sgg-benchmark" in site and "beyond protocol sgg-benchmark" in site

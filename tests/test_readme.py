@@ -202,7 +202,7 @@ def test_command_line_examples(tmp_path):
     )
     assert "- `mR@100=12.3`: " in out
     out = sh("sgg-eval protocols", p, active=True)
-    assert "16 protocols" in out and "KaihuaTang/Scene-Graph-Benchmark.pytorch @ " in out
+    assert "17 protocols" in out and "KaihuaTang/Scene-Graph-Benchmark.pytorch @ " in out
     out = sh("sgg-eval blind-replace motifs_pko.h5 --gt test.h5 --stats stats.h5 --task predcls", p, active=True)
     assert "R@" in out
     sh("sgg-eval simulate --gt test.h5 --stats stats.h5 --task sgdet -o sim/", p, active=True)

@@ -31,6 +31,8 @@ OWN = tuple(
     [metric_name(f, k, ng=ng) for f, ng in PRINTED + DEFINED for k in RECALL_KS]
     + [metric_name(f, RELATIVE_K, relative=True) for f in ("R", "mR")]
 )
+# the columns of its table (report.sgg_benchmark_table) and of the results page: what it prints, K by K, then Relative
+TABLE_COLUMNS = tuple(metric_name(f, k) for f, _ in PRINTED for k in RECALL_KS) + OWN[-2:]
 # its per-predicate list (``mean_recall_list``, printed at its largest K)
 OWN_PER_PREDICATE = tuple(metric_name("mR", k) for k in RECALL_KS)
 

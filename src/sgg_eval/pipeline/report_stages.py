@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sgg_eval.core.defaults import IMR_KS, RECALL_KS, TRIPLET_KS
-from sgg_eval.core.protocols import BOXES, OPEN_IMAGES_DOCUMENT, PANOPTIC, TEXT, VIDEO
+from sgg_eval.core.protocols import BOXES, OPEN_IMAGES_DOCUMENT, PANOPTIC, SGG_BENCHMARK_DOCUMENT, TEXT, VIDEO
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.io.atomic import write_json
 from sgg_eval.metrics.names import mlflow_key
@@ -45,6 +45,10 @@ def run_tables(params: dict, folder: str) -> list[str]:
     tables.append(published_vs_reproduced(results, entries, simulated, tau, kind, name))
     if open_images:
         tables.insert(0, oiv6_table(results, entries, simulated, labels, params["dataset"]["name"]))
+    if protocol_record(protocol).document == SGG_BENCHMARK_DOCUMENT:
+        from sgg_eval.report.sgg_benchmark_table import sgg_benchmark_table
+
+        tables.insert(0, sgg_benchmark_table(results, entries, simulated, labels, params["dataset"]["name"]))
     if protocol in OPENVOCAB_PROTOCOLS:
         setting = params["metrics"]["openvocab"]["setting"] or OPENVOCAB_SETTINGS[protocol][0]
         table = openvocab_table(results, entries, simulated, labels, protocol, setting, params["dataset"]["name"])

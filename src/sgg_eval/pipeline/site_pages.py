@@ -9,13 +9,14 @@ import os
 import shutil
 
 from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, OPENVOCAB_PROTOCOLS, OPENVOCAB_SETTINGS, RECALL_KS
-from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT
+from sgg_eval.core.protocols import OPEN_IMAGES_DOCUMENT, SGG_BENCHMARK_DOCUMENT
 from sgg_eval.core.protocols import protocol as protocol_record
 from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.document import BEYOND
 from sgg_eval.metrics.names import OIV6_TABLE, metric_name, openvocab_table
 from sgg_eval.metrics.oiv6_document import SOURCE as OIV6_SOURCE
 from sgg_eval.metrics.openvocab_document import SOURCES as OV_SOURCES
+from sgg_eval.metrics.sgg_benchmark_document import SOURCE as SGG_BENCHMARK_SOURCE
 from sgg_eval.panoptic.reduce import SOURCES
 from sgg_eval.pipeline.eval_stages import load_results, model_label
 from sgg_eval.pipeline.paths import per_image_file, stats_file
@@ -82,6 +83,9 @@ def vg_boards(params: dict, folder: str) -> list[Board]:
         chosen = metric_name("IMR", 20) if oiv6 or openvocab else metric_name("R", 100)
         columns = list(OIV6_TABLE) if oiv6 else VG_COLUMNS
         beyond = f"beyond protocol oiv6: computed by sgg-eval, not reported by {OIV6_SOURCE}" if oiv6 else ""
+        if protocol_record(m["protocol"]).document == SGG_BENCHMARK_DOCUMENT:  # its columns at K = 50, then ours
+            columns, chosen = [metric_name(f, 50) for f in ("R", "mR", "F1", "zR")], metric_name("IMR", 20)
+            beyond = f"beyond protocol {m['protocol']}: computed by sgg-eval, not reported by {SGG_BENCHMARK_SOURCE}"
         if openvocab:
             setting = m["openvocab"]["setting"] or OPENVOCAB_SETTINGS[m["protocol"]][0]
             columns = list(openvocab_table(m["protocol"], setting))
