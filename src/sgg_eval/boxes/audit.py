@@ -58,7 +58,7 @@ def run_audit(
     path = os.fspath(path)
     source = open_predictions(path, gt=gt)
     if protocol_record(protocol).document == SGG_BENCHMARK_DOCUMENT:
-        return _toolkit_audit(source, path, task, published, jobs, iou_threshold, draw_seed)
+        return _toolkit_audit(source, path, task, protocol, published, jobs, iou_threshold, draw_seed)
     opts = EvalOptions(
         task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind, iou_threshold=iou_threshold,
         clip_gt=clips_gt(protocol, source.gt_boxes),  # the GT as the protocol's loader (each of them clips) reads it
@@ -77,21 +77,8 @@ def run_audit(
         rows = oiv6_variants(
             rows, [(name, oiv6_values(c["oi_records"], source.vocab.num_predicates)[0]) for name, c in sets]
         )
-    return {
-        "input": {"path": os.fspath(path), "format": source.fmt},
-        "task": task,
-        "protocol": protocol,
-        "iou_threshold": iou_threshold,
-        "images": {
-            "input": counts["images_input"],
-            "evaluated": counts["images_evaluated"],
-            "without_predicted_pairs": counts["images_skipped_no_pred"],
-            "without_gt_relations": counts["images_skipped_no_gt"],
-            "subset": subset if first is not None else None,
-        },
-        "variants": [v.as_dict() for v in rows],
-        "published": [match_published(text, rows) for text in published],
-    }
+    subset_images = subset if first is not None else None
+    return _document(source, path, task, protocol, iou_threshold, counts, subset_images, rows, published)
 
 
 def _drawn_gt(source, seed: int):
@@ -110,7 +97,9 @@ def _read_drawn(read, drawn: list, start: int, stop: int):
         yield GTImage(gt.image_id, gt.width, gt.height, gt.boxes, gt.labels, drawn[i]), pred
 
 
-def _toolkit_audit(source, path: str, task: str, published, jobs: int, iou_threshold: float, seed: int) -> dict:
+def _toolkit_audit(
+    source, path: str, task: str, protocol: str, published, jobs: int, iou_threshold: float, seed: int
+) -> dict:
     """The box variants under both IoUs (Scene-Graph-Benchmark's ``+1`` in the intersection and the areas,
     SGG-Benchmark's in the intersection only) and both test GTs (every relation, and one predicate per pair drawn
     with ``seed``, where the split keeps every relation; else the split's own). The reference: SGG-Benchmark's."""
@@ -127,17 +116,22 @@ def _toolkit_audit(source, path: str, task: str, published, jobs: int, iou_thres
                                iou_threshold=iou_threshold, clip_gt=clip, box_iou=iou)  # fmt: skip
             acc, counts, _ = accumulate(drawn, source.vocab, opts, source=path, jobs=jobs)
             rows += toolkit_variants(variants(acc), iou, gt_name, is_its)
+    return _document(source, path, task, protocol, iou_threshold, counts, None, rows, published)
+
+
+def _document(source, path, task, protocol, iou_threshold, counts, subset, rows, published) -> dict:
+    """The audit's JSON: the input, the image counts, every variant and a verdict per published value."""
     return {
-        "input": {"path": path, "format": source.fmt},
+        "input": {"path": os.fspath(path), "format": source.fmt},
         "task": task,
-        "protocol": "sgg-benchmark",
+        "protocol": protocol,
         "iou_threshold": iou_threshold,
         "images": {
             "input": counts["images_input"],
             "evaluated": counts["images_evaluated"],
             "without_predicted_pairs": counts["images_skipped_no_pred"],
             "without_gt_relations": counts["images_skipped_no_gt"],
-            "subset": None,
+            "subset": subset,
         },
         "variants": [v.as_dict() for v in rows],
         "published": [match_published(text, rows) for text in published],

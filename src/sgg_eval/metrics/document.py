@@ -126,6 +126,24 @@ def fill(doc: Document, values: Values) -> None:
 BEYOND = "beyond_protocol"
 
 
+def apart(doc: dict, metrics: dict, per_predicate: dict, about: str, notes: list[str], moved=None) -> dict:
+    """``doc`` (the engine's document) as a protocol's tool reports it: ``metrics`` and ``per_predicate`` its own,
+    every other value of the engine's in ``BEYOND`` with ``about``, and ``notes`` first among the notes. ``moved``:
+    the engine's names of the values ``metrics`` holds under other names (default: its own names)."""
+    moved = metrics if moved is None else moved
+    return {
+        **doc,
+        "metrics": metrics,
+        "per_predicate": per_predicate,
+        BEYOND: {
+            "about": about,
+            "metrics": {k: v for k, v in doc["metrics"].items() if k not in moved},
+            "per_predicate": {k: v for k, v in doc["per_predicate"].items() if k not in per_predicate},
+        },
+        "notes": notes + doc["notes"],
+    }
+
+
 def every_metric(doc: dict) -> dict:
     """A document's metrics and those beyond its protocol, as one mapping (tables, MLflow, tests)."""
     return {**doc["metrics"], **doc.get(BEYOND, {}).get("metrics", {})}

@@ -16,7 +16,7 @@ import numpy as np
 
 from sgg_eval.core.defaults import RECALL_KS
 from sgg_eval.data.types import Vocabulary
-from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.document import apart
 from sgg_eval.metrics.names import OIV6_CLASSIC as CLASSIC
 from sgg_eval.metrics.names import OIV6_PER_PREDICATE as PER_PREDICATE
 from sgg_eval.metrics.names import metric_name
@@ -61,15 +61,5 @@ def oiv6_document(doc: dict, collected: OICollector, vocab: Vocabulary) -> dict:
             f"{absent} of {vocab.num_predicates} predicates have no GT triplet: AP 0 with weight 0 in wmAP, 0 in "
             "mAP and mR (mR@K averages all of them, as PySGG does)"
         )
-    return {
-        **doc,
-        "metrics": metrics,
-        "per_predicate": per_predicate,
-        BEYOND: {
-            "about": f"computed by sgg-eval on the same images, with the reference protocol's matching; not "
-            f"reported by {SOURCE}",
-            "metrics": {k: v for k, v in engine.items() if k not in moved},
-            "per_predicate": {k: v for k, v in engine_pp.items() if k not in per_predicate},
-        },
-        "notes": notes + doc["notes"],
-    }
+    about = f"computed by sgg-eval on the same images, with the reference protocol's matching; not reported by {SOURCE}"
+    return apart(doc, metrics, per_predicate, about, notes, moved)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sgg_eval.core.defaults import RECALL_KS, RELATIVE_KS
 from sgg_eval.core.tasks import task_spec
-from sgg_eval.metrics.document import BEYOND
+from sgg_eval.metrics.document import apart
 from sgg_eval.metrics.names import metric_name
 
 SOURCE = "SGG-Benchmark's relation evaluator"
@@ -52,15 +52,5 @@ def sgg_benchmark_document(doc: dict) -> dict:
     ]
     if task_spec(doc["task"]).detects:
         notes.append("its A@K prints 0.0000 in SGDet (SGPairAccuracy skips it), null here")
-    return {
-        **doc,
-        "metrics": metrics,
-        "per_predicate": per_predicate,
-        BEYOND: {
-            "about": f"computed by sgg-eval on the same images, with this protocol's matching; not reported by "
-            f"{SOURCE}",
-            "metrics": {k: v for k, v in engine.items() if k not in metrics},
-            "per_predicate": {k: v for k, v in engine_pp.items() if k not in per_predicate},
-        },
-        "notes": notes + doc["notes"],
-    }
+    about = f"computed by sgg-eval on the same images, with this protocol's matching; not reported by {SOURCE}"
+    return apart(doc, metrics, per_predicate, about, notes)
