@@ -329,7 +329,15 @@ def test_under_torch_distributed_every_rank_computes_the_merged_numbers(tmp_path
 
 @pytest.mark.parametrize(
     "protocol, task",
-    [("oiv6", "sgdet"), ("oiv6", "predcls"), ("vs3", "sgcls"), ("ovsgtr", "sgdet"), ("pgsg", "predcls")],
+    [
+        ("oiv6", "sgdet"),
+        ("oiv6", "predcls"),
+        ("vs3", "sgcls"),
+        ("ovsgtr", "sgdet"),
+        ("pgsg", "predcls"),
+        ("sgg-benchmark", "sgdet"),
+        ("sgg-benchmark", "sgcls"),
+    ],
 )
 def test_the_other_protocols_give_the_commands_numbers(tmp_path, monkeypatch, protocol, task):
     """The Open Images V6 and open-vocabulary protocols, on VG150's names (their shipped splits name VG150's
