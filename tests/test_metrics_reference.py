@@ -169,6 +169,7 @@ def test_every_option_is_read():
     A new field fails here until it is given an alternative value below."""
     from dataclasses import fields, replace
 
+    from sgg_eval.metrics.informative import Informative
     from sgg_eval.metrics.openvocab import OpenVocab
 
     cases = _cases("sgdet", 12)
@@ -190,6 +191,10 @@ def test_every_option_is_read():
         "openvocab": {"protocol": "vs3", "openvocab": OpenVocab("vs3", "ovd", novel, (), "odd", "test")},
         "clip_gt": True,
         "longtail": tuple(i % 3 for i in range(VOCAB.num_predicates)),
+        "informative": Informative(
+            {str(g.image_id): ["a b c"] for g, _ in cases}, "exact", VOCAB.object_classes, VOCAB.predicate_classes
+        ),  # fmt: skip
+        "box_iou": "sgg_benchmark",
     }
     assert {f.name for f in fields(EvalOptions)} == set(alternatives) | {"per_image", "per_image_ids"}
     stats = compute_stats([g for g, _ in cases], VOCAB, [g for g, _ in cases])

@@ -6,6 +6,7 @@ outside the repository on such files, gave the same numbers (the note of issue 6
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from torch_writer import save_zip
 
 from sgg_eval.cli import main
 from sgg_eval.data.store import SplitStore
+from sgg_eval.metrics import informative
 from sgg_eval.metrics.iou import sgg_benchmark_iou
 from sgg_eval.metrics.sgg_benchmark_document import OWN
 
@@ -182,7 +184,10 @@ def test_informative_recall_with_the_exact_encoder_equals_the_loop(tmp_path, see
         (["--protocol", "sgg-benchmark", "--captions", "BAD"], "expected a list of caption triplets"),
     ],
 )
-def test_captions_are_refused_where_they_mean_nothing(tmp_path, capsys, args, says):
+def test_captions_are_refused_where_they_mean_nothing(tmp_path, capsys, monkeypatch, args, says):
+    # sentence-transformers is not installed here, and no stand-in either (tests/fuzz/seeds.py installs one)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setattr(informative, "_MODELS", {})
     test, gts, vocab = _case(tmp_path, capsys)
     write_predictions(tmp_path / "p.pth", gts, "predcls", vocab, 1)
     (tmp_path / "c.json").write_text(json.dumps({str(gts[0].image_id): ["chair on table"]}))
@@ -193,6 +198,45 @@ def test_captions_are_refused_where_they_mean_nothing(tmp_path, capsys, args, sa
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and says in err, err
     assert not out.exists()
+
+
+def test_informative_recall_with_a_sentence_model_matches_above_its_threshold(tmp_path, capsys, monkeypatch):
+    """--ir-encoder MODEL: a SentenceTransformer (here the tests' stand-in: hashed character trigrams) embeds the
+    predictions' strings and the captions; a caption is matched by a prediction at cosine similarity above 0.8."""
+    import provision_fixture
+
+    module = type(sys)("sentence_transformers")
+    module.SentenceTransformer = provision_fixture.StandInSentenceTransformer
+    monkeypatch.setitem(sys.modules, "sentence_transformers", module)
+    monkeypatch.setattr(informative, "_MODELS", {})
+    test, gts, vocab = _case(tmp_path, capsys)
+    pth = tmp_path / "p.pth"
+    entries = write_predictions(pth, gts, "sgdet", vocab, 5)
+    captions = captions_for(np.random.default_rng(5), gts, entries, vocab)
+    captions = {k: v + [s.replace(" ", "  ") for s in v] for k, v in captions.items()}  # near, not equal
+    (tmp_path / "c.json").write_text(json.dumps(captions))
+    doc = evaluate(tmp_path, pth, test, "sgdet", capsys, "--captions", str(tmp_path / "c.json"), "--ir-encoder", "m")
+    names, preds = vocab.object_classes, vocab.predicate_classes
+
+    def unit(x):
+        x = provision_fixture.embed(x)
+        return x / np.maximum(np.sqrt((x * x).sum(axis=1, keepdims=True)), 1e-12)
+
+    values = {k: [] for k in (5, 10, 20, 50, 100)}
+    for gt, e in zip(gts, entries):
+        caps = captions.get(str(gt.image_id))
+        if not len(gt.rels) or not caps:
+            continue
+        p = as_read(e)
+        strings = [f"{names[p.labels[s] - 1]} {preds[int(np.argmax(row[1:]))]} {names[p.labels[o] - 1]}"
+                   for (s, o), row in zip(p.pairs.tolist(), p.rel_scores)]  # fmt: skip
+        sims = unit(strings) @ unit(caps).T if strings else np.zeros((0, len(caps)))
+        for k in values:
+            values[k].append(len({j for row in sims[:k] for j in np.flatnonzero(row > 0.8)}) / len(caps))
+    for k, v in values.items():
+        assert abs(doc["metrics"][f"IR@{k}"] - float(np.mean(v))) < 1e-12, k
+    exact = evaluate(tmp_path, pth, test, "sgdet", capsys, "--captions", str(tmp_path / "c.json"))
+    assert doc["metrics"]["IR@100"] > exact["metrics"]["IR@100"]  # the doubled spaces match only by similarity
 
 
 def _case(tmp_path, capsys):
