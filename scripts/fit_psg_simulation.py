@@ -36,8 +36,9 @@ import numpy as np
 from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.metrics.document import every_metric
 from sgg_eval.panoptic.evaluate import evaluate_protocols
-from sgg_eval.report.psg_tables import AGREEMENT_BAND as WITHIN
-from sgg_eval.report.psg_tables import agreement, our_name, published_psg
+from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
+from sgg_eval.report.agreement import agreement
+from sgg_eval.report.psg_tables import our_name, published_psg
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
 from sgg_eval.simulate.psg_world import PsgWorld, write_psg_world
 
@@ -116,7 +117,7 @@ def fit_method(fit: Fit, name: str, evals: int) -> tuple[dict, dict]:
 
 def report(results: dict[str, dict]) -> None:
     """Per method its cells, then the 120-cell summary and each metric's mean |relative difference|
-    (``report.psg_tables.agreement``, what the published-vs-ours table's caption states)."""
+    (``report.agreement.agreement``, what the published-vs-ours table's caption states)."""
     for name, cells in results.items():
         print(f"{name:10s} loss {loss(cells):.4f}  " + "  ".join(f"{c} {o:.1f}/{p:g}" for c, (p, o) in cells.items()))
     flat = [(c, p, o) for cells in results.values() for c, (p, o) in cells.items()]

@@ -11,10 +11,10 @@ from test_config import _resolved
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.params_check import check_params
+from sgg_eval.report.agreement import agreement
 from sgg_eval.report.psg_tables import (
     TABLE1,
     TABLE3,
-    agreement,
     our_name,
     psg_tables,
     published_psg,

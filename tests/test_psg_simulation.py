@@ -131,7 +131,8 @@ def test_the_default_scale_has_the_published_tables_shape(tmp_path):
     InstR and mR@inf (one detector). Not kept since the fit: Pair-Net first on PR@50 (the simulated HiLo's PR@50
     is 69 against the paper's 57.6, one of the cells outside the band; docs/decisions.md)."""
     from sgg_eval.panoptic.evaluate import evaluate_protocols
-    from sgg_eval.report.psg_tables import agreement, our_name, published_psg
+    from sgg_eval.report.agreement import agreement
+    from sgg_eval.report.psg_tables import our_name, published_psg
 
     world = _world("default")
     write_psg_world(world, tmp_path)

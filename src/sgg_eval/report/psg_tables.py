@@ -21,6 +21,7 @@ from sgg_eval.core.defaults import IMR_KS, IOU_THRESHOLD, RECALL_KS
 from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.panoptic.reduce import PROTOCOL_METRICS, SOURCES
+from sgg_eval.report.agreement import AGREEMENT_BAND, agreement
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import Row, Table
 
@@ -126,21 +127,6 @@ def psg_tables(
             mark_best=False,
         ),
     ]
-
-
-AGREEMENT_BAND = 0.2  # a cell agrees when |ours - published| <= 20% of published (issue 51's measure)
-
-
-def agreement(cells: list[tuple[str, float, float]]) -> tuple[int, dict[str, float]]:
-    """How close ours is to the paper, over ``(metric, published, ours)`` cells: the number of cells with
-    ``|ours - published| <= AGREEMENT_BAND · published``, and per metric the mean of
-    ``|ours - published| / published`` over its cells (in first-seen metric order)."""
-    within, per_metric = 0, {}
-    for metric, published, ours in cells:
-        rel = abs(ours - published) / published
-        within += rel <= AGREEMENT_BAND
-        per_metric.setdefault(metric, []).append(rel)
-    return within, {m: sum(v) / len(v) for m, v in per_metric.items()}
 
 
 def _agreement_caption(rows: list[Row]) -> str:

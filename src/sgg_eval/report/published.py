@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from importlib import resources
 
+from sgg_eval.report.agreement import AGREEMENT_BAND, agreement, directions
 from sgg_eval.report.tables import PAPER_COLUMNS, Row, Table
 
 
@@ -19,6 +20,33 @@ def published_rows(name: str = "li2022_tables.csv") -> list[dict]:
 # Li et al.'s published tables are VG150 test results: compared with the real VG150 split and the simulated
 # VG150-like benchmark (calibrated to them), never with another dataset's numbers (GQA, GQA200)
 PUBLISHED_ON = ("vg150", "simulated")
+
+
+def _family(metric: str) -> str:
+    """``R@50`` -> ``R``: the metric family a column belongs to."""
+    return metric.partition("@")[0]
+
+
+def _agreement_caption(rows: list[Row]) -> str:
+    """How close ours is to the paper (``report.agreement``): cells within the band, the largest mean relative
+    difference of a metric family, and the method-versus-baseline directions (per task, backbone and metric) that
+    agree with the paper's."""
+    cells = [r for r in rows if r.values["reproduced"] is not None and r.values["published"]]
+    if not cells:
+        return ""
+    within, means = agreement([(_family(r.labels[3]), r.values["published"], r.values["reproduced"]) for r in cells])
+    worst = max(means, key=means.get)
+    agree, total = directions(
+        [
+            ((r.labels[0], r.labels[1], r.labels[3]), r.labels[2], r.values["published"], r.values["reproduced"])
+            for r in cells
+        ]  # fmt: skip
+    )
+    return (
+        f" Agreement: {within} of {len(cells)} cells within ±{AGREEMENT_BAND:.0%} of the published value; the "
+        f"largest mean |relative difference| of a metric family is {100 * means[worst]:.1f}% ({worst}); {agree} of "
+        f"{total} method-versus-baseline directions agree with the paper's."
+    )
 
 
 def _compared(pub: dict, col: str, ours: float | None) -> Row:
@@ -66,7 +94,7 @@ def published_vs_reproduced(
         )
         if simulated
         else ""
-    )
+    ) + _agreement_caption(rows)
     if dataset_kind not in PUBLISHED_ON:
         caveat = f" Nothing to compare: this run is on {dataset or dataset_kind}, and the published values are VG150's."
     return Table(

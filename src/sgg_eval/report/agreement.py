@@ -1,0 +1,35 @@
+"""How close a reproduced table is to a paper's, the one measure every caption states (the simulated PSG table's and
+the simulated VG150 one's; issues 51 and 70): the cells within ``AGREEMENT_BAND`` of the published value, each
+metric's (or family's) mean relative difference, and the method-versus-baseline directions that agree."""
+
+from __future__ import annotations
+
+AGREEMENT_BAND = 0.2  # a cell agrees when |ours - published| <= 20% of published (issue 51's measure)
+
+
+def agreement(cells: list[tuple[str, float, float]]) -> tuple[int, dict[str, float]]:
+    """How close ours is to the paper, over ``(metric, published, ours)`` cells: the number of cells with
+    ``|ours - published| <= AGREEMENT_BAND · published``, and per metric the mean of
+    ``|ours - published| / published`` over its cells (in first-seen metric order)."""
+    within, per_metric = 0, {}
+    for metric, published, ours in cells:
+        rel = abs(ours - published) / published
+        within += rel <= AGREEMENT_BAND
+        per_metric.setdefault(metric, []).append(rel)
+    return within, {m: sum(v) / len(v) for m, v in per_metric.items()}
+
+
+def directions(cells: list[tuple[tuple, str, float, float]], baseline: str = "Baseline") -> tuple[int, int]:
+    """``(agree, total)`` over the method-versus-baseline directions of ``(group, method, published, ours)`` cells,
+    ``group`` what a method is compared within (task, backbone, metric): for each cell of another method whose group
+    has a ``baseline`` cell, whether ours is above the baseline exactly where the paper's is (equal to it where the
+    paper's is equal)."""
+    base = {group: (p, o) for group, method, p, o in cells if method == baseline}
+    agree = total = 0
+    for group, method, p, o in cells:
+        if method == baseline or group not in base:
+            continue
+        bp, bo = base[group]
+        total += 1
+        agree += (o == bo) if p == bp else ((p > bp) == (o > bo))
+    return agree, total
