@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sgg_eval.arrays.rowwise import unit_rows
 from sgg_eval.core.defaults import IR_ENCODER, IR_KS
 from sgg_eval.core.errors import InputError
 
@@ -42,28 +43,29 @@ class Informative:
     source: str = ""
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    norm = np.sqrt(np.sum(x * x, axis=1, keepdims=True, dtype=np.float32))
-    return x / np.maximum(norm, np.float32(1e-12))
+def load_sentence_model(model: str, field: str, missing: str, what: str = "the model"):
+    """The SentenceTransformer ``model`` (a Hub name or a local folder) on the CPU, the optional extra
+    ``sgg-eval[provision]`` (InformativeRecall here, ProVision's names in ``text.provision``); an :class:`InputError`
+    naming ``field``: ``missing`` when the package is not installed, else why ``what`` does not load."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise InputError(missing, field=field) from None
+    try:
+        return SentenceTransformer(model, device="cpu")
+    except Exception as exc:  # any failure to fetch or read a model is the user's environment, not a bug
+        raise InputError(f"cannot load {what} {model!r}: {exc}", field=field) from None
 
 
 def sentence_model(model: str):
-    """The SentenceTransformer ``model`` on the CPU, loaded once per process; :class:`InputError` naming what to
-    install, or why it does not load."""
+    """The encoder ``model`` of ``--ir-encoder``, loaded once per process (:func:`load_sentence_model`)."""
     if model not in _MODELS:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise InputError(
-                "--ir-encoder with a model needs sentence-transformers: pip install 'sgg-eval[provision]', or use "
-                "--ir-encoder exact",
-                field="--ir-encoder",
-            ) from None
-        try:
-            _MODELS[model] = SentenceTransformer(model, device="cpu")
-        except Exception as exc:  # any failure to fetch or read a model is the user's environment, not a bug
-            raise InputError(f"cannot load the model {model!r}: {exc}", field="--ir-encoder") from None
+        _MODELS[model] = load_sentence_model(
+            model,
+            "--ir-encoder",
+            "--ir-encoder with a model needs sentence-transformers: pip install 'sgg-eval[provision]', or use "
+            "--ir-encoder exact",
+        )
     return _MODELS[model]
 
 
@@ -77,8 +79,8 @@ def caption_matches(predicted: list[str], captions: list[str], encoder: str) -> 
     if not predicted:
         return []
     st = sentence_model(encoder)
-    pred = _unit(st.encode(list(predicted), convert_to_numpy=True))
-    caps = _unit(st.encode(list(captions), convert_to_numpy=True))
+    pred = unit_rows(st.encode(list(predicted), convert_to_numpy=True))
+    caps = unit_rows(st.encode(list(captions), convert_to_numpy=True))
     sims = pred @ caps.T
     return [np.flatnonzero(row > IR_SIMILARITY).tolist() for row in sims]
 

@@ -26,9 +26,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sgg_eval.arrays.rowwise import unit_rows
 from sgg_eval.arrays.torch_tensors import as_tensor
 from sgg_eval.core.defaults import PROVISION_SBERT_MODEL
-from sgg_eval.core.errors import InputError
+from sgg_eval.metrics.informative import load_sentence_model
 from sgg_eval.metrics.iou import torchvision_iou, torchvision_pair_iou
 
 Encoder = Callable[[list[str]], np.ndarray]
@@ -46,20 +47,15 @@ def predicate_query(name: str) -> str:
 
 
 def sbert_encoder(model: str = PROVISION_SBERT_MODEL) -> Encoder:
-    """SentenceTransformer ``model`` (a Hub name or a local folder) on the CPU; :class:`InputError` naming what to
-    install, or why the model does not load."""
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        raise InputError(
-            "--protocol provision maps names with SBERT, as ProVision does: pip install 'sgg-eval[provision]' "
-            "(sentence-transformers, torch)",
-            field="--sbert",
-        ) from None
-    try:
-        st = SentenceTransformer(model, device="cpu")
-    except Exception as exc:  # any failure to fetch or read a model is the user's environment, not a bug
-        raise InputError(f"cannot load the SBERT model {model!r}: {exc}", field="--sbert") from None
+    """SentenceTransformer ``model`` (a Hub name or a local folder) on the CPU (``metrics.informative.
+    load_sentence_model``); :class:`InputError` naming what to install, or why the model does not load."""
+    st = load_sentence_model(
+        model,
+        "--sbert",
+        "--protocol provision maps names with SBERT, as ProVision does: pip install 'sgg-eval[provision]' "
+        "(sentence-transformers, torch)",
+        "the SBERT model",
+    )
     return lambda texts: np.asarray(st.encode(list(texts), convert_to_numpy=True), dtype=np.float32)
 
 
@@ -70,14 +66,14 @@ class NearestClass:
 
     def __init__(self, encode: Encoder, classes: list[str], query: Callable[[str], str]):
         self.encode, self.classes, self.query = encode, list(classes), query
-        self.table = _unit(encode([query(c) for c in self.classes]))
+        self.table = unit_rows(encode([query(c) for c in self.classes]))
         self.known: dict[str, int] = {}
         self.used: dict[str, int] = {}
 
     def labels(self, names: list[str]) -> list[int]:
         new = list(dict.fromkeys(n for n in names if n not in self.known))
         if new:
-            sims = _unit(self.encode([self.query(n) for n in new])) @ self.table.T
+            sims = unit_rows(self.encode([self.query(n) for n in new])) @ self.table.T
             self.known.update(zip(new, np.argmax(sims, axis=1).tolist()))
         for n in names:
             self.used[n] = self.used.get(n, 0) + 1
@@ -86,12 +82,6 @@ class NearestClass:
     def listing(self, kind: str) -> list[dict]:
         return [{"kind": kind, "name": n, "read_as": self.classes[self.known[n]], "times": t}
                 for n, t in sorted(self.used.items())]  # fmt: skip
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    norm = np.sqrt(np.sum(x * x, axis=1, keepdims=True, dtype=np.float32))
-    return x / np.maximum(norm, np.float32(1e-12))
 
 
 def sample_top_k(labels: list, rng: random.Random, top_k: int) -> list:
