@@ -326,3 +326,14 @@ def test_the_audit_tells_its_iou_and_test_gt_from_scene_graph_benchmarks(tmp_pat
     verdicts = [p["verdict"] for p in doc["published"]]
     assert verdicts[0].startswith("the reference variant")
     assert verdicts[1].startswith("WARNING not the reference variant") and "Scene-Graph-Benchmark" in verdicts[1]
+
+
+def test_a_coco_split_clipped_to_w_is_refused_by_a_protocol_that_never_clips(tmp_path, capsys):
+    """OvSGTR's loader keeps boxes past the border: a COCO-style split clipped to [0, W] is named as clipped, and the
+    remedy is its own command with --no-clip."""
+    test, gts, vocab = _case(tmp_path, capsys)
+    write_predictions(tmp_path / "p.pth", gts, "sgdet", vocab, 1)
+    code = main(["evaluate", str(tmp_path / "p.pth"), "--gt", str(test), "--task", "sgdet", "--protocol", "ovsgtr"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "this GT was clipped" in err and "`sgg-eval split --coco-sgg DIR --no-clip`" in err, err

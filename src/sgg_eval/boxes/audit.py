@@ -108,10 +108,10 @@ def _toolkit_audit(
     if stored == "every relation":
         gts.append((f"one predicate per pair, drawn with seed {seed}", seed, True))
     rows, counts = [], {}
+    clip = clips_gt(PROTOCOL, source.gt_boxes)
     for gt_name, draw, is_its in gts:
         drawn = source if draw is None else _drawn_gt(source, draw)
         for iou in TOOLKIT_IOUS:
-            clip = clips_gt(PROTOCOL, source.gt_boxes)
             opts = EvalOptions(task=task, protocol=PROTOCOL, order=source.order, score_kind=source.score_kind,
                                iou_threshold=iou_threshold, clip_gt=clip, box_iou=iou)  # fmt: skip
             acc, counts, _ = accumulate(drawn, source.vocab, opts, source=path, jobs=jobs)

@@ -90,9 +90,9 @@ def detect_format(path: str) -> str:
         head = fh.read(32)
         if head.startswith(b"\x89HDF") or head.startswith(SEAL_MAGIC):  # unsealed: refused by the store's reader
             return "store"
-        if zipfile.is_zipfile(path) and is_prediction_list(path):
-            return SGG_BENCHMARK
-        if zipfile.is_zipfile(path) or head[:1] == b"\x80":
+        if zipfile.is_zipfile(path):  # a torch.save file: SGG-Benchmark's list, or Scene-Graph-Benchmark's dict
+            return SGG_BENCHMARK if is_prediction_list(path) else "eval_results"
+        if head[:1] == b"\x80":  # the legacy torch layout
             return "eval_results"
         if _first_json_byte(fh, head) == b"{":
             return "sgbench_json"

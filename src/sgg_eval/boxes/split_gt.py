@@ -59,11 +59,13 @@ def check_gt_boxes(protocol: str, gt_boxes: str, path: str) -> None:
     before it stores them)."""
     if protocol not in UNCLIPPED_GT_PROTOCOLS or gt_boxes not in (CLIPPED, CLIPPED_TO_W, FILE_GT):
         return
-    which = "this GT was clipped" if gt_boxes == "clipped" else "a file's own groundtruths may have been clipped"
+    clipped = gt_boxes in (CLIPPED, CLIPPED_TO_W)
+    which = "this GT was clipped" if clipped else "a file's own groundtruths may have been clipped"
     key = protocol_record(protocol).split_key
+    again = "--coco-sgg DIR" if gt_boxes == CLIPPED_TO_W else f"--vg150-dir DIR --split-key {key}"
     raise InputError(
         f"{protocol}'s loader does not clip GT boxes to the image, and {which}: make the split with "
-        f"`sgg-eval split --vg150-dir DIR --split-key {key} --no-clip` and pass it with --gt",
+        f"`sgg-eval split {again} --no-clip` and pass it with --gt",
         path=path,
     )
 

@@ -119,8 +119,9 @@ def _print_boxes(result: dict, protocol: str) -> None:
         return _print_openvocab(result)
     m = result["metrics"]
     if protocol_record(protocol).document == SGG_BENCHMARK_DOCUMENT:  # what its evaluator prints, in its order
-        shown = [metric_name(f, k) for f in ("R", "mR", "zR", "F1") for k in RECALL_KS]
-        shown += [k for k in m if k.startswith("IR@")]
+        from sgg_eval.metrics.sgg_benchmark_document import PRINTED_NAMES
+
+        shown = [*PRINTED_NAMES, *(k for k in m if k.startswith("IR@"))]
         print(" ".join(_shown(k, m[k]) for k in shown))
         return _print_counts(result, "")
     headline = [metric_name(f, k) for f in ("R", "mR") for k in RECALL_KS]

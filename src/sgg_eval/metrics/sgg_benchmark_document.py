@@ -27,12 +27,12 @@ PRINTED = (("R", False), ("mR", False), ("zR", False), ("F1", False))
 DEFINED = (("R", True), ("zR", True), ("A", False))
 RELATIVE_K = RELATIVE_KS[0]  # K = 1 x the image's GT count
 assert RELATIVE_K == 1
-OWN = tuple(
-    [metric_name(f, k, ng=ng) for f, ng in PRINTED + DEFINED for k in RECALL_KS]
-    + [metric_name(f, RELATIVE_K, relative=True) for f in ("R", "mR")]
-)
-# the columns of its table (report.sgg_benchmark_table) and of the results page: what it prints, K by K, then Relative
-TABLE_COLUMNS = tuple(metric_name(f, k) for f, _ in PRINTED for k in RECALL_KS) + OWN[-2:]
+# what it prints by default (the command prints them in this order), and its Relative recall and mean recall
+PRINTED_NAMES = tuple(metric_name(f, k) for f, _ in PRINTED for k in RECALL_KS)
+RELATIVE = tuple(metric_name(f, RELATIVE_K, relative=True) for f in ("R", "mR"))
+OWN = PRINTED_NAMES + tuple(metric_name(f, k, ng=ng) for f, ng in DEFINED for k in RECALL_KS) + RELATIVE
+# the columns of its table (report.sgg_benchmark_table): what it prints, K by K, then Relative
+TABLE_COLUMNS = PRINTED_NAMES + RELATIVE
 # its per-predicate list (``mean_recall_list``, printed at its largest K)
 OWN_PER_PREDICATE = tuple(metric_name("mR", k) for k in RECALL_KS)
 
