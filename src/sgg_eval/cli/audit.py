@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded
+from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, seed
 from sgg_eval.core.defaults import PROTOCOL
 from sgg_eval.core.protocols import (
     OPEN_IMAGES_DOCUMENT,
@@ -243,7 +243,7 @@ def _add_variants(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--draw-seed",
-        type=bounded(int, 0, 2**32 - 1),
+        type=seed,
         default=None,
         help="with --protocol sgg-benchmark, on a split that keeps every relation: the seed of its one-predicate-"
         "per-pair draw (default: 0)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from sgg_eval.cli.options import bounded
+from sgg_eval.cli.options import seed
 
 
 def add_split_sources(src) -> None:
@@ -19,7 +19,7 @@ def add_split_sources(src) -> None:
     )
     src.add_argument(
         "--draw-seed",
-        type=bounded(int, 0, 2**32 - 1),
+        type=seed,
         default=None,
         metavar="N",
         help="with --coco-sgg: the seed of the draw that keeps one predicate per (subject, object) pair in val and "

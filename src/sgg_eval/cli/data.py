@@ -11,7 +11,7 @@ from sgg_eval.cli.coco_sgg import add_split_sources as add_coco_sgg_sources
 from sgg_eval.cli.coco_sgg import check_flags as check_coco_sgg_flags
 from sgg_eval.cli.coco_sgg import dataset_conf as coco_sgg_conf
 from sgg_eval.cli.coco_sgg import print_dropped
-from sgg_eval.cli.options import bounded
+from sgg_eval.cli.options import bounded, seed
 from sgg_eval.cli.video import add_split_sources
 from sgg_eval.core.defaults import NUM_VAL_IM, SPLIT_KEY
 from sgg_eval.core.tasks import TASKS
@@ -262,7 +262,7 @@ def _add_split_options(p: argparse.ArgumentParser) -> None:
         help="VG150 and GQA: training images held out for validation (GQA: before any image is dropped); GQA200: "
         "the first test images taken as validation (default: %(default)s)",
     )
-    p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0, help="simulator seed (default: %(default)s)")
+    p.add_argument("--seed", type=seed, default=0, help="simulator seed (default: %(default)s)")
     p.add_argument(
         "--scale",
         default="default",
@@ -342,7 +342,7 @@ def add_simulate(sub) -> None:
         help="SGCls/SGDet object label accuracy (default: the backbone's)",
     )
     p.add_argument("--score-kind", default="logits", choices=["logits", "probabilities"])
-    p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("-o", "--out-dir", required=True, help="folder for <backbone>_<method>_<task>.h5")
     p.set_defaults(func=run_simulate)
 

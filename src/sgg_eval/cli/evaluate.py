@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option
+from sgg_eval.cli.options import add_iou_threshold, add_jobs, bounded, option, seed
 from sgg_eval.cli.video import add_evaluate_options, check_video_options, evaluate_video
 from sgg_eval.core.defaults import (
     IR_ENCODER,
@@ -396,7 +396,7 @@ def _add_text_graphs(p: argparse.ArgumentParser) -> None:
     )
     text.add_argument(
         "--seed",
-        type=bounded(int, 0, 2**32 - 1),
+        type=seed,
         metavar="N",
         help="provision: the seed of that sample (ProVision's is unseeded; default: 0)",
     )

@@ -35,6 +35,10 @@ def bounded(kind, lo=None, hi=None, *, lo_open: bool = False):
     return parse
 
 
+# a seed the command line takes: what NumPy's RandomState accepts
+seed = bounded(int, 0, 2**32 - 1)
+
+
 def option(name: str):
     """An argparse type for the evaluation option ``name``: the range check of ``metrics.options``, the one
     every entry point runs."""

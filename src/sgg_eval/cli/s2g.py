@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from sgg_eval.cli.options import bounded
+from sgg_eval.cli.options import bounded, seed
 from sgg_eval.core.defaults import S2G_TRAINING
 
 _EPILOG = """example (Scene-Graph-Benchmark.pytorch's SGDet outputs on the three splits, its caption-graph file):
@@ -42,7 +42,7 @@ def add(sub) -> None:
     p.add_argument("--splits", help="folder of the GT split stores train.h5, val.h5, test.h5 (for prediction stores)")
     p.add_argument("--epochs", type=bounded(int, 1, 1000), default=S2G_TRAINING["epochs"],
                    help=f"training epochs (default {S2G_TRAINING['epochs']}, upstream's command)")  # fmt: skip
-    p.add_argument("--seed", type=bounded(int, 0, 2**32 - 1), default=S2G_TRAINING["seed"],
+    p.add_argument("--seed", type=seed, default=S2G_TRAINING["seed"],
                    help=f"seed of weights, dropout, shuffles, negatives (default {S2G_TRAINING['seed']})")  # fmt: skip
     p.add_argument("--lr", type=bounded(float, 0, 10, lo_open=True), default=S2G_TRAINING["base_lr"],
                    help=f"base learning rate, times the batch of {S2G_TRAINING['batch']} per parameter "
