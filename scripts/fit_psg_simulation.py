@@ -37,7 +37,7 @@ from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.metrics.document import every_metric
 from sgg_eval.panoptic.evaluate import evaluate_protocols
 from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
-from sgg_eval.report.agreement import agreement
+from sgg_eval.report.agreement import agreement, fit_loss
 from sgg_eval.report.psg_tables import our_name, published_psg
 from sgg_eval.simulate.psg_models import PsgDetector, PsgMethod, write_psg_models
 from sgg_eval.simulate.psg_world import PsgWorld, write_psg_world
@@ -86,12 +86,8 @@ class Fit:
 
 
 def loss(cells: dict[str, tuple[float, float]]) -> float:
-    """Weighted mean of squared log ratios ours/published (ours floored at 1e-3: a zero is far, not infinite),
-    plus 10 × the mean squared excess of |log ratio| over log 1.2 (a cell outside the ±20% band costs more)."""
-    w = np.array([WEIGHTS.get(c, 1.0) for c in cells])
-    r = np.array([np.log(max(o, 1e-3) / p) for p, o in cells.values()])
-    outside = np.maximum(np.abs(r) - np.log(1 + WITHIN), 0.0)
-    return float((w * r**2).sum() / w.sum() + 10.0 * np.mean(outside**2))
+    """``report.agreement.fit_loss`` with R@50 weighted 10 and mR@50 5."""
+    return fit_loss(cells, WEIGHTS)
 
 
 def fit_method(fit: Fit, name: str, evals: int) -> tuple[dict, dict]:

@@ -145,7 +145,8 @@ def simulated_world(root, models=("gt", "random", "baseline")) -> tuple[dict, di
     from sgg_eval.io.atomic import write_json
     from sgg_eval.pipeline.catalogue import SIMULATION_FILE
     from sgg_eval.simulate.captions import BOUNDS, simulated_captions, write_bound
-    from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
+    from sgg_eval.simulate.models import Backbone, simulate_models
+    from sgg_eval.simulate.params import method_settings
     from sgg_eval.simulate.world import SimParams, SimulatedWorld
 
     sim = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf" / SIMULATION_FILE).read_text())
@@ -167,6 +168,7 @@ def simulated_world(root, models=("gt", "random", "baseline")) -> tuple[dict, di
                 write_bound(m, path, files[m][s])
             else:
                 backbone = Backbone("sim_motifs", **sim["backbones"]["sim_motifs"])
+                settings = method_settings(sim, backbone.name, "sgdet")
                 simulate_models(path, read_stats(root / "stats.h5"), backbone, "sgdet", {m: files[m][s]},
-                                val_path=splits["val"], methods=MethodParams(**sim["methods"]))  # fmt: skip
+                                val_path=splits["val"], methods=settings)  # fmt: skip
     return files, splits

@@ -187,6 +187,38 @@ def test_both_schemas_refuse_a_bad_value_the_same_way(key, value, says):
     assert err.value.field == field and says in err.value.message, (err.value.field, err.value.message)
 
 
+@pytest.mark.parametrize(
+    "fitted, field, says",
+    [
+        ({"sim_nope": {}}, "simulation.fitted", "unknown setting 'sim_nope'"),
+        ({"sim_motifs": {"predet": {}}}, "simulation.fitted.sim_motifs", "unknown setting 'predet'"),
+        ({"sim_motifs": {"sgcls": {"pko": {}}}}, "simulation.fitted.sim_motifs.sgcls", "unknown setting 'pko'"),
+        ({"sim_motifs": {"sgcls": {"tde": {"alpha": 1}}}}, "simulation.fitted.sim_motifs.sgcls.tde", "unknown setting"),
+        (
+            {"sim_vctree": {"sgdet": {"nice": {"ranking_noise": -0.5}}}},
+            "simulation.fitted.sim_vctree.sgdet.nice.ranking_noise",
+            "is outside [0.0, 10.0]",
+        ),
+        (
+            {"sim_vctree": {"sgdet": {"tde": {"tde_alpha": "x"}}}},
+            "simulation.fitted.sim_vctree.sgdet.tde.tde_alpha",
+            "is not a",
+        ),
+    ],
+)
+def test_a_fitted_setting_is_checked_as_the_defaults_are(fitted, field, says):
+    """conf/simulation/default.yaml's ``fitted`` (issue 70): a known backbone, task and method, and each setting in
+    the range its default is checked in."""
+    cfg = _resolved()
+    good = {"reweight": {"reweight_alpha": 1.2, "ranking_noise": 0.5}}
+    cfg["simulation"]["fitted"] = {"sim_motifs": {"predcls": good}}
+    check_params(cfg)  # a good one passes
+    cfg["simulation"]["fitted"] = fitted
+    with pytest.raises(InputError) as err:
+        check_params(cfg)
+    assert err.value.field == field and says in err.value.message, (err.value.field, err.value.message)
+
+
 def test_open_vocabulary_settings_are_checked():
     """metrics.openvocab: a setting of the protocol, a split mapping, OvSGTR on SGDet only, and only with an
     open-vocabulary protocol; a valid one passes."""

@@ -37,6 +37,7 @@ from sgg_eval.simulate.models import (
     simulate_models,
     visual_evidence,
 )
+from sgg_eval.simulate.params import method_settings
 from sgg_eval.simulate.world import SimParams, SimulatedWorld
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
@@ -73,7 +74,7 @@ def bench(tmp_path_factory):
                 task,
                 outs,
                 val_path=root / "val.h5",
-                methods=MethodParams(**SIM["methods"]),
+                methods=method_settings(SIM, bb.name, task),
             )
             base = open_predictions(str(outs["baseline"]), gt=str(root / "test.h5"))
             outs["pko"] = root / f"{bb.name}_pko_{task}.h5"
@@ -290,3 +291,38 @@ def test_nice_learns_its_feature_bias_from_the_corrected_labels():
     nice = method_logits("nice", ev, priors, bb, MethodParams())
     assert np.allclose(nice[:, 1:] - base[:, 1:], 0.6 * (log_nice - log_prior)[None, :])
     assert np.array_equal(nice[:, 0], base[:, 0])
+
+
+def test_ranking_noise_moves_pairs_not_their_predicates():
+    """``ranking_noise`` adds one N(0, σ) offset per pair to the predicate columns (before ``logit_scale``): each
+    pair keeps its predicted predicate and the differences between its predicate logits, the background column is
+    untouched, the offsets have spread σ, and with σ = 0 no draw is made (the output is the noiseless one)."""
+    priors, bb = _tiny_priors(np.log([0.5, 0.3, 0.2])), Backbone("t", logit_scale=0.5)
+
+    def logits(sigma: float, noise_rng) -> dict:
+        img = simulate_image(np.random.default_rng(3), _tiny_image(), "predcls", bb, priors, "reweight",
+                             MethodParams(ranking_noise=sigma), noise_rng)  # fmt: skip
+        return {tuple(p): z for p, z in zip(img.pairs.tolist(), img.rel_scores.astype(np.float64))}
+
+    quiet = logits(0.0, None)  # no stream needed: nothing is drawn
+    offsets = []
+    for seed in range(300):
+        noisy = logits(2.0, np.random.default_rng(seed))
+        assert noisy.keys() == quiet.keys()
+        for pair, z in noisy.items():
+            shift = z[1:] - quiet[pair][1:]
+            np.testing.assert_allclose(shift, shift[0], atol=2e-3)  # float32 logits
+            assert z[0] == quiet[pair][0] and np.argmax(z[1:]) == np.argmax(quiet[pair][1:])
+            offsets.append(shift[0] / 0.5)
+    assert np.std(offsets) == pytest.approx(2.0, rel=0.05)
+
+
+def test_fitted_settings_override_the_defaults_of_one_backbone_task_and_method():
+    sim = {"methods": {"reweight_alpha": 0.7, "tde_alpha": 0.7},
+           "fitted": {"sim_motifs": {"sgcls": {"tde": {"tde_alpha": 1.5, "ranking_noise": 0.4}}}}}  # fmt: skip
+    fitted = method_settings(sim, "sim_motifs", "sgcls")
+    assert set(fitted) == set(METHODS)
+    assert fitted["tde"] == MethodParams(reweight_alpha=0.7, tde_alpha=1.5, ranking_noise=0.4)
+    assert fitted["reweight"] == MethodParams(reweight_alpha=0.7, tde_alpha=0.7)
+    for backbone, task in (("sim_motifs", "predcls"), ("sim_vctree", "sgcls")):
+        assert set(method_settings(sim, backbone, task).values()) == {MethodParams(reweight_alpha=0.7, tde_alpha=0.7)}

@@ -18,7 +18,8 @@ from sgg_eval.pipeline.paths import (
     prediction_file,
     stats_file,
 )
-from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
+from sgg_eval.simulate.models import Backbone, simulate_models
+from sgg_eval.simulate.params import method_settings
 
 
 def open_model(params: dict, model: str, task: str, stats: TrainingStats) -> PredictionSource:
@@ -37,7 +38,6 @@ def run_simulate(params: dict) -> list[str]:
         if cfg["source"] == "simulated":
             by_backbone[cfg["sim_backbone"]][cfg["sim_method"]] = name
     written = []
-    method_params = MethodParams(**sim["methods"])
     tasks = params["evaluation"]["tasks"]
     step, start = 0, time.perf_counter()
     for backbone, methods in sorted(by_backbone.items()):
@@ -63,7 +63,7 @@ def run_simulate(params: dict) -> list[str]:
                 score_kind=sim["score_kind"],
                 score_dtype=sim["score_dtype"],
                 val_path=f"{params['paths']['splits']}/val.h5",
-                methods=method_params,
+                methods=method_settings(sim, backbone, task),
             )
             written.extend(outputs.values())
     # the stage's folder always holds this list, so a real dataset's run (no simulated model) leaves no empty

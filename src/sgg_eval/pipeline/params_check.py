@@ -25,7 +25,7 @@ from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mappin
 from sgg_eval.pipeline.psg_params import check_psg
 from sgg_eval.pipeline.s2g_params import S2G_KEYS, check_s2g
 from sgg_eval.pipeline.video_params import check_video
-from sgg_eval.simulate.params import Backbone, MethodParams
+from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 
 SCORE_DTYPES = ("float16", "float32")
@@ -230,10 +230,25 @@ def _check_simulation(params: Mapping) -> None:
         for k in ("label_accuracy", "detection_rate"):
             if k in bb:
                 _number(params, f"{key}.{k}", 0.0, 1.0, lo_open=True, hi_open=k == "label_accuracy")
-    methods = _get(params, "simulation.methods")
-    _known_keys(methods, MethodParams, "simulation.methods")
-    for k in ("reweight_alpha", "tde_alpha", "dlfe_alpha", "rtpb_alpha"):
-        _number(params, f"simulation.methods.{k}", 0.0, 10.0)
-    _number(params, "simulation.methods.rtpb_beta", 0.0, 1.0, lo_open=True, hi_open=True)
-    _number(params, "simulation.methods.nice_gamma", 0.0, 1.0)
-    _number(params, "simulation.methods.dlfe_images", 1, 10**7, integer=True)
+    _check_method_settings(params, "simulation.methods", required=True)
+    fitted = params["simulation"].get("fitted") or {}
+    check_mapping(fitted, "simulation.fitted", backbones)
+    for backbone, by_task in fitted.items():
+        check_mapping(by_task, f"simulation.fitted.{backbone}", TASKS)
+        for task, by_method in by_task.items():
+            check_mapping(by_method, f"simulation.fitted.{backbone}.{task}", METHODS)
+            for method in by_method:
+                _check_method_settings(params, f"simulation.fitted.{backbone}.{task}.{method}", required=False)
+
+
+def _check_method_settings(params: Mapping, key: str, *, required: bool) -> None:
+    """``simulation.methods`` (every setting of ``MethodParams``) or one fitted override (some of them)."""
+    settings = _get(params, key)
+    _known_keys(settings, MethodParams, key)
+    strengths = ("reweight_alpha", "tde_alpha", "dlfe_alpha", "rtpb_alpha", "nice_alpha", "ranking_noise")
+    ranges = {k: (0.0, 10.0, {}) for k in strengths}
+    ranges |= {"rtpb_beta": (0.0, 1.0, {"lo_open": True, "hi_open": True}), "nice_gamma": (0.0, 1.0, {})}
+    ranges |= {"dlfe_images": (1, 10**7, {"integer": True})}
+    for k, (lo, hi, kw) in ranges.items():
+        if required and k not in ("nice_alpha", "ranking_noise") or k in settings:
+            _number(params, f"{key}.{k}", lo, hi, **kw)

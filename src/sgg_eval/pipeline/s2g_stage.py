@@ -42,7 +42,8 @@ def _write_inputs(params: dict, work: str) -> dict[str, dict[str, str]]:
     from sgg_eval.data.stats import read_stats
     from sgg_eval.data.store import SplitStore, write_split
     from sgg_eval.simulate.captions import simulated_captions, write_bound
-    from sgg_eval.simulate.models import Backbone, MethodParams, simulate_models
+    from sgg_eval.simulate.models import Backbone, simulate_models
+    from sgg_eval.simulate.params import method_settings
 
     cfg, sim, folder = params["s2g"], params["simulation"], params["paths"]["splits"]
     splits = {"train": f"{work}/train.h5", "val": f"{folder}/val.h5", "test": f"{folder}/test.h5"}
@@ -70,7 +71,7 @@ def _write_inputs(params: dict, work: str) -> dict[str, dict[str, str]]:
             simulate_models(
                 splits[split], stats, Backbone(backbone, **sim["backbones"][backbone]), SGDET.name, outputs,
                 seed=int(sim["seed"]), score_kind=sim["score_kind"], score_dtype=sim["score_dtype"],
-                val_path=splits["val"], methods=MethodParams(**sim["methods"]),
+                val_path=splits["val"], methods=method_settings(sim, backbone, SGDET.name),
             )  # fmt: skip
             for method, name in methods.items():
                 files[name][split] = outputs[method]

@@ -28,7 +28,12 @@ logits into a model's output, each after the published method it imitates (``doc
 - ``nice``     = visual + log P'(c | s, o) from label-corrected training counts: within every confusable set,
   samples move from frequent to rare members (counts tempered by ``nice_gamma``), as NICE relabels noisy
   head-predicate samples; the features' head bias is learnt from the corrected labels too
-  (``feature_bias · log π'`` replaces ``feature_bias · log π``).
+  (``feature_bias · log π'`` replaces ``feature_bias · log π``), and ``nice_alpha`` · log π' is removed.
+
+Every method but the baseline may add ``ranking_noise``: one N(0, σ) offset per pair on its predicate columns,
+which spreads the ranking of pairs and leaves each pair's predicted predicate alone (``params.MethodParams``).
+Each model's settings are ``params.method_settings``: the defaults, or what the fit to the paper wrote for its
+backbone, task and method.
 
 Tasks: PredCls uses the GT objects; SGCls keeps GT boxes and predicts labels with confusion; SGDet misses
 objects, jitters boxes, adds false detections and scores every ordered pair of detections. Relations are
@@ -255,17 +260,31 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
         # trained on the corrected labels: their frequency bias, and a feature bias learnt from their prior
         z = ev.visual + (priors.freq_nice[s, o] if len(ev.pairs) else fb)
         z[:, 1:] += bb.feature_bias * (priors.log_prior_nice - priors.log_prior)
+        if mp.nice_alpha:
+            z[:, 1:] -= mp.nice_alpha * priors.log_prior_nice
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return z
 
 
 def simulate_image(
-    rng, gt: GTImage, task: str, bb: Backbone, priors: Priors, method: str, mp: MethodParams = MethodParams()
+    rng,
+    gt: GTImage,
+    task: str,
+    bb: Backbone,
+    priors: Priors,
+    method: str,
+    mp: MethodParams = MethodParams(),
+    noise_rng=None,
 ) -> PredImage:
-    """One image's output for ``method``, relations sorted by the GC triplet score (float64, stable)."""
+    """One image's output for ``method``, relations sorted by the GC triplet score (float64, stable).
+    ``noise_rng`` draws the method's ranking noise (``MethodParams.ranking_noise``; needed when it is above 0):
+    a stream of its own, so that every method still shares ``rng``'s objects and evidence."""
     ev = visual_evidence(rng, gt, task, bb, priors)
-    z = bb.logit_scale * method_logits(method, ev, priors, bb, mp)
+    z = method_logits(method, ev, priors, bb, mp)
+    if mp.ranking_noise > 0 and len(z):
+        z[:, 1:] += noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
+    z = bb.logit_scale * z
     p = np.exp(z - z.max(axis=1, keepdims=True)) if len(z) else z
     if len(z):
         p /= p.sum(axis=1, keepdims=True)
@@ -308,25 +327,33 @@ def simulate_models(
     score_kind: str = "logits",
     score_dtype: str = "float16",
     val_path: str | os.PathLike | None = None,
-    methods: MethodParams = MethodParams(),
+    methods: MethodParams | dict[str, MethodParams] = MethodParams(),
 ) -> int:
     """Write one prediction store per method in ``outputs`` (method -> path) for ``task``; deterministic.
-    ``val_path`` (the validation split) is needed by ``dlfe``, which estimates label frequencies on it."""
-    priors = method_priors(stats, methods)
-    if "dlfe" in outputs:
-        if val_path is None:
-            raise ValueError("the dlfe method needs the validation split (val_path)")
-        with SplitStore(val_path) as val:
-            priors = replace(priors, log_dlfe=estimate_label_frequency(val, priors, backbone, methods, seed))
+    ``methods``: the settings of every method, or each method's own (``params.method_settings``). ``val_path`` (the
+    validation split) is needed by ``dlfe``, which estimates label frequencies on it."""
+    settings = methods if isinstance(methods, dict) else dict.fromkeys(outputs, methods)
+    priors = {}
+    for method in outputs:
+        mp = settings[method]
+        priors[method] = method_priors(stats, mp)
+        if method == "dlfe":
+            if val_path is None:
+                raise ValueError("the dlfe method needs the validation split (val_path)")
+            with SplitStore(val_path) as val:
+                estimate = estimate_label_frequency(val, priors[method], backbone, mp, seed)
+            priors[method] = replace(priors[method], log_dlfe=estimate)
     backbone_key = sum(ord(ch) for ch in backbone.name)
 
     with SplitStore(split_path) as split:
 
         def stream(method: str) -> Iterator[PredImage]:
-            # Every method replays the same random stream, so they share objects and visual evidence.
+            # Every method replays the same random stream, so they share objects and visual evidence; its
+            # ranking noise has a stream of its own.
             rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key])
+            noise_rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key, 1 + METHODS.index(method)])
             for gt in split:
-                img = simulate_image(rng, gt, task, backbone, priors, method, methods)
+                img = simulate_image(rng, gt, task, backbone, priors[method], method, settings[method], noise_rng)
                 if score_kind == "probabilities":
                     img.rel_scores = softmax(img.rel_scores)
                 yield img
@@ -345,7 +372,7 @@ def simulate_models(
                     "backbone": backbone.name,
                     "method": method,
                     "backbone_params": asdict(backbone),
-                    "method_params": asdict(methods),
+                    "method_params": asdict(settings[method]),
                 },
             )
             count = write_predictions(path, meta, stream(method), score_dtype=score_dtype)

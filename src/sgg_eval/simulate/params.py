@@ -44,7 +44,7 @@ class MethodParams:
     log prior removed by ``reweight`` (loss re-weighting acts as a partial logit adjustment), of the bias-only
     logits removed by ``tde``, of the log label-frequency estimate removed by ``dlfe`` and of the log
     effective number removed by ``rtpb_cb`` (with its β); NICE's tempering exponent γ (0: counts spread evenly
-    over a confusable set, 1: no correction)."""
+    over a confusable set, 1: no correction) and the fraction of its corrected log prior removed."""
 
     reweight_alpha: float = 0.7
     tde_alpha: float = 0.7
@@ -52,4 +52,21 @@ class MethodParams:
     rtpb_alpha: float = 0.8
     rtpb_beta: float = 0.9999
     nice_gamma: float = 0.01
+    # NICE's relabelled training also moves tail samples out of the background and re-weights what it relabels, so
+    # its classifier loses more of the head bias than the corrected counts alone say: the fraction of the corrected
+    # log prior (log π') its logits lose, as ``reweight_alpha`` does with log π (0: the corrected counts only).
+    nice_alpha: float = 0.0
     dlfe_images: int = 1000
+    # A debiased classifier's confidence says less about *which pairs* are related (its probabilities are
+    # flattened towards the tail on every pair): the method's predicate columns get one N(0, ranking_noise)
+    # offset per pair, drawn from a stream of the method's own. It leaves the predicted predicate of a pair alone
+    # and spreads the ranking of pairs, so R@20 falls further below R@100, as in the paper's Tables 2-3.
+    ranking_noise: float = 0.0
+
+
+def method_settings(sim: dict, backbone: str, task: str) -> dict[str, MethodParams]:
+    """Each method's settings for one backbone and task: ``sim["methods"]`` (every model's defaults) updated by
+    ``sim["fitted"][backbone][task][method]`` (``scripts/fit_vg150_simulation.py`` writes them), for every method in
+    :data:`METHODS`. ``sim`` is ``conf/simulation/default.yaml`` as a plain dict."""
+    fitted = (sim.get("fitted") or {}).get(backbone, {}).get(task, {})
+    return {m: MethodParams(**{**sim["methods"], **(fitted.get(m) or {})}) for m in METHODS}

@@ -1,0 +1,79 @@
+"""`scripts/fit_vg150_simulation.py`, the documented fit of the simulated VG150 methods (issue 70): its loss against
+its formula, its clamps, a short fit that never ends worse than it started, and `--write` touching the `fitted:`
+block only."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sgg_eval.boxes.splits import build_splits, build_stats
+from sgg_eval.io.jsonio import load_yaml
+from sgg_eval.simulate.params import method_settings
+from sgg_eval.simulate.world import SimParams, SimulatedWorld
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("fit_vg150_simulation", ROOT / "scripts" / "fit_vg150_simulation.py")
+fit = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fit)
+
+
+def test_the_loss_is_the_weighted_mean_of_squared_log_ratios_plus_the_band_term():
+    cells = {"R@50": (20.0, 22.0), "mR@50": (10.0, 5.0), "IMR@10": (30.0, 0.0), "wIMR@10": (40.0, 47.0)}
+    r = [math.log(22 / 20), math.log(5 / 10), math.log(1e-3 / 30), math.log(47 / 40)]  # a zero is floored
+    band = [max(abs(x) - math.log(1.2), 0.0) for x in r]  # the first and the last are inside the ±20% band
+    want = (10 * r[0] ** 2 + 5 * r[1] ** 2 + r[2] ** 2 + r[3] ** 2) / 17 + 10 * sum(b**2 for b in band) / 4
+    assert band[0] == band[3] == 0 and fit.loss(cells) == pytest.approx(want, rel=1e-12)
+    assert fit.loss({"R@50": (20.0, 20.0), "mR@50": (3.0, 3.0)}) == 0.0
+
+
+def test_knobs_are_the_methods_strength_and_noise_rounded_and_clamped():
+    assert fit.knobs("tde", [1.23456, -0.5]) == {"tde_alpha": 1.235, "ranking_noise": 0.0}
+    assert fit.knobs("nice", [-1.0, 12.0]) == {"nice_alpha": 0.0, "ranking_noise": 10.0}
+    assert len(fit.MODELS) == 30 and all(m != "baseline" for _, _, m in fit.MODELS)
+
+
+@pytest.fixture(scope="module")
+def tiny_world(tmp_path_factory):
+    """The pipeline's folder layout (``splits/``, ``stats/stats.h5``) over the tiny simulated world."""
+    root = tmp_path_factory.mktemp("vg150fit")
+    (root / "splits").mkdir()
+    (root / "stats").mkdir()
+    splits = {s: root / "splits" / f"{s}.h5" for s in ("train", "val", "test")}
+    build_splits(SimulatedWorld(SimParams(scale="tiny")), splits)
+    build_stats(splits["train"], splits["test"], root / "stats/stats.h5")
+    return root
+
+
+def test_a_short_fit_never_ends_worse_than_it_starts(tiny_world, tmp_path):
+    f = fit.Fit(tiny_world, tmp_path)
+    model = ("sim_motifs", "predcls", "reweight")
+    before = fit.loss(f.columns(*model, f.current(*model)))
+    best, cells = fit.fit_model(f, model, evals=8)
+    assert set(best) == {"reweight_alpha", "ranking_noise"}
+    assert fit.loss(cells) <= before and len(cells) == 12
+
+
+def test_write_replaces_the_fitted_block_and_nothing_else(tmp_path, monkeypatch):
+    conf = tmp_path / "default.yaml"
+    shutil.copy(fit.CONF, conf)
+    monkeypatch.setattr(fit, "CONF", conf)
+    old = load_yaml(conf)
+    fit.write_fitted({("sim_vctree", "sgdet", "tde"): {"tde_alpha": 1.5, "ranking_noise": 0.25}})
+    fit.write_fitted({("sim_motifs", "predcls", "nice"): {"nice_alpha": 0.4, "ranking_noise": 0.0}})
+    now = load_yaml(conf)
+    assert {k: v for k, v in now.items() if k != "fitted"} == {k: v for k, v in old.items() if k != "fitted"}
+    assert now["fitted"]["sim_vctree"]["sgdet"]["tde"] == {"tde_alpha": 1.5, "ranking_noise": 0.25}  # kept
+    assert method_settings(now, "sim_motifs", "predcls")["nice"].nice_alpha == 0.4
+    for backbone, tasks in (old.get("fitted") or {}).items():  # what was fitted before and not now is kept
+        for task, methods in tasks.items():
+            for method, settings in methods.items():
+                if (backbone, task, method) not in {("sim_vctree", "sgdet", "tde"), ("sim_motifs", "predcls", "nice")}:
+                    assert now["fitted"][backbone][task][method] == settings
+    block = ("fitted:", "    ", "  sim_")  # the block's lines (and the backbones', compared above)
+    outside = [line for line in fit.CONF.read_text().splitlines() if not line.startswith(block)]
+    assert [line for line in conf.read_text().splitlines() if not line.startswith(block)] == outside
