@@ -172,6 +172,8 @@ def main() -> None:
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         sys.exit(f"unknown model {'/'.join(unknown[0])}: give backbone/task/method, e.g. sim_motifs/predcls/tde")
+    if not (Path(args.data) / "stats/stats.h5").is_file():
+        sys.exit(f"{args.data}: no simulated VG150 world there; run `make repro` first (or give --data)")
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         jobs = [(m, args.evals, args.data) for m in models]
         done = {model: (best, cells) for model, best, cells in pool.map(_fit_one, jobs)}
