@@ -6,8 +6,8 @@ The procedure (docs/decisions.md, "Simulated VG150 models"):
 - the world is the pipeline's default after `make repro`: `data/vg150_sim` (scale `default`, seed 0) with its test
   and validation splits and training statistics; the backbones stay as they are (their baselines are the reference
   every method's direction is read against);
-- one model's knobs are its method's strength (`reweight_alpha`, `tde_alpha`, `dlfe_alpha`, `rtpb_alpha` or
-  `nice_alpha`) and its `ranking_noise`, over the file's `methods` defaults;
+- one model's knobs are its method's strengths (`reweight_alpha`; `tde_alpha` and `tde_prior_alpha`; `dlfe_alpha`;
+  `rtpb_alpha`; `nice_alpha`) and its `ranking_noise`, over the file's `methods` defaults;
 - one evaluation is the pipeline's own: write the model's test predictions with `simulate.models` and score them
   with `sgg_eval.evaluate_file` (protocol reference, wIMR τ = 0.5 as in the paper), reading the 12 published columns;
 - the loss is `report.agreement.fit_loss`: the weighted mean of squared log ratios ours/published, R@50 weighted 10
@@ -49,17 +49,18 @@ from sgg_eval.simulate.params import METHODS, method_settings
 
 CONF = Path(__file__).resolve().parents[1] / "conf/simulation/default.yaml"
 WEIGHTS = {"R@50": 10.0, "mR@50": 5.0}  # every other column 1
-STRENGTH = {"reweight": "reweight_alpha", "tde": "tde_alpha", "dlfe": "dlfe_alpha", "rtpb_cb": "rtpb_alpha"}
-STRENGTH |= {"nice": "nice_alpha"}
+# each method's strengths; every model also has its ranking_noise
+STRENGTH = {"reweight": ("reweight_alpha",), "tde": ("tde_alpha", "tde_prior_alpha"), "dlfe": ("dlfe_alpha",)}
+STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",)}
 BACKBONES = {"sim_motifs": "Motifs", "sim_vctree": "VCTree"}
 LABELS = {"reweight": "Reweight", "tde": "TDE", "dlfe": "DLFE", "rtpb_cb": "RTPB(CB)", "nice": "NICE"}
 MODELS = [(b, t, m) for b in BACKBONES for t in TASKS for m in METHODS if m != "baseline"]
 
 
 def knobs(method: str, x) -> dict:
-    """A model's settings from the simplex's point: its strength and ranking noise, clamped, 3 decimals."""
-    strength, noise = (round(float(a), 3) for a in x)
-    return {STRENGTH[method]: min(max(strength, 0.0), 10.0), "ranking_noise": min(max(noise, 0.0), 10.0)}
+    """A model's settings from the simplex's point: its strengths and ranking noise, clamped to [0, 10], 3 decimals."""
+    names = (*STRENGTH[method], "ranking_noise")
+    return {k: min(max(round(float(a), 3), 0.0), 10.0) for k, a in zip(names, x, strict=True)}
 
 
 def loss(cells: dict[str, tuple[float, float]]) -> float:
@@ -97,14 +98,14 @@ class Fit:
 
 
 def fit_model(fit: Fit, model: tuple[str, str, str], evals: int) -> tuple[dict, dict]:
-    """The fitted override of one model (its two knobs) and its cells."""
+    """The fitted override of one model (its knobs) and its cells."""
     from scipy.optimize import minimize
 
     backbone, task, method = model
     start = fit.current(*model)
-    x0 = np.array([start[STRENGTH[method]], start["ranking_noise"]], dtype=float)
+    x0 = np.array([start[k] for k in (*STRENGTH[method], "ranking_noise")], dtype=float)
     if evals:
-        step = np.array([0.3, 0.5])  # the first simplex
+        step = np.array([0.3] * len(STRENGTH[method]) + [0.5])  # the first simplex
         simplex = np.vstack([x0, x0 + np.diag(step)])
         res = minimize(
             lambda x: loss(fit.columns(*model, start | knobs(method, x))),

@@ -32,7 +32,8 @@ def test_the_loss_is_the_weighted_mean_of_squared_log_ratios_plus_the_band_term(
 
 
 def test_knobs_are_the_methods_strength_and_noise_rounded_and_clamped():
-    assert fit.knobs("tde", [1.23456, -0.5]) == {"tde_alpha": 1.235, "ranking_noise": 0.0}
+    assert fit.knobs("tde", [1.23456, 0.5, -0.5]) == {"tde_alpha": 1.235, "tde_prior_alpha": 0.5, "ranking_noise": 0.0}
+    assert fit.knobs("reweight", [0.7, 0.25]) == {"reweight_alpha": 0.7, "ranking_noise": 0.25}
     assert fit.knobs("nice", [-1.0, 12.0]) == {"nice_alpha": 0.0, "ranking_noise": 10.0}
     assert len(fit.MODELS) == 30 and all(m != "baseline" for _, _, m in fit.MODELS)
 

@@ -20,7 +20,8 @@ logits into a model's output, each after the published method it imitates (``doc
 
 - ``baseline`` = visual + log P(c | subject class, object class) (Motifs' frequency bias, background counted);
 - ``reweight`` = baseline − log π_c (logit adjustment by the training predicate prior);
-- ``tde``      = baseline − bias-only logits (counterfactual: the frequency bias and the feature bias removed);
+- ``tde``      = baseline − bias-only logits (counterfactual: the frequency bias and the feature bias removed)
+                 − ``tde_prior_alpha`` · log π_c;
 - ``dlfe``     = baseline − log ĉ_c, ĉ_c the baseline's mean probability of the true predicate on the
   validation split's related pairs (DLFE's label-frequency estimate);
 - ``rtpb_cb``  = baseline − log E_c, E_c = (1 − β^{N_c}) / (1 − β) the effective number of training samples
@@ -249,7 +250,7 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
         z[:, 1:] -= mp.reweight_alpha * priors.log_prior
     elif method == "tde":
         z -= mp.tde_alpha * fb
-        z[:, 1:] -= mp.tde_alpha * bb.feature_bias * priors.log_prior
+        z[:, 1:] -= (mp.tde_alpha * bb.feature_bias + mp.tde_prior_alpha) * priors.log_prior
     elif method == "dlfe":
         if priors.log_dlfe is None:
             raise ValueError("dlfe needs the label-frequency estimate (estimate_label_frequency)")

@@ -48,6 +48,9 @@ class MethodParams:
 
     reweight_alpha: float = 0.7
     tde_alpha: float = 0.7
+    # TDE's counterfactual blanks the visual context, whose head bias is mostly global: beside ``tde_alpha`` × the
+    # bias-only logits, the share of the log prior (log π) it removes as well (0: the bias-only logits only).
+    tde_prior_alpha: float = 0.0
     dlfe_alpha: float = 1.0
     rtpb_alpha: float = 0.8
     rtpb_beta: float = 0.9999
