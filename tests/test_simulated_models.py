@@ -172,7 +172,7 @@ def test_baselines_within_25_percent_of_the_paper(bench, task):
 @pytest.mark.parametrize("task", TASKS)
 def test_the_fitted_methods_sit_near_the_paper(bench, task):
     """Issue 70's fit (conf/simulation/default.yaml, `fitted`): of each backbone's 60 method cells (five debiasing
-    methods × 12 columns), at least 42 within ±20% of the paper (the fit left 43 to 53 per backbone and task; the
+    methods × 12 columns), at least 45 within ±20% of the paper (the fit left 47 to 60 per backbone and task; the
     unfitted settings left 24 to 41)."""
     _, _, res = bench
     pub = _published()
@@ -181,7 +181,7 @@ def test_the_fitted_methods_sit_near_the_paper(bench, task):
         cells = [(100 * res[bb.name, task, m][col], float(pub[task, PAPER_NAME[bb.name], label[m]][col]))
                  for m in DEBIASING for col in PAPER_COLUMNS]  # fmt: skip
         within = sum(abs(ours / paper - 1) <= AGREEMENT_BAND for ours, paper in cells)
-        assert len(cells) == 60 and within >= 42, (bb.name, task, within)
+        assert len(cells) == 60 and within >= 45, (bb.name, task, within)
 
 
 @pytest.mark.slow
