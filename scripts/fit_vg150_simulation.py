@@ -45,16 +45,27 @@ from sgg_eval.report.agreement import agreement, fit_loss
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import PAPER_COLUMNS
 from sgg_eval.simulate.models import Backbone, simulate_models
-from sgg_eval.simulate.params import METHODS, method_settings
+from sgg_eval.simulate.params import METHODS, MethodParams, method_settings
 
-CONF = Path(__file__).resolve().parents[1] / "conf/simulation/default.yaml"
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf/simulation/default.yaml"
 WEIGHTS = {"R@50": 10.0, "mR@50": 5.0}  # every other column 1
 # each method's strengths; every model also has its ranking_noise
 STRENGTH = {"reweight": ("reweight_alpha",), "tde": ("tde_alpha", "tde_prior_alpha"), "dlfe": ("dlfe_alpha",)}
 STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",)}
-BACKBONES = {"sim_motifs": "Motifs", "sim_vctree": "VCTree"}
-LABELS = {"reweight": "Reweight", "tde": "TDE", "dlfe": "DLFE", "rtpb_cb": "RTPB(CB)", "nice": "NICE"}
-MODELS = [(b, t, m) for b in BACKBONES for t in TASKS for m in METHODS if m != "baseline"]
+
+
+def _paper_labels() -> dict[tuple[str, str], tuple[str, str]]:
+    """``(sim_backbone, sim_method) -> (backbone, method)`` as the paper names them: what each simulated VG150 model's
+    file in ``conf/model`` declares (the labels the pipeline's tables print and match the published rows on)."""
+    models = (load_yaml(path) for path in sorted((ROOT / "conf/model").glob("*.yaml")))
+    return {(m["sim_backbone"], m["sim_method"]): (m["backbone"], m["method"]) for m in models if "sim_backbone" in m}
+
+
+LABELS = _paper_labels()
+# the debiasing models, backbone by backbone, task by task, in METHODS' order
+MODELS = [(b, t, m) for b in sorted({b for b, _ in LABELS}) for t in TASKS for m in METHODS if (b, m) in LABELS]
+MODELS = [model for model in MODELS if model[2] != "baseline"]
 
 
 def knobs(method: str, x) -> dict:
@@ -84,8 +95,6 @@ class Fit:
 
     def columns(self, backbone: str, task: str, method: str, settings: dict) -> dict[str, tuple[float, float]]:
         """``{published column: (published, ours)}`` in percent for one model with ``settings``."""
-        from sgg_eval.simulate.params import MethodParams
-
         out = self.folder / f"{backbone}_{task}_{method}.h5"
         bb = Backbone(backbone, **self.conf["backbones"][backbone])
         splits = self.data / "splits"
@@ -93,7 +102,7 @@ class Fit:
                         score_kind=self.conf["score_kind"], score_dtype=self.conf["score_dtype"],
                         val_path=splits / "val.h5", methods={method: MethodParams(**settings)})  # fmt: skip
         doc = evaluate_file(out, task, gt=splits / "test.h5", stats=self.data / "stats/stats.h5", tau=0.5)
-        row = self.published[(task, BACKBONES[backbone], LABELS[method])]
+        row = self.published[(task, *LABELS[backbone, method])]
         return {c: (float(row[c]), 100 * doc["metrics"][c]) for c in PAPER_COLUMNS if row.get(c)}
 
 
