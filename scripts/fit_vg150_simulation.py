@@ -14,7 +14,11 @@ The procedure (docs/decisions.md, "Simulated VG150 models"):
   and mR@50 5 (the columns whose method order the acceptance keeps), plus 10 × the mean squared excess of |log ratio|
   over log 1.2 (the ±20% band the caption counts);
 - scipy's Nelder-Mead minimises it from the file's current values; the knobs are clamped to [0, 10] before the
-  evaluation, so the simplex may wander out.
+  evaluation, so the simplex may wander out;
+- `--order` adds the paper's method order on R@50 and mR@50 (`order_loss`): the other rows of the model's table
+  (its backbone's baseline and PKO rows, and the other methods) are read from the pipeline's
+  `reports/tables/published_vs_reproduced.csv`, and the models of one backbone and task are fitted one after
+  another, each against the values the ones before it reached.
 
 It prints, per model, each column ours/published, then how many of the cells are within ±20% and each metric family's
 mean |relative difference|. `--write` replaces the `fitted:` block of the YAML (rounded to 3 decimals, the values
@@ -23,11 +27,14 @@ the print used), and nothing else. About 2-4 minutes a model on one core:
     .venv/bin/python scripts/fit_vg150_simulation.py --jobs 2               # fit all 30, print
     .venv/bin/python scripts/fit_vg150_simulation.py --only sim_motifs/predcls/tde --write
     .venv/bin/python scripts/fit_vg150_simulation.py --evals 0              # print the current fit only
+    .venv/bin/python scripts/fit_vg150_simulation.py --order --jobs 2       # with the paper's method order
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import math
 import re
 import sys
 import tempfile
@@ -53,6 +60,9 @@ WEIGHTS = {"R@50": 10.0, "mR@50": 5.0}  # every other column 1
 # each method's strengths; every model also has its ranking_noise
 STRENGTH = {"reweight": ("reweight_alpha",), "tde": ("tde_alpha", "tde_prior_alpha"), "dlfe": ("dlfe_alpha",)}
 STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",)}
+# the columns whose method order the issue keeps; the order term's weight and its margin (in log: 1%)
+ORDERED, ORDER_WEIGHT, ORDER_MARGIN = ("R@50", "mR@50"), 20.0, 0.01
+TABLE = "reports/tables/published_vs_reproduced.csv"
 
 
 def _paper_labels() -> dict[tuple[str, str], tuple[str, str]]:
@@ -77,6 +87,48 @@ def knobs(method: str, x) -> dict:
 def loss(cells: dict[str, tuple[float, float]]) -> float:
     """``report.agreement.fit_loss`` with R@50 weighted 10 and mR@50 5."""
     return fit_loss(cells, WEIGHTS)
+
+
+def order_loss(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]) -> float:
+    """The paper's method order on ``ORDERED``, for one model's cells ``mine`` (``{column: (published, ours)}``)
+    against the other rows of its table (``{row: {column: (published, ours)}}``):
+
+        ORDER_WEIGHT · Σ_{o, c} max(0, s · log(ours_o / ours_m) + δ)²,  s = sign(published_m − published_o)
+
+    over the other rows o and the columns c of ``ORDERED`` where both have a value and the paper's differ (s ≠ 0),
+    δ = ``ORDER_MARGIN``: zero when every pair keeps the paper's order by more than δ, growing with how far one is
+    the wrong way round (ours floored at 1e-3, as in ``fit_loss``)."""
+    total = 0.0
+    for row in others.values():
+        for c in ORDERED:
+            if c not in mine or c not in row or mine[c][0] == row[c][0]:
+                continue
+            sign = 1.0 if mine[c][0] > row[c][0] else -1.0
+            gap = math.log(max(row[c][1], 1e-3) / max(mine[c][1], 1e-3))
+            total += max(0.0, sign * gap + ORDER_MARGIN) ** 2
+    return ORDER_WEIGHT * total
+
+
+def wrong_pairs(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]) -> int:
+    """How many (other row, column of ``ORDERED``) pairs are the other way round from the paper's."""
+    return sum(
+        1
+        for row in others.values()
+        for c in ORDERED
+        if c in mine and c in row and (mine[c][0] - row[c][0]) * (mine[c][1] - row[c][1]) < 0
+    )
+
+
+def reproduced_table(path: Path) -> dict[tuple[str, str], dict[str, dict[str, tuple[float, float]]]]:
+    """``{(task, backbone): {method: {column: (published, ours)}}}`` in percent, from the pipeline's comparison
+    table (``TABLE``, fractions), for the rows ``order_loss`` compares a model with."""
+    table: dict = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            if r["Metric"] in ORDERED and r["Backbone"] != "-" and r["reproduced"]:
+                cell = (100 * float(r["published"]), 100 * float(r["reproduced"]))
+                table.setdefault((r["Task"], r["Backbone"]), {}).setdefault(r["Method"], {})[r["Metric"]] = cell
+    return table
 
 
 class Fit:
@@ -106,18 +158,23 @@ class Fit:
         return {c: (float(row[c]), 100 * doc["metrics"][c]) for c in PAPER_COLUMNS if row.get(c)}
 
 
-def fit_model(fit: Fit, model: tuple[str, str, str], evals: int) -> tuple[dict, dict]:
-    """The fitted override of one model (its knobs) and its cells."""
+def fit_model(fit: Fit, model: tuple[str, str, str], evals: int, others: dict | None = None) -> tuple[dict, dict]:
+    """The fitted override of one model (its knobs) and its cells; with ``others`` (the other rows of its table, as
+    :func:`order_loss` takes them), the paper's method order is part of the loss."""
     from scipy.optimize import minimize
 
     backbone, task, method = model
     start = fit.current(*model)
     x0 = np.array([start[k] for k in (*STRENGTH[method], "ranking_noise")], dtype=float)
+
+    def objective(cells: dict) -> float:
+        return loss(cells) + (order_loss(cells, others) if others else 0.0)
+
     if evals:
         step = np.array([0.3] * len(STRENGTH[method]) + [0.5])  # the first simplex
         simplex = np.vstack([x0, x0 + np.diag(step)])
         res = minimize(
-            lambda x: loss(fit.columns(*model, start | knobs(method, x))),
+            lambda x: objective(fit.columns(*model, start | knobs(method, x))),
             x0,
             method="Nelder-Mead",
             options={"maxfev": evals, "initial_simplex": simplex, "xatol": 1e-3, "fatol": 1e-5},
@@ -159,13 +216,24 @@ def write_fitted(fitted: dict[tuple[str, str, str], dict]) -> None:
     CONF.write_text(new)
 
 
-def _fit_one(job: tuple[tuple[str, str, str], int, str]) -> tuple[tuple[str, str, str], dict, dict]:
-    """One model's fit (a worker process of ``--jobs``), its predictions in a folder of its own."""
-    model, evals, data = job
+def _fit_group(job: tuple[list, int, str, dict | None]) -> list[tuple[tuple[str, str, str], dict, dict]]:
+    """The fits of a group of models one after another (a worker process of ``--jobs``), their predictions in a
+    folder of their own. With ``rows`` (one table of :func:`reproduced_table`), each model's order term reads the
+    other rows, the models fitted before it in the group at the values they reached."""
+    models, evals, data, rows = job
+    done = []
     with tempfile.TemporaryDirectory() as tmp:
-        best, cells = fit_model(Fit(Path(data), Path(tmp)), model, evals)
-    print(f"{'/'.join(model)}: {best} loss {loss(cells):.4f}", flush=True)
-    return model, best, cells
+        fit = Fit(Path(data), Path(tmp))
+        for model in models:
+            label = LABELS[model[0], model[2]][1]
+            others = None if rows is None else {m: cells for m, cells in rows.items() if m != label}
+            best, cells = fit_model(fit, model, evals, others)
+            wrong = "" if others is None else f", {wrong_pairs(cells, others)} pairs against the paper's order"
+            print(f"{'/'.join(model)}: {best} loss {loss(cells):.4f}{wrong}", flush=True)
+            if rows is not None:
+                rows[label] = {c: cells[c] for c in ORDERED if c in cells}
+            done.append((model, best, cells))
+    return done
 
 
 def main() -> None:
@@ -177,6 +245,7 @@ def main() -> None:
     ap.add_argument("--data", default="data/vg150_sim", help="the default world, as `make repro` writes it")
     ap.add_argument("--jobs", type=int, default=1, help="models fitted at once, one process each")
     ap.add_argument("--write", action="store_true", help="write the fitted values into conf/simulation/default.yaml")
+    ap.add_argument("--order", action="store_true", help=f"keep the paper's method order on R@50 and mR@50 ({TABLE})")
     args = ap.parse_args()
     models = [tuple(m.split("/")) for m in args.only] or MODELS
     unknown = [m for m in models if m not in MODELS]
@@ -184,9 +253,17 @@ def main() -> None:
         sys.exit(f"unknown model {'/'.join(unknown[0])}: give backbone/task/method, e.g. sim_motifs/predcls/tde")
     if not (Path(args.data) / "stats/stats.h5").is_file():
         sys.exit(f"{args.data}: no simulated VG150 world there; run `make repro` first (or give --data)")
+    if args.order and not Path(TABLE).is_file():
+        sys.exit(f"{TABLE}: no comparison table here; run `make repro` first")
+    tables = reproduced_table(Path(TABLE)) if args.order else None
+    groups: dict = {}  # with --order, a backbone and task's models in one job; else one job per model
+    for m in models:
+        groups.setdefault((m[0], m[1]) if args.order else m, []).append(m)
+    # a group's table: its task, and its backbone as the paper names it
+    jobs = [(ms, args.evals, args.data, tables and tables[ms[0][1], LABELS[ms[0][0], "baseline"][0]])
+            for ms in groups.values()]  # fmt: skip
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        jobs = [(m, args.evals, args.data) for m in models]
-        done = {model: (best, cells) for model, best, cells in pool.map(_fit_one, jobs)}
+        done = {model: (best, cells) for group in pool.map(_fit_group, jobs) for model, best, cells in group}
     report({model: done[model][1] for model in models})
     if args.write:
         write_fitted({model: done[model][0] for model in models})

@@ -1,6 +1,6 @@
-"""`scripts/fit_vg150_simulation.py`, the documented fit of the simulated VG150 methods (issue 70): its loss against
-its formula, its clamps, a short fit that never ends worse than it started, and `--write` touching the `fitted:`
-block only."""
+"""`scripts/fit_vg150_simulation.py`, the documented fit of the simulated VG150 methods (issue 70): its loss and its
+order term against their formulas, its clamps, a short fit that never ends worse than it started, and `--write`
+touching the `fitted:` block only."""
 
 from __future__ import annotations
 
@@ -29,6 +29,46 @@ def test_the_loss_is_the_weighted_mean_of_squared_log_ratios_plus_the_band_term(
     want = (10 * r[0] ** 2 + 5 * r[1] ** 2 + r[2] ** 2 + r[3] ** 2) / 17 + 10 * sum(b**2 for b in band) / 4
     assert band[0] == band[3] == 0 and fit.loss(cells) == pytest.approx(want, rel=1e-12)
     assert fit.loss({"R@50": (20.0, 20.0), "mR@50": (3.0, 3.0)}) == 0.0
+
+
+def test_the_order_term_is_the_squared_hinge_of_each_pair_the_wrong_way_round():
+    mine = {"R@50": (30.0, 28.0), "mR@50": (12.0, 15.0), "R@20": (25.0, 1.0)}  # R@20 is not an ordered column
+    others = {
+        "Baseline": {"R@50": (40.0, 27.0), "mR@50": (8.0, 9.0)},  # R@50: the paper has it above, ours below
+        "TDE": {"R@50": (20.0, 29.0), "mR@50": (14.0, 15.0)},  # R@50 the wrong way; mR@50 a tie, the paper's differ
+        "PKO": {"R@50": (30.0, 50.0), "mR@50": (10.0, 14.9)},  # R@50: the paper's tie, no term; mR@50 within δ
+    }
+    d = fit.ORDER_MARGIN
+    terms = [  # s · log(ours_other / ours_mine) + δ, s = +1 where the paper has mine above the other
+        max(0.0, -math.log(27 / 28) + d),  # Baseline R@50: the paper has mine below (30 < 40), ours above (28 > 27)
+        max(0.0, math.log(9 / 15) + d),  # Baseline mR@50: above in both, by far: nothing
+        max(0.0, math.log(29 / 28) + d),  # TDE R@50: the paper has mine above (30 > 20), ours below
+        max(0.0, -math.log(15 / 15) + d),  # TDE mR@50: the paper has mine below (12 < 14), ours a tie: the margin
+        max(0.0, math.log(14.9 / 15) + d),  # PKO mR@50: above in both, ours by 0.7%, less than the margin
+    ]
+    want = fit.ORDER_WEIGHT * sum(t * t for t in terms)
+    assert terms[0] > d and terms[1] == 0 and terms[2] > d and terms[3] == d and 0 < terms[4] < d
+    assert fit.order_loss(mine, others) == pytest.approx(want, rel=1e-12)
+    assert fit.wrong_pairs(mine, others) == 2  # Baseline's and TDE's R@50 (a tie is not the wrong way round)
+    kept = {"Baseline": {"R@50": (40.0, 29.0), "mR@50": (8.0, 13.0)}}
+    assert fit.order_loss(mine, kept) == 0.0 and fit.wrong_pairs(mine, kept) == 0
+
+
+def test_the_order_terms_rows_come_from_the_pipelines_comparison_table(tmp_path):
+    table = tmp_path / "published_vs_reproduced.csv"
+    table.write_text(
+        "Task,Backbone,Method,Metric,published,reproduced,difference,relative\n"
+        "predcls,-,PKO-only,R@50,0.155,0.123,-0.03,-0.2\n"  # no backbone: not in a method table
+        "predcls,Motifs,Baseline,R@50,0.655,0.66,0.005,0.01\n"
+        "predcls,Motifs,Baseline,mR@20,0.12,0.13,0.01,0.1\n"  # not an ordered column
+        "predcls,Motifs,TDE,mR@50,0.248,0.25,0.002,0.01\n"
+        "sgcls,VCTree,NICE,R@50,0.378,0.33,-0.048,-0.13\n"
+    )
+    rows = fit.reproduced_table(table)
+    assert set(rows) == {("predcls", "Motifs"), ("sgcls", "VCTree")}
+    assert rows["predcls", "Motifs"]["Baseline"] == {"R@50": pytest.approx((65.5, 66.0))}
+    assert rows["predcls", "Motifs"]["TDE"] == {"mR@50": pytest.approx((24.8, 25.0))}
+    assert rows["sgcls", "VCTree"]["NICE"]["R@50"] == pytest.approx((37.8, 33.0))
 
 
 def test_knobs_are_the_methods_strength_and_noise_rounded_and_clamped():
