@@ -89,6 +89,15 @@ def loss(cells: dict[str, tuple[float, float]]) -> float:
     return fit_loss(cells, WEIGHTS)
 
 
+def _compared(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]):
+    """``(mine[c], row[c])`` for every other row and column ``c`` of ``ORDERED`` both have: the pairs whose order
+    :func:`order_loss` and :func:`wrong_pairs` read, each cell ``(published, ours)``."""
+    for row in others.values():
+        for c in ORDERED:
+            if c in mine and c in row:
+                yield mine[c], row[c]
+
+
 def order_loss(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]) -> float:
     """The paper's method order on ``ORDERED``, for one model's cells ``mine`` (``{column: (published, ours)}``)
     against the other rows of its table (``{row: {column: (published, ours)}}``):
@@ -99,24 +108,16 @@ def order_loss(mine: dict[str, tuple[float, float]], others: dict[str, dict[str,
     δ = ``ORDER_MARGIN``: zero when every pair keeps the paper's order by more than δ, growing with how far one is
     the wrong way round (ours floored at 1e-3, as in ``fit_loss``)."""
     total = 0.0
-    for row in others.values():
-        for c in ORDERED:
-            if c not in mine or c not in row or mine[c][0] == row[c][0]:
-                continue
-            sign = 1.0 if mine[c][0] > row[c][0] else -1.0
-            gap = math.log(max(row[c][1], 1e-3) / max(mine[c][1], 1e-3))
-            total += max(0.0, sign * gap + ORDER_MARGIN) ** 2
+    for (pm, om), (po, oo) in _compared(mine, others):
+        if pm != po:
+            sign = 1.0 if pm > po else -1.0
+            total += max(0.0, sign * math.log(max(oo, 1e-3) / max(om, 1e-3)) + ORDER_MARGIN) ** 2
     return ORDER_WEIGHT * total
 
 
 def wrong_pairs(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]) -> int:
     """How many (other row, column of ``ORDERED``) pairs are the other way round from the paper's."""
-    return sum(
-        1
-        for row in others.values()
-        for c in ORDERED
-        if c in mine and c in row and (mine[c][0] - row[c][0]) * (mine[c][1] - row[c][1]) < 0
-    )
+    return sum((pm - po) * (om - oo) < 0 for (pm, om), (po, oo) in _compared(mine, others))
 
 
 def reproduced_table(path: Path) -> dict[tuple[str, str], dict[str, dict[str, tuple[float, float]]]]:
