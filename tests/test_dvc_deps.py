@@ -59,3 +59,15 @@ def test_every_dvc_yaml_of_the_project_is_one_this_check_reads():
         ["git", "ls-files", "dvc.yaml", "*/dvc.yaml"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert sorted(tracked) == sorted(PIPELINE_FILES)
+
+
+def test_dvc_repro_without_a_target_runs_every_stage():
+    """`dvc repro` and `dvc exp run` without a target reproduce the stages of ./dvc.yaml and what they read, not
+    every dvc.yaml: a stage of another pipeline file (PIPELINE_FILES) whose outputs no stage of dvc.yaml reads
+    would never run from `make repro`. DVC's own collection says which stages that is."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        every = {stage.addressing for stage in repo.index.stages}
+        reproduced = {stage.addressing for stage in repo.stage.collect("dvc.yaml", with_deps=True)}
+    assert len(every) > 40 and every - reproduced == set()

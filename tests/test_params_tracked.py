@@ -310,7 +310,7 @@ def test_a_new_panoptic_seed_regenerates_the_panoptic_world(traced):
     original = (p / "params.yaml").read_text()
     params_with(p, "psg_dataset.sim.seed=1")  # conf/ holds the tiny scale
     try:
-        out = run([sys.executable, "-m", "dvc", "repro", "psg_tables"], p)
+        out = run([sys.executable, "-m", "dvc", "repro", "psg_pipeline/dvc.yaml:psg_tables"], p)
         assert {"psg_data", "psg_tables"} <= set(ran_stages(out)), out
         assert any(f.read_bytes() != before[f] for f in gt), "the PSG ground truth did not change"
         assert any(f.read_bytes() != before[f] for f in tables), "the PSG tables did not change"

@@ -19,7 +19,7 @@ from reproduced import copy_of, ran_stages, stage_name
 from sgg_eval.data.stats import read_stats
 from sgg_eval.metrics.document import every_metric
 from sgg_eval.metrics.names import mlflow_key
-from sgg_eval.pipeline.paths import PIPELINE_FILES
+from sgg_eval.pipeline.paths import LOCK_FILES, PIPELINE_FILES
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
@@ -184,9 +184,11 @@ def test_logged_metrics_match_the_json_files(project):
     parent = next(r for r in mlflow_runs(uri) if r.data.tags.get("sgg_eval.kind") == "pipeline")
     client = MlflowClient(uri)
     logged = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"dvc.lock", "params.yaml", "per_model"} <= logged
-    # both locks: the per-model stages' hashes too, in a folder of their own (same file name)
-    assert {a.path for a in client.list_artifacts(parent.info.run_id, "per_model")} == {"per_model/dvc.lock"}
+    folders = [os.path.dirname(lock) for lock in LOCK_FILES if os.path.dirname(lock)]
+    assert {"dvc.lock", "params.yaml", *folders} <= logged and len(folders) == len(LOCK_FILES) - 1
+    # every lock: the other pipeline files' hashes too, each in a folder of its own (same file name)
+    for folder in folders:
+        assert {a.path for a in client.list_artifacts(parent.info.run_id, folder)} == {f"{folder}/dvc.lock"}
 
 
 def test_sweep_composed_from_real_configs_logs_nested_runs(project, tmp_path):

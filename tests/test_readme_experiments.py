@@ -12,6 +12,8 @@ import pytest
 from readme_runner import sh, stages_run
 from reproduced import VENV, copy_of, git, shell_env
 
+from sgg_eval.pipeline.paths import LOCK_FILES
+
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 
 
@@ -44,8 +46,8 @@ def test_tau_experiment_reruns_only_what_reads_tau_then_back(project):
     assert re.search(r"metrics\.tau\s+0\.5\s+0\b", sh(".venv/bin/dvc params diff", project))
     sh("make plots", project)
     assert "per_predicate" in (project / "reports/plots/index.html").read_text()
-    sh("git checkout -- params.yaml dvc.lock per_model/dvc.lock && .venv/bin/dvc checkout", project)
-    assert git(project, "status", "--porcelain", "params.yaml", "dvc.lock", "per_model/dvc.lock") == ""
+    sh(f"git checkout -- params.yaml {' '.join(LOCK_FILES)} && .venv/bin/dvc checkout", project)
+    assert git(project, "status", "--porcelain", "params.yaml", *LOCK_FILES) == ""
     summary = json.loads((project / "data/vg150_sim/results/summary.json").read_text())
     assert summary["predcls"]["wIMR@20"] != summary["predcls"]["IMR@20"]  # the outputs are back at tau 0.5
 

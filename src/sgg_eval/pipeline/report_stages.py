@@ -198,8 +198,9 @@ def run_track(params: dict, out_json: str, root: str = ".") -> dict | None:
     reports = params["paths"]["reports"]
     figures = sorted(str(p) for p in Path(reports, "figures").glob("*.png"))
     tables = sorted(str(p) for p in Path(reports, "tables").glob("*.md"))
-    # the inputs' hashes (both dvc.lock files: the per-model stages have their own) and the configuration (the
-    # knobs, and the models and simulation settings they name) travel as files, not as a truncated parameter
+    # the inputs' hashes (every dvc.lock: the per-model, panoptic and video stages have their own) and the
+    # configuration (the knobs, and the models and simulation settings they name) travel as files, not as a
+    # truncated parameter
     inputs = [(os.path.join(root, lock), os.path.dirname(lock) or None) for lock in LOCK_FILES]
     inputs.append(os.path.join(root, "params.yaml"))
     catalogue = {product: os.path.join(root, path) for product, path in CATALOGUE_FILES.items()}
