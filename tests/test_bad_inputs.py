@@ -559,6 +559,16 @@ CONFIG_CASES = [
     ),
     (
         "",
+        dict([_conf_edit("simulation/default.yaml", "anchor_domains: 0", "anchor_domains: 1.5")]),
+        "simulation.world.anchor_domains",
+    ),
+    (
+        "",
+        dict([_conf_edit("simulation/default.yaml", "domain_share: 0.8", "domain_share: 2")]),
+        "simulation.world.domain_share",
+    ),
+    (
+        "",
         dict([_conf_edit("simulation/default.yaml", "  reuse_prob: 0.8", "  reuse_prob: 0.8\n  scale: tiny")]),
         "dataset.sim.scale",
     ),

@@ -190,6 +190,9 @@ def _check_dataset(params: Mapping) -> None:
         for key in ("pair_noise", "pair_concentration", "generic_ratio"):
             _number(params, f"simulation.world.{key}", 0.0, 100.0)
         _number(params, "simulation.world.anchor_spread", 0.0, 100.0, lo_open=True)
+        _number(params, "simulation.world.anchor_frequency_pull", 0.0, 100.0)
+        _number(params, "simulation.world.anchor_domains", 0, 1000, integer=True)
+        _number(params, "simulation.world.domain_share", 0.0, 1.0)
     options = READERS[kind].options
     if "num_val_im" in options:
         _number(params, "dataset.num_val_im", 0, 10**7, integer=True)

@@ -95,6 +95,14 @@ class SimParams:
     pair_concentration: float = 1.5
     # Anchor classes per predicate side = anchor_spread · sqrt(n_c) + 2: how specific a predicate's classes are.
     anchor_spread: float = 1.5
+    # A predicate's anchors are the classes first by anchor_frequency_pull · log f + Gumbel noise: at 1 (the v4
+    # world) tail predicates take the most frequent classes (man) as anchors.
+    anchor_frequency_pull: float = 1.0
+    # With anchor_domains > 0, every predicate outside PREDICATE_GROUPS belongs to one of that many domains (in VG:
+    # vehicles, clothes, places) and domain_share of its anchor noise is its domain's, so predicates of a domain
+    # compete for the same classes. Both laws are measured, not yet adopted: docs/decisions.md, "The PKO rows".
+    anchor_domains: int = 0
+    domain_share: float = 0.8
     # Annotators prefer the generic label: for every row of a specific predicate c (parked on), about
     # generic_ratio rows of its generic parent (on) describe the same kind of scene, on c's class pairs.
     generic_ratio: float = 6.0
@@ -139,6 +147,14 @@ class SimulatedWorld:
         group_noise = {g: rng.gumbel(size=(c_obj, c_obj)) for g in range(len(PREDICATE_GROUPS))}
         group_anchor = {g: (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj)) for g in range(len(PREDICATE_GROUPS))}
         log_f = np.log(self.obj_freq)
+        # the domains draw from streams of their own: the world's other draws stay where they were
+        domain_rng = np.random.default_rng([params.seed, 1001])
+        domain_noise = [
+            (domain_rng.gumbel(size=c_obj), domain_rng.gumbel(size=c_obj)) for _ in range(params.anchor_domains)
+        ]
+        domain_of = domain_rng.integers(max(params.anchor_domains, 1), size=len(self.vocab.predicate_classes))
+        # per predicate index, the domain its anchors follow (-1: a group's member, or no domains)
+        self.domain_of = np.full(len(self.vocab.predicate_classes), -1, dtype=np.int64)
         self.pairs: list[np.ndarray] = []  # per predicate: [n_c, 2] 1-based (subject class, object class)
         self.pair_weights: list[np.ndarray] = []
         for k, name in enumerate(self.vocab.predicate_classes):
@@ -147,8 +163,14 @@ class SimulatedWorld:
             # Few for tail predicates, nearly all for generic ones; correlated predicates share them.
             n_anchor = int(min(c_obj, np.ceil(params.anchor_spread * np.sqrt(self.num_pairs[k])) + 2))
             a_s, a_o = group_anchor[g] if g is not None else (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj))
-            subj = np.argsort(-(log_f + a_s), kind="stable")[:n_anchor]
-            obj = np.argsort(-(log_f + a_o), kind="stable")[:n_anchor]
+            if g is None and params.anchor_domains > 0:
+                d_s, d_o = domain_noise[domain_of[k]]
+                share = params.domain_share
+                a_s, a_o = share * d_s + (1 - share) * a_s, share * d_o + (1 - share) * a_o
+                self.domain_of[k] = domain_of[k]
+            pull = params.anchor_frequency_pull
+            subj = np.argsort(-(pull * log_f + a_s), kind="stable")[:n_anchor]
+            obj = np.argsort(-(pull * log_f + a_o), kind="stable")[:n_anchor]
             allowed = np.full((c_obj, c_obj), -np.inf)
             allowed[np.ix_(subj, obj)] = 0.0
             # correlated predicates share the noise that picks their pairs, so they share most pairs
