@@ -8,7 +8,8 @@ from scipy.stats import spearmanr
 
 from sgg_eval.data.stats import compute_stats
 from sgg_eval.data.vg150_facts import vg150_facts
-from sgg_eval.simulate.world import FIXED_NUM_PAIRS, GENERIC_PARENT, SimParams, SimulatedWorld
+from sgg_eval.simulate.predicate_roles import GENERIC_PARENT
+from sgg_eval.simulate.world import FIXED_NUM_PAIRS, SimParams, SimulatedWorld
 
 pytestmark = pytest.mark.integration  # `make test-fast` leaves it out
 

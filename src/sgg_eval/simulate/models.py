@@ -55,7 +55,7 @@ from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.ranking.candidates import softmax
 from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
-from sgg_eval.simulate.world import GENERIC_PARENT, PREDICATE_GROUPS
+from sgg_eval.simulate.predicate_roles import GENERIC_PARENT, PREDICATE_GROUPS
 
 TASK_INDEX = {name: i for i, name in enumerate(TASKS)}  # seeds each task's stream
 
