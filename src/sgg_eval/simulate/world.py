@@ -112,9 +112,13 @@ class SimulatedWorld:
         domain_noise = [
             (domain_rng.gumbel(size=c_obj), domain_rng.gumbel(size=c_obj)) for _ in range(params.anchor_domains)
         ]
-        domain_of = domain_rng.integers(max(params.anchor_domains, 1), size=len(self.vocab.predicate_classes))
         # per predicate index, the domain its anchors follow (-1: a group's member, or no domains)
         self.domain_of = np.full(len(self.vocab.predicate_classes), -1, dtype=np.int64)
+        if params.anchor_domains > 0:
+            drawn = domain_rng.integers(params.anchor_domains, size=len(self.domain_of))
+            ungrouped = np.array([name not in group_of for name in self.vocab.predicate_classes])
+            self.domain_of[ungrouped] = drawn[ungrouped]
+        pull, share = params.anchor_frequency_pull, params.domain_share
         self.pairs: list[np.ndarray] = []  # per predicate: [n_c, 2] 1-based (subject class, object class)
         self.pair_weights: list[np.ndarray] = []
         for k, name in enumerate(self.vocab.predicate_classes):
@@ -123,12 +127,9 @@ class SimulatedWorld:
             # Few for tail predicates, nearly all for generic ones; correlated predicates share them.
             n_anchor = int(min(c_obj, np.ceil(params.anchor_spread * np.sqrt(self.num_pairs[k])) + 2))
             a_s, a_o = group_anchor[g] if g is not None else (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj))
-            if g is None and params.anchor_domains > 0:
-                d_s, d_o = domain_noise[domain_of[k]]
-                share = params.domain_share
+            if self.domain_of[k] >= 0:
+                d_s, d_o = domain_noise[self.domain_of[k]]
                 a_s, a_o = share * d_s + (1 - share) * a_s, share * d_o + (1 - share) * a_o
-                self.domain_of[k] = domain_of[k]
-            pull = params.anchor_frequency_pull
             subj = np.argsort(-(pull * log_f + a_s), kind="stable")[:n_anchor]
             obj = np.argsort(-(pull * log_f + a_o), kind="stable")[:n_anchor]
             allowed = np.full((c_obj, c_obj), -np.inf)
