@@ -7,14 +7,15 @@ The procedure (docs/decisions.md, "Simulated VG150 models"):
   and validation splits and training statistics; the backbones stay as they are (their baselines are the reference
   every method's direction is read against);
 - one model's knobs are its method's strengths (`reweight_alpha`; `tde_alpha` and `tde_prior_alpha`; `dlfe_alpha`;
-  `rtpb_alpha`; `nice_alpha`) and its `ranking_noise`, over the file's `methods` defaults;
+  `rtpb_alpha`; `nice_alpha`), its `ranking_noise` and, but for TDE (the baseline's model at inference), its
+  `discrimination`, over the file's `methods` defaults;
 - one evaluation is the pipeline's own: write the model's test predictions with `simulate.models` and score them
   with `sgg_eval.evaluate_file` (protocol reference, wIMR τ = 0.5 as in the paper), reading the 12 published columns;
 - the loss is `report.agreement.fit_loss`: the weighted mean of squared log ratios ours/published, R@50 weighted 10
   and mR@50 5 (the columns whose method order the acceptance keeps), plus 10 × the mean squared excess of |log ratio|
   over log 1.2 (the ±20% band the caption counts);
-- scipy's Nelder-Mead minimises it from the file's current values; the knobs are clamped to [0, 10] before the
-  evaluation, so the simplex may wander out;
+- scipy's Nelder-Mead minimises it from the file's current values; the knobs are clamped to [0, 10]
+  (`discrimination` to [0, 1]) before the evaluation, so the simplex may wander out;
 - `--order` adds the paper's method order on R@50 and mR@50 (`order_loss`): the other rows of the model's table
   (its backbone's baseline and PKO rows, and the other methods) are read from the pipeline's
   `reports/tables/published_vs_reproduced.csv`, and the models of one backbone and task are fitted one after
@@ -57,9 +58,21 @@ from sgg_eval.simulate.params import METHODS, MethodParams, method_settings
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf/simulation/default.yaml"
 WEIGHTS = {"R@50": 10.0, "mR@50": 5.0}  # every other column 1
-# each method's strengths; every model also has its ranking_noise
+# each method's strengths; every model also has its ranking_noise, and a method that trains its own features (all
+# but TDE, which reuses the baseline's model) its discrimination
 STRENGTH = {"reweight": ("reweight_alpha",), "tde": ("tde_alpha", "tde_prior_alpha"), "dlfe": ("dlfe_alpha",)}
 STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",)}
+TRAINED = ("reweight", "dlfe", "rtpb_cb", "nice")
+# a knob's range (every other [0, 10]) and the first simplex's step along it (every other 0.3)
+UPPER, STEP = {"discrimination": 1.0}, {"ranking_noise": 0.5, "discrimination": 0.1}
+
+
+def knob_names(method: str) -> tuple[str, ...]:
+    """The settings the fit moves for ``method``: its strengths, ``ranking_noise`` and, for a method that trains its
+    own features (``TRAINED``), ``discrimination``."""
+    return (*STRENGTH[method], "ranking_noise", *(("discrimination",) if method in TRAINED else ()))
+
+
 # the columns whose method order the issue keeps; the order term's weight and its margin (in log: 1%)
 ORDERED, ORDER_WEIGHT, ORDER_MARGIN = ("R@50", "mR@50"), 20.0, 0.01
 TABLE = "reports/tables/published_vs_reproduced.csv"
@@ -79,9 +92,10 @@ MODELS = [model for model in MODELS if model[2] != "baseline"]
 
 
 def knobs(method: str, x) -> dict:
-    """A model's settings from the simplex's point: its strengths and ranking noise, clamped to [0, 10], 3 decimals."""
-    names = (*STRENGTH[method], "ranking_noise")
-    return {k: min(max(round(float(a), 3), 0.0), 10.0) for k, a in zip(names, x, strict=True)}
+    """A model's settings from the simplex's point (:func:`knob_names`), each clamped to its range (``UPPER``, else
+    [0, 10]), 3 decimals."""
+    names = knob_names(method)
+    return {k: min(max(round(float(a), 3), 0.0), UPPER.get(k, 10.0)) for k, a in zip(names, x, strict=True)}
 
 
 def loss(cells: dict[str, tuple[float, float]]) -> float:
@@ -166,13 +180,13 @@ def fit_model(fit: Fit, model: tuple[str, str, str], evals: int, others: dict | 
 
     backbone, task, method = model
     start = fit.current(*model)
-    x0 = np.array([start[k] for k in (*STRENGTH[method], "ranking_noise")], dtype=float)
+    x0 = np.array([start[k] for k in knob_names(method)], dtype=float)
 
     def objective(cells: dict) -> float:
         return loss(cells) + (order_loss(cells, others) if others else 0.0)
 
     if evals:
-        step = np.array([0.3] * len(STRENGTH[method]) + [0.5])  # the first simplex
+        step = np.array([STEP.get(k, 0.3) for k in knob_names(method)])  # the first simplex
         simplex = np.vstack([x0, x0 + np.diag(step)])
         res = minimize(
             lambda x: objective(fit.columns(*model, start | knobs(method, x))),

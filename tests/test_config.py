@@ -200,6 +200,11 @@ def test_both_schemas_refuse_a_bad_value_the_same_way(key, value, says):
             "is outside [0.0, 10.0]",
         ),
         (
+            {"sim_motifs": {"predcls": {"nice": {"discrimination": 1.5}}}},
+            "simulation.fitted.sim_motifs.predcls.nice.discrimination",
+            "is outside [0.0, 1.0]",
+        ),
+        (
             {"sim_vctree": {"sgdet": {"tde": {"tde_alpha": "x"}}}},
             "simulation.fitted.sim_vctree.sgdet.tde.tde_alpha",
             "is not a",
@@ -210,7 +215,7 @@ def test_a_fitted_setting_is_checked_as_the_defaults_are(fitted, field, says):
     """conf/simulation/default.yaml's ``fitted`` (issue 70): a known backbone, task and method, and each setting in
     the range its default is checked in."""
     cfg = _resolved()
-    good = {"reweight": {"reweight_alpha": 1.2, "ranking_noise": 0.5}}
+    good = {"reweight": {"reweight_alpha": 1.2, "ranking_noise": 0.5, "discrimination": 0.2}}
     cfg["simulation"]["fitted"] = {"sim_motifs": {"predcls": good}}
     check_params(cfg)  # a good one passes
     cfg["simulation"]["fitted"] = fitted

@@ -285,6 +285,31 @@ def test_clarity_scales_a_pairs_true_and_confusable_evidence_together():
     assert np.mean(np.log(factors)) == pytest.approx(-0.32, abs=0.08)
 
 
+def test_discrimination_removes_that_share_of_the_confusable_evidence():
+    """``discrimination`` d: a debiasing method's logits lose d × the evidence a pair's confusable (not true)
+    predicates got, and nothing else (the true predicate's, the background column); the baseline has the
+    baseline's features, d = 0 leaves every method as it was, and d = 1 leaves no confusable evidence."""
+    log_prior = np.log([0.5, 0.3, 0.2])
+    bb = Backbone("t", strength=4.0, confusion=3.0, clarity_spread=0.0, evidence_frequency_slope=0.0, **QUIET)
+    priors = _tiny_priors(log_prior)
+    ev = visual_evidence(np.random.default_rng(0), _tiny_image(), "predcls", bb, priors)
+    row = {tuple(p): i for i, p in enumerate(ev.pairs.tolist())}
+    # pair (0, 1) is related by predicate 1, whose confusable predicate 2 got ``confusion``; nothing else did
+    assert ev.confusing[row[0, 1]].tolist() == [0.0, 0.0, 3.0, 0.0] and ev.visual[row[0, 1], 2] == 3.0
+    assert np.count_nonzero(ev.confusing) == 1
+    for method in ("reweight", "tde", "dlfe", "rtpb_cb", "nice"):
+        priors_m = replace(priors, log_dlfe=log_prior)
+        plain = method_logits(method, ev, priors_m, bb, MethodParams())
+        for d in (0.0, 0.4, 1.0):
+            z = method_logits(method, ev, priors_m, bb, MethodParams(discrimination=d))
+            np.testing.assert_allclose(z, plain - d * ev.confusing)
+        assert method_logits(method, ev, priors_m, bb, MethodParams(discrimination=1.0))[row[0, 1], 2] == pytest.approx(
+            plain[row[0, 1], 2] - 3.0
+        )
+    base = method_logits("baseline", ev, priors, bb, MethodParams(discrimination=0.7))
+    assert np.array_equal(base, method_logits("baseline", ev, priors, bb, MethodParams()))
+
+
 def test_logit_scale_scales_the_saved_logits_and_changes_no_prediction():
     priors = _tiny_priors(np.log([0.5, 0.3, 0.2]))
     out = {}

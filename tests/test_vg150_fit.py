@@ -71,10 +71,13 @@ def test_the_order_terms_rows_come_from_the_pipelines_comparison_table(tmp_path)
     assert rows["sgcls", "VCTree"]["NICE"]["R@50"] == pytest.approx((37.8, 33.0))
 
 
-def test_knobs_are_the_methods_strength_and_noise_rounded_and_clamped():
+def test_knobs_are_the_methods_strength_noise_and_discrimination_rounded_and_clamped():
     assert fit.knobs("tde", [1.23456, 0.5, -0.5]) == {"tde_alpha": 1.235, "tde_prior_alpha": 0.5, "ranking_noise": 0.0}
-    assert fit.knobs("reweight", [0.7, 0.25]) == {"reweight_alpha": 0.7, "ranking_noise": 0.25}
-    assert fit.knobs("nice", [-1.0, 12.0]) == {"nice_alpha": 0.0, "ranking_noise": 10.0}
+    assert fit.knobs("reweight", [0.7, 0.25, 0.05]) == {"reweight_alpha": 0.7, "ranking_noise": 0.25,
+                                                          "discrimination": 0.05}  # fmt: skip
+    assert fit.knobs("nice", [-1.0, 12.0, 2.0]) == {"nice_alpha": 0.0, "ranking_noise": 10.0, "discrimination": 1.0}
+    with pytest.raises(ValueError):  # TDE, the baseline's model at inference, has no discrimination to move
+        fit.knobs("tde", [0.5, 0.5, 0.5, 0.5])
     assert len(fit.MODELS) == 30 and all(m != "baseline" for _, _, m in fit.MODELS)
 
 
@@ -95,7 +98,7 @@ def test_a_short_fit_never_ends_worse_than_it_starts(tiny_world, tmp_path):
     model = ("sim_motifs", "predcls", "reweight")
     before = fit.loss(f.columns(*model, f.current(*model)))
     best, cells = fit.fit_model(f, model, evals=8)
-    assert set(best) == {"reweight_alpha", "ranking_noise"}
+    assert set(best) == {"reweight_alpha", "ranking_noise", "discrimination"}
     assert fit.loss(cells) <= before and len(cells) == 12
 
 

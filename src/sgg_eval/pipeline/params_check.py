@@ -252,7 +252,8 @@ def _check_method_settings(params: Mapping, key: str, *, required: bool) -> None
     strengths += ("ranking_noise",)
     ranges = {k: (0.0, 10.0, {}) for k in strengths}
     ranges |= {"rtpb_beta": (0.0, 1.0, {"lo_open": True, "hi_open": True}), "nice_gamma": (0.0, 1.0, {})}
+    ranges |= {"discrimination": (0.0, 1.0, {})}
     ranges |= {"dlfe_images": (1, 10**7, {"integer": True})}
     for k, (lo, hi, kw) in ranges.items():
-        if required and k not in ("tde_prior_alpha", "nice_alpha", "ranking_noise") or k in settings:
+        if required and k not in ("tde_prior_alpha", "nice_alpha", "ranking_noise", "discrimination") or k in settings:
             _number(params, f"{key}.{k}", lo, hi, **kw)

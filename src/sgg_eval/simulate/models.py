@@ -32,7 +32,10 @@ logits into a model's output, each after the published method it imitates (``doc
   (``feature_bias · log π'`` replaces ``feature_bias · log π``), and ``nice_alpha`` · log π' is removed.
 
 Every method but the baseline may add ``ranking_noise``: one N(0, σ) offset per pair on its predicate columns,
-which spreads the ranking of pairs and leaves each pair's predicted predicate alone (``params.MethodParams``).
+which spreads the ranking of pairs and leaves each pair's predicted predicate alone, and ``discrimination``: the
+share of the confusable evidence its features do not have, ``z −= discrimination · confusion term`` (a method trained
+on corrected or re-weighted labels tells a pair's confusable predicates apart better than the baseline's features;
+``params.MethodParams``).
 Each model's settings are ``params.method_settings``: the defaults, or what the fit to the paper wrote for its
 backbone, task and method.
 
@@ -182,6 +185,7 @@ class Evidence:
     pairs: np.ndarray
     visual: np.ndarray
     true_predicates: np.ndarray  # [R, 2] (pair row, GT predicate) for pairs that carry a GT relation
+    confusing: np.ndarray  # [P, C+1] the part of ``visual`` a pair's confusable (not true) predicates got
 
 
 def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -> Evidence:
@@ -225,8 +229,10 @@ def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -
     # partly, as on VG, instead of revealing a tail the features already separate cleanly.
     clarity = np.exp(bb.clarity_spread * rng.normal(size=(len(pairs), 1)) - bb.clarity_spread**2 / 2)
     fade = np.exp(bb.evidence_frequency_slope * (priors.log_prior - priors.log_prior.max()))
-    evidence = bb.strength * onehot + bb.confusion * (confused & ~onehot)
-    vis[:, 1:] += clarity * fade[None, :] * evidence[:, 1:]
+    scale = clarity * fade[None, :]
+    confusing = np.zeros_like(vis)  # kept apart: a method's ``discrimination`` removes a share of it
+    confusing[:, 1:] = scale * (bb.confusion * (confused & ~onehot))[:, 1:]
+    vis[:, 1:] += scale * (bb.strength * onehot + bb.confusion * (confused & ~onehot))[:, 1:]
     related = onehot.any(axis=1)
     vis[:, 0] += np.where(related, -bb.background_shift, bb.background_shift)
     # Confidence varies from pair to pair (occlusion, size, context): one offset per pair on every predicate
@@ -235,7 +241,7 @@ def visual_evidence(rng, gt: GTImage, task: str, bb: Backbone, priors: Priors) -
     # Visual features of a real backbone are themselves head-biased (feature_bias · log π); the
     # counterfactual (bias-only) logits TDE subtracts hold that bias and the frequency prior.
     vis[:, 1:] += bb.feature_bias * priors.log_prior[None, :]
-    return Evidence(boxes, labels, scores, pairs, vis, true)
+    return Evidence(boxes, labels, scores, pairs, vis, true, confusing)
 
 
 def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: MethodParams) -> np.ndarray:
@@ -265,6 +271,8 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
             z[:, 1:] -= mp.nice_alpha * priors.log_prior_nice
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if mp.discrimination:
+        z -= mp.discrimination * ev.confusing
     return z
 
 
