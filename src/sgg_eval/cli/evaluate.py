@@ -313,6 +313,14 @@ def add(sub) -> None:
     add_iou_threshold(p, default=None)
     add_jobs(p)
     p.add_argument("-o", "--output", help="write the metrics JSON here")
+    _add_captions_and_rows(p)
+    p.set_defaults(func=run_evaluate)
+
+    _add_psg_pack(sub)
+
+
+def _add_captions_and_rows(p: argparse.ArgumentParser) -> None:
+    """SGG-Benchmark's captions (InformativeRecall) and the per-image rows."""
     p.add_argument(
         "--captions",
         metavar="FILE",
@@ -333,9 +341,6 @@ def add(sub) -> None:
         help=f"box tasks: write every evaluated image's graphs here as JSON lines (GT triplets with their first-hit "
         f"rank, the top {PER_IMAGE_K} predicted triplets with the GT rows they hit; docs/per_image.md)",
     )
-    p.set_defaults(func=run_evaluate)
-
-    _add_psg_pack(sub)
 
 
 def _add_openvocab(p: argparse.ArgumentParser) -> None:

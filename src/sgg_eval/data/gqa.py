@@ -192,22 +192,7 @@ def _image(image_id: str, graph: dict, index: _Index, drop: set[int], path: str)
     size = [graph.get(k) for k in ("width", "height")]
     if not all(type(v) is int and v > 0 for v in size):
         raise InputError(f"width and height {size!r:.40} are not positive integers", field="width/height", **where)
-    objects = graph["objects"]
-    kept, boxes, labels, raw, any_rel = {}, [], [], [], False
-    for oid in sorted(objects):
-        obj = objects[oid]
-        xywh = [obj.get(k) for k in ("x", "y", "w", "h")]
-        if not all(type(v) is int for v in xywh):  # GQA's boxes are whole pixels
-            message = f"object {oid!r:.40}: x, y, w, h {xywh!r:.60} are not integers"
-            raise InputError(message, field="x/y/w/h", **where)
-        x, y, w, h = xywh
-        if x < 0 or y < 0 or w <= 0 or h <= 0:
-            continue  # Knyazev's rule: a box off the image's corner or empty is skipped, with its relations
-        kept[oid] = len(labels)
-        labels.append(index.objects[obj["name"]])
-        boxes.append((x, y, x + w, y + h))
-        any_rel = any_rel or bool(obj["relations"])
-        raw.extend((oid, r["object"], r["name"]) for r in obj["relations"])
+    kept, boxes, labels, raw, any_rel = _kept_objects(graph["objects"], index, where)
     if not any_rel:
         return None
     rels = []
@@ -224,3 +209,24 @@ def _image(image_id: str, graph: dict, index: _Index, drop: set[int], path: str)
     # valid by construction (the id and names checked by _check_graph, whole-pixel boxes with w, h > 0, labels
     # and predicates from the vocabulary, kept objects' indices); write_split validates every image once more
     return GTImage(image_id, width, height, wide.astype(np.float32), labels, rels)
+
+
+def _kept_objects(objects: dict, index: _Index, where: dict) -> tuple[dict, list, list, list, bool]:
+    """In sorted id order, the objects Knyazev's rules keep: ``kept`` (id -> row), their ``boxes`` (x1 y1 x2 y2)
+    and ``labels``, their relations ``raw`` (subject id, target id, name), and whether any of them has one."""
+    kept, boxes, labels, raw, any_rel = {}, [], [], [], False
+    for oid in sorted(objects):
+        obj = objects[oid]
+        xywh = [obj.get(k) for k in ("x", "y", "w", "h")]
+        if not all(type(v) is int for v in xywh):  # GQA's boxes are whole pixels
+            message = f"object {oid!r:.40}: x, y, w, h {xywh!r:.60} are not integers"
+            raise InputError(message, field="x/y/w/h", **where)
+        x, y, w, h = xywh
+        if x < 0 or y < 0 or w <= 0 or h <= 0:
+            continue  # Knyazev's rule: a box off the image's corner or empty is skipped, with its relations
+        kept[oid] = len(labels)
+        labels.append(index.objects[obj["name"]])
+        boxes.append((x, y, x + w, y + h))
+        any_rel = any_rel or bool(obj["relations"])
+        raw.extend((oid, r["object"], r["name"]) for r in obj["relations"])
+    return kept, boxes, labels, raw, any_rel

@@ -325,6 +325,30 @@ def estimate_label_frequency(images, priors: Priors, bb: Backbone, mp: MethodPar
     return np.log(est / est.sum())
 
 
+def _priors_of(
+    settings: dict[str, MethodParams],
+    methods: list[str],
+    stats: TrainingStats,
+    backbone: Backbone,
+    seed: int,
+    val_path: str | os.PathLike | None,
+) -> dict:
+    """Each of ``methods``' priors; DLFE's with its label frequencies estimated on the validation split."""
+    priors, shared = {}, {}
+    for method in methods:
+        mp = settings[method]
+        # the priors read two settings only: computed once per distinct pair (0.1 s each at VG150's size)
+        key = (mp.rtpb_beta, mp.nice_gamma)
+        priors[method] = shared[key] = shared.get(key) or method_priors(stats, mp)
+        if method == "dlfe":
+            if val_path is None:
+                raise ValueError("the dlfe method needs the validation split (val_path)")
+            with SplitStore(val_path) as val:
+                estimate = estimate_label_frequency(val, priors[method], backbone, mp, seed)
+            priors[method] = replace(priors[method], log_dlfe=estimate)
+    return priors
+
+
 def simulate_models(
     split_path: str | os.PathLike,
     stats: TrainingStats,
@@ -342,18 +366,7 @@ def simulate_models(
     ``methods``: the settings of every method, or each method's own (``params.method_settings``). ``val_path`` (the
     validation split) is needed by ``dlfe``, which estimates label frequencies on it."""
     settings = methods if isinstance(methods, dict) else dict.fromkeys(outputs, methods)
-    priors, shared = {}, {}
-    for method in outputs:
-        mp = settings[method]
-        # the priors read two settings only: computed once per distinct pair (0.1 s each at VG150's size)
-        key = (mp.rtpb_beta, mp.nice_gamma)
-        priors[method] = shared[key] = shared.get(key) or method_priors(stats, mp)
-        if method == "dlfe":
-            if val_path is None:
-                raise ValueError("the dlfe method needs the validation split (val_path)")
-            with SplitStore(val_path) as val:
-                estimate = estimate_label_frequency(val, priors[method], backbone, mp, seed)
-            priors[method] = replace(priors[method], log_dlfe=estimate)
+    priors = _priors_of(settings, list(outputs), stats, backbone, seed, val_path)
     backbone_key = sum(ord(ch) for ch in backbone.name)
 
     with SplitStore(split_path) as split:

@@ -83,6 +83,15 @@ def target_num_pairs(predicates: list[str], counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _by_subject(pairs: np.ndarray, w: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """One predicate's pairs by subject class: subject -> (object classes, their weights renormalised)."""
+    table = {}
+    for s in np.unique(pairs[:, 0]):
+        sel = pairs[:, 0] == s
+        table[int(s)] = (pairs[sel, 1], w[sel] / w[sel].sum())
+    return table
+
+
 class SimulatedWorld:
     """The composable pairs, their weights and the predicate groups; shared by every split of one seed."""
 
@@ -107,17 +116,7 @@ class SimulatedWorld:
         group_noise = {g: rng.gumbel(size=(c_obj, c_obj)) for g in range(len(PREDICATE_GROUPS))}
         group_anchor = {g: (rng.gumbel(size=c_obj), rng.gumbel(size=c_obj)) for g in range(len(PREDICATE_GROUPS))}
         log_f = np.log(self.obj_freq)
-        # the domains draw from streams of their own: the world's other draws stay where they were
-        domain_rng = np.random.default_rng([params.seed, 1001])
-        domain_noise = [
-            (domain_rng.gumbel(size=c_obj), domain_rng.gumbel(size=c_obj)) for _ in range(params.anchor_domains)
-        ]
-        # per predicate index, the domain its anchors follow (-1: a group's member, or no domains)
-        self.domain_of = np.full(len(self.vocab.predicate_classes), -1, dtype=np.int64)
-        if params.anchor_domains > 0:
-            drawn = domain_rng.integers(params.anchor_domains, size=len(self.domain_of))
-            ungrouped = np.array([name not in group_of for name in self.vocab.predicate_classes])
-            self.domain_of[ungrouped] = drawn[ungrouped]
+        domain_noise = self._draw_domains(group_of)
         pull, share = params.anchor_frequency_pull, params.domain_share
         self.pairs: list[np.ndarray] = []  # per predicate: [n_c, 2] 1-based (subject class, object class)
         self.pair_weights: list[np.ndarray] = []
@@ -141,22 +140,34 @@ class SimulatedWorld:
             self.pairs.append(np.column_stack(np.unravel_index(top, (c_obj, c_obj))).astype(np.int64) + 1)
             w = np.exp(params.pair_concentration * (popularity.flat[top] - popularity.flat[top].max()))
             self.pair_weights.append(w / w.sum())
+        self._index_groups()
+        # For reusing an existing object as a subject: per predicate, subject class -> (object classes, weights).
+        self.by_subject = [_by_subject(pairs, w) for pairs, w in zip(self.pairs, self.pair_weights)]
+
+    def _draw_domains(self, group_of: dict[str, int]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Set ``domain_of`` and return each domain's (subject, object) anchor noise. The domains draw from a
+        stream of their own, so the world's other draws stay where they were."""
+        params, c_obj = self.params, self.vocab.num_objects
+        domain_rng = np.random.default_rng([params.seed, 1001])
+        noise = [(domain_rng.gumbel(size=c_obj), domain_rng.gumbel(size=c_obj)) for _ in range(params.anchor_domains)]
+        # per predicate index, the domain its anchors follow (-1: a group's member, or no domains)
+        self.domain_of = np.full(len(self.vocab.predicate_classes), -1, dtype=np.int64)
+        if params.anchor_domains > 0:
+            drawn = domain_rng.integers(params.anchor_domains, size=len(self.domain_of))
+            ungrouped = np.array([name not in group_of for name in self.vocab.predicate_classes])
+            self.domain_of[ungrouped] = drawn[ungrouped]
+        return noise
+
+    def _index_groups(self) -> None:
+        """``groups`` (1-based ids), ``group_head`` (member -> its group's most frequent predicate) and
+        ``generic_children`` (generic parent id -> its specific children's ids, ascending; GENERIC_PARENT)."""
         self.groups = [[self.vocab.predicate_classes.index(p) + 1 for p in g] for g in PREDICATE_GROUPS]
         self.group_head = {k: max(g, key=lambda q: self.pred_freq[q - 1]) for g in self.groups for k in g}
         self.group_head = {k: h for k, h in self.group_head.items() if k != h}
-        # generic parent id -> its specific children's ids, ascending (GENERIC_PARENT, by id)
         ids = {n: i + 1 for i, n in enumerate(self.vocab.predicate_classes)}
         self.generic_children: dict[int, list[int]] = {}
         for child, parent in sorted(GENERIC_PARENT.items(), key=lambda cp: ids[cp[0]]):
             self.generic_children.setdefault(ids[parent], []).append(ids[child])
-        # For reusing an existing object as a subject: per predicate, subject class -> (object classes, weights).
-        self.by_subject: list[dict[int, tuple[np.ndarray, np.ndarray]]] = []
-        for pairs, w in zip(self.pairs, self.pair_weights):
-            table = {}
-            for s in np.unique(pairs[:, 0]):
-                sel = pairs[:, 0] == s
-                table[int(s)] = (pairs[sel, 1], w[sel] / w[sel].sum())
-            self.by_subject.append(table)
 
     name = "vg150_sim"
     zeroshot_seen = ("train",)

@@ -48,19 +48,24 @@ def video_sources(path: str, videos: list[str], stored: list[str] | None = None)
     """``(video, file, dict)`` for each of ``videos`` (the scored ones) in order, one file at a time; every video
     must have a prediction and every prediction a video of ``stored`` (the split's, ``videos`` by default; one
     of them not scored is left unread)."""
-    if os.path.isdir(path):
-        files = _folder(path, set(stored or videos))
-        missing = [v for v in videos if v not in files]
-        if missing:
-            raise InputError(f"{len(missing)} of the split's {len(videos)} videos have no file (first: {missing[0]})",
-                             path=path)  # fmt: skip
-        for video in videos:
-            yield video, files[video], _load(files[video])
-        return
+    known = set(stored or videos)
+    yield from _from_folder(path, videos, known) if os.path.isdir(path) else _from_file(path, videos, known)
+
+
+def _from_folder(path: str, videos: list[str], known: set[str]) -> Iterator[tuple[str, str, object]]:
+    files = _folder(path, known)
+    missing = [v for v in videos if v not in files]
+    if missing:
+        raise InputError(f"{len(missing)} of the split's {len(videos)} videos have no file (first: {missing[0]})",
+                         path=path)  # fmt: skip
+    for video in videos:
+        yield video, files[video], _load(files[video])
+
+
+def _from_file(path: str, videos: list[str], known: set[str]) -> Iterator[tuple[str, str, object]]:
     whole = _load(path)
     if not isinstance(whole, dict) or not all(isinstance(k, str) for k in whole):
         raise InputError("expected a dict {video name: prediction dict}, or a folder of per-video files", path=path)
-    known = set(stored or videos)
     names = {_video_name(k, known): k for k in whole}
     extra = [k for k in whole if _video_name(k, known) is None]
     missing = [v for v in videos if v not in names]
