@@ -31,6 +31,16 @@ def test_the_loss_is_the_weighted_mean_of_squared_log_ratios_plus_the_band_term(
     assert fit.loss({"R@50": (20.0, 20.0), "mR@50": (3.0, 3.0)}) == 0.0
 
 
+def test_a_narrower_band_and_its_weight_count_cells_the_default_band_leaves_inside(monkeypatch):
+    cells = {"R@50": (20.0, 23.4), "mR@50": (10.0, 10.0)}  # +17%: inside ±20%, outside ±15%
+    r = math.log(23.4 / 20)
+    assert fit.loss(cells) == pytest.approx(10 * r**2 / 15, rel=1e-12)
+    monkeypatch.setitem(fit.FIT, "band", 0.15)
+    monkeypatch.setitem(fit.FIT, "band_weight", 40.0)
+    want = 10 * r**2 / 15 + 40 * (r - math.log(1.15)) ** 2 / 2
+    assert fit.loss(cells) == pytest.approx(want, rel=1e-12)
+
+
 def test_the_order_term_is_the_squared_hinge_of_each_pair_the_wrong_way_round():
     mine = {"R@50": (30.0, 28.0), "mR@50": (12.0, 15.0), "R@20": (25.0, 1.0)}  # R@20 is not an ordered column
     others = {

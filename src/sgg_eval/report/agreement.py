@@ -37,15 +37,21 @@ def directions(cells: list[tuple[tuple, str, float, float]], baseline: str = "Ba
     return agree, total
 
 
-def fit_loss(cells: dict[str, tuple[float, float]], weights: dict[str, float]) -> float:
+def fit_loss(
+    cells: dict[str, tuple[float, float]],
+    weights: dict[str, float],
+    band: float = AGREEMENT_BAND,
+    band_weight: float = 10.0,
+) -> float:
     """What the simulations' fits minimise (``scripts/fit_*_simulation.py``) over ``{column: (published, ours)}``:
 
-        Σ_c w_c r_c² / Σ_c w_c  +  10 · mean_c max(|r_c| − log(1 + AGREEMENT_BAND), 0)²
+        Σ_c w_c r_c² / Σ_c w_c  +  β · mean_c max(|r_c| − log(1 + b), 0)²
         r_c = log(max(ours, 1e-3) / published)
 
     the weighted mean of squared log ratios (``weights``, every other column 1; ours floored at 1e-3: a zero is far,
-    not infinite), plus 10 × the mean squared excess over the band the agreement counts (a cell outside costs more)."""
+    not infinite), plus β (``band_weight``, 10) × the mean squared excess over a band b (``band``: by default the one
+    the agreement counts, ±20%; a fit may ask a narrower one, to keep a margin) — a cell outside costs more."""
     w = [weights.get(c, 1.0) for c in cells]
     r = [math.log(max(o, 1e-3) / p) for p, o in cells.values()]
-    outside = [max(abs(x) - math.log(1 + AGREEMENT_BAND), 0.0) for x in r]
-    return sum(wi * x * x for wi, x in zip(w, r)) / sum(w) + 10.0 * sum(x * x for x in outside) / len(r)
+    outside = [max(abs(x) - math.log(1 + band), 0.0) for x in r]
+    return sum(wi * x * x for wi, x in zip(w, r)) / sum(w) + band_weight * sum(x * x for x in outside) / len(r)
