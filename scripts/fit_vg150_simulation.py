@@ -270,8 +270,8 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the fitted values into conf/simulation/default.yaml")
     ap.add_argument("--order", action="store_true", help=f"keep the paper's method order on R@50 and mR@50 ({TABLE})")
     ap.add_argument("--band", type=float, default=FIT["band"], help="the loss's band, relative (default: 0.2)")
-    ap.add_argument("--band-weight", type=float, default=FIT["band_weight"], help="its weight (default: 10)")
-    ap.add_argument("--order-weight", type=float, default=ORDER_WEIGHT, help="the order term's (default: 20)")
+    ap.add_argument("--band-weight", type=float, default=FIT["band_weight"], help="the band term's weight (default 10)")
+    ap.add_argument("--order-weight", type=float, default=ORDER_WEIGHT, help="--order's term's weight (default 20)")
     args = ap.parse_args()
     FIT.update(band=args.band, band_weight=args.band_weight, order_weight=args.order_weight)
     models = [tuple(m.split("/")) for m in args.only] or MODELS
