@@ -51,7 +51,7 @@ from sgg_eval.core.tasks import TASKS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
-from sgg_eval.report.agreement import agreement, fit_loss
+from sgg_eval.report.agreement import BAND_WEIGHT, agreement, fit_loss
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import PAPER_COLUMNS
 from sgg_eval.simulate.models import Backbone, simulate_models
@@ -81,7 +81,7 @@ TABLE = "reports/tables/published_vs_reproduced.csv"
 # the band the loss's second term counts cells outside of and its weight (fit_loss's defaults: ±20%, 10), and the
 # order term's weight: --band, --band-weight and --order-weight set them for one run (a narrower band keeps a margin
 # inside the one the caption counts; a heavier order term keeps neighbours 1-3% apart the paper's way round)
-FIT = {"band": WITHIN, "band_weight": 10.0, "order_weight": ORDER_WEIGHT}
+FIT = {"band": WITHIN, "band_weight": BAND_WEIGHT, "order_weight": ORDER_WEIGHT}
 
 
 def _paper_labels() -> dict[tuple[str, str], tuple[str, str]]:
@@ -242,8 +242,8 @@ def _fit_group(job: tuple[list, int, str, dict | None, dict]) -> list[tuple[tupl
     """The fits of a group of models one after another (a worker process of ``--jobs``), their predictions in a
     folder of their own. With ``rows`` (one table of :func:`reproduced_table`), each model's order term reads the
     other rows, the models fitted before it in the group at the values they reached."""
-    models, evals, data, rows, band = job
-    FIT.update(band)  # a worker process's own copy
+    models, evals, data, rows, settings = job
+    FIT.update(settings)  # the run's FIT, into this worker process's copy
     done = []
     with tempfile.TemporaryDirectory() as tmp:
         fit = Fit(Path(data), Path(tmp))
@@ -269,9 +269,14 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="models fitted at once, one process each")
     ap.add_argument("--write", action="store_true", help="write the fitted values into conf/simulation/default.yaml")
     ap.add_argument("--order", action="store_true", help=f"keep the paper's method order on R@50 and mR@50 ({TABLE})")
-    ap.add_argument("--band", type=float, default=FIT["band"], help="the loss's band, relative (default: 0.2)")
-    ap.add_argument("--band-weight", type=float, default=FIT["band_weight"], help="the band term's weight (default 10)")
-    ap.add_argument("--order-weight", type=float, default=ORDER_WEIGHT, help="--order's term's weight (default 20)")
+    band, band_weight, order_weight = FIT["band"], FIT["band_weight"], FIT["order_weight"]
+    ap.add_argument("--band", type=float, default=band, help=f"the loss's band, relative (default {band:g})")
+    ap.add_argument(
+        "--band-weight", type=float, default=band_weight, help=f"the band term's weight (default {band_weight:g})"
+    )
+    ap.add_argument(
+        "--order-weight", type=float, default=order_weight, help=f"--order's term's weight (default {order_weight:g})"
+    )
     args = ap.parse_args()
     FIT.update(band=args.band, band_weight=args.band_weight, order_weight=args.order_weight)
     models = [tuple(m.split("/")) for m in args.only] or MODELS

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 AGREEMENT_BAND = 0.2  # a cell agrees when |ours - published| <= 20% of published (issue 51's measure)
+BAND_WEIGHT = 10.0  # fit_loss's weight of a cell's squared excess over the band, unless a fit asks another
 
 
 def agreement(cells: list[tuple[str, float, float]]) -> tuple[int, dict[str, float]]:
@@ -41,7 +42,7 @@ def fit_loss(
     cells: dict[str, tuple[float, float]],
     weights: dict[str, float],
     band: float = AGREEMENT_BAND,
-    band_weight: float = 10.0,
+    band_weight: float = BAND_WEIGHT,
 ) -> float:
     """What the simulations' fits minimise (``scripts/fit_*_simulation.py``) over ``{column: (published, ours)}``:
 
@@ -49,8 +50,9 @@ def fit_loss(
         r_c = log(max(ours, 1e-3) / published)
 
     the weighted mean of squared log ratios (``weights``, every other column 1; ours floored at 1e-3: a zero is far,
-    not infinite), plus β (``band_weight``, 10) × the mean squared excess over a band b (``band``: by default the one
-    the agreement counts, ±20%; a fit may ask a narrower one, to keep a margin) — a cell outside costs more."""
+    not infinite), plus β (``band_weight``, ``BAND_WEIGHT`` by default) × the mean squared excess over a band b
+    (``band``: by default the one the agreement counts, ±20%; a fit may ask a narrower one, to keep a margin) — a
+    cell outside costs more."""
     w = [weights.get(c, 1.0) for c in cells]
     r = [math.log(max(o, 1e-3) / p) for p, o in cells.values()]
     outside = [max(abs(x) - math.log(1 + band), 0.0) for x in r]
