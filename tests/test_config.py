@@ -171,6 +171,8 @@ def test_an_entry_name_is_read_by_one_rule():
         ("pko.eps", 0.0, "is outside (0.0, 1000000.0]"),
         ("stats.drop_non_overlapping", 1, "must be true or false"),
         ("simulation.world.stray", 1, "unknown setting 'stray'"),
+        ("simulation.backbones.sim_motifs.detection_score_floor", 1.0, "is outside [0.0, 1.0)"),
+        ("simulation.backbones.sim_vctree.detection_score_floor", -0.1, "is outside [0.0, 1.0)"),
     ],
 )
 def test_both_schemas_refuse_a_bad_value_the_same_way(key, value, says):

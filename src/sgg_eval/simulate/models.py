@@ -40,8 +40,9 @@ Each model's settings are ``params.method_settings``: the defaults, or what the 
 backbone, task and method.
 
 Tasks: PredCls uses the GT objects; SGCls keeps GT boxes and predicts labels with confusion; SGDet misses
-objects, jitters boxes, adds false detections and scores every ordered pair of detections. Relations are
-written sorted by the GC triplet score.
+objects, jitters boxes, adds false detections and scores every ordered pair of detections. An object's score is
+U(0.5, 1) if its label is right and U(0.05, 0.6) if not, but a right detection's in SGDet is
+U(``detection_score_floor``, 1). Relations are written sorted by the GC triplet score.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ def _objects(rng, gt: GTImage, task: str, bb: Backbone, share: np.ndarray):
     correct = (source >= 0) & (rng.random(len(source)) < accuracy)
     labels = rng.choice(len(share), size=len(source), p=share)
     labels[correct] = gt.labels[source[correct]]
-    scores = np.where(correct, rng.uniform(0.5, 1.0, len(source)), rng.uniform(0.05, 0.6, len(source)))
+    floor = 0.5 if task_spec(task).gt_boxes else bb.detection_score_floor  # SGCls: a classifier's label scores
+    scores = np.where(correct, rng.uniform(floor, 1.0, len(source)), rng.uniform(0.05, 0.6, len(source)))
     return boxes.astype(np.float32), labels, scores.astype(np.float32), source
 
 

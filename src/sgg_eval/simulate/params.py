@@ -35,6 +35,10 @@ class Backbone:
     detection_rate: float = 0.97
     box_jitter: float = 0.08
     false_detections: float = 6.0
+    # SGDet: a detector is not equally sure of every right detection; a correctly labelled one scores
+    # U(detection_score_floor, 1), a wrong one U(0.05, 0.6). A lower floor ranks some true pairs lower (the triplet
+    # score is the product of both objects' scores), so R@20 falls further below R@100, as in the paper's SGDet rows.
+    detection_score_floor: float = 0.5
     unannotated: float = 1.2
 
 
