@@ -27,7 +27,7 @@ from sgg_eval.boxes.splits import build_splits, build_stats
 from sgg_eval.data.stats import read_stats
 from sgg_eval.data.types import GTImage
 from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.report.agreement import agreement
+from sgg_eval.report.agreement import agreement, directions
 from sgg_eval.simulate.models import (
     METHODS,
     Backbone,
@@ -405,3 +405,78 @@ def test_fitted_settings_override_the_defaults_of_one_backbone_task_and_method()
     assert fitted["reweight"] == MethodParams(reweight_alpha=0.7, tde_alpha=0.7)
     for backbone, task in (("sim_motifs", "predcls"), ("sim_vctree", "sgcls")):
         assert set(method_settings(sim, backbone, task).values()) == {MethodParams(reweight_alpha=0.7, tde_alpha=0.7)}
+
+
+# --- issue 70's acceptance on the bench (SGG_EVAL_FULL=1: every task and backbone, the pipeline's 528 cells) --------
+
+
+def _paper_table(res: dict):
+    """The caption's table (``report.published.published_vs_reproduced``) of the bench's results: every model as its
+    file in conf/model names it, each baseline's PKO row, and PKO-only from Motifs' baseline (``conf/pko``)."""
+    from sgg_eval.report.published import published_vs_reproduced
+
+    results, entries = {}, []
+    for (bb, task, m), metrics in res.items():
+        if m == "pko_only" and bb != "sim_motifs":
+            continue
+        if m == "pko_only":
+            entry, info = "pko_only", {"backbone": "-", "method": "PKO-only"}
+        elif m == "pko":
+            entry, info = f"{bb}_baseline_pko", {"backbone": PAPER_NAME[bb], "method": "PKO"}
+        else:
+            model = yaml.safe_load((CONF / "model" / f"{bb}_{m}.yaml").read_text())
+            entry, info = f"{bb}_{m}", {"backbone": model["backbone"], "method": model["method"]}
+        results[entry, task] = {"entry": info, "metrics": metrics}
+        entries.append(entry)
+    return published_vs_reproduced(results, sorted(set(entries)), simulated=True, tau=0.5)
+
+
+def _orders_broken(table, with_pko_only: bool) -> list[tuple]:
+    """The (task, backbone, metric) tables of R@50 and mR@50 where two rows are the other way round from the paper's
+    (rows the paper ties are not compared); with ``with_pko_only``, the task's PKO-only row is in each table."""
+    cells: dict = {}
+    for r in table.rows:
+        task, backbone, method, metric = r.labels
+        if metric in ("R@50", "mR@50"):
+            cells.setdefault((task, metric), {}).setdefault(backbone, {})[method] = (
+                r.values["published"],
+                r.values["reproduced"],
+            )
+    broken = []
+    for (task, metric), by_backbone in sorted(cells.items()):
+        for backbone, rows in sorted(by_backbone.items()):
+            if backbone == "-":
+                continue
+            rows = {**rows, **(by_backbone.get("-", {}) if with_pko_only else {})}
+            pairs = [(a, b) for a in rows for b in rows if a < b]
+            if any((rows[a][0] - rows[b][0]) * (rows[a][1] - rows[b][1]) < 0 for a, b in pairs):
+                broken.append((task, backbone, metric))
+    return broken
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the 528 cells need every task and backbone (SGG_EVAL_FULL=1)")
+def test_issue_70_agreement_bars(bench):
+    """Issue 70's acceptance, on the caption's own computation: at least 475 of the 528 cells within ±20% of Li et
+    al.'s, no metric family's mean |relative difference| above 15%, at least 410 of the 420 method-versus-baseline
+    directions agreeing, and the paper's order of the rows on R@50 and mR@50 in every (task, backbone) table of
+    backbone rows. The bench is the pipeline's default run (seed 0, default scale), so these are its figures."""
+    table = _paper_table(bench[2])
+    cells = [r for r in table.rows if r.values["published"] and r.values["reproduced"] is not None]
+    within, means = agreement([(r.labels[3].partition("@")[0], r.values["published"], r.values["reproduced"])
+                               for r in cells])  # fmt: skip
+    assert len(cells) == 528 and within >= 475, within
+    assert max(means.values()) <= 0.15, means
+    agree, total = directions([((r.labels[0], r.labels[1], r.labels[3]), r.labels[2], r.values["published"],
+                                 r.values["reproduced"]) for r in cells])  # fmt: skip
+    assert total == 420 and agree >= 410, agree
+    assert _orders_broken(table, with_pko_only=False) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the 528 cells need every task and backbone (SGG_EVAL_FULL=1)")
+@pytest.mark.xfail(strict=True, reason="PKO-only's mR@50 is above the paper's in 5 of 12 tables (issue 70)")
+def test_issue_70_order_with_pko_only(bench):
+    """The paper's order on R@50 and mR@50 with the PKO-only row put in each (task, backbone) table: 7 of 12 hold
+    today, all five broken on PKO-only's mR@50 (docs/decisions.md, "Why issue 70 stays open")."""
+    assert _orders_broken(_paper_table(bench[2]), with_pko_only=True) == []
