@@ -61,7 +61,7 @@ PAPER_COLUMNS = [f"{m}@{k}" for m in ("R", "mR") for k in KS] + [f"{m}@{k}" for 
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("simbench")
     build_splits(
-        SimulatedWorld(SimParams()),
+        SimulatedWorld(SimParams(**SIM["world"])),  # the pipeline's world: conf/simulation/default.yaml's
         {"train": root / "train.h5", "val": root / "val.h5", "test": root / "test.h5"},
     )
     build_stats(root / "train.h5", root / "test.h5", root / "stats.h5")
