@@ -27,7 +27,7 @@ from sgg_eval.boxes.splits import build_splits, build_stats
 from sgg_eval.data.stats import read_stats
 from sgg_eval.data.types import GTImage
 from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.report.agreement import agreement, directions
+from sgg_eval.report.agreement import agreement
 from sgg_eval.simulate.models import (
     METHODS,
     Backbone,
@@ -461,14 +461,12 @@ def test_issue_70_agreement_bars(bench):
     al.'s, no metric family's mean |relative difference| above 15%, at least 410 of the 420 method-versus-baseline
     directions agreeing, and the paper's order of the rows on R@50 and mR@50 in every (task, backbone) table of
     backbone rows. The bench is the pipeline's default run (seed 0, default scale), so these are its figures."""
+    from sgg_eval.report.published import agreement_figures
+
     table = _paper_table(bench[2])
-    cells = [r for r in table.rows if r.values["published"] and r.values["reproduced"] is not None]
-    within, means = agreement([(r.labels[3].partition("@")[0], r.values["published"], r.values["reproduced"])
-                               for r in cells])  # fmt: skip
-    assert len(cells) == 528 and within >= 475, within
+    within, cells, means, agree, total = agreement_figures(table.rows)
+    assert cells == 528 and within >= 475, within
     assert max(means.values()) <= 0.15, means
-    agree, total = directions([((r.labels[0], r.labels[1], r.labels[3]), r.labels[2], r.values["published"],
-                                 r.values["reproduced"]) for r in cells])  # fmt: skip
     assert total == 420 and agree >= 410, agree
     assert _orders_broken(table, with_pko_only=False) == []
 

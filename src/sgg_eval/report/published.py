@@ -27,23 +27,30 @@ def _family(metric: str) -> str:
     return metric.partition("@")[0]
 
 
-def _agreement_caption(rows: list[Row]) -> str:
-    """How close ours is to the paper (``report.agreement``): cells within the band, the largest mean relative
-    difference of a metric family, and the method-versus-baseline directions (per task, backbone and metric) that
-    agree with the paper's."""
+def agreement_figures(rows: list[Row]) -> tuple[int, int, dict[str, float], int, int]:
+    """What the caption states of a ``published_vs_reproduced`` table's rows (``report.agreement``): ``(within,
+    cells, family means, agree, total)``, the cells within the band of the ``cells`` both sides have, each metric
+    family's mean relative difference, and the method-versus-baseline directions (per task, backbone and metric)
+    that agree with the paper's, of ``total``."""
     cells = [r for r in rows if r.values["reproduced"] is not None and r.values["published"]]
-    if not cells:
-        return ""
     within, means = agreement([(_family(r.labels[3]), r.values["published"], r.values["reproduced"]) for r in cells])
-    worst = max(means, key=means.get)
     agree, total = directions(
         [
             ((r.labels[0], r.labels[1], r.labels[3]), r.labels[2], r.values["published"], r.values["reproduced"])
             for r in cells
         ]  # fmt: skip
     )
+    return within, len(cells), means, agree, total
+
+
+def _agreement_caption(rows: list[Row]) -> str:
+    """How close ours is to the paper: :func:`agreement_figures` in words, the largest family mean of them."""
+    within, cells, means, agree, total = agreement_figures(rows)
+    if not cells:
+        return ""
+    worst = max(means, key=means.get)
     return (
-        f" Agreement: {within} of {len(cells)} cells within ±{AGREEMENT_BAND:.0%} of the published value; the "
+        f" Agreement: {within} of {cells} cells within ±{AGREEMENT_BAND:.0%} of the published value; the "
         f"largest mean |relative difference| of a metric family is {100 * means[worst]:.1f}% ({worst}); {agree} of "
         f"{total} method-versus-baseline directions agree with the paper's."
     )
