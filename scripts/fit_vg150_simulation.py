@@ -18,7 +18,7 @@ The procedure (docs/decisions.md, "Simulated VG150 models"):
 - scipy's Nelder-Mead minimises it from the file's current values; the knobs are clamped to [0, 10]
   (`discrimination` to [0, 1]) before the evaluation, so the simplex may wander out;
 - `--order` adds the paper's method order on R@50 and mR@50 (`order_loss`): the other rows of the model's table
-  (its backbone's baseline and PKO rows, and the other methods) are read from the pipeline's
+  (its backbone's baseline and PKO rows, the task's PKO-only row, and the other methods) are read from the pipeline's
   `reports/tables/published_vs_reproduced.csv`, and the models of one backbone and task are fitted one after
   another, each against the values the ones before it reached (`--order-weight`: the term's weight, 20 by default).
 
@@ -51,7 +51,7 @@ from sgg_eval.core.tasks import TASKS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
-from sgg_eval.report.agreement import BAND_WEIGHT, agreement, fit_loss
+from sgg_eval.report.agreement import BAND_WEIGHT, against_order, agreement, fit_loss
 from sgg_eval.report.published import published_rows
 from sgg_eval.report.tables import PAPER_COLUMNS
 from sgg_eval.simulate.models import Backbone, simulate_models
@@ -138,18 +138,24 @@ def order_loss(mine: dict[str, tuple[float, float]], others: dict[str, dict[str,
 
 def wrong_pairs(mine: dict[str, tuple[float, float]], others: dict[str, dict[str, tuple[float, float]]]) -> int:
     """How many (other row, column of ``ORDERED``) pairs are the other way round from the paper's."""
-    return sum((pm - po) * (om - oo) < 0 for (pm, om), (po, oo) in _compared(mine, others))
+    return sum(against_order(m, o) for m, o in _compared(mine, others))
 
 
 def reproduced_table(path: Path) -> dict[tuple[str, str], dict[str, dict[str, tuple[float, float]]]]:
     """``{(task, backbone): {method: {column: (published, ours)}}}`` in percent, from the pipeline's comparison
-    table (``TABLE``, fractions), for the rows ``order_loss`` compares a model with."""
+    table (``TABLE``, fractions), for the rows ``order_loss`` compares a model with. A row without a backbone
+    (PKO-only, backbone ``-``) is put in each of its task's tables: the paper's order holds with it too."""
     table: dict = {}
+    shared: dict = {}  # {task: {method: {column: cell}}}, the rows of no backbone
     with open(path, newline="", encoding="utf-8") as fh:
         for r in csv.DictReader(fh):
-            if r["Metric"] in ORDERED and r["Backbone"] != "-" and r["reproduced"]:
+            if r["Metric"] in ORDERED and r["reproduced"]:
                 cell = (100 * float(r["published"]), 100 * float(r["reproduced"]))
-                table.setdefault((r["Task"], r["Backbone"]), {}).setdefault(r["Method"], {})[r["Metric"]] = cell
+                key = (r["Task"], r["Backbone"])
+                rows = shared.setdefault(r["Task"], {}) if r["Backbone"] == "-" else table.setdefault(key, {})
+                rows.setdefault(r["Method"], {})[r["Metric"]] = cell
+    for (task, _), rows in table.items():
+        rows.update(shared.get(task, {}))
     return table
 
 

@@ -11,7 +11,7 @@ from test_config import _resolved
 from sgg_eval.core.errors import InputError
 from sgg_eval.metrics.names import metric_name
 from sgg_eval.pipeline.params_check import check_params
-from sgg_eval.report.agreement import agreement
+from sgg_eval.report.agreement import against_order, agreement
 from sgg_eval.report.psg_tables import (
     TABLE1,
     TABLE3,
@@ -120,6 +120,13 @@ def test_agreement_equals_a_loop_over_the_cells():
     for metric in {m for m, _, _ in cells}:
         rel = [abs(o - p) / p for m, p, o in cells if m == metric]
         assert means[metric] == pytest.approx(sum(rel) / len(rel), rel=1e-15)
+
+
+def test_two_rows_are_against_the_order_only_where_ours_reverses_the_papers():
+    assert against_order((30.0, 25.0), (20.0, 26.0)) and against_order((20.0, 26.0), (30.0, 25.0))
+    assert not against_order((30.0, 25.0), (20.0, 24.0))  # the paper's order kept
+    assert not against_order((30.0, 25.0), (30.0, 26.0))  # the paper ties them: no order to keep
+    assert not against_order((30.0, 25.0), (20.0, 25.0))  # ours ties them: not the other way round
 
 
 def test_columns_beyond_a_protocol_are_read_from_their_section_and_named_in_the_caption():

@@ -27,7 +27,7 @@ from sgg_eval.boxes.splits import build_splits, build_stats
 from sgg_eval.data.stats import read_stats
 from sgg_eval.data.types import GTImage
 from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.report.agreement import agreement
+from sgg_eval.report.agreement import against_order, agreement
 from sgg_eval.simulate.models import (
     METHODS,
     Backbone,
@@ -449,7 +449,7 @@ def _orders_broken(table, with_pko_only: bool) -> list[tuple]:
                 continue
             rows = {**rows, **(by_backbone.get("-", {}) if with_pko_only else {})}
             pairs = [(a, b) for a in rows for b in rows if a < b]
-            if any((rows[a][0] - rows[b][0]) * (rows[a][1] - rows[b][1]) < 0 for a, b in pairs):
+            if any(against_order(rows[a], rows[b]) for a, b in pairs):
                 broken.append((task, backbone, metric))
     return broken
 

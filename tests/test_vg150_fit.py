@@ -68,7 +68,7 @@ def test_the_order_terms_rows_come_from_the_pipelines_comparison_table(tmp_path)
     table = tmp_path / "published_vs_reproduced.csv"
     table.write_text(
         "Task,Backbone,Method,Metric,published,reproduced,difference,relative\n"
-        "predcls,-,PKO-only,R@50,0.155,0.123,-0.03,-0.2\n"  # no backbone: not in a method table
+        "predcls,-,PKO-only,R@50,0.155,0.123,-0.03,-0.2\n"  # no backbone: in each of its task's tables
         "predcls,Motifs,Baseline,R@50,0.655,0.66,0.005,0.01\n"
         "predcls,Motifs,Baseline,mR@20,0.12,0.13,0.01,0.1\n"  # not an ordered column
         "predcls,Motifs,TDE,mR@50,0.248,0.25,0.002,0.01\n"
@@ -79,6 +79,8 @@ def test_the_order_terms_rows_come_from_the_pipelines_comparison_table(tmp_path)
     assert rows["predcls", "Motifs"]["Baseline"] == {"R@50": pytest.approx((65.5, 66.0))}
     assert rows["predcls", "Motifs"]["TDE"] == {"mR@50": pytest.approx((24.8, 25.0))}
     assert rows["sgcls", "VCTree"]["NICE"]["R@50"] == pytest.approx((37.8, 33.0))
+    assert rows["predcls", "Motifs"]["PKO-only"] == {"R@50": pytest.approx((15.5, 12.3))}
+    assert "PKO-only" not in rows["sgcls", "VCTree"]  # another task's
 
 
 def test_knobs_are_the_methods_strength_noise_and_discrimination_rounded_and_clamped():

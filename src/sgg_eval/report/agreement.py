@@ -38,6 +38,12 @@ def directions(cells: list[tuple[tuple, str, float, float]], baseline: str = "Ba
     return agree, total
 
 
+def against_order(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two rows' cells ``(published, ours)`` of one column are the other way round from the paper's:
+    ``(published_a − published_b) · (ours_a − ours_b) < 0`` (rows tied in either are not)."""
+    return (a[0] - b[0]) * (a[1] - b[1]) < 0
+
+
 def fit_loss(
     cells: dict[str, tuple[float, float]],
     weights: dict[str, float],
