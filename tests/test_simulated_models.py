@@ -27,7 +27,7 @@ from sgg_eval.boxes.splits import build_splits, build_stats
 from sgg_eval.data.stats import read_stats
 from sgg_eval.data.types import GTImage
 from sgg_eval.pipeline.catalogue import SIMULATION_FILE
-from sgg_eval.report.agreement import against_order, agreement
+from sgg_eval.report.agreement import agreement
 from sgg_eval.simulate.models import (
     METHODS,
     Backbone,
@@ -431,29 +431,6 @@ def _paper_table(res: dict):
     return published_vs_reproduced(results, sorted(set(entries)), simulated=True, tau=0.5)
 
 
-def _orders_broken(table, with_pko_only: bool) -> list[tuple]:
-    """The (task, backbone, metric) tables of R@50 and mR@50 where two rows are the other way round from the paper's
-    (rows the paper ties are not compared); with ``with_pko_only``, the task's PKO-only row is in each table."""
-    cells: dict = {}
-    for r in table.rows:
-        task, backbone, method, metric = r.labels
-        if metric in ("R@50", "mR@50"):
-            cells.setdefault((task, metric), {}).setdefault(backbone, {})[method] = (
-                r.values["published"],
-                r.values["reproduced"],
-            )
-    broken = []
-    for (task, metric), by_backbone in sorted(cells.items()):
-        for backbone, rows in sorted(by_backbone.items()):
-            if backbone == "-":
-                continue
-            rows = {**rows, **(by_backbone.get("-", {}) if with_pko_only else {})}
-            pairs = [(a, b) for a in rows for b in rows if a < b]
-            if any(against_order(rows[a], rows[b]) for a, b in pairs):
-                broken.append((task, backbone, metric))
-    return broken
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="the 528 cells need every task and backbone (SGG_EVAL_FULL=1)")
 def test_issue_70_agreement_bars(bench):
@@ -461,14 +438,14 @@ def test_issue_70_agreement_bars(bench):
     al.'s, no metric family's mean |relative difference| above 15%, at least 410 of the 420 method-versus-baseline
     directions agreeing, and the paper's order of the rows on R@50 and mR@50 in every (task, backbone) table of
     backbone rows. The bench is the pipeline's default run (seed 0, default scale), so these are its figures."""
-    from sgg_eval.report.published import agreement_figures
+    from sgg_eval.report.published import agreement_figures, broken_orders, order_figures
 
     table = _paper_table(bench[2])
     within, cells, means, agree, total = agreement_figures(table.rows)
     assert cells == 528 and within >= 475, within
     assert max(means.values()) <= 0.15, means
     assert total == 420 and agree >= 410, agree
-    assert _orders_broken(table, with_pko_only=False) == []
+    assert broken_orders(table.rows) == [] and order_figures(table.rows)[::2] == (12, 12)
 
 
 @pytest.mark.slow
@@ -477,4 +454,6 @@ def test_issue_70_agreement_bars(bench):
 def test_issue_70_order_with_pko_only(bench):
     """The paper's order on R@50 and mR@50 with the PKO-only row put in each (task, backbone) table: 7 of 12 hold
     today, all five broken on PKO-only's mR@50 (docs/decisions.md, "Why issue 70 stays open")."""
-    assert _orders_broken(_paper_table(bench[2]), with_pko_only=True) == []
+    from sgg_eval.report.published import broken_orders
+
+    assert broken_orders(_paper_table(bench[2]).rows, with_shared=True) == []

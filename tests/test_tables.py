@@ -114,3 +114,25 @@ def test_the_published_tables_caption_states_the_agreement_as_a_loop_counts_it()
     mean = 100 * sum(families[worst]) / len(families[worst])
     assert (int(m[1]), int(m[2]), m[4], int(m[5]), int(m[6])) == (within, len(cells), worst, agree, total)
     assert m[3] == f"{mean:.1f}" and 0 < agree < total and 0 < within < len(cells)
+
+    def orders_kept(with_pko_only: bool) -> tuple[int, int]:
+        """Per (task, backbone, metric) of R@50 and mR@50: no two rows the other way round from the paper's."""
+        groups: dict = {}
+        for lb, p, o in cells:
+            if lb[3] in ("R@50", "mR@50"):
+                groups.setdefault((lb[0], lb[3]), {}).setdefault(lb[1], []).append((p, o))
+        kept = n = 0
+        for by_backbone in groups.values():
+            for backbone, rows in by_backbone.items():
+                rows = rows + (by_backbone.get("-", []) if with_pko_only else [])
+                if backbone != "-" and len(rows) > 1:
+                    n += 1
+                    kept += all((a[0] - b[0]) * (a[1] - b[1]) >= 0 for i, a in enumerate(rows) for b in rows[i + 1 :])
+        return kept, n
+
+    m = re.search(
+        r"holds in (\d+) of (\d+) \(task, backbone, metric\) orders, (\d+) with PKO-only in each", table.caption
+    )
+    assert m, table.caption
+    (kept, n), (kept_pko, _) = orders_kept(False), orders_kept(True)
+    assert (int(m[1]), int(m[2]), int(m[3])) == (kept, n, kept_pko) and n == 12 and kept_pko < 12

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from importlib import resources
 
-from sgg_eval.report.agreement import AGREEMENT_BAND, agreement, directions
+from sgg_eval.report.agreement import AGREEMENT_BAND, against_order, agreement, directions
 from sgg_eval.report.tables import PAPER_COLUMNS, Row, Table
 
 
@@ -43,17 +43,66 @@ def agreement_figures(rows: list[Row]) -> tuple[int, int, dict[str, float], int,
     return within, len(cells), means, agree, total
 
 
+# The columns whose order of the rows the comparison states (issue 70 keeps the paper's on them; the VG150 fit's
+# order term reads them from here)
+ORDERED = ("R@50", "mR@50")
+
+
+def _orders(rows: list[Row], with_shared: bool) -> dict[tuple[str, str, str], bool]:
+    """Per (task, backbone, metric of ``ORDERED``) order of at least two rows: whether it is the paper's, i.e. no
+    two rows are the other way round (``report.agreement.against_order``). With ``with_shared``, the task's rows
+    of no backbone (``-``: PKO-only) are in each of its backbones' orders."""
+    cells: dict = {}  # {(task, metric): {backbone: {method: (published, ours)}}}
+    for r in rows:
+        task, backbone, method, metric = r.labels
+        if metric in ORDERED and r.values["reproduced"] is not None:
+            cell = (r.values["published"], r.values["reproduced"])
+            cells.setdefault((task, metric), {}).setdefault(backbone, {})[method] = cell
+    kept = {}
+    for (task, metric), by_backbone in cells.items():
+        for backbone, own in by_backbone.items():
+            if backbone == "-":
+                continue
+            ranked = list({**own, **(by_backbone.get("-", {}) if with_shared else {})}.values())
+            if len(ranked) > 1:
+                pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
+                kept[task, backbone, metric] = not any(against_order(a, b) for a, b in pairs)
+    return kept
+
+
+def broken_orders(rows: list[Row], with_shared: bool = False) -> list[tuple[str, str, str]]:
+    """The (task, backbone, metric) orders of ``ORDERED`` where two rows of ``published_vs_reproduced`` are the other
+    way round from the paper's (rows the paper ties are not compared), sorted; see :func:`_orders`."""
+    return sorted(k for k, ok in _orders(rows, with_shared).items() if not ok)
+
+
+def order_figures(rows: list[Row]) -> tuple[int, int, int]:
+    """``(kept, kept with the rows of no backbone, total)`` over the (task, backbone, metric) orders of ``ORDERED``."""
+    plain, shared = _orders(rows, False), _orders(rows, True)
+    return sum(plain.values()), sum(shared.values()), len(plain)
+
+
 def _agreement_caption(rows: list[Row]) -> str:
-    """How close ours is to the paper: :func:`agreement_figures` in words, the largest family mean of them."""
+    """How close ours is to the paper: :func:`agreement_figures` and :func:`order_figures` in words, the largest
+    family mean of them."""
     within, cells, means, agree, total = agreement_figures(rows)
     if not cells:
         return ""
     worst = max(means, key=means.get)
-    return (
+    text = (
         f" Agreement: {within} of {cells} cells within ±{AGREEMENT_BAND:.0%} of the published value; the "
         f"largest mean |relative difference| of a metric family is {100 * means[worst]:.1f}% ({worst}); {agree} of "
         f"{total} method-versus-baseline directions agree with the paper's."
     )
+    kept, kept_shared, orders = order_figures(rows)
+    if orders:
+        shared = sorted({r.labels[2] for r in rows if r.labels[1] == "-" and r.labels[3] in ORDERED})
+        in_each = f", {kept_shared} with {', '.join(shared)} in each" if shared else ""
+        text += (
+            f" The paper's order of the rows on {' and '.join(ORDERED)} holds in {kept} of {orders} (task, backbone, "
+            f"metric) orders{in_each}."
+        )
+    return text
 
 
 def _compared(pub: dict, col: str, ours: float | None) -> Row:
