@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from importlib import resources
 
+from sgg_eval.metrics.names import metric_name
 from sgg_eval.report.agreement import AGREEMENT_BAND, against_order, agreement, directions
 from sgg_eval.report.tables import PAPER_COLUMNS, Row, Table
 
@@ -45,7 +46,7 @@ def agreement_figures(rows: list[Row]) -> tuple[int, int, dict[str, float], int,
 
 # The columns whose order of the rows the comparison states (issue 70 keeps the paper's on them; the VG150 fit's
 # order term reads them from here)
-ORDERED = ("R@50", "mR@50")
+ORDERED = (metric_name("R", 50), metric_name("mR", 50))
 
 
 def _orders(rows: list[Row], with_shared: bool) -> dict[tuple[str, str, str], bool]:
