@@ -24,13 +24,14 @@ from sgg_eval.pipeline.paths import (
     stats_file,
     summary_file,
 )
+from sgg_eval.report.published import NO_BACKBONE
 
 
 def entry_info(params: dict, entry: str) -> dict:
     """Backbone, method and simulated flag of an evaluation entry, for tables and tracking."""
     kind, base = entry_of(params, entry)
     if kind == "pko_only":
-        return {"backbone": "-", "method": "PKO-only", "base_model": base}
+        return {"backbone": NO_BACKBONE, "method": "PKO-only", "base_model": base}
     cfg = params["models"][base]
     return {"backbone": cfg["backbone"], "method": "PKO" if kind == "pko" else cfg["method"], "base_model": base}
 

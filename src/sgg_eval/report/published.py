@@ -18,6 +18,9 @@ def published_rows(name: str = "li2022_tables.csv") -> list[dict]:
     return list(csv.DictReader(lines))
 
 
+# The backbone of a row that has none (Li et al.'s PKO-only: the prior alone), in the published tables and ours
+NO_BACKBONE = "-"
+
 # Li et al.'s published tables are VG150 test results: compared with the real VG150 split and the simulated
 # VG150-like benchmark (calibrated to them), never with another dataset's numbers (GQA, GQA200)
 PUBLISHED_ON = ("vg150", "simulated")
@@ -52,7 +55,7 @@ ORDERED = (metric_name("R", 50), metric_name("mR", 50))
 def _orders(rows: list[Row], with_shared: bool) -> dict[tuple[str, str, str], bool]:
     """Per (task, backbone, metric of ``ORDERED``) order of at least two rows: whether it is the paper's, i.e. no
     two rows are the other way round (``report.agreement.against_order``). With ``with_shared``, the task's rows
-    of no backbone (``-``: PKO-only) are in each of its backbones' orders."""
+    of no backbone (``NO_BACKBONE``: PKO-only) are in each of its backbones' orders."""
     cells: dict = {}  # {(task, metric): {backbone: {method: (published, ours)}}}
     for r in rows:
         task, backbone, method, metric = r.labels
@@ -62,9 +65,9 @@ def _orders(rows: list[Row], with_shared: bool) -> dict[tuple[str, str, str], bo
     kept = {}
     for (task, metric), by_backbone in cells.items():
         for backbone, own in by_backbone.items():
-            if backbone == "-":
+            if backbone == NO_BACKBONE:
                 continue
-            ranked = list({**own, **(by_backbone.get("-", {}) if with_shared else {})}.values())
+            ranked = list({**own, **(by_backbone.get(NO_BACKBONE, {}) if with_shared else {})}.values())
             if len(ranked) > 1:
                 pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
                 kept[task, backbone, metric] = not any(against_order(a, b) for a, b in pairs)
@@ -97,7 +100,7 @@ def _agreement_caption(rows: list[Row]) -> str:
     )
     kept, kept_shared, orders = order_figures(rows)
     if orders:
-        shared = sorted({r.labels[2] for r in rows if r.labels[1] == "-" and r.labels[3] in ORDERED})
+        shared = sorted({r.labels[2] for r in rows if r.labels[1] == NO_BACKBONE and r.labels[3] in ORDERED})
         in_each = f", {kept_shared} with {', '.join(shared)} in each" if shared else ""
         text += (
             f" The paper's order of the rows on {' and '.join(ORDERED)} holds in {kept} of {orders} (task, backbone, "
