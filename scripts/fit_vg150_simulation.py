@@ -52,7 +52,7 @@ from sgg_eval.data.stats import read_stats
 from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
 from sgg_eval.report.agreement import BAND_WEIGHT, against_order, agreement, fit_loss
-from sgg_eval.report.published import NO_BACKBONE, ORDERED, published_rows
+from sgg_eval.report.published import ORDERED, order_tables, published_rows
 from sgg_eval.report.tables import PAPER_COLUMNS
 from sgg_eval.simulate.models import Backbone, simulate_models
 from sgg_eval.simulate.params import METHODS, MethodParams, method_settings
@@ -143,20 +143,15 @@ def wrong_pairs(mine: dict[str, tuple[float, float]], others: dict[str, dict[str
 
 def reproduced_table(path: Path) -> dict[tuple[str, str], dict[str, dict[str, tuple[float, float]]]]:
     """``{(task, backbone): {method: {column: (published, ours)}}}`` in percent, from the pipeline's comparison
-    table (``TABLE``, fractions), for the rows ``order_loss`` compares a model with. A row without a backbone
-    (PKO-only, backbone ``NO_BACKBONE``) is put in each of its task's tables: the paper's order holds with it too."""
-    table: dict = {}
-    shared: dict = {}  # {task: {method: {column: cell}}}, the rows of no backbone
+    table (``TABLE``, fractions), for the rows ``order_loss`` compares a model with: ``report.published.order_tables``,
+    which puts a row without a backbone (PKO-only) in each of its task's tables."""
     with open(path, newline="", encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            if r["Metric"] in ORDERED and r["reproduced"]:
-                cell = (100 * float(r["published"]), 100 * float(r["reproduced"]))
-                key = (r["Task"], r["Backbone"])
-                rows = shared.setdefault(r["Task"], {}) if r["Backbone"] == NO_BACKBONE else table.setdefault(key, {})
-                rows.setdefault(r["Method"], {})[r["Metric"]] = cell
-    for (task, _), rows in table.items():
-        rows.update(shared.get(task, {}))
-    return table
+        cells = [
+            ((r["Task"], r["Backbone"], r["Method"], r["Metric"]), 100 * float(r["published"]), 100 * float(ours))
+            for r in csv.DictReader(fh)
+            if r["Metric"] in ORDERED and (ours := r["reproduced"])
+        ]
+    return order_tables(cells)
 
 
 class Fit:

@@ -52,22 +52,31 @@ def agreement_figures(rows: list[Row]) -> tuple[int, int, dict[str, float], int,
 ORDERED = (metric_name("R", 50), metric_name("mR", 50))
 
 
+def order_tables(cells, with_shared: bool = True) -> dict[tuple[str, str], dict[str, dict[str, tuple]]]:
+    """``{(task, backbone): {method: {metric: (published, ours)}}}`` of the cells ``((task, backbone, method,
+    metric), published, ours)`` on ``ORDERED`` that have ours: the tables whose order of the rows the paper's is
+    compared with. A row of no backbone (``NO_BACKBONE``: PKO-only) has no table of its own; with ``with_shared`` it
+    is in each of its task's tables. The caption (:func:`order_figures`) and the VG150 fit's order term read these."""
+    tables: dict = {}
+    shared: dict = {}  # {task: {method: {metric: cell}}}, the rows of no backbone
+    for (task, backbone, method, metric), published, ours in cells:
+        if metric in ORDERED and ours is not None:
+            rows = shared.setdefault(task, {}) if backbone == NO_BACKBONE else tables.setdefault((task, backbone), {})
+            rows.setdefault(method, {})[metric] = (published, ours)
+    if with_shared:
+        for (task, _), rows in tables.items():
+            rows.update(shared.get(task, {}))
+    return tables
+
+
 def _orders(rows: list[Row], with_shared: bool) -> dict[tuple[str, str, str], bool]:
-    """Per (task, backbone, metric of ``ORDERED``) order of at least two rows: whether it is the paper's, i.e. no
-    two rows are the other way round (``report.agreement.against_order``). With ``with_shared``, the task's rows
-    of no backbone (``NO_BACKBONE``: PKO-only) are in each of its backbones' orders."""
-    cells: dict = {}  # {(task, metric): {backbone: {method: (published, ours)}}}
-    for r in rows:
-        task, backbone, method, metric = r.labels
-        if metric in ORDERED and r.values["reproduced"] is not None:
-            cell = (r.values["published"], r.values["reproduced"])
-            cells.setdefault((task, metric), {}).setdefault(backbone, {})[method] = cell
+    """Per (task, backbone, metric of ``ORDERED``) order of at least two rows of :func:`order_tables`: whether it is
+    the paper's, i.e. no two rows are the other way round (``report.agreement.against_order``)."""
+    cells = ((r.labels, r.values["published"], r.values["reproduced"]) for r in rows)
     kept = {}
-    for (task, metric), by_backbone in cells.items():
-        for backbone, own in by_backbone.items():
-            if backbone == NO_BACKBONE:
-                continue
-            ranked = list({**own, **(by_backbone.get(NO_BACKBONE, {}) if with_shared else {})}.values())
+    for (task, backbone), methods in order_tables(cells, with_shared).items():
+        for metric in ORDERED:
+            ranked = [own[metric] for own in methods.values() if metric in own]
             if len(ranked) > 1:
                 pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
                 kept[task, backbone, metric] = not any(against_order(a, b) for a, b in pairs)
