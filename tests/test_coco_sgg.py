@@ -281,3 +281,67 @@ def test_export_refuses_two_stores_of_one_split_and_writes_nothing(tmp_path, cap
     code = main(["export", str(tmp_path / "a/test.h5"), str(tmp_path / "b/test.h5"), "--coco-sgg", str(tmp_path / "o")])
     assert code == 2 and "two stores of the split 'test'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+DELETE = object()
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "value"),
+    [
+        ("rel_annotations", "subject_id", []),  # the loader: TypeError (unhashable)
+        ("rel_annotations", "subject_id", None),  # the loader: never matches, dropped without a word
+        ("rel_annotations", "object_id", "7"),  # text where the annotation ids are integers
+        ("rel_annotations", "predicate_id", 0.5),
+        ("rel_annotations", "predicate_id", DELETE),  # the loader: KeyError
+        ("rel_annotations", "image_id", 1.0),
+        ("annotations", "image_id", DELETE),
+        ("annotations", "id", "1"),  # text among integer ids
+    ],
+)
+def test_an_id_of_the_wrong_type_is_refused_not_dropped(tmp_path, capsys, key, field, value):
+    """An id reference that is missing or not of the type of the ids it names is a broken file: one line naming the
+    file and the entry's field, exit 2, no store (it used to be dropped and counted as a reference to nothing)."""
+    doc = coco_sgg_document(np.random.default_rng(4))
+    if value is DELETE:
+        del doc[key][0][field]
+    else:
+        doc[key][0][field] = value
+    path = tmp_path / "coco" / "test" / "_annotations.coco.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    code = main(["split", "--coco-sgg", str(tmp_path / "coco"), "--splits", "test", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and str(path) in err and f"{key}" in err, err
+    assert field in err or "ids must be" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_well_typed_id_that_names_nothing_is_dropped_and_counted(tmp_path, capsys):
+    """The loader's silent drops stay drops: an integer subject_id of no annotation, a predicate_id of no category,
+    each on a relation the file as written keeps."""
+    doc = coco_sgg_document(np.random.default_rng(4))
+    images = {im["id"] for im in doc["images"]}
+    image_of = {a["id"]: a["image_id"] for a in doc["annotations"]}
+    predicates = {c["id"] for c in doc["rel_categories"]}
+    kept = [i for i, r in enumerate(doc["rel_annotations"])
+            if r["image_id"] in images and r["predicate_id"] in predicates
+            and image_of.get(r["subject_id"]) == image_of.get(r["object_id"]) == r["image_id"]]  # fmt: skip
+    out = {}
+    for name, edits in (("as written", {}), ("edited", {kept[0]: "subject_id", kept[1]: "predicate_id"})):
+        copy = json.loads(json.dumps(doc))
+        for i, field in edits.items():
+            copy["rel_annotations"][i][field] = 987654
+        path = tmp_path / name / "test" / "_annotations.coco.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(copy))
+        store = tmp_path / f"{name}.out"
+        assert main(["split", "--coco-sgg", str(path.parents[1]), "--keep-all-relations", "--splits", "test",
+                     "-o", str(store)]) == 0  # fmt: skip
+        with SplitStore(store / "test.h5") as s:
+            out[name] = (s.meta.extra["dropped"], sum(len(g.rels) for g in s))
+    capsys.readouterr()
+    (before, rels_before), (after, rels_after) = out["as written"], out["edited"]
+    assert after["relations_of_unknown_predicates"] == before["relations_of_unknown_predicates"] + 1
+    assert after["relations_to_annotations_of_other_images"] == before["relations_to_annotations_of_other_images"] + 1
+    assert rels_after == rels_before - 2

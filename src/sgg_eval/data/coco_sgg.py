@@ -26,7 +26,11 @@ Rules reproduced:
 What the loader would crash on, or would read into something the file did not say, is refused in one line naming
 the file, the image and the field: a category or predicate with id 0 (the toolkit overwrites it with its
 background), two categories of one name, a duplicate id, an unknown ``category_id`` (the loader's KeyError), a box
-that is not four finite numbers with ``w, h >= 0``, a size that is not two positive whole numbers.
+that is not four finite numbers with ``w, h >= 0``, a size that is not two positive whole numbers, and an id
+reference that is missing or not of its ids' type (an ``image_id``, ``subject_id`` or ``object_id`` that is not
+an integer or text like the ids it names, a ``predicate_id`` that is not an integer: the loader crashes on some,
+such as a missing key or a list, and silently drops the others; a well-typed id that names nothing is dropped and
+counted, as above).
 
 Images whose file is missing from the split folder are skipped by the toolkit; sgg-eval reads annotations only and
 keeps them (docs/sgg_benchmark.md says how to check that both see the same images).
@@ -134,19 +138,37 @@ def _categories(doc: dict, key: str, path: str, required: bool) -> tuple[tuple[s
     return tuple(names[i] for i in ids), {i: k + 1 for k, i in enumerate(ids)}
 
 
-def _by_image(entries: list, key: str, path: str, image_ids: set, dropped: dict) -> dict:
+def _by_image(entries: list, key: str, path: str, image_ids: set, id_type: type | None, dropped: dict) -> dict:
     """Entries of ``key`` grouped by their ``image_id`` (file order kept). An entry of an image the file does not
-    list is never read by the loader: counted in ``dropped``."""
+    list is never read by the loader: counted in ``dropped``. An ``image_id`` that is missing or not of the images'
+    id type is a broken file, not such an entry: refused."""
     grouped: dict = {}
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise InputError("expected an object", path=path, field=f"{key}[{i}]")
-        image_id = entry.get("image_id")
-        if type(image_id) not in (int, str) or image_id not in image_ids:
+        image_id = _id(entry, "image_id", id_type, "the images' ids", path, f"{key}[{i}]")
+        if image_id not in image_ids:
             dropped[f"{key}_of_unlisted_images"] += 1
             continue
         grouped.setdefault(image_id, []).append((i, entry))
     return grouped
+
+
+def _id(entry: dict, key: str, id_type: type | None, whose: str, path: str, field: str, **where) -> int | str:
+    """``entry[key]``, an integer or a text id; of ``id_type`` (the type of ``whose``) when that is known."""
+    value = entry.get(key)
+    if type(value) not in (int, str) or (id_type is not None and type(value) is not id_type):
+        kind = {int: "an integer", str: "a text"}.get(id_type, "an integer or text")
+        raise InputError(f"{key} {value!r:.40} is not {kind} id like {whose}", path=path, field=field, **where)
+    return value
+
+
+def _id_type(entries: list, key: str, path: str) -> type | None:
+    """The one type (int or str) of the ``id`` of every entry of ``key``; None when there is none."""
+    types = {type(e.get("id")) for e in entries if isinstance(e, dict)}
+    if types - {int, str} or len(types) > 1:
+        raise InputError("ids must be all integers or all text", path=path, field=f"{key}.id")
+    return types.pop() if types else None
 
 
 def _images(
@@ -166,8 +188,11 @@ def _images(
             raise InputError(f"image id {image_id!r:.40} given twice", path=path, field="images")
         listed.add(image_id)
     dropped = dict.fromkeys(DROPPED, 0)
-    boxes_of = _by_image(_list(doc, "annotations", path), "annotations", path, listed, dropped)
-    rels_of = _by_image(_list(doc, "rel_annotations", path, False), "rel_annotations", path, listed, dropped)
+    image_type = type(ids[0]) if ids else None
+    annotations, relations = _list(doc, "annotations", path), _list(doc, "rel_annotations", path, False)
+    annotation_type = _id_type(annotations, "annotations", path)
+    boxes_of = _by_image(annotations, "annotations", path, listed, image_type, dropped)
+    rels_of = _by_image(relations, "rel_annotations", path, listed, image_type, dropped)
     seen_annotations: set = set()
     images = []
     for record in records:
@@ -177,11 +202,13 @@ def _images(
         width, height = _size(record, where)
         boxes, labels, index_of = _objects(boxes_of.get(record["id"], []), object_index, seen_annotations, where)
         rels = []
-        for _, rel in rels_of[record["id"]]:
-            s, o, p = (rel.get(k) for k in ("subject_id", "object_id", "predicate_id"))
-            if type(p) is not int or p not in predicate_index:
+        for i, rel in rels_of[record["id"]]:
+            at = dict(path=path, field=f"rel_annotations[{i}]", image_id=record["id"])
+            s, o = (_id(rel, k, annotation_type, "the annotations' ids", **at) for k in ("subject_id", "object_id"))
+            p = _id(rel, "predicate_id", int, "the rel_categories' ids", **at)
+            if p not in predicate_index:
                 dropped["relations_of_unknown_predicates"] += 1
-            elif type(s) not in (int, str) or type(o) not in (int, str) or s not in index_of or o not in index_of:
+            elif s not in index_of or o not in index_of:
                 dropped["relations_to_annotations_of_other_images"] += 1
             else:
                 rels.append((index_of[s], index_of[o], predicate_index[p]))
