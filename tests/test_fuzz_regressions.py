@@ -432,3 +432,64 @@ def test_a_pickle_length_past_the_address_space_in_a_legacy_file(case, capsys):
         capsys, ["evaluate", "eval_legacy.pytorch", "--stats", "stats.h5", *EVAL], case / "out", must_name=(path.name,)
     )
     assert "corrupt legacy torch file" in line and "internal" not in line
+
+
+def _bytearray8_pickle() -> bytes:
+    """A pickle whose BYTEARRAY8 opcode asks for 10**18 bytes: CPython's C unpickler raises MemoryError and prints
+    "SystemError: deallocated bytearray object has exported buffers" beside it (formats.unpickling)."""
+    import struct
+
+    return b"\x80\x05\x96" + struct.pack("<Q", 10**18) + b"abc"
+
+
+def test_a_bytearray_longer_than_memory_in_action_genomes_pickle(case, capsys):
+    """The fuzzer's case (an inserted byte in the small-box file): the reader's line came with CPython's own
+    SystemError line beside it."""
+    path = case / "ag/AG/object_bbox_and_relationship_filtersmall.pkl"
+    path.write_bytes(_bytearray8_pickle())
+    args = ["split", "--ag-dir", "ag/AG", "--ag-small-boxes", str(path.relative_to(case)), "-o", "out/ag"]
+    assert "not a readable pickle" in refused(capsys, args, case / "out", must_name=(path.name,))
+
+
+def test_a_bytearray_longer_than_memory_in_a_torch_file(case, capfd, monkeypatch):
+    """The same opcode as a torch file's data.pkl. Whether CPython prints its line depends on memory it never set,
+    so the unpickler is made to do what CPython does there: report a SystemError through ``sys.excepthook``, then
+    raise MemoryError. One line, not three; captured at the file descriptors, since the file may be read in a
+    forked worker."""
+    import sys
+    import zipfile
+
+    from sgg_eval.formats.torch import unpickler
+
+    def cpython_on_a_huge_bytearray(*args, **kwargs):
+        error = SystemError("deallocated bytearray object has exported buffers")
+        sys.excepthook(SystemError, error, None)  # what PyErr_Print does
+        raise MemoryError
+
+    monkeypatch.setattr(unpickler, "bulk_unpickle", cpython_on_a_huge_bytearray)
+    path = case / "eval_zip.pytorch"
+    with zipfile.ZipFile(path) as zf:
+        members = [(info, zf.read(info.filename)) for info in zf.infolist()]
+    with zipfile.ZipFile(path, "w") as zf:
+        for info, data in members:
+            zf.writestr(info, _bytearray8_pickle() if info.filename.endswith("data.pkl") else data)
+    line = refused(capfd, ["evaluate", "eval_zip.pytorch", "--stats", "stats.h5", *EVAL], case / "out",
+                   must_name=(path.name,))  # fmt: skip
+    assert "corrupt pickle" in line
+
+
+def test_a_central_directory_entry_of_0xff_in_sgg_benchmarks_predictions(case, capsys):
+    """The fuzzer's case (64 bytes of 0xff over one entry of predictions.pth's central directory: its flags then say
+    the name is UTF-8, and the name is not): the sniff that tells SGG-Benchmark's list from an eval_results dict
+    opened it with zipfile, whose UnicodeDecodeError was an internal error."""
+    import re
+
+    path = case / "sggbench/predictions.pth"
+    data = bytearray(path.read_bytes())
+    entries = [m.start() for m in re.finditer(b"PK\x01\x02", bytes(data))]
+    at = entries[len(entries) // 2]
+    data[at + 5 : at + 5 + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    args = ["evaluate", "sggbench/predictions.pth", "--gt", "sggbench/test.h5", "--protocol", "sgg-benchmark",
+            "--task", "sgdet", "--jobs", "1", "-o", "out/m.json"]  # fmt: skip
+    refused(capsys, args, case / "out", must_name=(path.name,))

@@ -73,7 +73,7 @@ def _first_png_dir(masks):
 BAD = {
     "missing": (lambda m: _first_npy(m).unlink(), "no masks"),
     "layer_count": (lambda m: np.save(_first_npy(m), np.zeros((9, 48, 64), bool)), "shape [9, 48, 64]"),
-    "pickled": (lambda m: np.save(_first_npy(m), np.array([{"a": 1}], dtype=object)), "NPY"),
+    "pickled": (lambda m: np.save(_first_npy(m), np.array([{"a": 1}], dtype=object)), "readable .npy"),
     "float": (lambda m: np.save(_first_npy(m), np.zeros((1, 48, 64))), "dtype float64"),
     "png_size": (lambda m: Image.new("L", (3, 3)).save(_first_png_dir(m) / "0.png"), "different sizes"),
     "png_missing": (lambda m: (_first_png_dir(m) / "0.png").unlink(), "one PNG per instance"),

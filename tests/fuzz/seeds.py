@@ -4,7 +4,10 @@ One small deterministic world (6 SGDet-like images, 6 classes, 5 predicates) wri
 eval_results.pytorch zip and legacy layouts, a prediction store, split stores, statistics, SGBench JSON, the
 three raw VG150 files, a zero-shot file, the ``conf/`` folder with its ``params.yaml``, the PSG files, and GQA's
 scene graphs and question ids and GQA200's files (``tests/gqa_fixture.py``), and Open Images V6's files with a
-PySGG ``eval_results.pytorch`` (``tests/oiv6_fixture.py``), and an open-vocabulary split file.
+PySGG ``eval_results.pytorch`` (``tests/oiv6_fixture.py``), an open-vocabulary split file, Action Genome's release
+with a SIMULATED model's per-video predictions (``tests/ag_fixture.py``), and SGG-Benchmark's COCO-style files with
+its evaluator's ``predictions.pth`` and caption triplets (``tests/coco_sgg_fixture.py``,
+``tests/sgg_benchmark_fixture.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS))
 
+from ag_fixture import release_with_splits  # noqa: E402
 from asmv2_fixture import write_fixture as write_asmv2_fixture  # noqa: E402
+from coco_sgg_fixture import write_coco_sgg  # noqa: E402
 from conftest import random_case, small_vocab  # noqa: E402
 from gqa_fixture import write_gqa, write_gqa200  # noqa: E402
 from oiv6_fixture import write_eval_results as write_oiv6_predictions  # noqa: E402
@@ -31,6 +36,7 @@ from provision_fixture import StandInSentenceTransformer  # noqa: E402
 from provision_fixture import write_fixture as write_provision_fixture  # noqa: E402
 from psg_fixture import write_psg_fixture  # noqa: E402
 from r1sgg_fixture import write_fixture as write_r1sgg_fixture  # noqa: E402
+from sgg_benchmark_fixture import write_predictions as write_sggbench_predictions  # noqa: E402
 from sgvlm_fixture import write_fixture as write_sgvlm_fixture  # noqa: E402
 from test_openpsg_submit import write_both  # noqa: E402
 from torch_writer import eval_results_object, save_legacy, save_zip  # noqa: E402
@@ -93,6 +99,14 @@ GQA200_SPLIT = ("split", "--gqa200-dir", "gqa200", "--num-val-im", "5", "-o", "o
 OIV6_SPLIT = ("split", "--oiv6-dir", "oiv6", "-o", "out")
 OIV6_EVAL = ("evaluate", "oiv6/eval_results.pytorch", "--gt", "oiv6/test.h5", "--task", "sgdet", "--protocol", "oiv6",
              "--jobs", "1", "-o", "out/m.json")  # fmt: skip
+
+AG_SPLIT = ("split", "--ag-dir", "ag/AG", "--ag-small-boxes", "ag/AG/object_bbox_and_relationship_filtersmall.pkl",
+            "-o", "out")  # fmt: skip
+AG_EVAL = ("--ag", "ag/splits/test.h5", "--task", "predcls", "--constraint", "all", "-o", "out/v.json")
+COCO_SPLIT = ("split", "--coco-sgg", "coco", "--splits", "train,test", "--draw-seed", "3", "-o", "out")
+SGG_BENCHMARK = ("evaluate", "sggbench/predictions.pth", "--gt", "sggbench/test.h5", "--stats", "sggbench/stats.h5",
+                 "--protocol", "sgg-benchmark", "--task", "sgdet", "--captions", "sggbench/captions.json",
+                 "--jobs", "1", "-o", "out/m.json")  # fmt: skip
 
 OPENVOCAB = ("evaluate", "pred.h5", "--gt", "test.h5", "--split-file", "split.yaml", "--zeroshot", "zs.pytorch")
 
@@ -273,6 +287,20 @@ TARGETS = [
         False,
         (("evaluate", "provision/gpt.jsonl", "--gt", "provision/psg_gt.json", *PROVISION),),
     ),  # fmt: skip
+    # Action Genome's release (plain-data pickles) and per-video predictions (numpy's .npz, torch's zip)
+    Target("ag_objects", "ag/AG/annotations/object_bbox_and_relationship.pkl", "binary", False, (AG_SPLIT,)),
+    Target("ag_persons", "ag/AG/annotations/person_bbox.pkl", "binary", False, (AG_SPLIT,)),
+    Target("ag_object_classes", "ag/AG/annotations/object_classes.txt", "binary", False, (AG_SPLIT,)),
+    Target("ag_relationship_classes", "ag/AG/annotations/relationship_classes.txt", "binary", False, (AG_SPLIT,)),
+    Target("ag_small_boxes", "ag/AG/object_bbox_and_relationship_filtersmall.pkl", "binary", False, (AG_SPLIT,)),
+    Target("ag_split_store", "ag/splits/test.h5", "binary", True, (("evaluate", "ag/preds", *AG_EVAL),)),
+    Target("ag_npz", "ag/preds/55002.mp4.npz", "binary", False, (("evaluate", "ag/preds", *AG_EVAL),)),
+    Target("ag_torch", "ag/preds.pt", "binary", False, (("evaluate", "ag/preds.pt", *AG_EVAL),)),
+    # Maelic/SGG-Benchmark's COCO-style files and its evaluator's predictions.pth and caption triplets
+    Target("coco_sgg_train", "coco/train/_annotations.coco.json", "json", False, (COCO_SPLIT,), ("bbox",)),
+    Target("coco_sgg_test", "coco/test/_annotations.coco.json", "json", False, (COCO_SPLIT,), ("bbox",)),
+    Target("sgg_benchmark_pth", "sggbench/predictions.pth", "binary", False, (SGG_BENCHMARK,)),
+    Target("sgg_benchmark_captions", "sggbench/captions.json", "json", False, (SGG_BENCHMARK,)),
 ]
 
 
@@ -340,7 +368,45 @@ def write_seeds(folder: Path) -> Path:
     write_gqa(folder / "gqa", n_train=30, n_val=20)
     write_gqa200(folder / "gqa200", n_train=20, n_test=20)
     write_oiv6_seeds(folder / "oiv6")
+    write_ag_seeds(folder / "ag")
+    write_sgg_benchmark_seeds(folder)
     return folder
+
+
+def write_ag_seeds(folder: Path) -> None:
+    """Action Genome's release for 8 videos, its split stores, and a SIMULATED model's PredCls predictions for the
+    test videos as a folder of .npz files and as one torch file."""
+    from torch_writer import save_zip as save_torch
+
+    from sgg_eval.video.ag_example import predictions_for
+    from sgg_eval.video.ag_store import read_ag_store
+
+    release_with_splits(folder, 8, seed=11)
+    split, _, _ = read_ag_store(folder / "splits" / "test.h5")
+    preds = predictions_for(split, "predcls", seed=2, skill=0.3)  # not perfect: a changed score shows
+    _mkdir(folder / "preds")
+    for video, arrays in preds.items():
+        np.savez(folder / "preds" / f"{video}.npz", **arrays)
+    save_torch(preds, folder / "preds.pt")
+
+
+def write_sgg_benchmark_seeds(folder: Path) -> None:
+    """SGG-Benchmark's COCO-style train and test files, their split stores and statistics, and its evaluator's
+    SGDet predictions.pth with caption triplets (InformativeRecall) for the test images."""
+    from sgg_eval.cli import main
+    from sgg_eval.data.store import SplitStore
+
+    write_coco_sgg(folder / "coco", seed=4)
+    out = folder / "sggbench"
+    assert main(["split", "--coco-sgg", str(folder / "coco"), "--draw-seed", "3", "--splits", "train,test",
+                 "-o", str(out)]) == 0  # fmt: skip
+    assert main(["stats", str(out / "train.h5"), "--test", str(out / "test.h5"), "-o", str(out / "stats.h5")]) == 0
+    with SplitStore(out / "test.h5") as store:
+        gts, vocab = list(store), store.vocab
+    entries = write_sggbench_predictions(out / "predictions.pth", gts, "sgdet", vocab, seed=5)
+    from test_sgg_benchmark import captions_for
+
+    (out / "captions.json").write_text(json.dumps(captions_for(np.random.default_rng(6), gts, entries, vocab)))
 
 
 def write_r1sgg_gathered(folder: Path) -> None:

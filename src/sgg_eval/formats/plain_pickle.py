@@ -19,6 +19,7 @@ import pickle
 import numpy as np
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.formats.unpickling import quiet_excepthook
 
 # How NumPy 1.x and 2.x name the helpers an array and a scalar pickle with.
 _MULTIARRAY = ("numpy.core.multiarray", "numpy._core.multiarray")
@@ -131,7 +132,8 @@ def load_plain(path: str | os.PathLike):
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path=path) from None
     try:
-        return _Unpickler(io.BytesIO(data), path).load()
+        with quiet_excepthook():
+            return _Unpickler(io.BytesIO(data), path).load()
     except InputError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,

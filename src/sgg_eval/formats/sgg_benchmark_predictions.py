@@ -26,6 +26,7 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.data.types import PredImage, Vocabulary
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
+from sgg_eval.io.archive import Archive
 
 FORMAT = "sgg_benchmark"
 MODES = ("xyxy", "xywh")
@@ -37,16 +38,15 @@ _LIST_PICKLE = b"\x80\x02]"
 
 def is_prediction_list(path: str) -> bool:
     """Whether ``path`` is a ``torch.save`` zip file whose pickle holds a list at the top (SGG-Benchmark's
-    ``predictions.pth``), not the dict of Scene-Graph-Benchmark's ``eval_results.pytorch``."""
+    ``predictions.pth``), not the dict of Scene-Graph-Benchmark's ``eval_results.pytorch``. Read through the one ZIP
+    reader (``io.archive``); any file it cannot read is left to the eval_results reader, whose message names what
+    is wrong."""
     try:
-        with zipfile.ZipFile(path) as z:
-            names = [n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
-            if len(names) != 1:
-                return False
-            with z.open(names[0]) as fh:
-                return fh.read(len(_LIST_PICKLE)) == _LIST_PICKLE
-    except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError):
-        return False  # left to the eval_results reader, whose message names what is wrong
+        archive = Archive(path)
+        rows = [r for r, n in enumerate(archive.members.names) if n == "data.pkl" or n.endswith("/data.pkl")]
+        return len(rows) == 1 and archive.read(rows[0], archive.member_cap()).startswith(_LIST_PICKLE)
+    except (OSError, ValueError, InputError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError):
+        return False
 
 
 class SggBenchmarkPredictions:

@@ -1,6 +1,7 @@
 """The one ZIP reader: an archive mapped in memory once, its members found through the central directory
-(``zipindex``) and read, checked, without extracting anything. torch files (``formats.torch.layouts``) and
-SGBench submissions (``panoptic.sgbench_submission``) both read their archives here.
+(``zipindex``) and read, checked, without extracting anything. torch files (``formats.torch.layouts``, and the
+sniff that tells SGG-Benchmark's ``predictions.pth`` from an eval_results file), numpy's ``.npz``
+(``formats.numpy_files``) and SGBench submissions (``panoptic.sgbench_submission``) all read their archives here.
 
 A member's bytes (:meth:`Archive.read`) are read from the file (``os.pread``: the mapping's pages would count in
 the process's resident memory, ~125 MB for a PSG submission) and checked as ``zipfile`` checks them: a local
@@ -27,6 +28,10 @@ from sgg_eval.io.zipindex import Members, members
 
 _LOCAL = b"PK\x03\x04"
 _NEWEST = zipfile.MAX_EXTRACT_VERSION  # the newest ZIP version zipfile (and so this reader) extracts
+# what a member read whole (a torch file's pickle, an .npz's array) may inflate to: 64 MiB, or this many times the
+# archive, up to 4 GiB; a bomb's header cannot ask for more
+MEMBER_EXPANSION = 100
+MEMBER_MAX_BYTES = 4 << 30
 
 
 class MemberError(ValueError):
@@ -58,6 +63,10 @@ class Archive:
         fd, self._fd = getattr(self, "_fd", None), None
         if fd is not None:
             os.close(fd)
+
+    def member_cap(self) -> int:
+        """The most bytes one member read whole may inflate to (``MEMBER_EXPANSION``, ``MEMBER_MAX_BYTES``)."""
+        return min(MEMBER_MAX_BYTES, max(64 << 20, MEMBER_EXPANSION * len(self.whole)))
 
     def row(self, name: str) -> int:
         """The row of the member called ``name``, -1 if there is none."""

@@ -26,6 +26,7 @@ import zipfile
 import numpy as np
 
 from sgg_eval.core.errors import InputError
+from sgg_eval.formats.numpy_files import read_npy
 from sgg_eval.io.atomic import atomic_output
 from sgg_eval.io.jsonio import load_json
 
@@ -83,9 +84,9 @@ def _read_masks(folder: str, image_id, count: int) -> np.ndarray:
     where = dict(image_id=image_id)
     if os.path.isfile(npy):
         try:
-            stack = np.load(npy, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:
-            raise InputError(f"unreadable NPY ({' '.join(str(exc).split())[:100]})", path=npy, **where) from None
+            stack = read_npy(npy)
+        except InputError as exc:
+            raise InputError(exc.message, path=npy, **where) from None
         if stack.ndim == 2 and count == 1:
             stack = stack[None]
         where["path"] = npy

@@ -20,7 +20,6 @@ What a dict holds (``P`` pairs, ``N`` boxes of the whole video):
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from sgg_eval.core.errors import InputError
 from sgg_eval.core.protocols import STTRAN_ATTENTION_KINDS
 from sgg_eval.core.tasks import task_spec
+from sgg_eval.formats.numpy_files import read_npz
 from sgg_eval.formats.torch.reader import load
 from sgg_eval.formats.torch.tensor_table import LazyTensor
 from sgg_eval.video.ag_names import NUM_OBJECTS
@@ -96,13 +96,7 @@ def _video_name(name: str, videos: set[str]) -> str | None:
 
 
 def _load(path: str):
-    if path.endswith(".npz"):
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                return {k: npz[k] for k in npz.files}
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise InputError(f"not a readable .npz ({str(exc)[:80]})", path=path) from None
-    return load(path)
+    return read_npz(path) if path.endswith(".npz") else load(path)
 
 
 def read_video(obj, path: str, video: str, num_frames: int, task: str, attention: str = LOGITS) -> FramePredictions:

@@ -19,19 +19,17 @@ import numpy as np
 from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.tensor_table import TensorTable
 from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _RestrictedUnpickler, unpickle
+from sgg_eval.formats.unpickling import quiet_excepthook
 from sgg_eval.io.archive import Archive, MemberError, map_file
 
 # data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
-MAX_PICKLE_EXPANSION = 100
-MAX_PICKLE_BYTES = 4 << 30
 
 
 def _member_bytes(archive: Archive, row: int) -> bytes:
-    """A small member's bytes (data.pkl, byteorder), refusing more than the cap whatever its header declares."""
-    cap = min(MAX_PICKLE_BYTES, max(64 << 20, MAX_PICKLE_EXPANSION * len(archive.whole)))
+    """A small member's bytes (data.pkl, byteorder), refusing more than ``Archive.member_cap``."""
     name = archive.members.name(row)
     try:
-        return archive.read(row, cap)
+        return archive.read(row, archive.member_cap())
     except MemberError as exc:
         raise InputError(f"zip member {name} {exc}", path=archive.path) from None
 
@@ -185,7 +183,8 @@ def _peek_is_pickle(fh) -> bool:
 
 def _plain(fh, path: str):
     """A pickle of plain data only (numbers, strings, lists, dicts): any global is refused."""
-    return _RestrictedUnpickler(fh, path).load()
+    with quiet_excepthook():
+        return _RestrictedUnpickler(fh, path).load()
 
 
 def _unpickle(data: bytes, path: str) -> tuple[object, TensorTable]:

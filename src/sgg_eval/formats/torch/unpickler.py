@@ -24,6 +24,7 @@ from sgg_eval.core.errors import InputError
 from sgg_eval.formats.torch.boxlists import BoxListStandIn, BoxListTable, stand_in_for
 from sgg_eval.formats.torch.bulk_pickle import bulk_unpickle
 from sgg_eval.formats.torch.tensor_table import LazyTensor, StorageToken, TensorTable, lazy_tensor_class
+from sgg_eval.formats.unpickling import quiet_excepthook
 
 __all__ = ["BoxListStandIn", "LazyTensor", "unpickle"]
 
@@ -198,7 +199,12 @@ BULK = True  # the fast path first (tests turn it off to exercise the careful re
 def unpickle(fh, path: str) -> tuple[object, TensorTable]:
     """The pickle at ``fh``'s position: by ``bulk_pickle`` when the file is a usual one, else by the careful
     reader with memo compaction, and again without it in the rare file that refers back to a forgotten object
-    (``_RestrictedUnpickler``)."""
+    (``_RestrictedUnpickler``); CPython's stray line on a hostile length kept off stderr (``formats.unpickling``)."""
+    with quiet_excepthook():
+        return _unpickle(fh, path)
+
+
+def _unpickle(fh, path: str) -> tuple[object, TensorTable]:
     start = fh.tell()
     if BULK:
         tensors = TensorTable(DTYPES)
