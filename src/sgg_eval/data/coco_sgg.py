@@ -38,6 +38,7 @@ keeps them (docs/sgg_benchmark.md says how to check that both see the same image
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -159,7 +160,8 @@ def _id(entry: dict, key: str, id_type: type | None, whose: str, path: str, fiel
     value = entry.get(key)
     if type(value) not in (int, str) or (id_type is not None and type(value) is not id_type):
         kind = {int: "an integer", str: "a text"}.get(id_type, "an integer or text")
-        raise InputError(f"{key} {value!r:.40} is not {kind} id like {whose}", path=path, field=field, **where)
+        what = f"{key} {json.dumps(value)[:40]} is not" if key in entry else f"no {key}: expected"  # null, [], "1"
+        raise InputError(f"{what} {kind} id like {whose}", path=path, field=field, **where)
     return value
 
 
