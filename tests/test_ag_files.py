@@ -195,6 +195,10 @@ class _Evil:
         (lambda o: _first_visible(o).update(bbox=(1.0, 2.0, float("nan"), 4.0)), "finite"),
         (lambda o: _first_visible(o).update(**{"class": "unicorn"}), "not one of Action Genome's 36"),
         (lambda o: _first_visible(o).update(metadata=_Evil()), "not plain data"),
+        # names that do not hash (the fuzzer's cases: exit 1 where a dict lookup met them)
+        (lambda o: _first_visible(o).update(spatial_relationship=[[1, 2]]), "not one of Action Genome's spatial"),
+        (lambda o: _first_visible(o).update(attention_relationship=[{}]), "not one of Action Genome's attention"),
+        (lambda o: _first_visible(o).update(**{"class": ["person"]}), "not one of Action Genome's 36"),
     ],
 )
 def test_bad_ag_files_get_one_line_and_exit_2(tmp_path, capsys, edit, says):
@@ -233,6 +237,9 @@ def test_a_pickle_of_arrays_of_objects_is_refused(tmp_path):
         ("spatial_distribution", lambda a: a * 3, "outside [0, 1]"),
         ("attention_distribution", lambda a: a[:, :2], "finite floats expected"),
         ("boxes", lambda a: np.where(a > 50, np.inf, a).astype(np.float32), "not finite"),
+        # 0-d arrays (the fuzzer's cases: len() of an unsized object was exit 1)
+        ("boxes", lambda a: np.array(a.ravel()[0]), "[N, 5] numbers expected"),
+        ("pair_idx", lambda a: np.array(a.ravel()[0]), "[P, 2] integer indices"),
     ],
 )
 def test_bad_predictions_get_one_line_and_exit_2(release, tmp_path, capsys, key, value, says):

@@ -195,7 +195,7 @@ class _FrameReader:
                 continue
             m = len(boxes) + 1  # the person is box 0
             name = entry.get("class")
-            if name not in self.object_label:
+            if type(name) is not str or name not in self.object_label:
                 self._fail(f"object class {name!r:.40} is not one of Action Genome's 36", key, "class")
             bbox = entry.get("bbox")
             if bbox is None:
@@ -231,7 +231,7 @@ class _FrameReader:
             self._fail(f"expected a list of names, got {type(names).__name__}", key, what)
         ids = []
         for name in names:
-            if name not in self.predicate[group]:
+            if type(name) is not str or name not in self.predicate[group]:  # a list or dict would not even hash
                 self._fail(f"{name!r:.40} is not one of Action Genome's {group} predicates", key, what)
             ids.append(self.predicate[group][name])
         return ids

@@ -128,9 +128,9 @@ def read_video(obj, path: str, video: str, num_frames: int, task: str, attention
 
 def _check_boxes(arr: dict, label_key: str, score_key: str, fail) -> None:
     boxes = arr["boxes"]
-    n = len(boxes)
     if boxes.ndim != 2 or boxes.shape[1] != 5 or boxes.dtype.kind not in "fiu":
         fail(f"shape {list(boxes.shape)} dtype {boxes.dtype}: [N, 5] numbers expected", "boxes")
+    n = len(boxes)
     if not np.all(np.isfinite(boxes[:, 1:])):
         fail("a coordinate is not finite", "boxes")
     for key in (label_key, score_key):
@@ -145,7 +145,7 @@ def _check_boxes(arr: dict, label_key: str, score_key: str, fail) -> None:
 
 def _check_pairs(arr: dict, n: int, num_frames: int, fail) -> None:
     pairs, frame = arr["pair_idx"], arr["im_idx"]
-    p = len(pairs)
+    p = len(pairs) if pairs.ndim else 0  # a 0-d array has no length: its shape () is refused below
     if pairs.shape != (p, 2) or pairs.dtype.kind not in "iu" or (p and (pairs.min() < 0 or pairs.max() >= n)):
         fail(f"shape {list(pairs.shape)}: [P, 2] integer indices into the {n} boxes expected", "pair_idx")
     if frame.shape != (p,) or frame.dtype.kind not in "fiu" or not np.all(np.isfinite(frame)):
