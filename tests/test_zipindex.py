@@ -211,3 +211,25 @@ def test_find_packs_short_names_exactly_and_looks_long_ones_up_by_name(tmp_path)
         zipindex._packed(np.frombuffer(b, np.uint8), np.array([0]), np.array([len(b)])) for b in (b"1", b"1\0")
     )
     assert one != padded
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2])
+def test_head_is_the_first_bytes_of_a_member_as_read_gives_them(tmp_path, compression):
+    """``Archive.head``: the first n bytes (a stored member read no further), whatever the method; fewer when the
+    member is shorter; and a damaged local header is a MemberError, as ``read`` raises it."""
+    from sgg_eval.io.archive import Archive, MemberError
+
+    path = tmp_path / "a.zip"
+    payload = bytes(range(256)) * 40
+    with zipfile.ZipFile(path, "w", compression) as zf:
+        zf.writestr("x/data.pkl", payload)
+        zf.writestr("short", b"ab")
+    archive = Archive(path)
+    row, short = archive.row("x/data.pkl"), archive.row("short")
+    assert archive.head(row, 3) == payload[:3] == archive.read(row, 1 << 20)[:3]
+    assert archive.head(short, 3) == b"ab"
+    data = bytearray(path.read_bytes())
+    data[int(archive.members.header_at[row])] ^= 0xFF  # the local header's signature
+    path.write_bytes(bytes(data))
+    with pytest.raises(MemberError):
+        Archive(path).head(row, 3)

@@ -44,7 +44,7 @@ def is_prediction_list(path: str) -> bool:
     try:
         archive = Archive(path)
         rows = [r for r, n in enumerate(archive.members.names) if n == "data.pkl" or n.endswith("/data.pkl")]
-        return len(rows) == 1 and archive.read(rows[0], archive.member_cap()).startswith(_LIST_PICKLE)
+        return len(rows) == 1 and archive.head(rows[0], len(_LIST_PICKLE)) == _LIST_PICKLE
     except (OSError, ValueError, InputError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError):
         return False
 

@@ -93,8 +93,17 @@ class Archive:
             raise MemberError("fails its CRC-32 check: the file is corrupt")
         return data
 
-    def _data(self, row: int) -> bytes:
-        """The member's stored bytes, after a local header that must name it."""
+    def head(self, row: int, n: int) -> bytes:
+        """The first ``n`` bytes of member ``row`` (fewer if it is shorter), unchecked: enough to tell what a file
+        holds (``formats.sgg_benchmark_predictions``), never a substitute for :meth:`read`. A stored member is not
+        read past them; any other is read whole, checked."""
+        zm = self.members
+        if int(zm.method[row]) != zipfile.ZIP_STORED or zm.encrypted[row]:
+            return self.read(row, self.member_cap())[:n]
+        return os.pread(self._fd, min(n, int(zm.size[row])), self._data_at(row))
+
+    def _data_at(self, row: int) -> int:
+        """Where the member's stored bytes start, after a local header that must name it."""
         zm = self.members
         at = int(zm.header_at[row])
         header = os.pread(self._fd, 30, at) if at >= 0 else b""
@@ -103,8 +112,12 @@ class Archive:
         name_len, extra_len = struct.unpack_from("<HH", header, 26)
         if os.pread(self._fd, name_len, at + 30) != zm.raw_name(row):
             raise MemberError("has a local header that names another member")
-        size = int(zm.size[row])
-        data = os.pread(self._fd, size, at + 30 + name_len + extra_len)
+        return at + 30 + name_len + extra_len
+
+    def _data(self, row: int) -> bytes:
+        """The member's stored bytes."""
+        size = int(self.members.size[row])
+        data = os.pread(self._fd, size, self._data_at(row))
         if len(data) != size:
             raise MemberError("runs past the end of the file")
         return data

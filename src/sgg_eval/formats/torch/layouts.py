@@ -22,8 +22,6 @@ from sgg_eval.formats.torch.unpickler import LEGACY_MAGIC, LEGACY_PROTOCOL, _Res
 from sgg_eval.formats.unpickling import quiet_excepthook
 from sgg_eval.io.archive import Archive, MemberError, map_file
 
-# data.pkl is stored uncompressed by torch.save; a compressed one may expand at most this much (zip bombs).
-
 
 def _member_bytes(archive: Archive, row: int) -> bytes:
     """A small member's bytes (data.pkl, byteorder), refusing more than ``Archive.member_cap``."""
