@@ -24,6 +24,8 @@ from sgg_eval.io.archive import Archive, MemberError
 
 _NPY = ".npy"
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+# what a damaged archive's directory raises (NotImplementedError is a RuntimeError)
+_BAD_ZIP = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, RuntimeError, ValueError, struct.error, zlib.error)
 _BAD_NPY = (ValueError, TypeError, OverflowError, SyntaxError, EOFError, UnicodeDecodeError, struct.error)
 
 
@@ -40,9 +42,7 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     path = os.fspath(path)
     try:
         archive = Archive(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-        raise InputError(f"not a readable .npz ({_short(exc)})", path=path) from None
-    except (RuntimeError, ValueError, struct.error, zlib.error) as exc:
+    except _BAD_ZIP as exc:
         raise InputError(f"not a readable .npz ({_short(exc)})", path=path) from None
     cap = archive.member_cap()
     out: dict[str, np.ndarray] = {}

@@ -43,8 +43,8 @@ def is_prediction_list(path: str) -> bool:
     is wrong."""
     try:
         archive = Archive(path)
-        rows = [r for r, n in enumerate(archive.members.names) if n == "data.pkl" or n.endswith("/data.pkl")]
-        return len(rows) == 1 and archive.head(rows[0], len(_LIST_PICKLE)) == _LIST_PICKLE
+        rows = archive.members.ending_with("data.pkl")  # as the torch reader finds it (formats.torch.layouts)
+        return len(rows) == 1 and archive.head(int(rows[0]), len(_LIST_PICKLE)) == _LIST_PICKLE
     except (OSError, ValueError, InputError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, EOFError):
         return False
 
