@@ -17,6 +17,9 @@ The procedure (docs/decisions.md, "Simulated VG150 models"):
   (the last refit: 0.15 and 40, so that cells just outside the caption's band count);
 - scipy's Nelder-Mead minimises it from the file's current values; the knobs are clamped to [0, 10]
   (`discrimination` to [0, 1]) before the evaluation, so the simplex may wander out;
+- the PKO-only row is scored the pipeline's way too: `conf/pko/default.yaml`'s PKO-only on the model it names in
+  `pko_only_from` (`sim_motifs_pko_source`), whose one knob is its `ranking_noise` on the background column, fitted
+  against the paper's PKO-only row (three more models: `sim_motifs/<task>/pko_source`);
 - `--order` adds the paper's method order on R@50 and mR@50 (`order_loss`): the other rows of the model's table
   (its backbone's baseline and PKO rows, the task's PKO-only row, and the other methods) are read from the pipeline's
   `reports/tables/published_vs_reproduced.csv`, and the models of one backbone and task are fitted one after
@@ -26,7 +29,7 @@ It prints, per model, each column ours/published, then how many of the cells are
 mean |relative difference|. `--write` replaces the `fitted:` block of the YAML (rounded to 3 decimals, the values
 the print used), and nothing else. About 2-4 minutes a model on one core:
 
-    .venv/bin/python scripts/fit_vg150_simulation.py --jobs 2               # fit all 30, print
+    .venv/bin/python scripts/fit_vg150_simulation.py --jobs 2               # fit all 33, print
     .venv/bin/python scripts/fit_vg150_simulation.py --only sim_motifs/predcls/tde --write
     .venv/bin/python scripts/fit_vg150_simulation.py --evals 0              # print the current fit only
     .venv/bin/python scripts/fit_vg150_simulation.py --order --jobs 2       # with the paper's method order
@@ -47,6 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from sgg_eval.api.files import evaluate_file
+from sgg_eval.boxes.pko import PKOParams, pko_predictions
+from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.core.tasks import TASKS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.jsonio import load_yaml
@@ -55,7 +60,7 @@ from sgg_eval.report.agreement import BAND_WEIGHT, against_order, agreement, fit
 from sgg_eval.report.published import ORDERED, order_tables, published_rows
 from sgg_eval.report.tables import PAPER_COLUMNS
 from sgg_eval.simulate.models import Backbone, simulate_models
-from sgg_eval.simulate.params import METHODS, MethodParams, method_settings
+from sgg_eval.simulate.params import PKO_SOURCE, SIMULATED_METHODS, MethodParams, method_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf/simulation/default.yaml"
@@ -63,7 +68,7 @@ WEIGHTS = {"R@50": 10.0, "mR@50": 5.0}  # every other column 1
 # each method's strengths; every model also has its ranking_noise, and a method that trains its own features (all
 # but TDE, which reuses the baseline's model) its discrimination
 STRENGTH = {"reweight": ("reweight_alpha",), "tde": ("tde_alpha", "tde_prior_alpha"), "dlfe": ("dlfe_alpha",)}
-STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",)}
+STRENGTH |= {"rtpb_cb": ("rtpb_alpha",), "nice": ("nice_alpha",), PKO_SOURCE: ()}
 TRAINED = ("reweight", "dlfe", "rtpb_cb", "nice")
 # a knob's range (every other [0, 10]) and the first simplex's step along it (every other 0.3)
 UPPER, STEP = {"discrimination": 1.0}, {"ranking_noise": 0.5, "discrimination": 0.1}
@@ -92,9 +97,15 @@ def _paper_labels() -> dict[tuple[str, str], tuple[str, str]]:
 
 
 LABELS = _paper_labels()
-# the debiasing models, backbone by backbone, task by task, in METHODS' order
-MODELS = [(b, t, m) for b in sorted({b for b, _ in LABELS}) for t in TASKS for m in METHODS if (b, m) in LABELS]
-MODELS = [model for model in MODELS if model[2] != "baseline"]
+# the debiasing models and PKO-only's source, backbone by backbone, task by task, in SIMULATED_METHODS' order
+MODELS = [(b, t, m) for b in sorted({b for b, _ in LABELS}) for t in TASKS for m in SIMULATED_METHODS]
+MODELS = [model for model in MODELS if (model[0], model[2]) in LABELS and model[2] != "baseline"]
+
+
+def paper_row(backbone: str, method: str) -> tuple[str, str]:
+    """The (backbone, method) of the published row a model is fitted to: PKO-only's source gives the PKO-only row
+    (no backbone), every other model its own row (``LABELS``)."""
+    return ("-", "PKO-only") if method == PKO_SOURCE else LABELS[backbone, method]
 
 
 def knobs(method: str, x) -> dict:
@@ -176,8 +187,15 @@ class Fit:
         simulate_models(splits / "test.h5", self.stats, bb, task, {method: out}, seed=int(self.conf["seed"]),
                         score_kind=self.conf["score_kind"], score_dtype=self.conf["score_dtype"],
                         val_path=splits / "val.h5", methods={method: MethodParams(**settings)})  # fmt: skip
+        if method == PKO_SOURCE:  # its row is PKO-only on its output, as the pipeline's pko_only stage makes it
+            pko = load_yaml(ROOT / "conf/pko/default.yaml")
+            params = PKOParams(pko["lam"], pko["eps"], pko["prob_clip"])
+            only = out.with_name(f"{out.stem}_pko_only.h5")
+            source = open_predictions(str(out), gt=str(splits / "test.h5"))
+            pko_predictions(source, task, self.stats, only, params, only=True)
+            out = only
         doc = evaluate_file(out, task, gt=splits / "test.h5", stats=self.data / "stats/stats.h5", tau=0.5)
-        row = self.published[(task, *LABELS[backbone, method])]
+        row = self.published[(task, *paper_row(backbone, method))]
         return {c: (float(row[c]), 100 * doc["metrics"][c]) for c in PAPER_COLUMNS if row.get(c)}
 
 
@@ -230,7 +248,7 @@ def write_fitted(fitted: dict[tuple[str, str, str], dict]) -> None:
         lines.append(f"  {backbone}:\n")
         for task in [t for t in TASKS if t in current[backbone]]:
             lines.append(f"    {task}:\n")
-            for method in [m for m in METHODS if m in current[backbone][task]]:
+            for method in [m for m in SIMULATED_METHODS if m in current[backbone][task]]:
                 flow = ", ".join(f"{k}: {v}" for k, v in current[backbone][task][method].items())
                 lines.append(f"      {method}: {{{flow}}}\n")
     new, n = re.subn(r"^fitted:.*\n(?:  .*\n)*", lambda _: "".join(lines), text, flags=re.M)
@@ -249,7 +267,7 @@ def _fit_group(job: tuple[list, int, str, dict | None, dict]) -> list[tuple[tupl
     with tempfile.TemporaryDirectory() as tmp:
         fit = Fit(Path(data), Path(tmp))
         for model in models:
-            label = LABELS[model[0], model[2]][1]
+            label = paper_row(model[0], model[2])[1]
             others = None if rows is None else {m: cells for m, cells in rows.items() if m != label}
             best, cells = fit_model(fit, model, evals, others)
             wrong = "" if others is None else f", {wrong_pairs(cells, others)} pairs against the paper's order"
@@ -264,7 +282,7 @@ def main() -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", nargs="*", default=[], help="models to fit, as backbone/task/method (default: all 30)")
+    ap.add_argument("--only", nargs="*", default=[], help="models to fit, as backbone/task/method (default: all 33)")
     ap.add_argument("--evals", type=int, default=40, help="evaluations per model (0: print the current fit)")
     ap.add_argument("--data", default="data/vg150_sim", help="the default world, as `make repro` writes it")
     ap.add_argument("--jobs", type=int, default=1, help="models fitted at once, one process each")

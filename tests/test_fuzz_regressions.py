@@ -203,8 +203,8 @@ def test_conf_yaml_found_by_the_fuzzer(case, capsys, name):
 
 
 PARAMS_CASES = {
-    "list_for_a_model_name": ("pko_only_from: sim_motifs_baseline", "pko_only_from: []", "pko"),
-    "dict_for_a_model_name": ("pko_only_from: sim_motifs_baseline", "pko_only_from: {}", "pko"),
+    "list_for_a_model_name": ("pko_only_from: sim_motifs_pko_source", "pko_only_from: []", "pko"),
+    "dict_for_a_model_name": ("pko_only_from: sim_motifs_pko_source", "pko_only_from: {}", "pko"),
     "number_for_the_dataset_name": ("name: vg150_sim", "name: -1", "dataset.name"),
     "null_dataset_name": ("name: vg150_sim", "name: null", "dataset.name"),
     "list_of_lists_for_tasks": ("  - predcls\n", "  - [predcls]\n", "evaluation.tasks"),

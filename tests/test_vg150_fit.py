@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from sgg_eval.api.files import evaluate_file
 from sgg_eval.boxes.splits import build_splits, build_stats
+from sgg_eval.core.tasks import TASKS
 from sgg_eval.io.jsonio import load_yaml
 from sgg_eval.simulate.params import method_settings
 from sgg_eval.simulate.world import SimParams, SimulatedWorld
@@ -90,7 +92,9 @@ def test_knobs_are_the_methods_strength_noise_and_discrimination_rounded_and_cla
     assert fit.knobs("nice", [-1.0, 12.0, 2.0]) == {"nice_alpha": 0.0, "ranking_noise": 10.0, "discrimination": 1.0}
     with pytest.raises(ValueError):  # TDE, the baseline's model at inference, has no discrimination to move
         fit.knobs("tde", [0.5, 0.5, 0.5, 0.5])
-    assert len(fit.MODELS) == 30 and all(m != "baseline" for _, _, m in fit.MODELS)
+    assert fit.knobs("pko_source", [-0.5]) == {"ranking_noise": 0.0}  # PKO-only's source: its blur only
+    assert len(fit.MODELS) == 33 and all(m != "baseline" for _, _, m in fit.MODELS)
+    assert [m for m in fit.MODELS if m[2] == "pko_source"] == [("sim_motifs", t, "pko_source") for t in TASKS]
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +116,23 @@ def test_a_short_fit_never_ends_worse_than_it_starts(tiny_world, tmp_path):
     best, cells = fit.fit_model(f, model, evals=8)
     assert set(best) == {"reweight_alpha", "ranking_noise", "discrimination"}
     assert fit.loss(cells) <= before and len(cells) == 12
+
+
+def test_pko_onlys_source_is_scored_as_the_pko_only_row(tiny_world, tmp_path):
+    """``pko_source`` is fitted to the paper's PKO-only row, on PKO-only of its output as the pipeline makes it: its
+    cells are the PKO-only file's metrics, not its own (a baseline's, whose R@50 is many times PKO-only's)."""
+    f = fit.Fit(tiny_world, tmp_path)
+    model = ("sim_motifs", "predcls", "pko_source")
+    cells = f.columns(*model, f.current(*model))
+    assert cells["R@50"][0] == pytest.approx(15.51) and cells["mR@50"][0] == pytest.approx(
+        27.38
+    )  # the paper's PKO-only
+    split = {"gt": tiny_world / "splits/test.h5", "stats": tiny_world / "stats/stats.h5", "tau": 0.5}
+    own = evaluate_file(tmp_path / "sim_motifs_predcls_pko_source.h5", "predcls", **split)["metrics"]
+    only = evaluate_file(tmp_path / "sim_motifs_predcls_pko_source_pko_only.h5", "predcls", **split)["metrics"]
+    assert cells["R@50"][1] == pytest.approx(100 * only["R@50"])
+    assert cells["mR@50"][1] == pytest.approx(100 * only["mR@50"])
+    assert own["R@50"] > 2 * only["R@50"]
 
 
 def test_write_replaces_the_fitted_block_and_nothing_else(tmp_path, monkeypatch):

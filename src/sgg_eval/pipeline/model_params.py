@@ -15,7 +15,7 @@ from sgg_eval.pipeline.mllm_params import is_text_model
 from sgg_eval.pipeline.param_types import check_choice
 from sgg_eval.pipeline.psg_params import is_psg_model
 from sgg_eval.pipeline.video_params import is_video_model
-from sgg_eval.simulate.params import METHODS
+from sgg_eval.simulate.params import SIMULATED_METHODS
 
 MODEL_SOURCES = ("simulated", "file")
 
@@ -71,7 +71,7 @@ def _check_model(params: Mapping, name: str) -> None:
         raise InputError(f"{PKO_ONLY!r} names the PKO-only entry; call the model something else", field=key)
     if _choice(params, f"{key}.source", MODEL_SOURCES) == "simulated":
         _choice(params, f"{key}.sim_backbone", tuple(_get(params, "simulation.backbones")))
-        _choice(params, f"{key}.sim_method", METHODS)
+        _choice(params, f"{key}.sim_method", SIMULATED_METHODS)
         return
     files = _get(params, f"{key}.files")
     if not isinstance(files, Mapping) or not files or not set(files) <= set(TASKS):

@@ -25,7 +25,7 @@ from sgg_eval.pipeline.param_types import check_choice, check_flag, check_mappin
 from sgg_eval.pipeline.psg_params import check_psg
 from sgg_eval.pipeline.s2g_params import S2G_KEYS, check_s2g
 from sgg_eval.pipeline.video_params import check_video
-from sgg_eval.simulate.params import METHODS, Backbone, MethodParams
+from sgg_eval.simulate.params import SIMULATED_METHODS, Backbone, MethodParams
 from sgg_eval.simulate.world import SCALES, SimParams
 
 SCORE_DTYPES = ("float16", "float32")
@@ -241,7 +241,7 @@ def _check_simulation(params: Mapping) -> None:
     for backbone, by_task in fitted.items():
         check_mapping(by_task, f"simulation.fitted.{backbone}", TASKS)
         for task, by_method in by_task.items():
-            check_mapping(by_method, f"simulation.fitted.{backbone}.{task}", METHODS)
+            check_mapping(by_method, f"simulation.fitted.{backbone}.{task}", SIMULATED_METHODS)
             for method in by_method:
                 _check_method_settings(params, f"simulation.fitted.{backbone}.{task}.{method}", required=False)
 

@@ -31,6 +31,9 @@ logits into a model's output, each after the published method it imitates (``doc
   head-predicate samples; the features' head bias is learnt from the corrected labels too
   (``feature_bias · log π'`` replaces ``feature_bias · log π``), and ``nice_alpha`` · log π' is removed.
 
+- ``pko_source`` = baseline, its background column blurred by ``ranking_noise`` (below): no row of the paper, the
+  pairs and objects its PKO-only row is read from (``params.PKO_SOURCE``; PKO-only replaces the predicate columns).
+
 Every method but the baseline may add ``ranking_noise``: one N(0, σ) offset per pair on its predicate columns,
 which spreads the ranking of pairs and leaves each pair's predicted predicate alone, and ``discrimination``: the
 share of the confusable evidence its features do not have, ``z −= discrimination · confusion term`` (a method trained
@@ -58,7 +61,7 @@ from sgg_eval.data.stats import TrainingStats
 from sgg_eval.data.store import SplitStore, write_predictions
 from sgg_eval.data.types import GTImage, PredictionMeta, PredImage
 from sgg_eval.metrics.ranking.candidates import softmax
-from sgg_eval.simulate.params import METHODS, Backbone, MethodParams  # noqa: F401 (re-exported)
+from sgg_eval.simulate.params import METHODS, PKO_SOURCE, SIMULATED_METHODS, Backbone, MethodParams  # noqa: F401
 from sgg_eval.simulate.predicate_roles import GENERIC_PARENT, PREDICATE_GROUPS
 
 TASK_INDEX = {name: i for i, name in enumerate(TASKS)}  # seeds each task's stream
@@ -252,7 +255,7 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
     s, o = ev.labels[ev.pairs[:, 0]], ev.labels[ev.pairs[:, 1]]
     fb = priors.freq[s, o] if len(ev.pairs) else np.zeros((0, n_pred + 1))
     z = ev.visual + fb
-    if method == "baseline":
+    if method in ("baseline", PKO_SOURCE):
         return z
     if method == "reweight":
         z[:, 1:] -= mp.reweight_alpha * priors.log_prior
@@ -272,7 +275,7 @@ def method_logits(method: str, ev: Evidence, priors: Priors, bb: Backbone, mp: M
         if mp.nice_alpha:
             z[:, 1:] -= mp.nice_alpha * priors.log_prior_nice
     else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise ValueError(f"method must be one of {SIMULATED_METHODS}, got {method!r}")
     if mp.discrimination:
         z -= mp.discrimination * ev.confusing
     return z
@@ -293,7 +296,10 @@ def simulate_image(
     a stream of its own, so that every method still shares ``rng``'s objects and evidence."""
     ev = visual_evidence(rng, gt, task, bb, priors)
     z = method_logits(method, ev, priors, bb, mp)
-    if mp.ranking_noise > 0 and len(z):
+    if mp.ranking_noise > 0 and len(z) and method == PKO_SOURCE:
+        # the same offset on the background column instead: PKO-only keeps only that column of its source
+        z[:, :1] -= noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
+    elif mp.ranking_noise > 0 and len(z):
         z[:, 1:] += noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
     z = bb.logit_scale * z
     p = np.exp(z - z.max(axis=1, keepdims=True)) if len(z) else z
@@ -377,7 +383,8 @@ def simulate_models(
             # Every method replays the same random stream, so they share objects and visual evidence; its
             # ranking noise has a stream of its own.
             rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key])
-            noise_rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key, 1 + METHODS.index(method)])
+            stream_key = 1 + SIMULATED_METHODS.index(method)
+            noise_rng = np.random.default_rng([seed, TASK_INDEX[task], backbone_key, stream_key])
             for gt in split:
                 img = simulate_image(rng, gt, task, backbone, priors[method], method, settings[method], noise_rng)
                 if score_kind == "probabilities":
