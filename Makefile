@@ -118,7 +118,7 @@ test-full: $(STAMP) $(S2G_STAMP) $(TM_STAMP) $(SERVICE_STAMP) .venv-sgbench/.ins
 	SGG_EVAL_FULL=1 $(PYTEST)
 
 # The simulated VG150 table beside Li et al.'s at the pipeline's scale (issue 70's bars: cells, family means,
-# directions, the paper's row order): every task and backbone, about 4 minutes on 2 cores, which `make test`'s 12
+# directions, the paper's row order): every task and backbone, about 2.5 minutes on 2 cores, which `make test`'s 12
 # have no room for. CI runs it after `make test`.
 test-paper-fit: $(STAMP) bytecode
 	SGG_EVAL_FULL=1 $(PYTEST) tests/test_simulated_models.py
