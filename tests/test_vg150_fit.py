@@ -135,6 +135,15 @@ def test_pko_onlys_source_is_scored_as_the_pko_only_row(tiny_world, tmp_path):
     assert own["R@50"] > 2 * only["R@50"]
 
 
+def test_a_noise_scan_scores_each_value_and_keeps_the_other_settings(tiny_world, tmp_path):
+    f = fit.Fit(tiny_world, tmp_path)
+    model = ("sim_motifs", "sgcls", "reweight")
+    (quiet, at_0), (loud, at_8) = fit.scan_noise(f, model, [0.0, 8.0])
+    assert (quiet, loud) == (0.0, 8.0)
+    assert at_0 == f.columns(*model, f.current(*model) | {"ranking_noise": 0.0})
+    assert at_8["R@20"][1] < at_0["R@20"][1]  # the ranking of pairs spread: fewer hits in the first 20
+
+
 def test_write_replaces_the_fitted_block_and_nothing_else(tmp_path, monkeypatch):
     conf = tmp_path / "default.yaml"
     shutil.copy(fit.CONF, conf)
