@@ -53,6 +53,7 @@ RUN_OTHERWISE = {
     ". .venv/bin/activate": "sh(..., active=True): the commands after it run in the activated shell",
     "make ui": "tests/test_readme.py::test_mlflow_ui_serves_the_runs starts it and reads its page",
     "make serve": "tests/test_service.py starts it (its port and folder from PORT and SERVICE_HOME) and uses it",
+    "make test-paper-fit": ".ci/run runs it after `make test` (tests/test_simulated_models.py at the pipeline's scale)",
 }
 
 
