@@ -52,11 +52,12 @@ from pathlib import Path
 import numpy as np
 
 from sgg_eval.api.files import evaluate_file
-from sgg_eval.boxes.pko import PKOParams, pko_predictions
+from sgg_eval.boxes.pko import pko_predictions
 from sgg_eval.boxes.sources import open_predictions
 from sgg_eval.core.tasks import TASKS
 from sgg_eval.data.stats import read_stats
 from sgg_eval.io.jsonio import load_yaml
+from sgg_eval.pipeline.model_stages import pko_params
 from sgg_eval.report.agreement import AGREEMENT_BAND as WITHIN
 from sgg_eval.report.agreement import BAND_WEIGHT, against_order, agreement, fit_loss
 from sgg_eval.report.published import ORDERED, order_tables, published_rows
@@ -176,6 +177,7 @@ class Fit:
         self.data, self.folder = data, folder
         self.stats = read_stats(data / "stats/stats.h5")
         self.published = {(r["task"], r["backbone"], r["method"]): r for r in published_rows()}
+        self.pko = pko_params({"pko": load_yaml(ROOT / "conf/pko/default.yaml")})  # λ, ε as the pipeline reads them
 
     def current(self, backbone: str, task: str, method: str) -> dict:
         """The model's settings in the file now (defaults, then its fitted override)."""
@@ -190,11 +192,9 @@ class Fit:
                         score_kind=self.conf["score_kind"], score_dtype=self.conf["score_dtype"],
                         val_path=splits / "val.h5", methods={method: MethodParams(**settings)})  # fmt: skip
         if method == PKO_SOURCE:  # its row is PKO-only on its output, as the pipeline's pko_only stage makes it
-            pko = load_yaml(ROOT / "conf/pko/default.yaml")
-            params = PKOParams(pko["lam"], pko["eps"], pko["prob_clip"])
             only = out.with_name(f"{out.stem}_pko_only.h5")
             source = open_predictions(str(out), gt=str(splits / "test.h5"))
-            pko_predictions(source, task, self.stats, only, params, only=True)
+            pko_predictions(source, task, self.stats, only, self.pko, only=True)
             out = only
         doc = evaluate_file(out, task, gt=splits / "test.h5", stats=self.data / "stats/stats.h5", tau=0.5)
         row = self.published[(task, *paper_row(backbone, method))]

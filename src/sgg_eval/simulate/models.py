@@ -296,11 +296,12 @@ def simulate_image(
     a stream of its own, so that every method still shares ``rng``'s objects and evidence."""
     ev = visual_evidence(rng, gt, task, bb, priors)
     z = method_logits(method, ev, priors, bb, mp)
-    if mp.ranking_noise > 0 and len(z) and method == PKO_SOURCE:
-        # the same offset on the background column instead: PKO-only keeps only that column of its source
-        z[:, :1] -= noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
-    elif mp.ranking_noise > 0 and len(z):
-        z[:, 1:] += noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
+    if mp.ranking_noise > 0 and len(z):
+        offset = noise_rng.normal(0, mp.ranking_noise, size=(len(z), 1))
+        if method == PKO_SOURCE:  # PKO-only keeps only its source's background column: the offset goes there
+            z[:, :1] -= offset
+        else:
+            z[:, 1:] += offset
     z = bb.logit_scale * z
     p = np.exp(z - z.max(axis=1, keepdims=True)) if len(z) else z
     if len(z):
